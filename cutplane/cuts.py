@@ -1,0 +1,90 @@
+"""Cuts, oracle results and the oracle protocol: the contract between oracles and the engine.
+
+A *cut* at a query point ``w_t`` is the affine minorant
+``R(w) >= <slope, w> + offset`` of the risk, with ``offset = R(w_t) - <slope, w_t>``.
+Slopes are dense ``ndarray`` of shape (dim,) or scipy sparse with one row,
+shape (1, dim) (any format; the working set stores them as CSR rows).
+"""
+from __future__ import annotations
+
+from typing import Any, NamedTuple, Protocol, runtime_checkable
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["Cut", "OracleResult", "Oracle", "is_sparse_slope", "slope_dot", "slope_to_dense", "make_cut"]
+
+
+class Cut(NamedTuple):
+    """An affine lower bound ``<slope, w> + offset`` of a convex risk.
+
+    Attributes
+    ----------
+    slope : ndarray of shape (dim,) or scipy sparse of shape (1, dim)
+        A subgradient of the risk at the query point.
+    offset : float
+        ``R(w_t) - <slope, w_t>``.
+    """
+
+    slope: Any
+    offset: float
+
+
+class OracleResult(NamedTuple):
+    """What an oracle returns at a query point.
+
+    Attributes
+    ----------
+    value : float
+        ``R(w)``; an upper bound on it when ``exact`` is False.
+    cut : Cut
+        The cut at ``w``.
+    exact : bool
+        False when the value or the cut is approximate (relaxed MAP, loose inner solver);
+        the engine then reports that its certificate is relative to the approximation.
+    argmax : object
+        The most violated outputs (for caches and debugging), or None.
+    """
+
+    value: float
+    cut: Cut
+    exact: bool = True
+    argmax: Any = None
+
+
+@runtime_checkable
+class Oracle(Protocol):
+    """A first-order oracle of a convex risk ``R`` on R^dim."""
+
+    dim: int
+
+    def __call__(self, w: np.ndarray) -> OracleResult:  # pragma: no cover - protocol
+        ...
+
+
+def is_sparse_slope(slope) -> bool:
+    """True when ``slope`` is a scipy sparse matrix or array."""
+    return sp.issparse(slope)
+
+
+def slope_dot(slope, w: np.ndarray) -> float:
+    """``<slope, w>`` for a dense (dim,) or sparse (1, dim) slope."""
+    if sp.issparse(slope):
+        return float((slope @ w).sum())
+    return float(np.dot(slope, w))
+
+
+def slope_to_dense(slope, dim: int | None = None) -> np.ndarray:
+    """The slope as a dense float64 vector of shape (dim,)."""
+    if sp.issparse(slope):
+        out = np.asarray(slope.toarray(), dtype=np.float64).ravel()
+    else:
+        out = np.asarray(slope, dtype=np.float64).ravel()
+    if dim is not None and out.shape[0] != dim:
+        raise ValueError(f"slope has {out.shape[0]} entries, expected {dim}")
+    return out
+
+
+def make_cut(value: float, slope, w: np.ndarray) -> Cut:
+    """The cut through ``(w, value)`` with the given slope: offset = value - <slope, w>."""
+    return Cut(slope, float(value) - slope_dot(slope, w))

@@ -1,0 +1,30 @@
+"""What a user trains: estimators, features, data readers, metrics and the CLI.
+
+Estimators are imported on first use (``problems.LinearSVM`` loads cvxpy only then).
+"""
+from __future__ import annotations
+
+import importlib
+
+_LAZY = {
+    "LinearSVM": ("problems.classification", "LinearSVM"),
+    "SequenceTagger": ("problems.sequence_labeling", "SequenceTagger"),
+    "DependencyParser": ("problems.dependency_parsing", "DependencyParser"),
+    "KelleyMKL": ("problems.mkl", "KelleyMKL"),
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name):
+    try:
+        module, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'problems' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return __all__

@@ -1,0 +1,28 @@
+"""Readers and writers, streaming, with errors that name file, line and field.
+
+One format per module; the public names are re-exported here (imported on first use).
+Every reader accepts gzip input transparently (``.gz`` suffix or gzip magic bytes).
+"""
+from __future__ import annotations
+
+import importlib
+
+# name -> module; each helper module adds its public names here.
+_LAZY: dict[str, str] = {
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name):
+    try:
+        module = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'problems.io' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return __all__

@@ -1,0 +1,27 @@
+"""Task metrics: chunk F1 (conlleval semantics), segmentation P/R/F1/R_iv, UAS, accuracy.
+
+One task per module; the public names are re-exported here (imported on first use).
+"""
+from __future__ import annotations
+
+import importlib
+
+# name -> module; each helper module adds its public names here.
+_LAZY: dict[str, str] = {
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name):
+    try:
+        module = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'problems.metrics' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return __all__

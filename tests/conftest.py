@@ -1,0 +1,29 @@
+import os
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "default", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+)
+settings.register_profile(
+    "ci", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True, derandomize=True
+)
+settings.load_profile("ci" if os.environ.get("CI") else "default")
+
+
+@pytest.fixture
+def data_dir():
+    """The datasets folder; skips the test with the reason when it is absent."""
+    from problems.datasets import data_home
+
+    home = data_home()
+    if home is None:
+        pytest.skip("datasets absent: set CUTPLANE_DATA or provide ../shared/data")
+    return home
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(12345)
