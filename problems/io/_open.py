@@ -1,0 +1,162 @@
+"""Open a text file for the readers: transparent gzip, strict UTF-8 with line-numbered errors.
+
+Every reader in :mod:`problems.io` goes through :func:`open_text` (a file-like object for
+libraries that want one, e.g. ``conllu.parse_incr``) or :func:`iter_lines` (numbered lines
+for hand-written parsers). Both
+
+- decompress gzip input transparently (``.gz`` suffix or the gzip magic bytes ``1f 8b``);
+- decode UTF-8 strictly, one line at a time, so a bad byte raises
+  :class:`~cutplane.exceptions.InputError` naming the file and the 1-based line;
+- drop a leading byte-order mark (U+FEFF) and turn ``\\r\\n`` line ends into ``\\n``;
+- report a truncated or corrupt gzip stream as an ``InputError`` naming the line reached.
+"""
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import zlib
+from contextlib import contextmanager
+from typing import Iterator
+
+from cutplane.exceptions import InputError
+
+__all__ = ["open_text", "iter_lines", "LineReader"]
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _open_binary(path) -> io.BufferedIOBase:
+    """The raw byte stream of ``path``, gunzipped when it is gzip."""
+    try:
+        raw = open(path, "rb")
+    except OSError as exc:
+        raise InputError(f"cannot open file: {exc.strerror or exc}", path=path) from None
+    try:
+        magic = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
+    except OSError as exc:  # pragma: no cover - exotic file systems
+        raw.close()
+        raise InputError(f"cannot read file: {exc}", path=path) from None
+    if magic == _GZIP_MAGIC or str(path).endswith(".gz"):
+        return gzip.GzipFile(fileobj=raw, mode="rb")  # closes nothing: we close raw ourselves
+    return raw
+
+
+class LineReader(io.TextIOBase):
+    """A read-only text stream over a (possibly gzip'ed) UTF-8 file, decoding line by line.
+
+    Iterating yields lines ending in ``"\\n"`` (except possibly the last), like a file opened
+    in text mode with universal newlines for ``\\r\\n``. ``lineno`` is the number of the
+    last line returned (1-based; 0 before the first).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to read.
+    """
+
+    def __init__(self, path):
+        super().__init__()
+        self.path = os.fspath(path)
+        self.lineno = 0
+        self._stream = _open_binary(self.path)
+        self._inner = self._stream.fileobj if isinstance(self._stream, gzip.GzipFile) else None
+
+    # -- io.TextIOBase interface ---------------------------------------------------------
+    def readable(self) -> bool:
+        return True
+
+    def readline(self, size=-1) -> str:
+        if size is not None and size >= 0:
+            raise io.UnsupportedOperation("readline(size) is not supported; read whole lines")
+        try:
+            data = self._stream.readline()
+        except (OSError, EOFError, zlib.error) as exc:
+            raise InputError(f"corrupt or truncated gzip data ({exc})", path=self.path,
+                             line=self.lineno + 1) from None
+        if not data:
+            return ""
+        self.lineno += 1
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(
+                f"invalid UTF-8 at byte {exc.start} of the line (byte {data[exc.start:exc.start + 1]!r}); "
+                "expected UTF-8 text",
+                path=self.path, line=self.lineno, field="encoding") from None
+        if self.lineno == 1 and text.startswith("\ufeff"):
+            text = text[1:]
+        if text.endswith("\r\n"):
+            text = text[:-2] + "\n"
+        return text
+
+    def read(self, size=-1) -> str:
+        if size is not None and size >= 0:
+            raise io.UnsupportedOperation("read(size) is not supported; read whole lines")
+        return "".join(iter(self.readline, ""))
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> str:
+        line = self.readline()
+        if not line:
+            raise StopIteration
+        return line
+
+    def close(self) -> None:
+        if not self.closed:
+            self._stream.close()
+            if self._inner is not None:
+                self._inner.close()
+        super().close()
+
+    def error(self, message: str, *, field: str | None = None, line: int | None = None) -> InputError:
+        """An :class:`InputError` at the current line (or ``line``) of this file."""
+        return InputError(message, path=self.path, line=self.lineno if line is None else line, field=field)
+
+
+@contextmanager
+def open_text(path) -> Iterator[LineReader]:
+    """Open ``path`` as a UTF-8 text stream, gunzipping it when needed.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A plain or gzip'ed UTF-8 text file.
+
+    Yields
+    ------
+    reader : LineReader
+        File-like object (``read``, ``readline``, iteration) with ``path`` and ``lineno``.
+
+    Raises
+    ------
+    InputError
+        The file cannot be opened, is not valid UTF-8 (names the line), or is a corrupt gzip.
+    """
+    reader = LineReader(path)
+    try:
+        yield reader
+    finally:
+        reader.close()
+
+
+def iter_lines(path) -> Iterator[tuple[int, str]]:
+    """Yield ``(lineno, line)`` for each line of ``path``, line ends removed.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A plain or gzip'ed UTF-8 text file.
+
+    Yields
+    ------
+    lineno : int
+        1-based line number.
+    line : str
+        The line without its trailing ``"\\n"`` / ``"\\r\\n"`` (other whitespace is kept).
+    """
+    with open_text(path) as reader:
+        for line in reader:
+            yield reader.lineno, line[:-1] if line.endswith("\n") else line
