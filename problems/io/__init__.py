@@ -9,6 +9,9 @@ import importlib
 
 # name -> module; each helper module adds its public names here.
 _LAZY: dict[str, str] = {
+    "read_svmlight": "problems.io.svmlight",
+    "write_svmlight": "problems.io.svmlight",
+    "SvmlightData": "problems.io.svmlight",
 }
 
 __all__ = sorted(_LAZY)

@@ -1,0 +1,231 @@
+"""Hinge-loss risks of linear classifiers: binary and multiclass (Crammer-Singer).
+
+Both oracles evaluate the empirical risk and one subgradient with one matrix product
+each over the data (no Python loop over examples), on dense ``ndarray`` or
+``scipy.sparse`` features (stored as CSR). The slope of a linear model's risk is a dense
+vector, so the cuts carry dense slopes.
+
+Both also expose the risk in the form (16) of the cutting-plane chapter,
+``R(w) = sum_i max_j (u_ij + <v_ij, w>)``, restricted to a line ``w + k d``: see
+:meth:`BinaryHinge.line_search_pieces`. An exact line search (OCAS / LS-BMRM) consumes it.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+
+from cutplane.cuts import Cut, OracleResult
+from cutplane.exceptions import InputError
+
+__all__ = ["BinaryHinge", "MulticlassHinge", "LinePieces"]
+
+
+class LinePieces(NamedTuple):
+    """The risk on a line: ``R(w + k d) = sum_i max_j (offsets[i, j] + k * slopes[i, j])``.
+
+    Attributes
+    ----------
+    offsets : ndarray of shape (n_samples, n_pieces)
+        Value of each affine piece at ``k = 0`` (the ``1/n`` factor included).
+    slopes : ndarray of shape (n_samples, n_pieces)
+        Derivative of each piece with respect to ``k`` (the ``1/n`` factor included).
+    """
+
+    offsets: np.ndarray
+    slopes: np.ndarray
+
+
+def _as_features(X):
+    """Float64 dense C-ordered array or CSR matrix, checked for shape and finiteness."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=np.float64)
+        data = X.data
+    else:
+        X = np.asarray(X, dtype=np.float64)
+        data = X
+    if X.ndim != 2:
+        raise InputError(f"expected a 2-d array, got {X.ndim} dimension(s)", field="X")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise InputError(f"X is empty (shape {X.shape})", field="X")
+    if not np.all(np.isfinite(data)):
+        raise InputError("X contains NaN or infinite values", field="X")
+    return X
+
+
+def _as_vector(w, dim, name):
+    w = np.asarray(w, dtype=np.float64)
+    if w.shape != (dim,):
+        raise InputError(f"expected shape ({dim},), got {w.shape}", field=name)
+    return w
+
+
+class BinaryHinge:
+    """Mean hinge loss of a linear classifier without bias (chapter Example 1.1).
+
+    ``R(w) = (1/n) sum_i max(0, 1 - y_i <x_i, w>)``.
+
+    Parameters
+    ----------
+    X : ndarray or scipy sparse matrix of shape (n_samples, n_features)
+        Features; sparse input is converted to CSR once.
+    y : array-like of shape (n_samples,)
+        Labels in {-1, +1}.
+
+    Attributes
+    ----------
+    dim : int
+        ``n_features``, the length of ``w``.
+    n_samples : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> oracle = BinaryHinge(np.array([[1.0, 0.0], [0.0, 2.0]]), np.array([1, -1]))
+    >>> res = oracle(np.zeros(2))
+    >>> res.value, res.cut.slope
+    (1.0, array([-0.5,  1. ]))
+    """
+
+    supports_line_search = True
+
+    def __init__(self, X, y):
+        self.X = _as_features(X)
+        y = np.asarray(y)
+        if y.ndim != 1 or y.shape[0] != self.X.shape[0]:
+            raise InputError(f"y has shape {y.shape}, expected ({self.X.shape[0]},)", field="y")
+        if not np.all(np.isin(y, (-1, 1))):
+            raise InputError("binary labels must be -1 or +1", field="y")
+        self.y = y.astype(np.float64)
+        self.n_samples, self.dim = self.X.shape
+
+    def margins(self, w):
+        """``y_i <x_i, w>``, ndarray of shape (n_samples,)."""
+        return self.y * (self.X @ _as_vector(w, self.dim, "w"))
+
+    def __call__(self, w) -> OracleResult:
+        """Risk value and the cut at ``w`` (an ndarray of shape (dim,))."""
+        w = _as_vector(w, self.dim, "w")
+        margins = self.y * (self.X @ w)
+        losses = 1.0 - margins
+        active = losses > 0.0
+        value = float(losses[active].sum()) / self.n_samples
+        coef = np.where(active, -self.y / self.n_samples, 0.0)
+        slope = np.asarray(self.X.T @ coef, dtype=np.float64).ravel()
+        return OracleResult(value, Cut(slope, value - float(slope @ w)), True, active)
+
+    def line_search_pieces(self, w, d) -> LinePieces:
+        """Form (16) of ``k -> R(w + k d)`` with 2 pieces per example, ``{0, 1 - y<x, w + k d>}``.
+
+        Parameters
+        ----------
+        w, d : ndarray of shape (dim,)
+            Base point and direction.
+
+        Returns
+        -------
+        LinePieces
+            ``offsets`` and ``slopes``, each ndarray of shape (n_samples, 2).
+        """
+        w = _as_vector(w, self.dim, "w")
+        d = _as_vector(d, self.dim, "d")
+        n = self.n_samples
+        offsets = np.zeros((n, 2))
+        slopes = np.zeros((n, 2))
+        offsets[:, 1] = (1.0 - self.y * (self.X @ w)) / n
+        slopes[:, 1] = -self.y * (self.X @ d) / n
+        return LinePieces(offsets, slopes)
+
+
+class MulticlassHinge:
+    """Crammer-Singer multiclass hinge risk with the 0/1 label loss.
+
+    ``R(w) = (1/n) sum_i max_y [Delta(y_i, y) + <w_y - w_{y_i}, x_i>]`` where ``w`` of
+    length ``n_classes * n_features`` is read as the (n_classes, n_features) matrix of
+    class weight vectors, row-major, and ``Delta(a, b) = [a != b]``.
+
+    Parameters
+    ----------
+    X : ndarray or scipy sparse matrix of shape (n_samples, n_features)
+    y : array-like of int of shape (n_samples,)
+        Class indices in ``0 .. n_classes - 1``.
+    n_classes : int, optional
+        Number of classes; defaults to ``max(y) + 1``.
+
+    Attributes
+    ----------
+    dim : int
+        ``n_classes * n_features``.
+    n_samples, n_features, n_classes : int
+    """
+
+    supports_line_search = True
+
+    def __init__(self, X, y, n_classes=None):
+        self.X = _as_features(X)
+        self.n_samples, self.n_features = self.X.shape
+        y = np.asarray(y)
+        if y.ndim != 1 or y.shape[0] != self.n_samples:
+            raise InputError(f"y has shape {y.shape}, expected ({self.n_samples},)", field="y")
+        if y.dtype.kind not in "iub":
+            if y.dtype.kind != "f" or not np.all(np.isfinite(y)) or np.any(y != np.round(y)):
+                raise InputError("class labels must be integer indices 0 .. n_classes - 1", field="y")
+        y = y.astype(np.int64)
+        if np.any(y < 0):
+            raise InputError("class labels must be non-negative indices", field="y")
+        k = int(y.max()) + 1 if n_classes is None else int(n_classes)
+        if k < 2 or np.any(y >= k):
+            raise InputError(f"need n_classes >= 2 and labels < n_classes, got n_classes={k}",
+                             field="n_classes")
+        self.y = y
+        self.n_classes = k
+        self.dim = k * self.n_features
+        self._rows = np.arange(self.n_samples)
+
+    def _augmented_scores(self, W):
+        """``Delta(y_i, y) + <w_y - w_{y_i}, x_i>``, ndarray of shape (n_samples, n_classes)."""
+        S = np.asarray(self.X @ W.T)
+        S = S - S[self._rows, self.y][:, None] + 1.0
+        S[self._rows, self.y] = 0.0
+        return S
+
+    def scores(self, w):
+        """Class scores ``<w_y, x_i>``, ndarray of shape (n_samples, n_classes)."""
+        W = _as_vector(w, self.dim, "w").reshape(self.n_classes, self.n_features)
+        return np.asarray(self.X @ W.T)
+
+    def __call__(self, w) -> OracleResult:
+        """Risk value and the cut at ``w`` (an ndarray of shape (n_classes * n_features,))."""
+        w = _as_vector(w, self.dim, "w")
+        S = self._augmented_scores(w.reshape(self.n_classes, self.n_features))
+        yhat = np.argmax(S, axis=1)
+        n = self.n_samples
+        value = float(S[self._rows, yhat].sum()) / n
+        # E = onehot(yhat) - onehot(y), zero rows where yhat == y; slope = X^T E / n.
+        E = np.zeros((n, self.n_classes))
+        E[self._rows, yhat] = 1.0 / n
+        E[self._rows, self.y] -= 1.0 / n
+        G = np.asarray(self.X.T @ E)  # (n_features, n_classes)
+        slope = np.ascontiguousarray(G.T).ravel()
+        return OracleResult(value, Cut(slope, value - float(slope @ w)), True, yhat)
+
+    def line_search_pieces(self, w, d) -> LinePieces:
+        """Form (16) of ``k -> R(w + k d)`` with one piece per class.
+
+        Parameters
+        ----------
+        w, d : ndarray of shape (n_classes * n_features,)
+
+        Returns
+        -------
+        LinePieces
+            ``offsets`` and ``slopes``, each ndarray of shape (n_samples, n_classes).
+        """
+        K, p, n = self.n_classes, self.n_features, self.n_samples
+        W = _as_vector(w, self.dim, "w").reshape(K, p)
+        D = _as_vector(d, self.dim, "d").reshape(K, p)
+        offsets = self._augmented_scores(W) / n
+        T = np.asarray(self.X @ D.T)
+        slopes = (T - T[self._rows, self.y][:, None]) / n
+        return LinePieces(offsets, slopes)

@@ -1,0 +1,287 @@
+"""The ``cutplane`` command: train, predict and a self-contained demo.
+
+Usage::
+
+    cutplane train --task binary|multiclass --train FILE.svm --C 1 [--eps 1e-3] \\
+        [--method bmrm] [--regularizer l2|l1] [--max-iter N] --model OUT.npz \\
+        [--report OUT.json] [--verbose]
+    cutplane predict --model M.npz --input FILE.svm [--output OUT.txt]
+    cutplane demo [--seed 0] [--out-dir DIR]
+
+Objective, bounds and ``eps`` are on the scale ``F(w) = Omega(w) + C * mean loss`` (see
+:mod:`problems.classification`). Bad input prints ``cutplane: error: <file:line: message>``
+on stderr and exits with status 2, without a traceback.
+
+Extending: a subcommand is a :class:`Command` in :data:`COMMANDS` (see
+:func:`register_command`); a training task (``--task``) is a :class:`Task` in :data:`TASKS`
+(see :func:`register_task`). ``predict`` dispatches on the task stored in the model file.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import warnings
+from pathlib import Path
+from typing import Callable, NamedTuple
+
+from cutplane.exceptions import CutplaneError, InputError, SolverError
+
+__all__ = ["main", "build_parser", "Command", "Task", "COMMANDS", "TASKS", "register_command",
+           "register_task", "format_label", "svm_report"]
+
+PROG = "cutplane"
+
+
+class Command(NamedTuple):
+    """A subcommand: ``add_arguments(parser)`` declares its options, ``run(args) -> int``."""
+
+    help: str
+    add_arguments: Callable
+    run: Callable
+
+
+class Task(NamedTuple):
+    """A training task for ``cutplane train --task NAME``.
+
+    Attributes
+    ----------
+    help : str
+    train : callable
+        ``train(args) -> (estimator, report: dict)``; the estimator has ``save(path,
+        extra_meta=...)``.
+    predict : callable
+        ``predict(model_path, input_path) -> (labels: list of str, true: list of str or None)``.
+    """
+
+    help: str
+    train: Callable
+    predict: Callable
+
+
+COMMANDS: dict[str, Command] = {}
+TASKS: dict[str, Task] = {}
+
+
+def register_command(name, command: Command):
+    """Add a subcommand (later registrations replace earlier ones of the same name)."""
+    COMMANDS[name] = command
+
+
+def register_task(name, task: Task):
+    """Add a training task selectable by ``cutplane train --task name``."""
+    TASKS[name] = task
+
+
+def format_label(value) -> str:
+    """A label as written in SVMlight files: ``1`` and ``-1`` for integral floats."""
+    if isinstance(value, float) or hasattr(value, "is_integer"):
+        v = float(value)
+        return str(int(v)) if v.is_integer() else repr(v)
+    return str(value)
+
+
+def svm_report(est) -> dict:
+    """The JSON training report of a fitted :class:`~problems.classification.LinearSVM`
+    (bounds on the scale of ``F``; history arrays included)."""
+    res, C = est.result_, float(est.C)
+    hist = res.history
+    return {
+        "objective": est.objective_, "lower_bound": est.lower_bound_, "gap": est.gap_,
+        "eps": float(est.eps), "C": C, "iterations": est.n_iter_, "status": res.status,
+        "converged": res.status == "converged", "time_s": float(res.time_s),
+        "oracle_time_s": float(res.oracle_time_s), "solver_time_s": float(res.solver_time_s),
+        "backend": res.backend, "exact": bool(res.exact),
+        "fallbacks": [list(map(str, f)) for f in (res.fallbacks or [])],
+        "method": est.method, "regularizer": est.regularizer,
+        "n_features": int(est.n_features_in_), "n_classes": int(len(est.classes_)),
+        "history": {
+            "upper": (C * hist.upper).tolist(), "best_upper": (C * hist.best_upper).tolist(),
+            "lower": (C * hist.lower).tolist(), "gap": (C * hist.gap).tolist(),
+            "oracle_time": hist.oracle_time.tolist(), "solver_time": hist.solver_time.tolist(),
+            "n_cuts": hist.n_cuts.tolist(),
+        },
+    }
+
+
+# ---------------------------------------------------------------------- linear tasks
+def _train_linear(args, *, binary):
+    from problems.classification import LinearSVM
+    from problems.io.svmlight import read_svmlight
+
+    X, y = read_svmlight(args.train)
+    n_classes = len(set(y.tolist()))
+    if binary and n_classes != 2:
+        raise InputError(f"--task binary needs exactly 2 distinct labels, found {n_classes}",
+                         path=args.train, field="label")
+    est = LinearSVM(C=args.C, eps=args.eps, method=args.method, regularizer=args.regularizer,
+                    max_iter=args.max_iter, verbose=args.verbose)
+    est.fit(X, y)
+    report = svm_report(est)
+    report.update(n_samples=int(X.shape[0]), train_accuracy=float(est.score(X, y)))
+    return est, report
+
+
+def _predict_linear(model_path, input_path):
+    from problems.classification import LinearSVM
+    from problems.io.svmlight import read_svmlight
+
+    est = LinearSVM.load(model_path)
+    X, y = read_svmlight(input_path, n_features=est.n_features_in_)
+    return [format_label(v) for v in est.predict(X)], [format_label(v) for v in y]
+
+
+register_task("binary", Task("linear SVM, two classes (hinge loss)",
+                             lambda a: _train_linear(a, binary=True), _predict_linear))
+register_task("multiclass", Task("linear SVM, Crammer-Singer multiclass hinge loss",
+                                 lambda a: _train_linear(a, binary=False), _predict_linear))
+
+
+# ------------------------------------------------------------------------ commands
+def _positive_float(text):
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not v > 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be finite and > 0, got {text}")
+    return v
+
+
+def _positive_int(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
+    return v
+
+
+def _add_train(p):
+    p.add_argument("--task", required=True, choices=sorted(TASKS), help="what to train")
+    p.add_argument("--train", required=True, type=Path, help="training data (SVMlight, may be .gz)")
+    p.add_argument("--C", type=_positive_float, default=1.0,
+                   help="weight of the mean loss, F = Omega + C * mean loss (default 1)")
+    p.add_argument("--eps", type=_positive_float, default=1e-3,
+                   help="certified tolerance on F (default 1e-3)")
+    p.add_argument("--method", default="bmrm", help="engine method (default bmrm)")
+    p.add_argument("--regularizer", choices=["l2", "l1"], default="l2")
+    p.add_argument("--max-iter", type=_positive_int, default=1000, dest="max_iter")
+    p.add_argument("--model", required=True, type=Path, help="output model file (.npz)")
+    p.add_argument("--report", type=Path, help="output JSON report")
+    p.add_argument("--verbose", action="store_true", help="progress bar and per-iteration log")
+
+
+def _run_train(args):
+    task = TASKS[args.task]
+    est, report = task.train(args)
+    report = {"task": args.task, "train_file": str(args.train), "model_file": str(args.model),
+              **report}
+    summary = {k: v for k, v in report.items() if k != "history"}
+    est.save(args.model, extra_meta={"task": args.task, "report": summary})
+    if args.report is not None:
+        args.report.write_text(json.dumps(report, indent=2, allow_nan=True) + "\n")
+    sys.stdout.write(f"{args.task}: objective {report['objective']:.6g}, certified gap "
+                     f"{report['gap']:.3g}, {report['iterations']} iterations, "
+                     f"status {report['status']}, {report['time_s']:.2f} s\n")
+    return 0
+
+
+def _add_predict(p):
+    p.add_argument("--model", required=True, type=Path, help="model file written by train")
+    p.add_argument("--input", required=True, type=Path, help="data to label (SVMlight)")
+    p.add_argument("--output", type=Path, help="where to write one label per line (default stdout)")
+
+
+def _run_predict(args):
+    from problems.model_io import load_model
+
+    meta = load_model(args.model).meta
+    task_name = meta.get("task", "multiclass")
+    if task_name not in TASKS:
+        raise InputError(f"the model was trained for task {task_name!r}, which this version "
+                         f"does not know", path=args.model, field="task")
+    labels, truth = TASKS[task_name].predict(args.model, args.input)
+    text = "".join(label + "\n" for label in labels)
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        args.output.write_text(text)
+    if truth is not None and len(truth) == len(labels):
+        hits = sum(a == b for a, b in zip(labels, truth))
+        sys.stderr.write(f"accuracy {hits / max(len(labels), 1):.4f} ({hits}/{len(labels)})\n")
+    return 0
+
+
+def _add_demo(p):
+    p.add_argument("--seed", type=int, default=0, help="seed of the generated data")
+    p.add_argument("--out-dir", type=Path, dest="out_dir",
+                   help="also write the generated SVMlight files and the models here")
+
+
+def _run_demo(args):
+    from problems.cli_demo import run_demo
+
+    return run_demo(seed=args.seed, out_dir=args.out_dir, out=sys.stdout)
+
+
+register_command("train", Command("train a model on an SVMlight file", _add_train, _run_train))
+register_command("predict", Command("label an SVMlight file with a trained model", _add_predict,
+                                    _run_predict))
+register_command("demo", Command("train on small generated data and print the certified results",
+                                 _add_demo, _run_demo))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with one subparser per registered command."""
+    parser = argparse.ArgumentParser(prog=PROG, description="Cutting-plane and bundle solvers "
+                                     "with certified duality gaps.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, cmd in COMMANDS.items():
+        cmd.add_arguments(sub.add_parser(name, help=cmd.help, description=cmd.help))
+    return parser
+
+
+def _error(message, code):
+    sys.stderr.write(f"{PROG}: error: {message}\n")
+    return code
+
+
+def main(argv=None) -> int:
+    """Entry point of the console script; returns the exit status.
+
+    0 on success, 2 on bad input (including bad options), 1 when every reduced-problem
+    backend failed, 130 on Ctrl-C outside the engine (inside it, the engine returns its
+    best-so-far result instead).
+    """
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse already printed "cutplane: error: ..." or help
+        return int(exc.code or 0)
+    if getattr(args, "verbose", False):
+        logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            code = COMMANDS[args.command].run(args)
+        for w in caught:
+            if not issubclass(w.category, (DeprecationWarning, PendingDeprecationWarning)):
+                sys.stderr.write(f"{PROG}: warning: {w.message}\n")
+        return code
+    except InputError as exc:
+        return _error(exc, 2)
+    except SolverError as exc:
+        return _error(f"solver failure: {exc}", 1)
+    except CutplaneError as exc:
+        return _error(exc, 1)
+    except OSError as exc:
+        return _error(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "), 2)
+    except KeyboardInterrupt:
+        return _error("interrupted", 130)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
