@@ -9,6 +9,10 @@ import importlib
 
 # name -> module; each helper module adds its public names here.
 _LAZY: dict[str, str] = {
+    "ConlluSentence": "problems.io.conllu",
+    "iter_conllu": "problems.io.conllu",
+    "read_conllu": "problems.io.conllu",
+    "write_conllu": "problems.io.conllu",
     "read_svmlight": "problems.io.svmlight",
     "write_svmlight": "problems.io.svmlight",
     "SvmlightData": "problems.io.svmlight",
