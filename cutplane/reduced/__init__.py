@@ -1,0 +1,38 @@
+"""Reduced-problem solvers (the dual of chapter eq. 14) and the cvxpy backend registry.
+
+``qp``: the quadratic regulariser's QP over the simplex; ``lp``: L1 and indicator sets;
+``backends``: preference order, availability (MOSEK only when licensed), fallback;
+``projection``: Euclidean projections onto the simplex / capped simplex.
+Submodules are imported on first use (cvxpy is heavy).
+"""
+from __future__ import annotations
+
+import importlib
+
+_LAZY = {
+    "ReducedSolution": ("cutplane.reduced.base", "ReducedSolution"),
+    "ReducedSolver": ("cutplane.reduced.base", "ReducedSolver"),
+    "QPReducedSolver": ("cutplane.reduced.qp", "QPReducedSolver"),
+    "LPReducedSolver": ("cutplane.reduced.lp", "LPReducedSolver"),
+    "resolve_backends": ("cutplane.reduced.backends", "resolve_backends"),
+    "available_backends": ("cutplane.reduced.backends", "available_backends"),
+    "solve_with_fallback": ("cutplane.reduced.backends", "solve_with_fallback"),
+    "project_simplex": ("cutplane.reduced.projection", "project_simplex"),
+    "project_capped_simplex": ("cutplane.reduced.projection", "project_capped_simplex"),
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name):
+    try:
+        module, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'cutplane.reduced' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return __all__

@@ -1,0 +1,216 @@
+"""cvxpy backends for the reduced problems: preference order, availability, fallback.
+
+Preference: MOSEK (only when installed *and* licensed), CLARABEL, ECOS, SCS, then HIGHS
+for LPs. ``cvxpy.installed_solvers()`` lists MOSEK even without a licence, and an
+unlicensed MOSEK raises ``mosek.Error`` (not ``cvxpy.error.SolverError``), so availability
+is decided by solving a tiny problem once per backend and caching the answer; a missing
+licence is a quiet fallback.
+
+:func:`solve_with_fallback` tries the backends in order. An exception of any kind, a
+status other than ``"optimal"``, or ``"optimal_inaccurate"`` moves on to the next backend
+and is recorded. If no backend gives an optimal answer but one gave an
+``"optimal_inaccurate"`` one, that answer is used as a last resort (recorded as well; the
+reduced solvers recompute the lower bound from a feasible dual point, so the certificate
+stays valid). With nothing usable, :class:`~cutplane.exceptions.SolverError` lists every attempt.
+"""
+from __future__ import annotations
+
+import functools
+import logging
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..exceptions import InputError, SolverError
+
+__all__ = [
+    "Backend",
+    "BACKENDS",
+    "register_backend",
+    "backend_available",
+    "available_backends",
+    "resolve_backends",
+    "solve_with_fallback",
+    "Attempt",
+]
+
+logger = logging.getLogger("cutplane")
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A cvxpy solver usable for reduced problems.
+
+    Attributes
+    ----------
+    name : str
+        Registry name (the cvxpy solver name for the built-ins).
+    kinds : frozenset of str
+        Problem classes it handles: ``"lp"``, ``"qp"``, ``"socp"``.
+    options : dict
+        Keyword arguments passed to ``Problem.solve``.
+    solve : callable, optional
+        ``solve(problem, **options)``; defaults to ``problem.solve(solver=name, **options)``.
+        Lets tests and plug-ins inject a backend.
+    """
+
+    name: str
+    kinds: frozenset
+    options: dict = field(default_factory=dict)
+    solve: Callable | None = None
+
+    def run(self, problem, warm_start=False):
+        if self.solve is not None:
+            return self.solve(problem, **self.options)
+        return problem.solve(solver=self.name, warm_start=warm_start, **self.options)
+
+
+_ALL = frozenset({"lp", "qp", "socp"})
+BACKENDS: dict = {}
+_ORDER: list = []
+
+
+def register_backend(backend: Backend, *, position: int | None = None) -> None:
+    """Add or replace a backend; ``position`` in the preference order (default: last)."""
+    if backend.name in _ORDER:
+        _ORDER.remove(backend.name)
+    BACKENDS[backend.name] = backend
+    _ORDER.insert(len(_ORDER) if position is None else position, backend.name)
+    if "backend_available" in globals():
+        backend_available.cache_clear()
+
+
+for _b in (
+    Backend("MOSEK", _ALL),
+    Backend("CLARABEL", _ALL),
+    Backend("ECOS", _ALL, {"abstol": 1e-9, "reltol": 1e-9, "feastol": 1e-9, "max_iters": 200}),
+    Backend("SCS", _ALL, {"eps_abs": 1e-8, "eps_rel": 1e-8, "max_iters": 20000}),
+    Backend("HIGHS", frozenset({"lp"})),
+):
+    register_backend(_b)
+
+
+@functools.lru_cache(maxsize=None)
+def backend_available(name: str) -> bool:
+    """True if the backend is registered, installed, and solves a tiny LP (cached).
+
+    The tiny solve is what detects an installed but unlicensed MOSEK.
+    """
+    backend = BACKENDS.get(name)
+    if backend is None:
+        return False
+    if backend.solve is not None:
+        return True
+    import cvxpy as cp
+
+    if name not in cp.installed_solvers():
+        return False
+    x = cp.Variable(2)
+    prob = cp.Problem(cp.Minimize(x[0] + x[1]), [x >= 1])
+    try:
+        backend.run(prob)
+    except Exception as exc:  # mosek.Error without licence, anything else: unusable
+        logger.debug("backend %s unavailable: %s: %s", name, type(exc).__name__, exc)
+        return False
+    ok = prob.status == "optimal" and abs(prob.value - 2.0) < 1e-6
+    if not ok:
+        logger.debug("backend %s unavailable: probe status %s", name, prob.status)
+    return ok
+
+
+def available_backends(kind: str = "qp") -> list:
+    """Usable backends for a problem class, in preference order."""
+    return [n for n in _ORDER if kind in BACKENDS[n].kinds and backend_available(n)]
+
+
+def resolve_backends(solver=None, kind: str = "qp") -> list:
+    """The ordered backend names to try.
+
+    Parameters
+    ----------
+    solver : None, str or sequence of str
+        None: every usable backend of ``kind`` in preference order. A name or a list of
+        names: those, in that order (unknown names raise; known but unusable ones, such
+        as an unlicensed MOSEK, are skipped quietly).
+    kind : {"lp", "qp", "socp"}
+        Problem class.
+    """
+    if solver is None:
+        names = available_backends(kind)
+    else:
+        requested = [solver] if isinstance(solver, str) else list(solver)
+        if not requested:
+            raise InputError("solver list is empty", field="solver")
+        names = []
+        for raw in requested:
+            if not isinstance(raw, str):
+                raise InputError(f"solver names must be strings, got {raw!r}", field="solver")
+            name = raw.upper()
+            if name not in BACKENDS:
+                raise InputError(f"unknown solver {raw!r}; known: {', '.join(_ORDER)}", field="solver")
+            if kind not in BACKENDS[name].kinds:
+                logger.info("backend %s cannot solve %s problems; skipped", name, kind)
+            elif not backend_available(name):
+                logger.info("backend %s is not usable here (missing or unlicensed); skipped", name)
+            else:
+                names.append(name)
+    if not names:
+        raise InputError(f"no usable backend for {kind} reduced problems (asked for {solver!r})", field="solver")
+    return names
+
+
+@dataclass
+class Attempt:
+    """One backend try: its name and why it was not accepted (None when accepted)."""
+
+    backend: str
+    reason: str | None
+
+
+def solve_with_fallback(problem, backends, extract, *, warm_start=False, unbounded_message=None):
+    """Solve ``problem`` with the first backend that gives an optimal answer.
+
+    Parameters
+    ----------
+    problem : cvxpy.Problem
+    backends : sequence of str
+        Names in preference order (see :func:`resolve_backends`).
+    extract : callable
+        ``extract(problem) -> payload``, called after each solve whose values are usable,
+        so a last-resort inaccurate answer survives the following attempts.
+    warm_start : bool
+        Passed to cvxpy.
+    unbounded_message : str, optional
+        If a backend reports the problem unbounded, raise SolverError with this text at once
+        (an unbounded reduced problem is a modelling issue, not a backend failure).
+
+    Returns
+    -------
+    payload : object
+        What ``extract`` returned for the accepted solve.
+    backend : str
+    status : str
+    failures : tuple of (backend, reason)
+    """
+    failures = []
+    fallback = None
+    for name in backends:
+        backend = BACKENDS[name]
+        try:
+            backend.run(problem, warm_start=warm_start)
+            status = problem.status
+        except Exception as exc:  # any backend error, including mosek.Error
+            failures.append((name, f"{type(exc).__name__}: {exc}".strip()[:300]))
+            continue
+        if status == "optimal":
+            return extract(problem), name, status, tuple(failures)
+        if status in ("unbounded", "unbounded_inaccurate", "infeasible_or_unbounded") and unbounded_message:
+            raise SolverError(f"{unbounded_message} (backend {name} reported {status})")
+        failures.append((name, f"status {status}"))
+        if status == "optimal_inaccurate" and fallback is None:
+            fallback = (extract(problem), name, status)
+    if fallback is not None:
+        payload, name, status = fallback
+        failures.append((name, "accepted optimal_inaccurate answer as last resort"))
+        return payload, name, status, tuple(failures)
+    detail = "; ".join(f"{n}: {r}" for n, r in failures) or "no backend tried"
+    raise SolverError(f"every backend failed on the reduced problem: {detail}")

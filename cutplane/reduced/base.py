@@ -1,0 +1,89 @@
+"""The reduced-solver contract and the certified dual value shared by all reduced solvers.
+
+A reduced solver minimises ``F_t(w) = lam * Omega(w) + max_r <a_r, w> + b_r`` over the cuts
+of a :class:`~cutplane.working_set.WorkingSet`, in its dual (chapter eq. 14)::
+
+    max_{alpha in simplex}  b^T alpha - lam * Omega^*(-A alpha / lam)
+
+Whatever backend produced ``alpha``, the lower bound is recomputed here in numpy from a
+feasible ``alpha`` (clipped and renormalised onto the simplex): by weak duality any feasible
+``alpha`` gives a valid lower bound, so an inaccurate backend can only make the bound
+weaker, never wrong.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple, Protocol, runtime_checkable
+
+import numpy as np
+
+__all__ = ["ReducedSolution", "ReducedSolver", "to_simplex", "dual_value"]
+
+
+class ReducedSolution(NamedTuple):
+    """The answer of a reduced solver.
+
+    Attributes
+    ----------
+    w : ndarray of shape (dim,)
+        Minimiser of the reduced problem (the next query point).
+    lower_bound : float
+        Certified dual value ``<= min F_t <= min F``; ``-inf`` when the dual point was
+        not feasible within tolerance.
+    alpha : ndarray of shape (n_cuts,)
+        Duals, one per cut, on the simplex.
+    mu : ndarray of shape (n_groups,) or None
+        Group weights (mixed-norm regularisers), else None.
+    status : str
+        Solver status of the accepted solve (``"optimal"``, ``"analytic"`` ...).
+    backend : str or None
+        The backend that gave the accepted solve.
+    failures : tuple of (backend, reason)
+        Backends tried before and failed or were inaccurate.
+    """
+
+    w: np.ndarray
+    lower_bound: float
+    alpha: np.ndarray
+    mu: np.ndarray | None
+    status: str
+    backend: str | None
+    failures: tuple = ()
+
+
+@runtime_checkable
+class ReducedSolver(Protocol):
+    """Solves the reduced problem of a working set; never sees an oracle."""
+
+    def solve(self, working_set, lam: float, warm_start=None) -> ReducedSolution:  # pragma: no cover
+        ...
+
+
+def to_simplex(alpha, n=None) -> np.ndarray:
+    """Clip at zero and renormalise: a point of the probability simplex, shape (n,).
+
+    Falls back to the uniform vector when nothing positive is left (a solver failure).
+    """
+    a = np.asarray(alpha, dtype=np.float64).ravel()
+    if n is not None and a.shape != (n,):
+        raise ValueError(f"alpha has shape {a.shape}, expected ({n},)")
+    a = np.where(np.isfinite(a), np.clip(a, 0.0, None), 0.0)
+    s = a.sum()
+    if not s > 0:
+        return np.full(a.shape, 1.0 / max(a.size, 1))
+    return a / s
+
+
+def dual_value(regularizer, working_set, alpha, lam) -> tuple[float, np.ndarray]:
+    """Dual objective of eq. 14 at ``alpha`` and ``v = -A alpha / lam``.
+
+    Returns
+    -------
+    value : float
+        ``b^T alpha - lam * Omega^*(v)``, a lower bound on the reduced optimum when
+        ``alpha`` is on the simplex.
+    v : ndarray of shape (dim,)
+        The dual point, so that ``w = grad Omega^*(v)``.
+    """
+    v = -working_set.combine(alpha) / lam
+    value = float(working_set.offsets @ alpha) - lam * float(regularizer.conjugate(v))
+    return value, v

@@ -1,0 +1,132 @@
+"""The quadratic reduced problem of BMRM with ``Omega = 1/2 ||w||^2`` (chapter Example 1.2).
+
+Dual over the simplex::
+
+    max_{alpha >= 0, sum alpha = 1}  b^T alpha - 1/(2 lam) alpha^T G alpha,   G = A^T A,
+    w = -A alpha / lam.
+
+Two cvxpy formulations, chosen per solve by size (``formulation="auto"``):
+
+- ``"dpp"``: a parametrised problem built once per capacity bucket (8, 16, 32, ...) with a
+  factor ``F`` of ``G`` (``alpha^T G alpha = ||F alpha||^2``) as a parameter and a mask
+  parameter pinning the padding entries to zero; cvxpy compiles it once and later solves
+  only substitute parameters (about 1 ms of overhead instead of several).
+- ``"direct"``: a fresh problem with ``quad_form(alpha, psd_wrap(G))``, which hands ``G`` to
+  the QP backends as is; cheaper than the padded factor once the backend time dominates.
+
+The lower bound is recomputed from the (clipped, renormalised) ``alpha`` in numpy.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .backends import resolve_backends, solve_with_fallback
+from .base import ReducedSolution, dual_value, to_simplex
+
+__all__ = ["QPReducedSolver", "psd_factor"]
+
+
+def psd_factor(G, rtol=1e-12) -> np.ndarray:
+    """A matrix ``F`` of shape (rank, n) with ``F^T F = G`` up to eigenvalues below ``rtol``."""
+    G = 0.5 * (G + G.T)
+    s, V = np.linalg.eigh(G)
+    keep = s > rtol * max(float(s[-1]) if s.size else 0.0, 1e-300)
+    return (V[:, keep] * np.sqrt(s[keep])).T
+
+
+class QPReducedSolver:
+    """Reduced solver for the quadratic regulariser.
+
+    Parameters
+    ----------
+    regularizer : object
+        Gives ``conjugate`` and ``grad_conjugate`` (``L2``).
+    backends : None, str or list of str
+        Backend preference (see :func:`cutplane.reduced.backends.resolve_backends`).
+    formulation : {"auto", "dpp", "direct"}
+        See the module docstring; ``"auto"`` uses ``"dpp"`` up to ``dpp_max_cuts`` cuts.
+    dpp_max_cuts : int
+        Largest number of cuts solved with the parametrised formulation under ``"auto"``.
+    """
+
+    kind = "qp"
+
+    def __init__(self, regularizer, backends=None, *, formulation="auto", dpp_max_cuts=64):
+        if formulation not in ("auto", "dpp", "direct"):
+            raise ValueError(f"unknown formulation {formulation!r}")
+        self.regularizer = regularizer
+        self.backends = resolve_backends(backends, self.kind)
+        self.formulation = formulation
+        self.dpp_max_cuts = int(dpp_max_cuts)
+        self._dpp = {}
+
+    # ----------------------------------------------------------------- problems
+    def _dpp_problem(self, cap):
+        if cap not in self._dpp:
+            import cvxpy as cp
+
+            alpha = cp.Variable(cap, nonneg=True)
+            F = cp.Parameter((cap, cap))
+            b = cp.Parameter(cap)
+            mask = cp.Parameter(cap, nonneg=True)
+            prob = cp.Problem(
+                cp.Maximize(b @ alpha - cp.sum_squares(F @ alpha)), [cp.sum(alpha) == 1, alpha <= mask]
+            )
+            self._dpp[cap] = (prob, alpha, F, b, mask)
+        return self._dpp[cap]
+
+    def _solve_dpp(self, G, b, lam, warm):
+        n = b.shape[0]
+        cap = 8
+        while cap < n:
+            cap *= 2
+        prob, alpha, F, bp, mask = self._dpp_problem(cap)
+        fac = psd_factor(G) / np.sqrt(2.0 * lam)
+        Fv = np.zeros((cap, cap))
+        Fv[: fac.shape[0], :n] = fac
+        bv = np.zeros(cap)
+        bv[:n] = b
+        mv = np.zeros(cap)
+        mv[:n] = 1.0
+        F.value, bp.value, mask.value = Fv, bv, mv
+        if warm is not None:
+            av = np.zeros(cap)
+            av[:n] = warm
+            alpha.value = av
+        return solve_with_fallback(
+            prob, self.backends, lambda p: np.array(alpha.value[:n]), warm_start=warm is not None
+        )
+
+    def _solve_direct(self, G, b, lam, warm):
+        import cvxpy as cp
+
+        n = b.shape[0]
+        alpha = cp.Variable(n, nonneg=True)
+        G = 0.5 * (G + G.T)
+        prob = cp.Problem(
+            cp.Maximize(b @ alpha - (0.5 / lam) * cp.quad_form(alpha, cp.psd_wrap(G))), [cp.sum(alpha) == 1]
+        )
+        if warm is not None:
+            alpha.value = warm
+        return solve_with_fallback(prob, self.backends, lambda p: np.array(alpha.value), warm_start=warm is not None)
+
+    # -------------------------------------------------------------------- solve
+    def solve(self, working_set, lam, warm_start=None) -> ReducedSolution:
+        """Solve the reduced QP of ``working_set`` (at least one cut)."""
+        n = working_set.n_cuts
+        b = np.asarray(working_set.offsets, dtype=np.float64)
+        failures, backend, status = (), None, "analytic"
+        if n == 1:
+            alpha = np.ones(1)
+        else:
+            G = working_set.gram()
+            warm = None
+            if warm_start is not None and np.shape(warm_start) == (n,) and np.sum(warm_start) > 0:
+                warm = to_simplex(warm_start)
+            use_dpp = self.formulation == "dpp" or (self.formulation == "auto" and n <= self.dpp_max_cuts)
+            solve = self._solve_dpp if use_dpp else self._solve_direct
+            alpha, backend, status, failures = solve(G, b, float(lam), warm)
+            alpha = to_simplex(alpha, n)
+        lower, v = dual_value(self.regularizer, working_set, alpha, lam)
+        w = np.asarray(self.regularizer.grad_conjugate(v), dtype=np.float64)
+        return ReducedSolution(w, lower, alpha, None, status, backend, failures)

@@ -1,0 +1,205 @@
+"""What :func:`cutplane.minimize` returns: the certified result and its bound history.
+
+The certificate is ``objective - lower_bound``: ``objective`` is the smallest value of
+``F(w) = lam * Omega(w) + R(w)`` the oracle has evaluated (at the returned ``w``) and
+``lower_bound`` the running maximum of the reduced-problem values, a lower bound on
+``min F``. Both are measured, never estimated.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = ["History", "FallbackRecord", "IterationInfo", "Result", "STATUSES"]
+
+STATUSES = ("converged", "max_iter", "time_limit", "interrupted", "callback")
+
+
+class FallbackRecord(NamedTuple):
+    """One reduced-problem solve that did not give a usable answer on a backend.
+
+    Attributes
+    ----------
+    iteration : int
+        1-based engine iteration (0 when recorded outside the loop).
+    backend : str
+        The cvxpy solver name that was tried.
+    reason : str
+        The exception or the solver status, e.g. ``"status optimal_inaccurate"``.
+    """
+
+    iteration: int
+    backend: str
+    reason: str
+
+
+class IterationInfo(NamedTuple):
+    """The per-iteration record passed to ``callback`` and logged at INFO level.
+
+    Attributes
+    ----------
+    iteration : int
+        1-based iteration number.
+    upper : float
+        ``F`` at this iteration's query point.
+    best_upper : float
+        Smallest ``F`` seen so far (the objective of the returned ``w``).
+    lower : float
+        Running maximum of the reduced-problem values.
+    gap : float
+        ``best_upper - lower``.
+    n_cuts : int
+        Cuts in the working set when the reduced problem was solved.
+    elapsed : float
+        Seconds since the start of :func:`cutplane.minimize`.
+    w : ndarray of shape (dim,)
+        This iteration's query point (do not modify).
+    """
+
+    iteration: int
+    upper: float
+    best_upper: float
+    lower: float
+    gap: float
+    n_cuts: int
+    elapsed: float
+    w: np.ndarray
+
+
+@dataclass
+class History:
+    """Per-iteration arrays, each of shape (n_iter,).
+
+    Attributes
+    ----------
+    upper : ndarray of shape (n_iter,)
+        ``F(w_t)`` at the query point of iteration t.
+    best_upper : ndarray of shape (n_iter,)
+        Running minimum of ``upper`` (non-increasing).
+    lower : ndarray of shape (n_iter,)
+        Certified lower bound after iteration t (non-decreasing).
+    gap : ndarray of shape (n_iter,)
+        ``best_upper - lower``.
+    oracle_time : ndarray of shape (n_iter,)
+        Seconds in the oracle.
+    solver_time : ndarray of shape (n_iter,)
+        Seconds in the reduced-problem solver (all backends tried).
+    n_cuts : ndarray of shape (n_iter,)
+        Cuts in the working set at the reduced solve.
+    """
+
+    upper: np.ndarray
+    best_upper: np.ndarray
+    lower: np.ndarray
+    gap: np.ndarray
+    oracle_time: np.ndarray
+    solver_time: np.ndarray
+    n_cuts: np.ndarray
+
+    @classmethod
+    def from_rows(cls, rows) -> "History":
+        """Build from a list of tuples ordered as the attributes."""
+        names = ("upper", "best_upper", "lower", "gap", "oracle_time", "solver_time", "n_cuts")
+        if not rows:
+            return cls(*(np.zeros(0, dtype=np.int64 if n == "n_cuts" else np.float64) for n in names))
+        cols = list(zip(*rows))
+        arrays = [np.asarray(c, dtype=np.int64 if n == "n_cuts" else np.float64) for n, c in zip(names, cols)]
+        return cls(*arrays)
+
+    def __len__(self) -> int:
+        return int(self.upper.shape[0])
+
+    def __repr__(self) -> str:
+        return f"History(n_iter={len(self)})"
+
+
+@dataclass
+class Result:
+    """The outcome of :func:`cutplane.minimize`.
+
+    Attributes
+    ----------
+    w : ndarray of shape (dim,)
+        Best point seen (smallest evaluated ``F``).
+    objective : float
+        ``F(w)``, the best upper bound on ``min F``.
+    lower_bound : float
+        Certified lower bound on ``min F``.
+    gap : float
+        ``objective - lower_bound``; ``status == "converged"`` iff ``gap <= eps``.
+    n_iter : int
+        Oracle calls made.
+    status : str
+        One of ``"converged"``, ``"max_iter"``, ``"time_limit"``, ``"interrupted"``, ``"callback"``.
+    history : History
+        Per-iteration bounds and timings.
+    backend : str or None
+        Backend that solved the last reduced problem.
+    fallbacks : list of FallbackRecord
+        Every reduced solve that failed or was inaccurate on a backend.
+    exact : bool
+        False if any cut was approximate: the certificate is then relative to the approximation.
+    alpha : ndarray of shape (n_cuts,) or None
+        Duals of the last reduced problem (one per cut of the final working set).
+    mu : ndarray of shape (n_groups,) or None
+        Group weights of the last reduced problem (mixed-norm regularisers), else None.
+    time_s, oracle_time_s, solver_time_s : float
+        Wall-clock seconds in total, in the oracle, in reduced solves.
+    peak_working_set_bytes : int
+        Largest memory held by the working set (slopes and Gram blocks).
+    method : str
+        The method that produced this result.
+    eps : float
+        The requested gap.
+    """
+
+    w: np.ndarray
+    objective: float
+    lower_bound: float
+    gap: float
+    n_iter: int
+    status: str
+    history: History
+    backend: str | None = None
+    fallbacks: list = field(default_factory=list)
+    exact: bool = True
+    alpha: np.ndarray | None = None
+    mu: np.ndarray | None = None
+    time_s: float = 0.0
+    oracle_time_s: float = 0.0
+    solver_time_s: float = 0.0
+    peak_working_set_bytes: int = 0
+    method: str = "bmrm"
+    eps: float = float("nan")
+
+    @property
+    def converged(self) -> bool:
+        """True when the certified gap reached ``eps``."""
+        return self.status == "converged"
+
+    def summary(self) -> str:
+        """A few lines describing the run, for logs and reports."""
+        lines = [
+            f"cutplane {self.method}: {self.status} after {self.n_iter} iterations in {self.time_s:.3g} s",
+            f"  objective   {self.objective:.10g}",
+            f"  lower bound {self.lower_bound:.10g}",
+            f"  gap         {self.gap:.3g} (eps {self.eps:.3g}){'' if self.exact else ' [relative to inexact cuts]'}",
+            f"  time        oracle {self.oracle_time_s:.3g} s, reduced solver {self.solver_time_s:.3g} s"
+            f" ({self.backend or 'no backend'})",
+            f"  working set peak {self.peak_working_set_bytes / 2**20:.3g} MiB",
+        ]
+        if self.fallbacks:
+            lines.append(f"  fallbacks   {len(self.fallbacks)} (first: {self.fallbacks[0]})")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return (
+            f"Result(status={self.status!r}, objective={self.objective:.8g}, "
+            f"lower_bound={self.lower_bound:.8g}, gap={self.gap:.3g}, n_iter={self.n_iter}, "
+            f"dim={np.shape(self.w)[0] if self.w is not None else None}, backend={self.backend!r}, "
+            f"exact={self.exact}, fallbacks={len(self.fallbacks)}, time_s={self.time_s:.3g})"
+        )
+
+    __str__ = summary

@@ -1,0 +1,381 @@
+"""The working set (bundle) of cuts, with its Gram matrix kept incrementally.
+
+The cutting-plane model is ``R_t(w) = max_r <a_r, w> + b_r``. The reduced solvers need
+``A^T A`` (per coordinate group for mixed norms), ``A alpha`` and ``A^T w``; this class
+gives them without ever recomputing the Gram matrix from scratch: adding a cut costs one
+row of inner products against the stored cuts. Cuts are kept in age order (index 0 is the
+oldest); pruning drops cuts idle for k iterations and aggregation merges the oldest cuts
+into one convex combination (limited-memory BMRM, chapter sec. 1.2.3). A convex
+combination of minorants is a minorant, and merging with the reduced problem's duals as
+weights keeps the reduced optimum unchanged, so neither operation breaks a bound.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from .cuts import Cut
+from .exceptions import InputError
+
+__all__ = ["WorkingSet"]
+
+
+def _as_group_ids(groups, dim):
+    g = np.asarray(groups)
+    if g.ndim != 1 or g.shape[0] != dim:
+        raise InputError(f"groups must have shape ({dim},), got {g.shape}", field="groups")
+    if g.size and (not np.issubdtype(g.dtype, np.integer) or g.min() < 0):
+        raise InputError("groups must be non-negative integer group ids", field="groups")
+    return g.astype(np.int64, copy=False)
+
+
+class WorkingSet:
+    """Cuts ``(a_r, b_r)`` with per-group Gram blocks maintained incrementally.
+
+    Parameters
+    ----------
+    dim : int
+        Length of the slopes.
+    groups : ndarray of shape (dim,) of int, optional
+        Group id in ``0..n_groups-1`` of each coordinate; None means one group.
+    zero_tol : float, default=1e-7
+        A dual ``alpha_r <= zero_tol * sum(alpha)`` counts as zero for pruning.
+
+    Attributes
+    ----------
+    n_cuts : int
+        Number of stored cuts.
+    offsets : ndarray of shape (n_cuts,)
+        The ``b_r``.
+    duals : ndarray of shape (n_cuts,)
+        Last recorded dual of each cut (0 for cuts added since), usable as a warm start.
+    sparse : bool or None
+        Storage mode, fixed by the first cut: CSR rows for sparse slopes, a dense block otherwise.
+    """
+
+    def __init__(self, dim, *, groups=None, zero_tol=1e-7):
+        self.dim = int(dim)
+        if self.dim < 1:
+            raise InputError(f"dim must be >= 1, got {dim}", field="dim")
+        if groups is None:
+            self._groups = None
+            self.n_groups = 1
+        else:
+            self._groups = _as_group_ids(groups, self.dim)
+            self.n_groups = int(self._groups.max()) + 1 if self.dim else 1
+        self.zero_tol = float(zero_tol)
+        self.sparse = None
+        self.n_cuts = 0
+        self._cap = 0
+        self._dense = None  # (cap, dim) when dense
+        self._rows = []  # list of (indices, data) when sparse
+        self._csr = None  # cached stacked CSR
+        self._b = np.zeros(0)
+        self._G = np.zeros((self.n_groups, 0, 0))
+        self._idle = np.zeros(0, dtype=np.int64)
+        self._duals = np.zeros(0)
+        self._masks = {}
+
+    # ------------------------------------------------------------------ storage
+    @property
+    def offsets(self) -> np.ndarray:
+        return self._b[: self.n_cuts]
+
+    @property
+    def duals(self) -> np.ndarray:
+        return self._duals[: self.n_cuts]
+
+    @property
+    def idle_counts(self) -> np.ndarray:
+        """Consecutive recorded iterations with zero dual, per cut, shape (n_cuts,)."""
+        return self._idle[: self.n_cuts]
+
+    def _grow(self, need):
+        if need <= self._cap:
+            return
+        cap = max(8, 2 * self._cap, need)
+        if self.sparse is False:
+            dense = np.zeros((cap, self.dim))
+            if self._dense is not None:
+                dense[: self.n_cuts] = self._dense[: self.n_cuts]
+            self._dense = dense
+        G = np.zeros((self.n_groups, cap, cap))
+        G[:, : self.n_cuts, : self.n_cuts] = self._G[:, : self.n_cuts, : self.n_cuts]
+        self._G = G
+        for name in ("_b", "_duals", "_idle"):
+            old = getattr(self, name)
+            new = np.zeros(cap, dtype=old.dtype)
+            new[: self.n_cuts] = old[: self.n_cuts]
+            setattr(self, name, new)
+        self._cap = cap
+
+    def _split_slope(self, slope):
+        """(indices, data) of the nonzeros of a slope of shape (dim,) or (1, dim)."""
+        if sp.issparse(slope):
+            if slope.shape not in ((1, self.dim), (self.dim,)):
+                raise InputError(f"cut slope has shape {slope.shape}, expected (1, {self.dim})", field="slope")
+            row = sp.csr_matrix(slope.reshape(1, self.dim))
+            row.sum_duplicates()
+            idx, data = row.indices.astype(np.int64), row.data.astype(np.float64)
+        else:
+            a = np.asarray(slope, dtype=np.float64)
+            if a.shape not in ((self.dim,), (1, self.dim)):
+                raise InputError(f"cut slope has shape {a.shape}, expected ({self.dim},)", field="slope")
+            a = a.ravel()
+            idx = np.flatnonzero(a)
+            data = a[idx]
+        if not np.all(np.isfinite(data)):
+            raise InputError("cut slope has NaN or infinite entries", field="slope")
+        return idx, data
+
+    def matrix(self):
+        """The slopes stacked as rows: ndarray or CSR of shape (n_cuts, dim)."""
+        if self.sparse:
+            if self._csr is None:
+                n = self.n_cuts
+                indptr = np.zeros(n + 1, dtype=np.int64)
+                indptr[1:] = np.cumsum([len(i) for i, _ in self._rows])
+                ind = np.concatenate([i for i, _ in self._rows]) if n else np.zeros(0, np.int64)
+                dat = np.concatenate([d for _, d in self._rows]) if n else np.zeros(0)
+                self._csr = sp.csr_matrix((dat, ind, indptr), shape=(n, self.dim))
+            return self._csr
+        if self._dense is None:
+            return np.zeros((0, self.dim))
+        return self._dense[: self.n_cuts]
+
+    def _group_block(self, idx, data):
+        """Sparse (dim, n_groups) matrix holding the slope in the column of each coordinate's group."""
+        cols = np.zeros(len(idx), dtype=np.int64) if self._groups is None else self._groups[idx]
+        return sp.csr_matrix((data, (idx, cols)), shape=(self.dim, self.n_groups))
+
+    def _cross(self, idx, data, dense_vec=None):
+        """Per-group inner products of a slope with every stored cut, shape (n_groups, n_cuts)."""
+        n = self.n_cuts
+        if n == 0:
+            return np.zeros((self.n_groups, 0))
+        if self._groups is None and not self.sparse and dense_vec is not None:
+            return (self._dense[:n] @ dense_vec)[None, :]
+        block = self._group_block(idx, data)
+        prod = self.matrix() @ block  # (n, n_groups)
+        prod = prod.toarray() if sp.issparse(prod) else np.asarray(prod)
+        return prod.T
+
+    def _self_gram(self, idx, data):
+        if self._groups is None:
+            return np.array([data @ data])
+        return np.bincount(self._groups[idx], weights=data * data, minlength=self.n_groups)
+
+    def add(self, cut) -> int:
+        """Append a cut; returns its index. Costs one row of inner products.
+
+        Parameters
+        ----------
+        cut : Cut
+            Slope of shape (dim,) (dense) or (1, dim) (sparse), and a finite offset.
+        """
+        slope, offset = cut
+        offset = float(offset)
+        if not np.isfinite(offset):
+            raise InputError(f"cut offset is not finite: {offset}", field="offset")
+        is_sparse = sp.issparse(slope)
+        if self.sparse is None:
+            self.sparse = is_sparse
+        idx, data = self._split_slope(slope)
+        dense_vec = None
+        if not self.sparse:
+            dense_vec = np.zeros(self.dim)
+            dense_vec[idx] = data
+        cross = self._cross(idx, data, dense_vec)
+        n = self.n_cuts
+        self._grow(n + 1)
+        if self.sparse:
+            self._rows.append((idx, data))
+            self._csr = None
+        else:
+            self._dense[n] = dense_vec
+        self._G[:, n, :n] = cross
+        self._G[:, :n, n] = cross
+        self._G[:, n, n] = self._self_gram(idx, data)
+        self._b[n] = offset
+        self._duals[n] = 0.0
+        self._idle[n] = 0
+        self.n_cuts = n + 1
+        return n
+
+    # ------------------------------------------------------------------ algebra
+    def gram(self, group=None) -> np.ndarray:
+        """``A^T A`` (or ``A_j^T A_j`` for a group), ndarray of shape (n_cuts, n_cuts)."""
+        n = self.n_cuts
+        if group is None:
+            if self.n_groups == 1:
+                return self._G[0, :n, :n].copy()
+            return self._G[:, :n, :n].sum(axis=0)
+        return self._G[self._check_group(group), :n, :n].copy()
+
+    def _check_group(self, group):
+        j = int(group)
+        if not 0 <= j < self.n_groups:
+            raise InputError(f"group {group} out of range 0..{self.n_groups - 1}", field="group")
+        return j
+
+    def _mask(self, group):
+        j = self._check_group(group)
+        if j not in self._masks:
+            self._masks[j] = (self._groups == j) if self._groups is not None else np.ones(self.dim, bool)
+        return self._masks[j]
+
+    def combine(self, alpha, group=None) -> np.ndarray:
+        """``sum_r alpha_r a_r``, ndarray of shape (dim,) (zero outside ``group`` if given)."""
+        alpha = np.asarray(alpha, dtype=np.float64)
+        if alpha.shape != (self.n_cuts,):
+            raise InputError(f"alpha has shape {alpha.shape}, expected ({self.n_cuts},)", field="alpha")
+        if self.n_cuts == 0:
+            out = np.zeros(self.dim)
+        elif self.sparse:
+            out = np.asarray(self.matrix().T @ alpha).ravel()
+        else:
+            out = alpha @ self._dense[: self.n_cuts]
+        if group is not None:
+            out = np.where(self._mask(group), out, 0.0)
+        return out
+
+    def slopes_dot(self, w) -> np.ndarray:
+        """``A^T w``: the inner product of every slope with ``w``, shape (n_cuts,)."""
+        w = np.asarray(w, dtype=np.float64)
+        if self.n_cuts == 0:
+            return np.zeros(0)
+        return np.asarray(self.matrix() @ w).ravel()
+
+    def model_value(self, w) -> float:
+        """``R_t(w) = max_r <a_r, w> + b_r`` (``-inf`` for an empty set)."""
+        if self.n_cuts == 0:
+            return -np.inf
+        return float(np.max(self.slopes_dot(w) + self.offsets))
+
+    # ------------------------------------------------------------------ memory
+    def record_duals(self, alpha) -> None:
+        """Store the duals of the last reduced solve and update the per-cut idle counts."""
+        alpha = np.asarray(alpha, dtype=np.float64)
+        if alpha.shape != (self.n_cuts,):
+            raise InputError(f"alpha has shape {alpha.shape}, expected ({self.n_cuts},)", field="alpha")
+        n = self.n_cuts
+        scale = max(float(np.sum(np.abs(alpha))), np.finfo(float).tiny)
+        zero = np.abs(alpha) <= self.zero_tol * scale
+        self._idle[:n] = np.where(zero, self._idle[:n] + 1, 0)
+        self._duals[:n] = alpha
+
+    def _keep(self, keep):
+        """Keep the cuts flagged in the boolean mask ``keep`` (order preserved)."""
+        n = self.n_cuts
+        sel = np.flatnonzero(keep)
+        m = len(sel)
+        if self.sparse:
+            self._rows = [self._rows[i] for i in sel]
+            self._csr = None
+        else:
+            self._dense[:m] = self._dense[sel]
+        self._G[:, :m, :m] = self._G[:, sel[:, None], sel[None, :]]
+        for name in ("_b", "_duals", "_idle"):
+            arr = getattr(self, name)
+            arr[:m] = arr[:n][sel]
+        self.n_cuts = m
+
+    def prune(self, idle_iterations) -> int:
+        """Remove cuts whose dual stayed zero for ``idle_iterations`` consecutive records.
+
+        Returns
+        -------
+        int
+            The number of cuts removed.
+        """
+        k = int(idle_iterations)
+        if k < 1:
+            raise InputError(f"idle_iterations must be >= 1, got {idle_iterations}", field="prune_after")
+        drop = self.idle_counts >= k
+        if not drop.any():
+            return 0
+        self._keep(~drop)
+        return int(drop.sum())
+
+    def aggregate(self, max_cuts, alpha=None) -> int:
+        """Merge the oldest cuts into one so that ``n_cuts <= max_cuts``.
+
+        The merged cut is ``sum_i beta_i (a_i, b_i)`` over the oldest cuts with
+        ``beta = alpha_old / sum(alpha_old)`` (uniform if their duals are all zero). Its
+        Gram row comes from the stored Gram blocks, not from the slopes.
+
+        Parameters
+        ----------
+        max_cuts : int
+            Budget, >= 1.
+        alpha : ndarray of shape (n_cuts,), optional
+            Duals of the last reduced solve; defaults to the recorded ones.
+
+        Returns
+        -------
+        int
+            How many cuts were merged (0 when already within budget).
+        """
+        max_cuts = int(max_cuts)
+        if max_cuts < 1:
+            raise InputError(f"max_cuts must be >= 1, got {max_cuts}", field="max_cuts")
+        n = self.n_cuts
+        if n <= max_cuts:
+            return 0
+        alpha = self.duals.copy() if alpha is None else np.asarray(alpha, dtype=np.float64)
+        if alpha.shape != (n,):
+            raise InputError(f"alpha has shape {alpha.shape}, expected ({n},)", field="alpha")
+        k = n - max_cuts + 1  # the oldest k cuts become one
+        w_old = np.clip(alpha[:k], 0.0, None)
+        total = w_old.sum()
+        beta = w_old / total if total > 0 else np.full(k, 1.0 / k)
+        # slope and offset of the merged cut
+        if self.sparse:
+            merged = (sp.csr_matrix(beta[None, :]) @ self.matrix()[:k]).tocsr()
+            merged.sum_duplicates()
+            merged_row = (merged.indices.astype(np.int64), merged.data.astype(np.float64))
+        else:
+            merged_vec = beta @ self._dense[:k]
+        b_new = float(beta @ self._b[:k])
+        G = self._G[:, :n, :n]
+        cross = np.einsum("i,gij->gj", beta, G[:, :k, k:])  # (n_groups, n - k)
+        self_g = np.einsum("i,gij,j->g", beta, G[:, :k, :k], beta)
+        dual_new = float(alpha[:k].sum())
+        # rebuild: merged cut at position 0, then the remaining cuts in order
+        m = n - k + 1
+        newG = np.zeros((self.n_groups, m, m))
+        newG[:, 1:, 1:] = G[:, k:, k:]
+        newG[:, 0, 1:] = cross
+        newG[:, 1:, 0] = cross
+        newG[:, 0, 0] = self_g
+        self._G[:, :m, :m] = newG
+        if self.sparse:
+            self._rows = [merged_row] + self._rows[k:]
+            self._csr = None
+        else:
+            self._dense[1:m] = self._dense[k:n].copy()
+            self._dense[0] = merged_vec
+        for name, first in (("_b", b_new), ("_duals", dual_new), ("_idle", 0)):
+            arr = getattr(self, name)
+            arr[1:m] = arr[k:n].copy()
+            arr[0] = first
+        self.n_cuts = m
+        return k
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the stored slopes and the Gram blocks."""
+        if self.sparse:
+            slopes = sum(i.nbytes + d.nbytes for i, d in self._rows)
+        else:
+            slopes = 0 if self._dense is None else self._dense.nbytes
+        return int(slopes + self._G.nbytes + self._b.nbytes + self._duals.nbytes + self._idle.nbytes)
+
+    def cuts(self):
+        """The stored cuts as a list of :class:`~cutplane.cuts.Cut` (dense or CSR slopes)."""
+        A = self.matrix()
+        return [Cut(A[r] if self.sparse else A[r].copy(), float(self._b[r])) for r in range(self.n_cuts)]
+
+    def __repr__(self) -> str:
+        mode = {None: "empty", True: "sparse", False: "dense"}[self.sparse]
+        return f"WorkingSet(dim={self.dim}, n_cuts={self.n_cuts}, n_groups={self.n_groups}, {mode})"
