@@ -8,6 +8,8 @@ import importlib
 
 # name -> module; each helper module adds its public names here.
 _LAZY: dict[str, str] = {
+    "AttachmentScores": "problems.metrics.parsing",
+    "uas": "problems.metrics.parsing",
 }
 
 __all__ = sorted(_LAZY)
