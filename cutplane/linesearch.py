@@ -1,0 +1,419 @@
+"""Line search along a direction for LS-BMRM / OCAS (chapter Alg. 1.4, line 7, eq. 15-16).
+
+Along ``w(k) = w_b + k d`` the objective ``F(w) = lam/2 ||w||^2 + R(w)`` becomes, up to the
+constant ``lam/2 ||w_b||^2``,
+
+    f(k) = (a2 / 2) k^2 + a1 k + sum_i max_j (c_ij + k s_ij),   k >= 0,
+
+with ``a2 = lam ||d||^2``, ``a1 = lam <w_b, d>``, ``c_ij = u_ij + <v_ij, w_b>`` and
+``s_ij = <v_ij, d>`` when the risk has the form (16)
+``R(w) = sum_i max_j (u_ij + <v_ij, w>)``.  Oracles of that form offer
+``line_search_pieces(w, d) -> (offsets, slopes)`` and ``supports_line_search = True``.
+
+:func:`exact_line_search` minimises ``f`` exactly (Franc & Sonnenburg): each term is the
+upper envelope of ``m`` lines, a convex piecewise-linear function whose breakpoints on
+``(0, inf)`` and slope jumps are found for all rows at once; the ``O(n m)`` breakpoints are
+sorted and the zero crossing of the (increasing) subdifferential
+``df(k) = a2 k + a1 + sum of the active slopes`` is read off in ``O(n m log(n m))``.
+:func:`line_search` is the fallback for risks without that form: a safeguarded 1-D convex
+search (bracketing by doubling, then Brent's golden-section / parabolic steps).
+:func:`minimize_along` chooses between them for an oracle.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable, NamedTuple
+
+import numpy as np
+
+from .exceptions import InputError
+
+__all__ = ["LineSearchResult", "exact_line_search", "line_search", "minimize_along"]
+
+_GOLDEN = 0.5 * (3.0 - math.sqrt(5.0))
+
+
+class LineSearchResult(NamedTuple):
+    """The outcome of a line search over ``k >= 0``.
+
+    Attributes
+    ----------
+    k : float
+        The minimiser (the smallest one when the minimiser set is an interval); ``inf`` when
+        ``f`` decreases for ever and the search was exact (see ``unbounded``).
+    value : float
+        ``f(k)`` (``-inf`` for an unbounded exact search).
+    n_breakpoints : int
+        Breakpoints of the piecewise-linear part on ``(0, inf)`` (0 for the generic search).
+    n_evals : int
+        Evaluations of ``f`` (1 for the exact search: the value at ``k``).
+    unbounded : bool
+        True when ``f`` is unbounded below along the direction (``a2 = 0`` and a negative
+        slope at infinity; for the generic search: still decreasing after the last doubling).
+    converged : bool
+        False when the generic search ran out of evaluations before its tolerance.
+    """
+
+    k: float
+    value: float
+    n_breakpoints: int
+    n_evals: int
+    unbounded: bool = False
+    converged: bool = True
+
+
+def _check_pieces(a2, a1, offsets, slopes):
+    for name, val in (("a2", a2), ("a1", a1)):
+        if not np.isscalar(val) and np.ndim(val) != 0:
+            raise InputError(f"expected a scalar, got an array of shape {np.shape(val)}", field=name)
+        if not math.isfinite(float(val)):
+            raise InputError(f"must be finite, got {val}", field=name)
+    if a2 < 0:
+        raise InputError(f"the quadratic coefficient must be >= 0 (f convex), got {a2}", field="a2")
+    offsets = np.asarray(offsets, dtype=np.float64)
+    slopes = np.asarray(slopes, dtype=np.float64)
+    if offsets.ndim != 2 or slopes.ndim != 2:
+        raise InputError(f"offsets and slopes must be 2-D (n, m), got shapes {offsets.shape} "
+                         f"and {slopes.shape}", field="offsets")
+    if offsets.shape != slopes.shape:
+        raise InputError(f"offsets {offsets.shape} and slopes {slopes.shape} differ in shape",
+                         field="slopes")
+    if offsets.shape[0] > 0 and offsets.shape[1] == 0:
+        raise InputError("each row needs at least one line (m >= 1)", field="offsets")
+    if not (np.isfinite(offsets).all() and np.isfinite(slopes).all()):
+        raise InputError("offsets and slopes must be finite", field="offsets")
+    return float(a2), float(a1), offsets, slopes
+
+
+def _breakpoints_two(offsets, slopes):
+    """Breakpoints of max(l0, l1) per row, closed form (the binary-hinge case m = 2)."""
+    steep = slopes[:, 1] > slopes[:, 0]                  # index of the steeper line
+    c_hi = np.where(steep, offsets[:, 1], offsets[:, 0])
+    c_lo = np.where(steep, offsets[:, 0], offsets[:, 1])
+    s_hi = np.where(steep, slopes[:, 1], slopes[:, 0])
+    s_lo = np.where(steep, slopes[:, 0], slopes[:, 1])
+    gap = c_lo - c_hi                                    # > 0: the flat line leads at k = 0
+    jump = s_hi - s_lo
+    start = float(np.where(gap > 0, s_lo, s_hi).sum())
+    mask = (gap > 0) & (jump > 0)
+    with np.errstate(over="ignore"):
+        t = gap[mask] / jump[mask]
+    keep = np.isfinite(t)                                # a crossing beyond float range: never
+    return start, t[keep], jump[mask][keep]
+
+
+def _breakpoints_general(offsets, slopes):
+    """Breakpoints of the upper envelope of m lines per row, vectorised over rows.
+
+    Walks each envelope from k = 0 rightwards; round r finds, for every row still active,
+    the steeper line that overtakes the current one first. The slope increases strictly
+    at each step, so there are at most m - 1 rounds, each one an (n_active, m) array op.
+    """
+    n, m = offsets.shape
+    c0 = offsets.max(axis=1)
+    cur = np.argmax(np.where(offsets == c0[:, None], slopes, -np.inf), axis=1)
+    rows = np.arange(n)
+    start = float(slopes[rows, cur].sum())
+    k_cur = np.zeros(n)
+    active = rows
+    ks, jumps = [], []
+    for _ in range(m - 1):
+        if active.size == 0:
+            break
+        C, S, j = offsets[active], slopes[active], cur[active]
+        ar = np.arange(active.size)
+        cj, sj = C[ar, j], S[ar, j]
+        ds = S - sj[:, None]
+        steeper = ds > 0
+        t = np.full(C.shape, np.inf)
+        with np.errstate(over="ignore"):
+            np.divide(cj[:, None] - C, ds, out=t, where=steeper)
+        t = np.maximum(t, k_cur[active][:, None])        # rounding may put a crossing just left
+        tmin = t.min(axis=1)
+        has = np.isfinite(tmin)
+        cand = steeper & (t == tmin[:, None])
+        nxt = np.argmax(np.where(cand, S, -np.inf), axis=1)
+        ks.append(tmin[has])
+        jumps.append(S[ar, nxt][has] - sj[has])
+        active = active[has]
+        cur[active] = nxt[has]
+        k_cur[active] = tmin[has]
+    if not ks:
+        return start, np.empty(0), np.empty(0)
+    return start, np.concatenate(ks), np.concatenate(jumps)
+
+
+def _f(a2, a1, offsets, slopes, k):
+    if offsets.shape[0] == 0:
+        return 0.5 * a2 * k * k + a1 * k
+    return float(0.5 * a2 * k * k + a1 * k + (offsets + k * slopes).max(axis=1).sum())
+
+
+def exact_line_search(a2, a1, offsets, slopes, *, k_max=None, on_unbounded="flag"):
+    """Exact minimiser over ``k >= 0`` of ``(a2/2) k^2 + a1 k + sum_i max_j (c_ij + k s_ij)``.
+
+    Parameters
+    ----------
+    a2 : float
+        Quadratic coefficient, ``>= 0`` (``lam ||d||^2``).
+    a1 : float
+        Linear coefficient (``lam <w_b, d>``).
+    offsets : ndarray of shape (n, m)
+        ``c_ij``, the value of line ``j`` of term ``i`` at ``k = 0``.
+    slopes : ndarray of shape (n, m)
+        ``s_ij``, its slope in ``k``.
+    k_max : float, optional
+        Upper end of the search interval (by convexity the result is
+        ``min(k*, k_max)``).
+    on_unbounded : {"flag", "raise"}
+        What to do when ``a2 = 0`` and ``f`` decreases for ever (no ``k_max``): return
+        ``k = inf``, ``value = -inf``, ``unbounded = True``, or raise :class:`InputError`.
+
+    Returns
+    -------
+    LineSearchResult
+        ``k`` is the smallest minimiser; ``0 in df(k)`` (or ``k = 0`` with
+        ``f'(0+) >= 0``, or ``k = k_max``).
+
+    Notes
+    -----
+    ``m = 2`` (binary hinge) takes a closed-form path; general ``m`` computes each row's
+    envelope with at most ``m - 1`` vectorised rounds, ``O(n m^2)`` in total, then sorts
+    the breakpoints, ``O(n m log(n m))``, as in Franc & Sonnenburg.
+    """
+    a2, a1, offsets, slopes = _check_pieces(a2, a1, offsets, slopes)
+    if on_unbounded not in ("flag", "raise"):
+        raise InputError(f"must be 'flag' or 'raise', got {on_unbounded!r}", field="on_unbounded")
+    if k_max is not None and not (float(k_max) >= 0.0):
+        raise InputError(f"must be >= 0, got {k_max}", field="k_max")
+    n, m = offsets.shape
+    if n == 0:
+        start, bk, jump = 0.0, np.empty(0), np.empty(0)
+    elif m == 1:
+        start, bk, jump = float(slopes.sum()), np.empty(0), np.empty(0)
+    elif m == 2:
+        start, bk, jump = _breakpoints_two(offsets, slopes)
+    else:
+        start, bk, jump = _breakpoints_general(offsets, slopes)
+    n_bk = int(bk.size)
+    g0 = a1 + start                       # f'(0+)
+    unbounded = False
+    if g0 >= 0.0:
+        k = 0.0
+    else:
+        order = np.argsort(bk, kind="stable")
+        bk = bk[order]
+        g = g0 + np.cumsum(jump[order])   # the constant part of f' right of each breakpoint
+        right = a2 * bk + g               # f'(bk+)
+        hit = np.flatnonzero(right >= 0.0)
+        if hit.size:
+            b = int(hit[0])
+            g_prev = g[b - 1] if b > 0 else g0
+            lo = bk[b - 1] if b > 0 else 0.0
+            if a2 > 0.0 and a2 * bk[b] + g_prev >= 0.0:   # f'(bk-) >= 0: root inside the piece
+                k = min(max(-g_prev / a2, lo), float(bk[b]))
+            else:                                         # 0 in [f'(bk-), f'(bk+)]
+                k = float(bk[b])
+        else:
+            g_last = g[-1] if n_bk else g0
+            lo = float(bk[-1]) if n_bk else 0.0
+            if a2 > 0.0:
+                k = max(-g_last / a2, lo)
+            else:
+                unbounded = True
+                k = math.inf
+    if k_max is not None:
+        k = min(k, float(k_max))
+        unbounded = unbounded and math.isinf(k)
+    if unbounded:
+        if on_unbounded == "raise":
+            raise InputError("f decreases for ever along the direction (a2 = 0 and a negative "
+                             "slope at infinity): the line search is unbounded", field="a2")
+        return LineSearchResult(math.inf, -math.inf, n_bk, 0, unbounded=True)
+    return LineSearchResult(float(k), _f(a2, a1, offsets, slopes, k), n_bk, 1)
+
+
+def _eval(fun, k):
+    v = float(fun(k))
+    if math.isnan(v) or v == math.inf:
+        raise InputError(f"the function returned {v} at k = {k}", field="fun")
+    return v
+
+
+def _brent(fun, a, b, x, fx, xtol, max_evals):
+    """Brent's minimisation on [a, b] from an interior x; returns (x, fx, evals, converged)."""
+    w = v = x
+    fw = fv = fx
+    d = e = 0.0
+    evals = 0
+    while evals < max_evals:
+        mid = 0.5 * (a + b)
+        tol = xtol * abs(x) + 1e-14
+        if abs(x - mid) <= 2.0 * tol - 0.5 * (b - a):
+            return x, fx, evals, True
+        golden = True
+        if abs(e) > tol:                                   # try the parabola through x, w, v
+            r = (x - w) * (fx - fv)
+            q = (x - v) * (fx - fw)
+            p = (x - v) * q - (x - w) * r
+            q = 2.0 * (q - r)
+            if q > 0.0:
+                p = -p
+            q = abs(q)
+            e_prev, e = e, d
+            if abs(p) < abs(0.5 * q * e_prev) and q * (a - x) < p < q * (b - x):
+                d = p / q
+                if (x + d - a) < 2.0 * tol or (b - x - d) < 2.0 * tol:
+                    d = tol if x < mid else -tol
+                golden = False
+        if golden:
+            e = (b - x) if x < mid else (a - x)
+            d = _GOLDEN * e
+        u = x + (d if abs(d) >= tol else math.copysign(tol, d))
+        fu = _eval(fun, u)
+        evals += 1
+        if fu <= fx:
+            if u < x:
+                b = x
+            else:
+                a = x
+            v, fv, w, fw, x, fx = w, fw, x, fx, u, fu
+        else:
+            if u < x:
+                a = u
+            else:
+                b = u
+            if fu <= fw or w == x:
+                v, fv, w, fw = w, fw, u, fu
+            elif fu <= fv or v == x or v == w:
+                v, fv = u, fu
+    return x, fx, evals, False
+
+
+def line_search(fun: Callable[[float], float], k_max=None, *, k_init=1.0, xtol=1e-8,
+                max_evals=100, max_doublings=60):
+    """Safeguarded minimisation of a black-box convex function over ``k >= 0``.
+
+    For risks without form (16): ``fun(k)`` is typically ``F(w_b + k d)`` through the
+    oracle. The minimiser is bracketed by doubling from ``k_init`` (convexity: once
+    ``f(2k) >= f(k)`` it lies left of ``2k``; if ``f(k_init) >= f(0)`` it lies in
+    ``[0, k_init]``), then located by Brent's method (golden section with safeguarded
+    parabolic steps), which is exact in one step on a quadratic piece.
+
+    Parameters
+    ----------
+    fun : callable
+        ``fun(k) -> float``, convex on ``[0, inf)``; NaN or ``+inf`` raise :class:`InputError`.
+    k_max : float, optional
+        Upper end of the search interval.
+    k_init : float, default=1.0
+        First trial step (LS-BMRM: ``k = 1`` is the reduced problem's solution).
+    xtol : float, default=1e-8
+        Relative tolerance on ``k``.
+    max_evals : int, default=100
+        Budget of evaluations of ``fun`` (bracketing included).
+    max_doublings : int, default=60
+        Past ``k_init * 2**max_doublings`` with ``f`` still decreasing the result is flagged
+        ``unbounded`` (then ``k`` is the last, best, point tried, not ``inf``).
+
+    Returns
+    -------
+    LineSearchResult
+        The best point evaluated; ``n_breakpoints = 0``.
+    """
+    if not callable(fun):
+        raise InputError(f"must be callable, got {type(fun).__name__}", field="fun")
+    if not (float(k_init) > 0.0 and math.isfinite(float(k_init))):
+        raise InputError(f"must be > 0 and finite, got {k_init}", field="k_init")
+    if k_max is not None and not (float(k_max) >= 0.0):
+        raise InputError(f"must be >= 0, got {k_max}", field="k_max")
+    if not (float(xtol) > 0.0):
+        raise InputError(f"must be > 0, got {xtol}", field="xtol")
+    if int(max_evals) < 2:
+        raise InputError(f"must be >= 2, got {max_evals}", field="max_evals")
+    k_max = math.inf if k_max is None else float(k_max)
+    f0 = _eval(fun, 0.0)
+    if k_max == 0.0:
+        return LineSearchResult(0.0, f0, 0, 1)
+    lo, f_lo = 0.0, f0
+    mid = min(float(k_init), k_max)
+    f_mid = _eval(fun, mid)
+    evals = 2
+    if f_mid >= f_lo:                               # minimiser in [0, mid]
+        lo, hi = 0.0, mid
+        x = lo + _GOLDEN * (hi - lo)
+        fx = _eval(fun, x)
+        evals += 1
+        if fx > f_lo:                               # still climbing: shrink towards 0
+            hi = x
+            x = lo + _GOLDEN * (hi - lo)
+            fx = _eval(fun, x)
+            evals += 1
+    else:                                           # f decreases at mid: double
+        doublings = 0
+        while True:
+            if mid >= k_max:
+                return LineSearchResult(mid, f_mid, 0, evals)
+            hi = min(2.0 * mid, k_max)
+            f_hi = _eval(fun, hi)
+            evals += 1
+            if f_hi >= f_mid:
+                break
+            lo, f_lo, mid, f_mid = mid, f_mid, hi, f_hi
+            doublings += 1
+            if f_hi == -math.inf or doublings >= max_doublings or evals >= max_evals:
+                return LineSearchResult(mid, f_mid, 0, evals, unbounded=doublings >= max_doublings
+                                        or f_hi == -math.inf, converged=False)
+        x, fx = mid, f_mid
+    budget = max(int(max_evals) - evals, 0)
+    xb, fb, used, ok = _brent(fun, lo, hi, x, fx, float(xtol), budget)
+    evals += used
+    best = min(((f0, 0.0), (fb, xb), (fx, x)), key=lambda t: (t[0], t[1]))
+    return LineSearchResult(float(best[1]), float(best[0]), 0, evals, converged=ok)
+
+
+def minimize_along(oracle, lam, w, d, *, k_max=None, **kwargs):
+    """``argmin_{k >= 0} lam/2 ||w + k d||^2 + R(w + k d)`` for an oracle of ``R``.
+
+    Uses :func:`exact_line_search` on ``oracle.line_search_pieces(w, d)`` when the oracle
+    declares ``supports_line_search = True``, else :func:`line_search` on oracle values.
+
+    Parameters
+    ----------
+    oracle : Oracle
+        The risk oracle.
+    lam : float
+        Regularisation constant (``> 0`` or ``0``).
+    w : ndarray of shape (dim,)
+        Start point (the best-so-far ``w_b``).
+    d : ndarray of shape (dim,)
+        Direction (``w_t - w_b``).
+    k_max : float, optional
+        Upper end of the search interval.
+    **kwargs
+        Passed to :func:`line_search` (generic path) or :func:`exact_line_search`.
+
+    Returns
+    -------
+    LineSearchResult
+        ``value`` is the full objective ``F(w + k d)`` (the constant included).
+    """
+    w = np.asarray(w, dtype=np.float64).ravel()
+    d = np.asarray(d, dtype=np.float64).ravel()
+    if w.shape != d.shape:
+        raise InputError(f"w {w.shape} and d {d.shape} differ in shape", field="d")
+    lam = float(lam)
+    if not (lam >= 0.0 and math.isfinite(lam)):
+        raise InputError(f"must be >= 0 and finite, got {lam}", field="lam")
+    const = 0.5 * lam * float(w @ w)
+    if getattr(oracle, "supports_line_search", False):
+        offsets, slopes = oracle.line_search_pieces(w, d)
+        res = exact_line_search(lam * float(d @ d), lam * float(w @ d), offsets, slopes,
+                                k_max=k_max, **kwargs)
+        return res._replace(value=res.value + const)
+
+    def fun(k):
+        wk = w + k * d
+        return 0.5 * lam * float(wk @ wk) + float(oracle(wk).value)
+
+    return line_search(fun, k_max=k_max, **kwargs)
