@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["cle_kernel", "eisner_kernel", "arc_scores_kernel"]
+__all__ = ["cle_kernel", "eisner_kernel", "arc_scores_kernel", "decode_chunk_kernel", "feature_diff_kernel"]
 
 
 @njit(cache=True, nogil=True)
@@ -338,3 +338,118 @@ def arc_scores_kernel(indptr, indices, arc_start, N, w):
                 acc += w[indices[k]]
             S[h, m] = acc
     return S
+
+
+@njit(cache=True, nogil=True)
+def decode_chunk_kernel(indptr, indices, arc_ptr, lengths, gold, head_ptr, w, start, stop,
+                        augment, loss_weight, projective, single_root, pred_out, loss_out,
+                        margin_out):
+    """Decode sentences ``start..stop-1`` (plain or loss-augmented) in one nogil call.
+
+    Parameters
+    ----------
+    indptr, indices : CSR arc features of the whole dataset (see ``arc_scores_kernel``).
+    arc_ptr : ndarray of shape (n_sentences + 1,), int64
+        First arc row of each sentence.
+    lengths : ndarray of shape (n_sentences,), int64
+        Words per sentence.
+    gold : ndarray of shape (sum(lengths + 1),), int64
+        Concatenated gold head arrays (each with its leading -1); unused when not augmenting.
+    head_ptr : ndarray of shape (n_sentences + 1,), int64
+        Offsets of each sentence's head array in ``gold``.
+    w : ndarray of shape (dim,), float64
+    start, stop : int
+        The chunk of sentences.
+    augment : bool
+        Add ``loss_weight[i]`` to every non-gold arc of sentence ``i``.
+    loss_weight : ndarray of shape (n_sentences,), float64
+        Loss of one wrong head per sentence.
+    projective, single_root : bool
+        Eisner instead of Chu-Liu-Edmonds; one child of the root.
+    pred_out : ndarray of shape (head_ptr[stop] - head_ptr[start],), int64
+        Receives the predicted heads (chunk-local offsets).
+    loss_out, margin_out : ndarray of shape (stop - start,), float64
+        Receive the weighted loss and ``score(pred) - score(gold)`` (unaugmented scores;
+        the margin is 0 when not augmenting).
+    """
+    base = head_ptr[start]
+    for i in range(start, stop):
+        N = lengths[i] + 1
+        g0 = head_ptr[i]
+        S = arc_scores_kernel(indptr, indices, arc_ptr[i], N, w)
+        A = S
+        if augment:
+            A = S + loss_weight[i]
+            for m in range(1, N):
+                A[gold[g0 + m], m] = S[gold[g0 + m], m]
+        if projective:
+            heads = eisner_kernel(A, single_root)
+        else:
+            P = np.zeros((N, N), dtype=np.int64)
+            if single_root:
+                for m in range(N):
+                    P[0, m] = -1
+            heads = cle_kernel(A, P)
+        o = g0 - base
+        for m in range(N):
+            pred_out[o + m] = heads[m]
+        if augment:
+            wrong = 0
+            margin = 0.0
+            for m in range(1, N):
+                if heads[m] != gold[g0 + m]:
+                    wrong += 1
+                    margin += S[heads[m], m] - S[gold[g0 + m], m]
+            loss_out[i - start] = wrong * loss_weight[i]
+            margin_out[i - start] = margin
+        else:
+            loss_out[i - start] = 0.0
+            margin_out[i - start] = 0.0
+
+
+@njit(cache=True, nogil=True)
+def feature_diff_kernel(indptr, indices, arc_ptr, lengths, gold, head_ptr, pred, start, stop):
+    """Feature ids and signs of ``Phi(pred) - Phi(gold)`` over sentences ``start..stop-1``.
+
+    Only words whose head differs contribute (equal arcs cancel). ``pred`` holds the chunk's
+    predicted heads at chunk-local offsets (as written by ``decode_chunk_kernel``).
+
+    Returns
+    -------
+    ids : ndarray of shape (k,), int64
+    signs : ndarray of shape (k,), float64
+        ``+1`` for features of predicted arcs, ``-1`` for gold arcs (ids may repeat).
+    """
+    base = head_ptr[start]
+    count = 0
+    for i in range(start, stop):
+        N = lengths[i] + 1
+        g0 = head_ptr[i]
+        for m in range(1, N):
+            hp = pred[g0 - base + m]
+            hg = gold[g0 + m]
+            if hp != hg:
+                a = arc_ptr[i] + hp * N + m
+                b = arc_ptr[i] + hg * N + m
+                count += indptr[a + 1] - indptr[a] + indptr[b + 1] - indptr[b]
+    ids = np.empty(count, dtype=np.int64)
+    signs = np.empty(count, dtype=np.float64)
+    k = 0
+    for i in range(start, stop):
+        N = lengths[i] + 1
+        g0 = head_ptr[i]
+        for m in range(1, N):
+            hp = pred[g0 - base + m]
+            hg = gold[g0 + m]
+            if hp != hg:
+                a = arc_ptr[i] + hp * N + m
+                for j in range(indptr[a], indptr[a + 1]):
+                    ids[k] = indices[j]
+                    signs[k] = 1.0
+                    k += 1
+                b = arc_ptr[i] + hg * N + m
+                for j in range(indptr[b], indptr[b + 1]):
+                    ids[k] = indices[j]
+                    signs[k] = -1.0
+                    k += 1
+    return ids, signs
