@@ -105,39 +105,36 @@ def _breakpoints_two(offsets, slopes):
 def _breakpoints_general(offsets, slopes):
     """Breakpoints of the upper envelope of m lines per row, vectorised over rows.
 
-    Walks each envelope from k = 0 rightwards; round r finds, for every row still active,
+    Walks each envelope from k = 0 rightwards; a round finds, for every row still active,
     the steeper line that overtakes the current one first. The slope increases strictly
-    at each step, so there are at most m - 1 rounds, each one an (n_active, m) array op.
+    at each step, so there are at most m - 1 rounds, each one an (n_active, m) array op,
+    and the rows drop out as their envelope ends. Concurrent crossings (ties, or several
+    lines through one point) are resolved over successive rounds as breakpoints at the
+    same k, so ties need no special case: only the sum of the jumps at a point matters.
     """
     n, m = offsets.shape
-    c0 = offsets.max(axis=1)
-    cur = np.argmax(np.where(offsets == c0[:, None], slopes, -np.inf), axis=1)
     rows = np.arange(n)
+    cur = offsets.argmax(axis=1)
     start = float(slopes[rows, cur].sum())
-    k_cur = np.zeros(n)
-    active = rows
+    C, S, k_cur = offsets, slopes, np.zeros(n)
     ks, jumps = [], []
     for _ in range(m - 1):
-        if active.size == 0:
-            break
-        C, S, j = offsets[active], slopes[active], cur[active]
-        ar = np.arange(active.size)
-        cj, sj = C[ar, j], S[ar, j]
+        ar = np.arange(C.shape[0])
+        cj, sj = C[ar, cur], S[ar, cur]
         ds = S - sj[:, None]
-        steeper = ds > 0
-        t = np.full(C.shape, np.inf)
-        with np.errstate(over="ignore"):
-            np.divide(cj[:, None] - C, ds, out=t, where=steeper)
-        t = np.maximum(t, k_cur[active][:, None])        # rounding may put a crossing just left
-        tmin = t.min(axis=1)
-        has = np.isfinite(tmin)
-        cand = steeper & (t == tmin[:, None])
-        nxt = np.argmax(np.where(cand, S, -np.inf), axis=1)
-        ks.append(tmin[has])
-        jumps.append(S[ar, nxt][has] - sj[has])
-        active = active[has]
-        cur[active] = nxt[has]
-        k_cur[active] = tmin[has]
+        t = cj[:, None] - C
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            np.divide(t, ds, out=t)
+        t[ds <= 0] = np.inf                               # only steeper lines can overtake
+        nxt = t.argmin(axis=1)
+        tmin = t[ar, nxt]
+        has = tmin < np.inf
+        if not has.any():
+            break
+        cur, k_cur = nxt[has], np.maximum(tmin[has], k_cur[has])  # rounding: never step back
+        ks.append(k_cur)
+        jumps.append(S[ar[has], cur] - sj[has])
+        C, S = C[has], S[has]
     if not ks:
         return start, np.empty(0), np.empty(0)
     return start, np.concatenate(ks), np.concatenate(jumps)
@@ -146,7 +143,9 @@ def _breakpoints_general(offsets, slopes):
 def _f(a2, a1, offsets, slopes, k):
     if offsets.shape[0] == 0:
         return 0.5 * a2 * k * k + a1 * k
-    return float(0.5 * a2 * k * k + a1 * k + (offsets + k * slopes).max(axis=1).sum())
+    lines = offsets + k * slopes
+    best = np.take_along_axis(lines, lines.argmax(axis=1)[:, None], axis=1)
+    return float(0.5 * a2 * k * k + a1 * k + best.sum())
 
 
 def exact_line_search(a2, a1, offsets, slopes, *, k_max=None, on_unbounded="flag"):
@@ -201,7 +200,7 @@ def exact_line_search(a2, a1, offsets, slopes, *, k_max=None, on_unbounded="flag
     if g0 >= 0.0:
         k = 0.0
     else:
-        order = np.argsort(bk, kind="stable")
+        order = np.argsort(bk)
         bk = bk[order]
         g = g0 + np.cumsum(jump[order])   # the constant part of f' right of each breakpoint
         right = a2 * bk + g               # f'(bk+)

@@ -109,32 +109,53 @@ def test_exact_below_fine_grid(inst):
         assert (side >= res.value - 1e-9 * (1.0 + abs(res.value))).all()
 
 
+def right_slope_from_breakpoints(start, bk, jump, k):
+    """Slope of the risk just right of each k, from the envelope's breakpoints."""
+    return start + np.array([jump[bk <= kk].sum() for kk in np.atleast_1d(k)])
+
+
+def right_slope_direct(C, S, k, h=1e-7):
+    """Slope of sum_i max_j (c_ij + k s_ij) just right of k, by brute force over lines."""
+    out = []
+    for kk in np.atleast_1d(k):
+        val = C + kk * S
+        top = val >= val.max(axis=1, keepdims=True) - 1e-12 * (1 + np.abs(val).max())
+        out.append(np.where(top, S, -np.inf).max(axis=1).sum())
+    return np.array(out)
+
+
 @settings(max_examples=200)
 @given(st.data())
-def test_two_line_fast_path_equals_general(data):
-    n = data.draw(st.integers(1, 30))
+def test_envelope_slopes_match_brute_force(data):
+    n = data.draw(st.integers(1, 8))
+    m = data.draw(st.integers(2, 6))
     ints = data.draw(st.booleans())
-    elem = st.integers(-2, 2).map(float) if ints else st.floats(-5, 5, allow_nan=False).map(lambda x: round(x, 6))
-    C = np.array(data.draw(st.lists(elem, min_size=2 * n, max_size=2 * n))).reshape(n, 2)
-    S = np.array(data.draw(st.lists(elem, min_size=2 * n, max_size=2 * n))).reshape(n, 2)
-    s2, k2, j2 = _breakpoints_two(C, S)
-    sg, kg, jg = _breakpoints_general(C, S)
-    assert s2 == pytest.approx(sg, abs=1e-12)
-    o2, og = np.argsort(k2), np.argsort(kg)
-    np.testing.assert_allclose(k2[o2], kg[og], rtol=1e-12)
-    np.testing.assert_allclose(j2[o2], jg[og], rtol=1e-12)
+    elem = st.integers(-2, 2).map(float) if ints else \
+        st.floats(-5, 5, allow_nan=False).map(lambda x: round(x, 6))
+    C = np.array(data.draw(st.lists(elem, min_size=n * m, max_size=n * m))).reshape(n, m)
+    S = np.array(data.draw(st.lists(elem, min_size=n * m, max_size=n * m))).reshape(n, m)
+    paths = [_breakpoints_general(C, S)]
+    if m == 2:
+        paths.append(_breakpoints_two(C, S))
+    for start, bk, jump in paths:
+        assert (bk >= 0).all() and (jump > 0).all() and bk.size <= n * (m - 1)
+        # probe between and around all breakpoints (and at 0): the step functions agree
+        pts = np.unique(np.concatenate([[0.0], bk, bk + 1e-3, bk * 1.5 + 0.25]))
+        got = right_slope_from_breakpoints(start, bk, jump, pts)
+        np.testing.assert_allclose(got, right_slope_direct(C, S, pts), atol=1e-9)
+        # total jump = slope at infinity - slope at 0+
+        assert start + jump.sum() == pytest.approx(S.max(axis=1).sum(), abs=1e-9)
 
 
 def test_envelope_breakpoints_of_known_rows():
     # max(0, 1 - k, 2 - 3k, k - 1): envelope 2 - 3k, then 1 - k (k = 1/2), then k - 1
-    # (k = 1; the line 0 only touches the envelope there); slope -3 -> -1 -> 1
+    # (k = 1, where the line 0 only touches the envelope); slope -3 -> -1 -> 1
     C = np.array([[0.0, 1.0, 2.0, -1.0]])
     S = np.array([[0.0, -1.0, -3.0, 1.0]])
     start, k, jump = _breakpoints_general(C, S)
     assert start == -3.0
-    o = np.argsort(k, kind="stable")
-    np.testing.assert_allclose(k[o], [0.5, 1.0])
-    np.testing.assert_allclose(jump[o], [2.0, 2.0])
+    at = {float(v): float(jump[k == v].sum()) for v in np.unique(k)}
+    assert at == {0.5: 2.0, 1.0: 2.0}
 
 
 def test_minimiser_exactly_at_breakpoint():
