@@ -1,0 +1,366 @@
+"""The 1-slack structural-SVM oracle of first-order sequence labelling (Hamming loss).
+
+For examples ``(x_i, y_i)``, ``i = 1..n``, with joint feature map
+
+    Phi(x, y) = sum_t psi(x, t) (x) e_{y_t}  +  sum_{t>=1} e_{y_{t-1}} (x) e_{y_t}
+
+(``psi(x, t)``: 0/1 indicator of the features of token ``t``) and weights laid out as
+``w = concat(W.ravel(), T.ravel())``, ``W`` of shape (n_features, n_labels) row-major and
+``T`` of shape (n_labels, n_labels) with ``T[a, b]`` the score of ``a`` followed by ``b``,
+the oracle computes for every example the most violated output (MTL eq. 9)
+
+    y^_i = argmax_y  Delta(y_i, y) + <w, Phi(x_i, y)> - <w, Phi(x_i, y_i)>
+
+with ``Delta`` the Hamming loss (number of wrong tokens), and returns the cut (MTL eq. 5)
+
+    a = -(1/n) sum_i dPhi_i(y^_i),   dPhi_i(y) = Phi(x_i, y_i) - Phi(x_i, y),
+    b =  (1/n) sum_i Delta(y_i, y^_i),
+    R(w) = <a, w> + b = (1/n) sum_i max_y [Delta(y_i, y) + <w, Phi(x_i, y) - Phi(x_i, y_i)>].
+
+The slope is a scipy CSR row of shape (1, dim), accumulated in numba only over the tokens
+where ``y^`` differs from ``y``. The map over examples runs through an executor from
+:mod:`cutplane.parallel` over chunks of sentences (the kernels release the GIL).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+
+from cutplane.cuts import Cut, OracleResult, slope_dot
+from cutplane.exceptions import InputError
+from cutplane.parallel import get_executor
+
+from .viterbi import sentence_unary, viterbi, viterbi_kernel
+
+__all__ = ["viterbi", "SequenceHingeOracle", "viterbi_decode"]
+
+
+@njit(nogil=True, cache=True)
+def _decode_chunk(W, trans, indptr, indices, sent_ptr, y, s0, s1, augment, yhat):
+    """Viterbi on sentences ``s0..s1``; writes ``yhat``; returns (sum of losses, sum of R_i)."""
+    K = W.shape[1]
+    max_len = 0
+    for i in range(s0, s1):
+        max_len = max(max_len, sent_ptr[i + 1] - sent_ptr[i])
+    unary = np.empty((max_len, K))
+    score = np.empty((max_len, K))
+    back = np.zeros((max_len, K), dtype=np.int32)
+    trans_t = np.ascontiguousarray(trans.T)
+    loss_sum = 0.0
+    value_sum = 0.0
+    for i in range(s0, s1):
+        t0 = sent_ptr[i]
+        t1 = sent_ptr[i + 1]
+        if t1 == t0:
+            continue
+        sentence_unary(W, indptr, indices, t0, t1, unary)
+        viterbi_kernel(unary, trans_t, y[t0:t1], augment, score, back, yhat[t0:t1])
+        if augment:
+            # R_i = Delta(y, y^) + score(y^) - score(y), recomputed along both paths
+            diff = 0.0
+            loss = 0
+            for t in range(t1 - t0):
+                a = yhat[t0 + t]
+                b = y[t0 + t]
+                if a != b:
+                    loss += 1
+                    diff += unary[t, a] - unary[t, b]
+                if t > 0:
+                    diff += trans[yhat[t0 + t - 1], a] - trans[y[t0 + t - 1], b]
+            loss_sum += loss
+            value_sum += loss + diff
+    return loss_sum, value_sum
+
+
+@njit(nogil=True, cache=True)
+def _cut_chunk(indptr, indices, sent_ptr, y, yhat, s0, s1, n_features, K, with_trans):
+    """Sparse sum over sentences s0..s1 of Phi(x_i, y^_i) - Phi(x_i, y_i).
+
+    Returns sorted int64 coordinates and float64 values (zeros removed).
+    """
+    slot = np.full(n_features, -1, dtype=np.int64)
+    n_touched = 0
+    t_lo = sent_ptr[s0]
+    t_hi = sent_ptr[s1]
+    for t in range(t_lo, t_hi):
+        if yhat[t] != y[t]:
+            for p in range(indptr[t], indptr[t + 1]):
+                f = indices[p]
+                if slot[f] < 0:
+                    slot[f] = 0
+                    n_touched += 1
+    touched = np.empty(n_touched, dtype=np.int64)
+    j = 0
+    for f in range(n_features):
+        if slot[f] == 0:
+            slot[f] = j
+            touched[j] = f
+            j += 1
+    acc = np.zeros((n_touched, K))
+    tacc = np.zeros((K, K))
+    for i in range(s0, s1):
+        for t in range(sent_ptr[i], sent_ptr[i + 1]):
+            a = yhat[t]
+            b = y[t]
+            if a != b:
+                for p in range(indptr[t], indptr[t + 1]):
+                    s = slot[indices[p]]
+                    acc[s, a] += 1.0
+                    acc[s, b] -= 1.0
+            if with_trans and t > sent_ptr[i]:
+                pa = yhat[t - 1]
+                pb = y[t - 1]
+                if pa != pb or a != b:
+                    tacc[pa, a] += 1.0
+                    tacc[pb, b] -= 1.0
+    nnz = 0
+    for s in range(n_touched):
+        for k in range(K):
+            if acc[s, k] != 0.0:
+                nnz += 1
+    for a in range(K):
+        for b in range(K):
+            if tacc[a, b] != 0.0:
+                nnz += 1
+    idx = np.empty(nnz, dtype=np.int64)
+    val = np.empty(nnz)
+    q = 0
+    for s in range(n_touched):
+        base = touched[s] * K
+        for k in range(K):
+            if acc[s, k] != 0.0:
+                idx[q] = base + k
+                val[q] = acc[s, k]
+                q += 1
+    base = n_features * K
+    for a in range(K):
+        for b in range(K):
+            if tacc[a, b] != 0.0:
+                idx[q] = base + a * K + b
+                val[q] = tacc[a, b]
+                q += 1
+    return idx, val
+
+
+class _Partial(NamedTuple):
+    """One chunk's share of the 1-slack cut (unnormalised)."""
+
+    indices: np.ndarray
+    values: np.ndarray
+    loss: float
+    value: float
+
+
+def _check_int_array(a, name, ndim=1):
+    arr = np.asarray(a)
+    if arr.ndim != ndim or (arr.size and not np.issubdtype(arr.dtype, np.integer)):
+        raise InputError(f"expected an integer array with {ndim} dimension(s), got shape {arr.shape} "
+                         f"dtype {arr.dtype}", field=name)
+    return arr
+
+
+class SequenceHingeOracle:
+    """1-slack structural hinge risk of first-order sequence labelling with Hamming loss.
+
+    Parameters
+    ----------
+    indptr : array-like of int of shape (n_tokens + 1,)
+        Token ``t``'s feature ids are ``indices[indptr[t]:indptr[t + 1]]`` (all sentences
+        concatenated).
+    indices : array-like of int of shape (nnz,)
+        Feature ids in ``[0, n_features)``.
+    sentence_ptr : array-like of int of shape (n_samples + 1,)
+        Sentence ``i`` is tokens ``sentence_ptr[i]:sentence_ptr[i + 1]``.
+    labels : array-like of int of shape (n_tokens,)
+        Gold labels in ``[0, n_labels)``.
+    n_features, n_labels : int
+    transitions : bool, default=True
+        Include the (n_labels, n_labels) transition block at the end of ``w``.
+    executor : None, str or executor, default=None
+        Map over chunks of sentences (:func:`cutplane.parallel.get_executor`); serial by default.
+    n_chunks : int, optional
+        Number of chunks (balanced by tokens); default ``2 * executor.n_workers``, 1 when serial.
+
+    Attributes
+    ----------
+    dim : int
+        ``n_features * n_labels`` (+ ``n_labels ** 2`` with transitions).
+    n_samples : int
+        Number of sentences ``n`` (the risk is an average over them).
+    """
+
+    def __init__(self, indptr, indices, sentence_ptr, labels, n_features, n_labels, *, transitions=True,
+                 executor=None, n_chunks=None):
+        self.indptr = np.ascontiguousarray(_check_int_array(indptr, "indptr"), dtype=np.int64)
+        self.indices = np.ascontiguousarray(_check_int_array(indices, "indices"), dtype=np.int32)
+        self.sentence_ptr = np.ascontiguousarray(_check_int_array(sentence_ptr, "sentence_ptr"), dtype=np.int64)
+        self.labels = np.ascontiguousarray(_check_int_array(labels, "labels"), dtype=np.int32)
+        self.n_features = int(n_features)
+        self.n_labels = int(n_labels)
+        self.transitions = bool(transitions)
+        n_tokens = len(self.indptr) - 1
+        if self.n_labels < 1 or self.n_features < 0:
+            raise InputError(f"need n_labels >= 1 and n_features >= 0, got {n_labels}, {n_features}")
+        if n_tokens < 0 or self.indptr[0] != 0 or self.indptr[-1] != len(self.indices) \
+                or np.any(np.diff(self.indptr) < 0):
+            raise InputError("indptr must start at 0, be non-decreasing and end at len(indices)", field="indptr")
+        if len(self.sentence_ptr) < 1 or self.sentence_ptr[0] != 0 or self.sentence_ptr[-1] != n_tokens \
+                or np.any(np.diff(self.sentence_ptr) < 0):
+            raise InputError(f"sentence_ptr must start at 0, be non-decreasing and end at n_tokens={n_tokens}",
+                             field="sentence_ptr")
+        if len(self.labels) != n_tokens:
+            raise InputError(f"labels has {len(self.labels)} entries, expected n_tokens={n_tokens}", field="labels")
+        if n_tokens and (self.labels.min() < 0 or self.labels.max() >= self.n_labels):
+            raise InputError(f"labels must be in [0, {self.n_labels})", field="labels")
+        if len(self.indices) and (self.indices.min() < 0 or self.indices.max() >= self.n_features):
+            raise InputError(f"feature ids must be in [0, {self.n_features})", field="indices")
+        self.n_samples = len(self.sentence_ptr) - 1
+        if self.n_samples < 1:
+            raise InputError("need at least one sentence", field="sentence_ptr")
+        K = self.n_labels
+        self.dim = self.n_features * K + (K * K if self.transitions else 0)
+        self.executor = get_executor(executor)
+        if n_chunks is None:
+            n_chunks = 1 if self.executor.n_workers == 1 else 2 * self.executor.n_workers
+        self.chunks = self._token_balanced_chunks(int(n_chunks))
+
+    def _token_balanced_chunks(self, n_chunks):
+        if n_chunks < 1:
+            raise InputError(f"n_chunks must be >= 1, got {n_chunks}", field="n_chunks")
+        n_tok = self.sentence_ptr[-1]
+        targets = np.linspace(0, n_tok, n_chunks + 1)[1:-1]
+        cuts = np.searchsorted(self.sentence_ptr, targets)
+        edges = np.unique(np.concatenate([[0], cuts, [self.n_samples]]))
+        return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]) if b > a]
+
+    # -- weights ------------------------------------------------------------------------------
+    def split_weights(self, w):
+        """Views ``(W, T)`` of ``w``: shapes (n_features, n_labels) and (n_labels, n_labels) (zeros when no B)."""
+        w = np.asarray(w)
+        if w.shape != (self.dim,):
+            raise InputError(f"w must have shape ({self.dim},), got {w.shape}", field="w")
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        if not np.all(np.isfinite(w)):
+            raise InputError("w must be finite (no NaN or inf)", field="w")
+        K = self.n_labels
+        nW = self.n_features * K
+        W = w[:nW].reshape(self.n_features, K)
+        T = w[nW:].reshape(K, K) if self.transitions else np.zeros((K, K))
+        return W, T
+
+    # -- the 1-slack cut ----------------------------------------------------------------------
+    def __call__(self, w) -> OracleResult:
+        """Risk value and cut at ``w``; ``argmax`` is y^ for all tokens, int32 of shape (n_tokens,)."""
+        W, T = self.split_weights(w)
+        yhat = np.empty(len(self.labels), dtype=np.int32)
+        K, nf, tr = self.n_labels, self.n_features, self.transitions
+        ip, ix, sp_, y = self.indptr, self.indices, self.sentence_ptr, self.labels
+
+        def run(chunk):
+            s0, s1 = chunk
+            loss, value = _decode_chunk(W, T, ip, ix, sp_, y, s0, s1, True, yhat)
+            idx, val = _cut_chunk(ip, ix, sp_, y, yhat, s0, s1, nf, K, tr)
+            return _Partial(idx, val, loss, value)
+
+        parts = self.executor.map(run, self.chunks)
+        n = self.n_samples
+        slope = None
+        for part in parts:
+            m = sp.csr_matrix((part.values, part.indices, np.array([0, len(part.indices)])), shape=(1, self.dim))
+            slope = m if slope is None else slope + m
+        slope = slope * (1.0 / n)
+        slope.eliminate_zeros()
+        offset = sum(p.loss for p in parts) / n
+        value = slope_dot(slope, np.asarray(w, dtype=np.float64)) + offset
+        return OracleResult(value=value, cut=Cut(slope, offset), exact=True, argmax=yhat)
+
+    # -- per example (online learners, prediction) --------------------------------------------
+    def _span(self, i):
+        if not 0 <= i < self.n_samples:
+            raise InputError(f"example index {i} out of range [0, {self.n_samples})", field="i")
+        return int(self.sentence_ptr[i]), int(self.sentence_ptr[i + 1])
+
+    def unary_scores(self, w, i) -> np.ndarray:
+        """Unary scores of example ``i``: ndarray of shape (T_i, n_labels)."""
+        W, _ = self.split_weights(w)
+        t0, t1 = self._span(i)
+        out = np.empty((t1 - t0, self.n_labels))
+        sentence_unary(W, self.indptr, self.indices, t0, t1, out)
+        return out
+
+    def _decode_one(self, w, i, augment):
+        W, T = self.split_weights(w)
+        t0, t1 = self._span(i)
+        yhat = np.empty(len(self.labels), dtype=np.int32)
+        _decode_chunk(W, T, self.indptr, self.indices, self.sentence_ptr, self.labels, i, i + 1, augment, yhat)
+        return yhat[t0:t1].copy()
+
+    def loss_augmented_argmax(self, w, i) -> np.ndarray:
+        """y^_i of MTL eq. 9 for example ``i``: int32 array of shape (T_i,)."""
+        return self._decode_one(w, i, True)
+
+    def decode(self, w, i=None) -> np.ndarray:
+        """Plain Viterbi prediction of example ``i`` (shape (T_i,)), or of all tokens when ``i`` is None."""
+        if i is not None:
+            return self._decode_one(w, i, False)
+        W, T = self.split_weights(w)
+        yhat = np.empty(len(self.labels), dtype=np.int32)
+        _decode_chunk(W, T, self.indptr, self.indices, self.sentence_ptr, self.labels, 0, self.n_samples,
+                      False, yhat)
+        return yhat
+
+    def loss(self, i, y) -> int:
+        """Hamming loss ``Delta(y_i, y)`` of an output of example ``i``."""
+        t0, t1 = self._span(i)
+        y = np.asarray(y)
+        if y.shape != (t1 - t0,):
+            raise InputError(f"output must have shape ({t1 - t0},), got {y.shape}", field="y")
+        return int(np.count_nonzero(self.labels[t0:t1] != y))
+
+    def joint_feature(self, i, y):
+        """``Phi(x_i, y)`` as scipy CSR of shape (1, dim)."""
+        t0, t1 = self._span(i)
+        y = np.asarray(y, dtype=np.int64)
+        if y.shape != (t1 - t0,) or (len(y) and (y.min() < 0 or y.max() >= self.n_labels)):
+            raise InputError(f"output must be labels in [0, {self.n_labels}) of shape ({t1 - t0},)", field="y")
+        K = self.n_labels
+        counts = np.diff(self.indptr[t0:t1 + 1])
+        cols = [self.indices[self.indptr[t0]:self.indptr[t1]].astype(np.int64) * K + np.repeat(y, counts)]
+        if self.transitions and len(y) > 1:
+            cols.append(self.n_features * K + y[:-1] * K + y[1:])
+        col = np.concatenate(cols)
+        m = sp.csr_matrix((np.ones(len(col)), col, np.array([0, len(col)])), shape=(1, self.dim))
+        m.sum_duplicates()
+        return m
+
+    def delta_phi(self, i, y):
+        """``dPhi_i(y) = Phi(x_i, y_i) - Phi(x_i, y)``: scipy CSR of shape (1, dim)."""
+        t0, t1 = self._span(i)
+        d = self.joint_feature(i, self.labels[t0:t1]) - self.joint_feature(i, y)
+        d.eliminate_zeros()
+        return d
+
+    def example_oracle(self, w, i) -> OracleResult:
+        """The structured hinge of example ``i`` alone (SPOM's per-example subgradient).
+
+        Value ``max_y Delta(y_i, y) + <w, Phi(x_i, y) - Phi(x_i, y_i)>`` and slope ``-dPhi_i(y^_i)``.
+        """
+        yhat = self.loss_augmented_argmax(w, i)
+        slope = -self.delta_phi(i, yhat)
+        offset = float(self.loss(i, yhat))
+        value = slope_dot(slope, np.asarray(w, dtype=np.float64)) + offset
+        return OracleResult(value=value, cut=Cut(slope, offset), exact=True, argmax=yhat)
+
+
+def viterbi_decode(w, indptr, indices, sentence_ptr, n_features, n_labels, *, transitions=True) -> np.ndarray:
+    """Plain Viterbi prediction of unlabelled data: int32 labels of shape (n_tokens,).
+
+    Same weight layout and arguments as :class:`SequenceHingeOracle` (without labels).
+    """
+    n_tokens = len(indptr) - 1
+    oracle = SequenceHingeOracle(indptr, indices, sentence_ptr, np.zeros(n_tokens, np.int32), n_features,
+                                 n_labels, transitions=transitions)
+    return oracle.decode(w)

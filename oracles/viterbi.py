@@ -1,0 +1,157 @@
+"""First-order Viterbi kernels (numba, ``nogil=True``), plain and Hamming-loss augmented.
+
+Scores of a label sequence ``y`` of length ``T`` with ``K`` labels:
+
+    score(y) = sum_t unary[t, y_t] + sum_{t>=1} transition[y_{t-1}, y_t]
+
+The loss-augmented problem adds ``1`` to ``unary[t, k]`` for every ``k != y_true[t]``
+(Hamming loss), i.e. maximises ``score(y) + Delta(y_true, y)``.
+
+Sums are formed left to right, ``((s + transition) + unary)``, with the loss added to the
+unary score first, so a brute-force enumeration that sums in the same order obtains
+bit-identical path scores.
+
+Tie rule
+--------
+Among all maximisers, the kernels return the sequence that is *lexicographically smallest
+when read from the last position to the first*: the last label is the lowest index with the
+maximal final score, and each backtracking step keeps the lowest previous label among the
+maximisers (``>`` comparisons, scanning labels upwards). ``oracles.brute_force`` uses the
+same rule.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from cutplane.exceptions import InputError
+
+__all__ = ["viterbi", "viterbi_kernel", "sentence_unary"]
+
+
+@njit(nogil=True, cache=True)
+def viterbi_kernel(unary, trans_t, y_true, augment, score, back, out):
+    """Viterbi on one sentence; writes the best labels into ``out`` and returns the best score.
+
+    Parameters
+    ----------
+    unary : ndarray of shape (>= T, K), float64
+        Unary scores; only the first ``T = out.shape[0]`` rows are used.
+    trans_t : ndarray of shape (K, K), float64
+        The *transposed* transition matrix: ``trans_t[b, a] = transition[a, b]``.
+    y_true : ndarray of shape (T,), int32
+        Reference labels (read only when ``augment``).
+    augment : bool
+        Add the Hamming loss against ``y_true``.
+    score, back : ndarrays of shape (>= T, K), float64 and int32
+        Scratch space.
+    out : ndarray of shape (T,), int32
+        Receives the argmax.
+    """
+    T = out.shape[0]
+    K = unary.shape[1]
+    if T == 0:
+        return 0.0
+    for k in range(K):
+        u = unary[0, k]
+        if augment and k != y_true[0]:
+            u += 1.0
+        score[0, k] = u
+    for t in range(1, T):
+        for b in range(K):
+            row = trans_t[b]
+            best = score[t - 1, 0] + row[0]
+            arg = 0
+            for a in range(1, K):
+                v = score[t - 1, a] + row[a]
+                if v > best:
+                    best = v
+                    arg = a
+            u = unary[t, b]
+            if augment and b != y_true[t]:
+                u += 1.0
+            score[t, b] = best + u
+            back[t, b] = arg
+    best = score[T - 1, 0]
+    arg = 0
+    for k in range(1, K):
+        if score[T - 1, k] > best:
+            best = score[T - 1, k]
+            arg = k
+    out[T - 1] = arg
+    for t in range(T - 1, 0, -1):
+        out[t - 1] = back[t, out[t]]
+    return best
+
+
+@njit(nogil=True, cache=True)
+def sentence_unary(W, indptr, indices, t0, t1, unary):
+    """``unary[t - t0, k] = sum_{f in feats(t)} W[f, k]`` for tokens ``t0 <= t < t1``."""
+    K = W.shape[1]
+    for t in range(t0, t1):
+        r = t - t0
+        for k in range(K):
+            unary[r, k] = 0.0
+        for p in range(indptr[t], indptr[t + 1]):
+            f = indices[p]
+            for k in range(K):
+                unary[r, k] += W[f, k]
+
+
+def _as_scores(a, name, ndim):
+    arr = np.asarray(a)
+    if arr.ndim != ndim or not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
+        raise InputError(f"expected a real array with {ndim} dimensions, got shape {arr.shape} dtype {arr.dtype}",
+                         field=name)
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    if not np.all(np.isfinite(arr)):
+        raise InputError("scores must be finite (no NaN or inf)", field=name)
+    return arr
+
+
+def viterbi(unary, transition, y_true=None) -> np.ndarray:
+    """Best label sequence of a first-order chain, optionally Hamming-loss augmented.
+
+    Parameters
+    ----------
+    unary : array-like of shape (T, K)
+        ``unary[t, k]``: score of label ``k`` at position ``t``.
+    transition : array-like of shape (K, K)
+        ``transition[a, b]``: score of label ``a`` followed by label ``b``.
+    y_true : array-like of int of shape (T,), optional
+        When given, maximise ``score(y) + sum_t [y_t != y_true[t]]``.
+
+    Returns
+    -------
+    labels : ndarray of shape (T,), int32
+        The maximiser; ties go to the sequence that is lexicographically smallest read
+        from the last position backwards (see the module docstring).
+
+    Raises
+    ------
+    InputError
+        Wrong shapes, non-finite scores, or labels outside ``[0, K)``.
+    """
+    unary = _as_scores(unary, "unary", 2)
+    transition = _as_scores(transition, "transition", 2)
+    T, K = unary.shape
+    if K < 1:
+        raise InputError("unary must have at least one label column", field="unary")
+    if transition.shape != (K, K):
+        raise InputError(f"transition must have shape ({K}, {K}), got {transition.shape}", field="transition")
+    augment = y_true is not None
+    if augment:
+        yt = np.asarray(y_true)
+        if yt.shape != (T,) or (T and not np.issubdtype(yt.dtype, np.integer)):
+            raise InputError(f"y_true must be an int array of shape ({T},), got shape {yt.shape} dtype {yt.dtype}",
+                             field="y_true")
+        if T and (yt.min() < 0 or yt.max() >= K):
+            raise InputError(f"y_true labels must be in [0, {K})", field="y_true")
+        yt = np.ascontiguousarray(yt, dtype=np.int32)
+    else:
+        yt = np.zeros(T, dtype=np.int32)
+    out = np.zeros(T, dtype=np.int32)
+    score = np.empty((T, K), dtype=np.float64)
+    back = np.zeros((T, K), dtype=np.int32)
+    viterbi_kernel(unary, np.ascontiguousarray(transition.T), yt, augment, score, back, out)
+    return out

@@ -1,0 +1,264 @@
+"""The CRF++ feature-template language.
+
+A template file has one template per line::
+
+    # comment
+    U00:%x[-2,0]
+    U05:%x[-1,0]/%x[0,0]
+    U
+    B
+
+- A line starting with ``U`` is a *unigram* template: applied at token ``t`` it gives one
+  feature string, which is paired with the label of ``t``.
+- A line starting with ``B`` is a *bigram* template: it is paired with the label pair
+  ``(y_{t-1}, y_t)``. Only the bare form (no macro, e.g. ``B`` or ``B00``: the label
+  transition matrix) is supported; a ``B`` template with macros (label bigrams conditioned on
+  the input) is rejected with an :class:`~cutplane.exceptions.InputError`.
+- ``%x[row,col]`` is replaced by column ``col`` (0-based, input columns only) of the token
+  at relative position ``row``. Rows before the start of the sentence expand to ``_B-1``,
+  ``_B-2``, ... and rows past its end to ``_B+1``, ``_B+2``, ... (CRF++'s convention).
+- The feature string is the whole line with the macros replaced (``U01:Confidence``).
+- Blank lines and lines starting with ``#`` are ignored.
+
+The text before the first ``:`` is the template's *name* (``U00``); a line without ``:``
+must not contain a macro (``U``, ``B``) and is its own name. Names must be unique and
+cannot contain ``:``, so every feature string belongs to exactly one template: the template
+is the *group* of its features (MTL sec. 1.1, "we augment the index of the applied
+template to the instantiated feature").
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from cutplane.exceptions import InputError
+
+__all__ = ["Template", "parse_templates", "read_templates", "CHUNKING_TEMPLATES"]
+
+_MACRO = re.compile(r"%x\[\s*([+-]?\d+)\s*,\s*([+-]?\d+)\s*\]")
+
+#: The CRF++ chunking template set (21 unigram templates and the label bigram ``B``).
+CHUNKING_TEMPLATES = """\
+# CRF++ chunking templates: words (column 0) and POS tags (column 1)
+U00:%x[-2,0]
+U01:%x[-1,0]
+U02:%x[0,0]
+U03:%x[1,0]
+U04:%x[2,0]
+U05:%x[-1,0]/%x[0,0]
+U06:%x[0,0]/%x[1,0]
+
+U10:%x[-2,1]
+U11:%x[-1,1]
+U12:%x[0,1]
+U13:%x[1,1]
+U14:%x[2,1]
+U15:%x[-2,1]/%x[-1,1]
+U16:%x[-1,1]/%x[0,1]
+U17:%x[0,1]/%x[1,1]
+U18:%x[1,1]/%x[2,1]
+
+U20:%x[-2,1]/%x[-1,1]/%x[0,1]
+U21:%x[-1,1]/%x[0,1]/%x[1,1]
+U22:%x[0,1]/%x[1,1]/%x[2,1]
+
+U30:%x[-3,0]/%x[3,1]
+U31:%x[2,0]/%x[-2,1]
+
+# label bigram (transition) template
+B
+"""
+
+
+def edge_value(position: int, length: int) -> str:
+    """CRF++'s placeholder for a row outside a sentence of ``length`` tokens.
+
+    ``position = -1`` gives ``"_B-1"``, ``position = length`` gives ``"_B+1"``.
+    """
+    if position < 0:
+        return f"_B{position}"
+    return f"_B+{position - length + 1}"
+
+
+@dataclass(frozen=True)
+class Template:
+    """One CRF++ template.
+
+    Attributes
+    ----------
+    name : str
+        The text before the first ``:`` (``"U05"``), or the whole line for ``U`` / ``B``.
+    kind : {"U", "B"}
+        Unigram (paired with the label of a token) or bigram (paired with a label pair).
+    macros : tuple of (int, int)
+        The ``(row, col)`` of each ``%x[row,col]``, in order of appearance.
+    text : str
+        The template line as written.
+    line : int or None
+        1-based line in the template text it came from.
+    """
+
+    name: str
+    kind: str
+    macros: tuple
+    text: str
+    line: int | None = None
+    _pieces: tuple = field(default=(), repr=False, compare=False)
+
+    @property
+    def max_column(self) -> int:
+        """The largest column referred to, or -1 when there is no macro."""
+        return max((c for _, c in self.macros), default=-1)
+
+    @property
+    def window(self) -> int:
+        """The largest ``|row|`` referred to (0 without macros)."""
+        return max((abs(r) for r, _ in self.macros), default=0)
+
+    def feature(self, columns: Sequence[Sequence[str]], t: int) -> str:
+        """The feature string at token ``t``.
+
+        Parameters
+        ----------
+        columns : sequence of sequences of str
+            ``columns[c][s]`` is column ``c`` of token ``s`` (the sentence, column-major).
+        t : int
+            Token position, ``0 <= t < len(columns[0])``.
+        """
+        n = len(columns[0]) if columns else 0
+        out = [self._pieces[0]]
+        for (row, col), lit in zip(self.macros, self._pieces[1:]):
+            s = t + row
+            out.append(columns[col][s] if 0 <= s < n else edge_value(s, n))
+            out.append(lit)
+        return "".join(out)
+
+    def features(self, columns: Sequence[Sequence[str]], length: int) -> list[str]:
+        """The feature strings of all ``length`` tokens of one sentence (fast path of :meth:`feature`).
+
+        Parameters
+        ----------
+        columns : sequence of sequences of str
+            ``columns[c][s]`` is column ``c`` of token ``s``.
+        length : int
+            Number of tokens.
+
+        Returns
+        -------
+        list of str of length ``length``
+        """
+        if length == 0:
+            return []
+        if not self.macros:
+            return [self._pieces[0]] * length
+        shifted = []
+        for row, col in self.macros:
+            values = list(columns[col])
+            lo, hi = row, row + length  # the slice of positions needed
+            left = [edge_value(s, length) for s in range(lo, min(0, hi))]
+            right = [edge_value(s, length) for s in range(max(length, lo), hi)]
+            a, b = max(lo, 0), min(hi, length)
+            shifted.append(left + (values[a:b] if b > a else []) + right)
+        p = self._pieces
+        if len(shifted) == 1:
+            a, b = p
+            return [a + v + b for v in shifted[0]]
+        if len(shifted) == 2:
+            a, b, c = p
+            return [a + u + b + v + c for u, v in zip(*shifted)]
+        fmt = "{}".join(s.replace("{", "{{").replace("}", "}}") for s in p)
+        return [fmt.format(*vals) for vals in zip(*shifted)]
+
+
+def _parse_line(raw: str, lineno: int, path) -> Template:
+    text = raw.strip()
+    kind = text[0]
+    if kind not in "UB":
+        raise InputError(f"a template must start with 'U' (unigram) or 'B' (bigram), found {text!r}",
+                         path=path, line=lineno, field="template")
+    pieces, macros, pos = [], [], 0
+    for m in _MACRO.finditer(text):
+        pieces.append(text[pos:m.start()])
+        row, col = int(m.group(1)), int(m.group(2))
+        if col < 0:
+            raise InputError(f"column index must be >= 0 in {m.group(0)!r}", path=path, line=lineno,
+                             field="template")
+        macros.append((row, col))
+        pos = m.end()
+    pieces.append(text[pos:])
+    for lit in pieces:
+        if "%" in lit:
+            bad = lit[lit.index("%"):][:12]
+            raise InputError(f"malformed macro near {bad!r}; expected %x[row,col] with integer row and col",
+                             path=path, line=lineno, field="template")
+    if ":" in text:
+        name = text[:text.index(":")]
+        if "%" in name:
+            raise InputError("expected 'NAME:' before the first %x[...] macro", path=path, line=lineno,
+                             field="template")
+    elif macros:
+        raise InputError(f"expected 'NAME:' before the first %x[...] macro in {text!r}", path=path,
+                         line=lineno, field="template")
+    else:
+        name = text
+    if any(ch.isspace() for ch in name):
+        raise InputError(f"template name {name!r} contains whitespace", path=path, line=lineno, field="template")
+    if kind == "B" and macros:
+        raise InputError(
+            f"bigram template {name!r} has %x macros (label bigrams conditioned on the input), which are not "
+            "supported; use a bare 'B' (label transitions)", path=path, line=lineno, field="template")
+    return Template(name=name, kind=kind, macros=tuple(macros), text=text, line=lineno, _pieces=tuple(pieces))
+
+
+def parse_templates(text: str, *, path=None) -> list[Template]:
+    """Parse CRF++ template text.
+
+    Parameters
+    ----------
+    text : str
+        The template file's content.
+    path : str or os.PathLike, optional
+        Where the text came from, for error messages.
+
+    Returns
+    -------
+    list of Template
+        In order of appearance; the template index is its group index.
+
+    Raises
+    ------
+    InputError
+        Bad syntax, a duplicate name, more than one bigram template, or no template at all;
+        the message names the line.
+    """
+    templates: list[Template] = []
+    seen: dict[str, int] = {}
+    n_bigram = 0
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        stripped = raw.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        tpl = _parse_line(stripped, lineno, path)
+        if tpl.name in seen:
+            raise InputError(f"duplicate template name {tpl.name!r} (first on line {seen[tpl.name]})",
+                             path=path, line=lineno, field="template")
+        seen[tpl.name] = lineno
+        if tpl.kind == "B":
+            n_bigram += 1
+            if n_bigram > 1:
+                raise InputError("more than one bigram template; only one label-transition template 'B' is "
+                                 "supported", path=path, line=lineno, field="template")
+        templates.append(tpl)
+    if not templates:
+        raise InputError("no template found (expected lines like 'U00:%x[0,0]' or 'B')", path=path)
+    return templates
+
+
+def read_templates(path) -> list[Template]:
+    """Read and parse a CRF++ template file (plain or gzip'ed UTF-8)."""
+    from problems.io._open import open_text
+
+    with open_text(path) as f:
+        text = f.read()
+    return parse_templates(text, path=path)

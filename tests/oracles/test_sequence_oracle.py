@@ -1,0 +1,203 @@
+"""The 1-slack sequence cut against brute force and a dense recomputation from Phi."""
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cutplane.cuts import Oracle, slope_to_dense
+from cutplane.exceptions import InputError
+from cutplane.parallel import ThreadExecutor
+from oracles.sequence import SequenceHingeOracle, viterbi_decode
+
+
+def random_data(rng, n, max_len, n_features, K, max_feats=3):
+    lengths = rng.integers(1, max_len + 1, size=n)
+    sentence_ptr = np.concatenate([[0], np.cumsum(lengths)])
+    n_tokens = int(sentence_ptr[-1])
+    feats = [np.sort(rng.choice(n_features, size=rng.integers(0, min(max_feats, n_features) + 1), replace=False))
+             for _ in range(n_tokens)]
+    indptr = np.concatenate([[0], np.cumsum([len(f) for f in feats])])
+    indices = np.concatenate(feats + [np.zeros(0, int)]).astype(np.int32)
+    labels = rng.integers(0, K, size=n_tokens)
+    return indptr, indices, sentence_ptr, labels
+
+
+def dense_phi(indptr, indices, t0, y, n_features, K, transitions=True):
+    """Phi(x, y) written out directly from its definition, as a dense vector."""
+    phi_w = np.zeros((n_features, K))
+    for t, k in enumerate(y):
+        for f in indices[indptr[t0 + t]:indptr[t0 + t + 1]]:
+            phi_w[f, k] += 1
+    parts = [phi_w.ravel()]
+    if transitions:
+        phi_t = np.zeros((K, K))
+        for a, b in zip(y[:-1], y[1:]):
+            phi_t[a, b] += 1
+        parts.append(phi_t.ravel())
+    return np.concatenate(parts)
+
+
+def brute_force_risk(data, w, n_features, K, transitions=True):
+    """(1/n) sum_i max_y [Delta + <w, Phi(y) - Phi(y_i)>] by enumerating every output."""
+    indptr, indices, sentence_ptr, labels = data
+    total = 0.0
+    n = len(sentence_ptr) - 1
+    for i in range(n):
+        t0, t1 = sentence_ptr[i], sentence_ptr[i + 1]
+        yi = labels[t0:t1]
+        phi_i = dense_phi(indptr, indices, t0, yi, n_features, K, transitions)
+        best = max(np.sum(np.array(y) != yi) + w @ (dense_phi(indptr, indices, t0, y, n_features, K, transitions)
+                                                       - phi_i)
+                   for y in itertools.product(range(K), repeat=t1 - t0))
+        total += best
+    return total / n
+
+
+@st.composite
+def instance(draw):
+    seed = draw(st.integers(0, 2**32 - 1))
+    n = draw(st.integers(1, 4))
+    K = draw(st.integers(1, 3))
+    nf = draw(st.integers(1, 5))
+    transitions = draw(st.booleans())
+    integer_w = draw(st.booleans())
+    return seed, n, K, nf, transitions, integer_w
+
+
+@settings(max_examples=150)
+@given(instance())
+def test_cut_matches_brute_force_and_dense_phi(inst):
+    seed, n, K, nf, transitions, integer_w = inst
+    rng = np.random.default_rng(seed)
+    data = random_data(rng, n, 4, nf, K)
+    oracle = SequenceHingeOracle(*data, nf, K, transitions=transitions)
+    assert isinstance(oracle, Oracle)
+    w = (rng.integers(-2, 3, oracle.dim) if integer_w else rng.standard_normal(oracle.dim)).astype(float)
+    res = oracle(w)
+    # value = (1/n) sum of brute-force maxima, and = <a, w> + b
+    assert res.value == pytest.approx(brute_force_risk(data, w, nf, K, transitions), abs=1e-9)
+    a = slope_to_dense(res.cut.slope, oracle.dim)
+    assert res.value == pytest.approx(a @ w + res.cut.offset, abs=1e-12)
+    # a = -(1/n) sum_i dPhi_i(y^_i) and b = (1/n) sum_i Delta, recomputed densely from y^
+    indptr, indices, sentence_ptr, labels = data
+    yhat = res.argmax
+    a_ref = np.zeros(oracle.dim)
+    b_ref = 0.0
+    for i in range(n):
+        t0, t1 = sentence_ptr[i], sentence_ptr[i + 1]
+        a_ref -= (dense_phi(indptr, indices, t0, labels[t0:t1], nf, K, transitions)
+                  - dense_phi(indptr, indices, t0, yhat[t0:t1], nf, K, transitions)) / n
+        b_ref += np.sum(labels[t0:t1] != yhat[t0:t1]) / n
+    np.testing.assert_allclose(a, a_ref, atol=1e-12)
+    assert res.cut.offset == pytest.approx(b_ref, abs=1e-12)
+    # subgradient inequality R(v) >= <a, v> + b at random points
+    for _ in range(3):
+        v = rng.standard_normal(oracle.dim) * 2
+        assert oracle(v).value >= a @ v + res.cut.offset - 1e-9
+
+
+def test_threads_give_the_same_cut_as_serial():
+    rng = np.random.default_rng(7)
+    nf, K = 300, 5
+    data = random_data(rng, 400, 30, nf, K, max_feats=8)
+    serial = SequenceHingeOracle(*data, nf, K)
+    ex = ThreadExecutor(2)
+    try:
+        threaded = SequenceHingeOracle(*data, nf, K, executor=ex, n_chunks=7)
+        assert len(threaded.chunks) == 7
+        for _ in range(3):
+            w = rng.standard_normal(serial.dim)
+            r1, r2 = serial(w), threaded(w)
+            assert np.array_equal(r1.argmax, r2.argmax)
+            assert r1.cut.offset == r2.cut.offset
+            np.testing.assert_array_equal(slope_to_dense(r1.cut.slope), slope_to_dense(r2.cut.slope))
+            assert r1.value == pytest.approx(r2.value, rel=1e-12, abs=1e-12)
+    finally:
+        ex.close()
+
+
+def test_slope_is_sparse_row_without_explicit_zeros():
+    rng = np.random.default_rng(3)
+    nf, K = 50, 4
+    data = random_data(rng, 20, 6, nf, K)
+    oracle = SequenceHingeOracle(*data, nf, K)
+    res = oracle(rng.standard_normal(oracle.dim))
+    assert res.cut.slope.shape == (1, oracle.dim)
+    assert res.cut.slope.format == "csr"
+    assert np.all(res.cut.slope.data != 0)
+    # at w = 0 every token is wrong (K >= 2): value = b = mean sentence length
+    res0 = oracle(np.zeros(oracle.dim))
+    lengths = np.diff(data[2])
+    assert res0.value == pytest.approx(lengths.mean())
+
+
+def test_per_example_methods_agree_with_the_batch_cut():
+    rng = np.random.default_rng(11)
+    nf, K = 12, 3
+    data = random_data(rng, 6, 5, nf, K)
+    indptr, indices, sentence_ptr, labels = data
+    oracle = SequenceHingeOracle(*data, nf, K)
+    w = rng.standard_normal(oracle.dim)
+    res = oracle(w)
+    total_slope = np.zeros(oracle.dim)
+    total_value = 0.0
+    for i in range(oracle.n_samples):
+        t0, t1 = sentence_ptr[i], sentence_ptr[i + 1]
+        yhat = oracle.loss_augmented_argmax(w, i)
+        assert np.array_equal(yhat, res.argmax[t0:t1])
+        dphi = oracle.delta_phi(i, yhat)
+        ref = (dense_phi(indptr, indices, t0, labels[t0:t1], nf, K)
+               - dense_phi(indptr, indices, t0, yhat, nf, K))
+        np.testing.assert_array_equal(slope_to_dense(dphi), ref)
+        ex = oracle.example_oracle(w, i)
+        total_slope += slope_to_dense(ex.cut.slope)
+        total_value += ex.value
+        # plain decoding maximises <w, Phi> (brute force)
+        y_plain = oracle.decode(w, i)
+        best = max(w @ dense_phi(indptr, indices, t0, y, nf, K) for y in itertools.product(range(K), repeat=t1 - t0))
+        assert w @ dense_phi(indptr, indices, t0, y_plain, nf, K) == pytest.approx(best, abs=1e-9)
+    np.testing.assert_allclose(total_slope / oracle.n_samples, slope_to_dense(res.cut.slope), atol=1e-12)
+    assert total_value / oracle.n_samples == pytest.approx(res.value, abs=1e-9)
+    # decoding unlabelled data gives the same as per-example decode
+    all_pred = viterbi_decode(w, indptr, indices, sentence_ptr, nf, K)
+    assert np.array_equal(all_pred, np.concatenate([oracle.decode(w, i) for i in range(oracle.n_samples)]))
+
+
+def test_unary_scores_are_row_sums_of_W():
+    rng = np.random.default_rng(5)
+    nf, K = 9, 3
+    data = random_data(rng, 3, 4, nf, K)
+    oracle = SequenceHingeOracle(*data, nf, K)
+    w = rng.standard_normal(oracle.dim)
+    W = w[:nf * K].reshape(nf, K)
+    X = np.zeros((data[0].size - 1, nf))
+    for t in range(X.shape[0]):
+        X[t, data[1][data[0][t]:data[0][t + 1]]] = 1
+    np.testing.assert_allclose(oracle.unary_scores(w, 1), (X @ W)[data[2][1]:data[2][2]])
+
+
+@pytest.mark.parametrize("change, field", [
+    (lambda d: (d[0], d[1], d[2], d[3] + 5), "labels"),
+    (lambda d: (d[0], d[1] + 100, d[2], d[3]), "indices"),
+    (lambda d: (d[0], d[1], d[2][:-1], d[3]), "sentence_ptr"),
+    (lambda d: (d[0] + 1, d[1], d[2], d[3]), "indptr"),
+])
+def test_bad_arrays_raise_input_error(change, field):
+    rng = np.random.default_rng(0)
+    data = random_data(rng, 3, 4, 5, 3)
+    with pytest.raises(InputError) as err:
+        SequenceHingeOracle(*change(data), 5, 3)
+    assert err.value.field == field
+
+
+def test_bad_weights_raise_input_error():
+    rng = np.random.default_rng(0)
+    oracle = SequenceHingeOracle(*random_data(rng, 3, 4, 5, 3), 5, 3)
+    with pytest.raises(InputError):
+        oracle(np.zeros(oracle.dim + 1))
+    w = np.zeros(oracle.dim)
+    w[0] = np.nan
+    with pytest.raises(InputError):
+        oracle(w)
