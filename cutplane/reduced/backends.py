@@ -98,11 +98,9 @@ def backend_available(name: str) -> bool:
     backend = BACKENDS.get(name)
     if backend is None:
         return False
-    if backend.solve is not None:
-        return True
     import cvxpy as cp
 
-    if name not in cp.installed_solvers():
+    if backend.solve is None and name not in cp.installed_solvers():
         return False
     x = cp.Variable(2)
     prob = cp.Problem(cp.Minimize(x[0] + x[1]), [x >= 1])

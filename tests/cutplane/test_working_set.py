@@ -1,0 +1,146 @@
+"""WorkingSet: the incremental Gram blocks equal a recomputation, pruning and aggregation."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cutplane.cuts import Cut
+from cutplane.exceptions import InputError
+from cutplane.working_set import WorkingSet
+
+
+def random_slope(rng, dim, sparse, density=0.4):
+    a = rng.standard_normal(dim) * (rng.random(dim) < density)
+    return sp.csr_matrix(a[None, :]) if sparse else a
+
+
+def dense_rows(ws):
+    A = ws.matrix()
+    return A.toarray() if sp.issparse(A) else np.array(A)
+
+
+def check_consistent(ws, groups, rng):
+    A = dense_rows(ws)
+    assert A.shape == (ws.n_cuts, ws.dim)
+    np.testing.assert_allclose(ws.gram(), A @ A.T, atol=1e-12)
+    if groups is not None:
+        for j in range(ws.n_groups):
+            Aj = A * (groups == j)[None, :]
+            np.testing.assert_allclose(ws.gram(group=j), Aj @ Aj.T, atol=1e-12)
+            alpha = rng.random(ws.n_cuts)
+            np.testing.assert_allclose(ws.combine(alpha, group=j), Aj.T @ alpha, atol=1e-12)
+    alpha = rng.random(ws.n_cuts)
+    np.testing.assert_allclose(ws.combine(alpha), A.T @ alpha, atol=1e-12)
+    w = rng.standard_normal(ws.dim)
+    np.testing.assert_allclose(ws.slopes_dot(w), A @ w, atol=1e-12)
+
+
+@settings(max_examples=40)
+@given(seed=st.integers(0, 2**31), dim=st.integers(1, 12), n_groups=st.sampled_from([None, 1, 2, 4]),
+       sparse=st.booleans(), ops=st.lists(st.sampled_from(["add", "add", "add", "prune", "aggregate"]),
+                                          min_size=1, max_size=25))
+def test_incremental_gram_equals_recomputed(seed, dim, n_groups, sparse, ops):
+    rng = np.random.default_rng(seed)
+    groups = None if n_groups is None else rng.integers(0, n_groups, size=dim)
+    if groups is not None:
+        groups[: min(dim, n_groups)] = np.arange(min(dim, n_groups))  # every id used when dim allows
+    ws = WorkingSet(dim, groups=groups)
+    reference = []  # (slope, offset) kept by hand in age order
+    for op in ops:
+        if op == "add" or ws.n_cuts == 0:
+            a, b = random_slope(rng, dim, sparse), float(rng.standard_normal())
+            assert ws.add(Cut(a, b)) == ws.n_cuts - 1
+            reference.append((a.toarray().ravel() if sparse else a.copy(), b))
+        elif op == "prune":
+            alpha = rng.random(ws.n_cuts) * (rng.random(ws.n_cuts) < 0.5)
+            ws.record_duals(alpha)
+            removed = ws.prune(1)
+            zero = alpha <= ws.zero_tol * max(alpha.sum(), np.finfo(float).tiny)
+            assert removed == int(zero.sum())
+            reference = [r for r, z in zip(reference, zero) if not z]
+        else:
+            n = ws.n_cuts
+            budget = int(rng.integers(1, n + 1))
+            alpha = rng.random(n)
+            merged = ws.aggregate(budget, alpha)
+            if budget == n:
+                assert merged == 0
+            else:
+                k = n - budget + 1
+                assert merged == k
+                beta = alpha[:k] / alpha[:k].sum()
+                slope = sum(bt * r[0] for bt, r in zip(beta, reference[:k]))
+                off = sum(bt * r[1] for bt, r in zip(beta, reference[:k]))
+                reference = [(slope, off)] + reference[k:]
+            assert ws.n_cuts == budget
+        assert ws.n_cuts == len(reference)
+        if reference:
+            np.testing.assert_allclose(dense_rows(ws), np.array([r[0] for r in reference]), atol=1e-12)
+            np.testing.assert_allclose(ws.offsets, [r[1] for r in reference], atol=1e-12)
+            check_consistent(ws, groups, rng)
+    assert ws.sparse is sparse
+    assert ws.nbytes > 0
+
+
+def test_storage_follows_the_oracle_slopes(rng):
+    dense, sparse = WorkingSet(50), WorkingSet(50)
+    for _ in range(5):
+        a = random_slope(rng, 50, False, density=0.05)
+        dense.add(Cut(a, 0.0))
+        sparse.add(Cut(sp.csr_matrix(a[None, :]), 0.0))
+    assert not dense.sparse and sparse.sparse
+    assert sp.issparse(sparse.matrix()) and isinstance(dense.matrix(), np.ndarray)
+    np.testing.assert_allclose(sparse.gram(), dense.gram())
+    # memory per cut is the cut's nonzeros when sparse
+    assert sparse.nbytes < dense.nbytes
+
+
+def test_prune_needs_k_consecutive_zero_duals():
+    ws = WorkingSet(3)
+    for i in range(3):
+        ws.add(Cut(np.eye(3)[i], 0.0))
+    ws.record_duals(np.array([0.0, 1.0, 0.0]))
+    ws.record_duals(np.array([0.0, 0.5, 0.5]))  # cut 2 used again: its count restarts
+    np.testing.assert_array_equal(ws.idle_counts, [2, 0, 0])
+    assert ws.prune(3) == 0
+    assert ws.prune(2) == 1
+    np.testing.assert_allclose(dense_rows(ws), np.eye(3)[1:])
+    np.testing.assert_allclose(ws.duals, [0.5, 0.5])
+
+
+def test_aggregation_keeps_the_reduced_optimum(rng):
+    """Merging cuts with the reduced duals as weights leaves the reduced QP's value unchanged."""
+    from cutplane.reduced.qp import QPReducedSolver
+    from cutplane.regularizers import L2
+
+    solver = QPReducedSolver(L2(), "CLARABEL")
+    ws = WorkingSet(6)
+    for _ in range(12):
+        ws.add(Cut(rng.standard_normal(6), float(rng.standard_normal())))
+    lam = 0.3
+    before = solver.solve(ws, lam)
+    merged = ws.aggregate(4, before.alpha)
+    assert merged == 9 and ws.n_cuts == 4
+    after = solver.solve(ws, lam)
+    assert after.lower_bound == pytest.approx(before.lower_bound, abs=1e-7)
+    np.testing.assert_allclose(after.w, before.w, atol=1e-4)
+
+
+def test_bad_input_is_reported():
+    ws = WorkingSet(3)
+    with pytest.raises(InputError, match="shape"):
+        ws.add(Cut(np.ones(4), 0.0))
+    with pytest.raises(InputError, match="NaN"):
+        ws.add(Cut(np.array([1.0, np.nan, 0.0]), 0.0))
+    with pytest.raises(InputError, match="offset"):
+        ws.add(Cut(np.ones(3), np.inf))
+    with pytest.raises(InputError, match="groups"):
+        WorkingSet(3, groups=[0, 1])
+    with pytest.raises(InputError, match="groups"):
+        WorkingSet(3, groups=[0, -1, 1])
+    ws.add(Cut(np.ones(3), 0.0))
+    with pytest.raises(InputError, match="alpha"):
+        ws.combine(np.ones(2))
+    with pytest.raises(InputError, match="group"):
+        ws.gram(group=1)
