@@ -1,0 +1,144 @@
+"""Partitions of the weight vector into groups (templates, kernels, blocks).
+
+The package convention for a partition of ``w in R^dim`` into ``m`` groups is an integer
+array ``group_ids`` of shape (dim,) whose entry ``i`` is the group of coordinate ``i``, a
+value in ``0 .. m-1``. A list of index arrays (one per group) is accepted everywhere and
+converted by :func:`as_group_ids`, the one place where that conversion is done.
+
+Empty groups
+------------
+A group id with no coordinate (an id skipped in ``group_ids``, or an empty index array in
+the list form) is allowed. Such a group has ``w_j`` of length 0, hence ``||w_j|| = 0``: it
+contributes nothing to any block norm and every proximity operator leaves it empty.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from cutplane.exceptions import InputError
+
+__all__ = ["as_group_ids", "group_norms"]
+
+
+def _is_scalar_like(x) -> bool:
+    return np.ndim(x) == 0
+
+
+def _check_integer_array(arr: np.ndarray, field: str) -> np.ndarray:
+    if arr.size == 0:
+        return np.zeros(0, dtype=np.intp)
+    if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
+        raise InputError(f"expected integer indices, got dtype {arr.dtype}", field=field)
+    return arr.astype(np.intp, copy=False)
+
+
+def as_group_ids(groups, dim: int, n_groups: int | None = None) -> np.ndarray:
+    """Convert a partition of ``range(dim)`` into the group-id array convention.
+
+    Parameters
+    ----------
+    groups : array-like of int of shape (dim,), or sequence of array-like of int
+        Either the group id of every coordinate (values in ``0 .. m-1``), or a list (or
+        tuple) of ``m`` index arrays, the ``j``-th holding the coordinates of group ``j``.
+        In the list form the index arrays must partition ``range(dim)``: every coordinate
+        in exactly one group. Empty groups are allowed (see the module docstring).
+    dim : int
+        Length of the weight vector.
+    n_groups : int, optional
+        When given, ids must be smaller than ``n_groups`` (and in the list form the list
+        must have exactly ``n_groups`` entries).
+
+    Returns
+    -------
+    group_ids : ndarray of shape (dim,), dtype intp
+        ``group_ids[i]`` is the group of coordinate ``i``.
+
+    Raises
+    ------
+    InputError
+        Non-integer ids, negative ids, ids out of range, index arrays that overlap or that
+        miss a coordinate, a 2-D array (ambiguous), or a length other than ``dim``.
+    """
+    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim < 0:
+        raise InputError(f"dim must be a non-negative integer, got {dim!r}", field="dim")
+    dim = int(dim)
+    if n_groups is not None:
+        if isinstance(n_groups, bool) or not isinstance(n_groups, numbers.Integral) or n_groups < 0:
+            raise InputError(f"n_groups must be a non-negative integer, got {n_groups!r}", field="n_groups")
+        n_groups = int(n_groups)
+
+    if isinstance(groups, (list, tuple)) and len(groups) > 0 and not all(map(_is_scalar_like, groups)):
+        if any(map(_is_scalar_like, groups)):
+            raise InputError("mixes scalars and index arrays; give either group ids or index arrays", field="groups")
+        return _ids_from_index_arrays(groups, dim, n_groups)
+
+    try:
+        ids = np.asarray(groups)
+    except (TypeError, ValueError) as exc:  # ragged or odd objects
+        raise InputError(f"cannot read groups as an array: {exc}", field="groups") from None
+    if ids.ndim != 1:
+        raise InputError(f"group ids must be 1-D of shape ({dim},), got shape {ids.shape}", field="groups")
+    if ids.shape[0] != dim:
+        raise InputError(f"group ids must have shape ({dim},), got shape {ids.shape}", field="groups")
+    ids = _check_integer_array(ids, "groups")
+    if ids.size and ids.min() < 0:
+        raise InputError(f"group ids must be >= 0, found {int(ids.min())}", field="groups")
+    if n_groups is not None and ids.size and ids.max() >= n_groups:
+        raise InputError(f"group id {int(ids.max())} >= n_groups={n_groups}", field="groups")
+    return np.array(ids, dtype=np.intp, copy=True)
+
+
+def _ids_from_index_arrays(groups, dim: int, n_groups: int | None) -> np.ndarray:
+    if n_groups is not None and len(groups) != n_groups:
+        raise InputError(f"{len(groups)} index arrays given, expected n_groups={n_groups}", field="groups")
+    ids = np.full(dim, -1, dtype=np.intp)
+    for j, idx in enumerate(groups):
+        arr = np.asarray(idx)
+        if arr.ndim != 1:
+            raise InputError(f"index array of group {j} must be 1-D, got shape {arr.shape}", field="groups")
+        arr = _check_integer_array(arr, f"groups[{j}]")
+        if arr.size == 0:
+            continue
+        if arr.min() < 0 or arr.max() >= dim:
+            raise InputError(f"indices must lie in [0, {dim}), found {int(arr.min())}..{int(arr.max())}",
+                             field=f"groups[{j}]")
+        clash = ids[arr] != -1
+        if clash.any() or np.unique(arr).size != arr.size:
+            i = int(arr[clash][0]) if clash.any() else int(arr[np.argmax(np.bincount(arr))])
+            raise InputError(f"coordinate {i} belongs to more than one group (groups must not overlap)",
+                             field=f"groups[{j}]")
+        ids[arr] = j
+    missing = np.flatnonzero(ids < 0)
+    if missing.size:
+        raise InputError(f"{missing.size} coordinate(s) in no group, first {int(missing[0])}; "
+                         "the index arrays must cover range(dim)", field="groups")
+    return ids
+
+
+def group_norms(v: np.ndarray, group_ids: np.ndarray, n_groups: int | None = None) -> np.ndarray:
+    """Euclidean norm of each group, ``b_j = ||v_j||_2``.
+
+    Parameters
+    ----------
+    v : ndarray of shape (dim,)
+        A vector (already validated, float64).
+    group_ids : ndarray of int of shape (dim,)
+        Output of :func:`as_group_ids`.
+    n_groups : int, optional
+        Number of groups ``m``; default ``group_ids.max() + 1`` (0 when ``dim == 0``).
+
+    Returns
+    -------
+    norms : ndarray of shape (n_groups,)
+        Non-negative; empty groups have norm 0. Computed on ``v / max|v|`` and scaled back,
+        so squares neither overflow nor underflow.
+    """
+    if n_groups is None:
+        n_groups = int(group_ids.max()) + 1 if group_ids.size else 0
+    scale = float(np.max(np.abs(v))) if v.size else 0.0
+    if scale == 0.0:
+        return np.zeros(n_groups)
+    sq = np.bincount(group_ids, weights=(v / scale) ** 2, minlength=n_groups)
+    return scale * np.sqrt(sq)
