@@ -16,6 +16,23 @@ _LAZY: dict[str, str] = {
     "read_svmlight": "problems.io.svmlight",
     "write_svmlight": "problems.io.svmlight",
     "SvmlightData": "problems.io.svmlight",
+    "ColumnSentence": "problems.io.conll",
+    "ColumnCorpus": "problems.io.conll",
+    "iter_column_sentences": "problems.io.conll",
+    "read_conll": "problems.io.conll",
+    "read_crfpp": "problems.io.conll",
+    "write_columns": "problems.io.conll",
+    "iter_segmented": "problems.io.segmentation",
+    "read_segmented": "problems.io.segmentation",
+    "read_word_list": "problems.io.segmentation",
+    "words_to_tags": "problems.io.segmentation",
+    "tags_to_words": "problems.io.segmentation",
+    "read_segmented_as_tags": "problems.io.segmentation",
+    "write_segmented": "problems.io.segmentation",
+    "OCRLetters": "problems.io.ocr",
+    "read_ocr_letters": "problems.io.ocr",
+    "open_text": "problems.io._open",
+    "iter_lines": "problems.io._open",
 }
 
 __all__ = sorted(_LAZY)

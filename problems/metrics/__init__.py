@@ -10,6 +10,11 @@ import importlib
 _LAZY: dict[str, str] = {
     "AttachmentScores": "problems.metrics.parsing",
     "uas": "problems.metrics.parsing",
+    "ChunkScore": "problems.metrics.chunking",
+    "chunk_f1": "problems.metrics.chunking",
+    "SegmentationScore": "problems.metrics.segmentation",
+    "segmentation_scores": "problems.metrics.segmentation",
+    "token_accuracy": "problems.metrics.accuracy",
 }
 
 __all__ = sorted(_LAZY)

@@ -1,0 +1,196 @@
+"""CoNLL column files and CRF++ data files: one token per line, blank line between sentences.
+
+CoNLL-2000 chunking (``word POS chunk``), CoNLL-2002 NER (``word POS NE``, with optional
+``-DOCSTART-`` lines, which are skipped) and CRF++ training/test files share this layout:
+whitespace-separated columns, the same number of columns on every token line, the label in
+the last column of a training file. Reading is streaming (:func:`iter_column_sentences`);
+every error names the file and the line. Gzip input is read transparently.
+"""
+from __future__ import annotations
+
+import gzip
+import os
+from dataclasses import dataclass
+from typing import Iterator, NamedTuple, Sequence
+
+from cutplane.exceptions import InputError
+
+from ._open import iter_lines
+
+__all__ = ["ColumnSentence", "ColumnCorpus", "iter_column_sentences", "read_conll", "read_crfpp",
+           "write_columns"]
+
+DOCSTART = "-DOCSTART-"
+
+
+class ColumnSentence(NamedTuple):
+    """One sentence of a column file.
+
+    Attributes
+    ----------
+    rows : list of tuple of str
+        The token lines split into columns.
+    first_line : int
+        1-based line of the first token (token ``t`` is on line ``first_line + t``).
+    """
+
+    rows: list
+    first_line: int
+
+
+@dataclass
+class ColumnCorpus:
+    """A column file split into input columns and labels.
+
+    Attributes
+    ----------
+    inputs : list of list of tuple of str
+        Per sentence, per token, the input columns (all columns but the label).
+    labels : list of list of str or None
+        Per sentence, the label column; None for unlabelled files.
+    first_lines : list of int
+        Line of the first token of each sentence.
+    path : str or None
+        The file read.
+    """
+
+    inputs: list
+    labels: list | None
+    first_lines: list
+    path: str | None = None
+
+    @property
+    def n_sentences(self) -> int:
+        return len(self.inputs)
+
+    @property
+    def n_tokens(self) -> int:
+        return sum(len(s) for s in self.inputs)
+
+    def label_codes(self, alphabet):
+        """Labels encoded with a :class:`problems.feature_index.LabelAlphabet` (int32, concatenated).
+
+        An unknown label raises :class:`InputError` naming this file and the token's line.
+        """
+        if self.labels is None:
+            raise InputError("this corpus has no label column", path=self.path)
+        return alphabet.encode_corpus(self.labels, path=self.path, first_lines=self.first_lines)
+
+
+def iter_column_sentences(path, *, n_columns: int | None = None, skip_docstart: bool = True,
+                          ) -> Iterator[ColumnSentence]:
+    """Stream the sentences of a column file.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        Plain or gzip'ed UTF-8 file.
+    n_columns : int, optional
+        Expected number of columns; by default the count of the first token line.
+    skip_docstart : bool, default=True
+        Skip lines whose first column is ``-DOCSTART-`` (they also end a sentence).
+
+    Yields
+    ------
+    ColumnSentence
+
+    Raises
+    ------
+    InputError
+        A token line with a different number of columns (names file, line, expected and found
+        counts), bad UTF-8 or a corrupt gzip.
+    """
+    expected = n_columns
+    rows: list = []
+    first = 0
+    for lineno, line in iter_lines(path):
+        fields = line.split()
+        if not fields:
+            if rows:
+                yield ColumnSentence(rows, first)
+                rows = []
+            continue
+        if skip_docstart and fields[0] == DOCSTART:
+            if rows:
+                yield ColumnSentence(rows, first)
+                rows = []
+            continue
+        if expected is None:
+            expected = len(fields)
+        elif len(fields) != expected:
+            raise InputError(f"expected {expected} whitespace-separated columns, found {len(fields)}: {line!r}",
+                             path=path, line=lineno, field="columns")
+        if not rows:
+            first = lineno
+        rows.append(tuple(fields))
+    if rows:
+        yield ColumnSentence(rows, first)
+
+
+def read_conll(path, *, n_columns: int | None = None, labeled: bool = True,
+               skip_docstart: bool = True) -> ColumnCorpus:
+    """Read a CoNLL column file (CoNLL-2000, CoNLL-2002, ...) into inputs and labels.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    n_columns : int, optional
+        Expected number of columns (3 for CoNLL-2000/2002); by default that of the first line.
+    labeled : bool, default=True
+        The last column is the label.
+    skip_docstart : bool, default=True
+
+    Returns
+    -------
+    ColumnCorpus
+    """
+    inputs, labels, firsts = [], ([] if labeled else None), []
+    for sent in iter_column_sentences(path, n_columns=n_columns, skip_docstart=skip_docstart):
+        if labeled:
+            if len(sent.rows[0]) < 2:
+                raise InputError("a labelled file needs at least two columns (input and label)", path=path,
+                                 line=sent.first_line, field="columns")
+            inputs.append([row[:-1] for row in sent.rows])
+            labels.append([row[-1] for row in sent.rows])
+        else:
+            inputs.append(list(sent.rows))
+        firsts.append(sent.first_line)
+    return ColumnCorpus(inputs, labels, firsts, os.fspath(path))
+
+
+def read_crfpp(path, *, labeled: bool = True, n_columns: int | None = None) -> ColumnCorpus:
+    """Read a CRF++ data file (training: label in the last column; test: ``labeled=False``)."""
+    return read_conll(path, n_columns=n_columns, labeled=labeled, skip_docstart=False)
+
+
+def write_columns(path, sentences: Sequence[Sequence[Sequence[str]]], predicted=None, *, sep: str = " ") -> None:
+    """Write sentences as a column file, optionally appending a predicted-label column.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        Output file; gzip-compressed when it ends in ``.gz``.
+    sentences : sequence of sequences of token rows (sequences of str)
+        E.g. ``[gold_row + (gold_label,) ...]`` per sentence, as ``conlleval`` expects.
+    predicted : sequence of sequences of str, optional
+        One label per token, appended as the last column.
+    sep : str, default=" "
+    """
+    if predicted is not None and len(predicted) != len(sentences):
+        raise InputError(f"{len(predicted)} predicted sentences for {len(sentences)} sentences", field="predicted")
+    path = os.fspath(path)
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "wt", encoding="utf-8", newline="\n") as f:
+        for i, sent in enumerate(sentences):
+            pred = None if predicted is None else predicted[i]
+            if pred is not None and len(pred) != len(sent):
+                raise InputError(f"sentence {i}: {len(pred)} predicted labels for {len(sent)} tokens",
+                                 field="predicted")
+            for t, row in enumerate(sent):
+                cells = list(row) + ([pred[t]] if pred is not None else [])
+                if any((not c) or any(ch.isspace() for ch in c) for c in cells):
+                    raise InputError(f"sentence {i}, token {t}: empty cell or whitespace inside a cell {cells!r}",
+                                     field="columns")
+                f.write(sep.join(cells))
+                f.write("\n")
+            f.write("\n")
