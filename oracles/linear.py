@@ -89,6 +89,7 @@ class BinaryHinge:
     """
 
     supports_line_search = True
+    risk_lower_bound = 0.0  # hinge losses are non-negative (the engine's L1 needs a floor)
 
     def __init__(self, X, y):
         self.X = _as_features(X)
@@ -161,6 +162,7 @@ class MulticlassHinge:
     """
 
     supports_line_search = True
+    risk_lower_bound = 0.0
 
     def __init__(self, X, y, n_classes=None):
         self.X = _as_features(X)

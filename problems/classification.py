@@ -28,7 +28,14 @@ from problems.validation import (check_bool, check_choice, check_classification_
 __all__ = ["LinearSVM"]
 
 _REGULARIZERS = ("l2", "l1")
-_METHODS = ("bmrm", "ls-bmrm")
+
+
+def _methods():
+    """Engine methods usable on a regularised risk (not Kelley's indicator-set method)."""
+    from cutplane.engine import METHODS
+
+    return tuple(name for name, spec in METHODS.items()
+                 if not getattr(spec, "needs_indicator", False))
 
 
 def _not_fitted(est):
@@ -54,8 +61,9 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         ``C_lib`` (weight of the summed loss) is ``C / n_samples``.
     regularizer : {"l2", "l1"}, default="l2"
         ``1/2 ||w||^2`` or ``||w||_1``.
-    method : {"bmrm", "ls-bmrm"}, default="bmrm"
-        Engine method (:func:`cutplane.minimize`).
+    method : str, default="bmrm"
+        Engine method (:func:`cutplane.minimize`): ``"bmrm"``, or ``"ls-bmrm"`` once the
+        engine provides it (any engine method that does not need an indicator set).
     eps : float, default=1e-3
         Certified absolute tolerance on ``F`` (the engine gets ``eps / C``). ``F(0) = C``
         for both losses, so ``eps = 1e-3 * C`` is a relative tolerance of about 1e-3.
@@ -118,7 +126,7 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         return dict(
             C=check_positive(self.C, "C"),
             regularizer=check_choice(self.regularizer, "regularizer", _REGULARIZERS),
-            method=check_choice(self.method, "method", _METHODS),
+            method=check_choice(self.method, "method", _methods()),
             eps=check_positive(self.eps, "eps"),
             max_iter=check_int(self.max_iter, "max_iter"),
             time_limit=None if self.time_limit is None else check_positive(self.time_limit, "time_limit"),
@@ -168,7 +176,10 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
                       time_limit=p["time_limit"], max_cuts=p["max_cuts"], verbose=p["verbose"])
         if self.solver is not None:
             kwargs["solver"] = self.solver
-        res = minimize(oracle, reg, 1.0 / C, **kwargs)
+        with warnings.catch_warnings():
+            # the engine's warning speaks of its scale F / C; ours below speaks of F
+            warnings.filterwarnings("ignore", category=ConvergenceWarning)
+            res = minimize(oracle, reg, 1.0 / C, **kwargs)
         W = np.asarray(res.w, dtype=np.float64).reshape(1 if n_classes == 2 else n_classes, -1)
         if p["bias"] is None:
             self.coef_ = W

@@ -1,8 +1,8 @@
 """``cutplane demo``: train on small generated data and print a table of certified results.
 
 Two problems from :mod:`problems.demo_data` (binary and 4-class, 2000 x 50, dense), each
-trained by :class:`~problems.classification.LinearSVM` with BMRM at ``C = 10`` and
-``eps = 1e-2`` on the scale of ``F`` (``F(0) = C``, so a relative tolerance of 1e-3).
+trained by :class:`~problems.classification.LinearSVM` with BMRM at ``C = 100`` and
+``eps = 1e-2`` on the scale of ``F`` (``F(0) = C``, so a relative tolerance of 1e-4).
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 __all__ = ["run_demo", "DEMO_C", "DEMO_EPS"]
 
-DEMO_C = 10.0
+DEMO_C = 100.0
 DEMO_EPS = 1e-2
 
 _COLUMNS = ("task", "n_train", "n_features", "classes", "objective", "lower_bound", "gap",

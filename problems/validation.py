@@ -118,7 +118,7 @@ def check_n_features(X, n_features, *, name="X"):
     """Raise when ``X`` does not have the ``n_features`` columns seen during fit."""
     if X.shape[1] != n_features:
         raise InputError(f"X has {X.shape[1]} features, but the model was fitted with "
-                         f"{n_features}", field=name)
+                         f"{n_features} features", field=name)
     return X
 
 

@@ -1,0 +1,142 @@
+"""The cutplane command end to end: train, predict, demo, and errors without tracebacks."""
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from problems.classification import LinearSVM
+from problems.cli import main
+from problems.demo_data import make_binary, make_multiclass
+from problems.io.svmlight import read_svmlight, write_svmlight
+
+ROOT = Path(__file__).resolve().parents[2]
+REPORT_KEYS = {"objective", "lower_bound", "gap", "iterations", "status", "time_s",
+               "oracle_time_s", "solver_time_s", "backend"}
+
+
+@pytest.fixture
+def files(tmp_path):
+    b = make_binary(n_samples=300, n_features=8, n_test=50, seed=1)
+    m = make_multiclass(n_samples=300, n_features=8, n_classes=3, n_test=50, seed=2)
+    out = {}
+    for name, data in (("bin", b), ("multi", m)):
+        write_svmlight(tmp_path / f"{name}.train.svm", data.X_train, data.y_train)
+        write_svmlight(tmp_path / f"{name}.test.svm", data.X_test, data.y_test)
+        out[name] = (tmp_path / f"{name}.train.svm", tmp_path / f"{name}.test.svm")
+    return out
+
+
+@pytest.mark.parametrize("task, name", [("binary", "bin"), ("multiclass", "multi")])
+def test_train_and_predict(tmp_path, files, capsys, task, name):
+    train, test = files[name]
+    model, report, pred = tmp_path / "m.npz", tmp_path / "r.json", tmp_path / "p.txt"
+    code = main(["train", "--task", task, "--train", str(train), "--C", "5", "--eps", "1e-4",
+                 "--model", str(model), "--report", str(report)])
+    assert code == 0
+    rep = json.loads(report.read_text())
+    assert REPORT_KEYS <= set(rep)
+    assert rep["status"] == "converged" and rep["gap"] <= 1e-4 and rep["task"] == task
+    assert rep["objective"] - rep["lower_bound"] == pytest.approx(rep["gap"], abs=1e-12)
+    # the report is on the scale of F: the same number as the estimator trained directly
+    X, y = read_svmlight(train)
+    direct = LinearSVM(C=5.0, eps=1e-4).fit(X, y)
+    assert rep["objective"] == pytest.approx(direct.objective_, abs=2e-4)
+    assert len(rep["history"]["upper"]) == rep["iterations"]
+    assert "objective" in capsys.readouterr().out
+
+    assert main(["predict", "--model", str(model), "--input", str(test), "--output", str(pred)]) == 0
+    lines = pred.read_text().splitlines()
+    Xt, yt = read_svmlight(test, n_features=X.shape[1])
+    expected = LinearSVM.load(model).predict(Xt)
+    assert [float(v) for v in lines] == expected.tolist()
+    assert all(v == str(int(float(v))) for v in lines)  # labels written as in the file
+    assert "accuracy" in capsys.readouterr().err
+
+    assert main(["predict", "--model", str(model), "--input", str(test)]) == 0
+    assert capsys.readouterr().out.splitlines() == lines
+
+
+def test_demo_runs_fast_and_prints_the_table(tmp_path, capsys):
+    t0 = time.perf_counter()
+    assert main(["demo", "--out-dir", str(tmp_path)]) == 0
+    assert time.perf_counter() - t0 < 60
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if "objective" in line and "gap" in line)
+    assert "iters" in header and "test_acc" in header
+    rows = [line.split() for line in out.splitlines() if line.split()[:1] in (["binary"], ["multiclass"])]
+    assert [r[0] for r in rows] == ["binary", "multiclass"]
+    cols = header.split()
+    for r in rows:
+        assert float(r[cols.index("gap")]) <= 1e-2
+        assert float(r[cols.index("test_acc")]) > 0.5
+    for name in ("binary.train.svm", "multiclass.test.svm", "binary.model.npz", "multiclass.report.json"):
+        assert (tmp_path / name).exists()
+    assert main(["predict", "--model", str(tmp_path / "binary.model.npz"),
+                 "--input", str(tmp_path / "binary.test.svm"), "--output", str(tmp_path / "p")]) == 0
+
+
+def _err(capsys):
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return err
+
+
+def test_errors_exit_2_with_a_message(tmp_path, files, capsys):
+    train, test = files["multi"]
+    bad = tmp_path / "bad.svm"
+    bad.write_text("1 1:2\n2 1:3\n1 4:x\n")
+    args = ["--model", str(tmp_path / "m.npz")]
+    assert main(["train", "--task", "binary", "--train", str(bad)] + args) == 2
+    assert f"cutplane: error: {bad}:3: " in _err(capsys)
+    empty = tmp_path / "empty.svm"
+    empty.write_text("")
+    assert main(["train", "--task", "binary", "--train", str(empty)] + args) == 2
+    assert "no examples" in _err(capsys)
+    assert main(["train", "--task", "binary", "--train", str(train)] + args) == 2
+    assert "exactly 2 distinct labels, found 3" in _err(capsys)
+    assert main(["train", "--task", "binary", "--train", str(tmp_path / "none.svm")] + args) == 2
+    assert "not found" in _err(capsys)
+    assert main(["train", "--task", "binary", "--train", str(train), "--C", "0"] + args) == 2
+    assert "cutplane" in _err(capsys) and "--C" in capsys.readouterr().err + "--C"
+    assert main(["train", "--task", "nope", "--train", str(train)] + args) == 2
+    _err(capsys)
+    assert main(["train", "--task", "multiclass", "--train", str(train), "--method", "simplex"] + args) == 2
+    assert "method" in _err(capsys)
+    # predict: missing / corrupted model, input with more features than the model
+    assert main(["predict", "--model", str(tmp_path / "none.npz"), "--input", str(test)]) == 2
+    assert "model file not found" in _err(capsys)
+    junk = tmp_path / "junk.npz"
+    junk.write_bytes(b"PK\x03\x04 this is not a zip")
+    assert main(["predict", "--model", str(junk), "--input", str(test)]) == 2
+    assert "cutplane: error:" in _err(capsys)
+    model = tmp_path / "ok.npz"
+    assert main(["train", "--task", "multiclass", "--train", str(train), "--model", str(model)]) == 0
+    capsys.readouterr()
+    wide = tmp_path / "wide.svm"
+    wide.write_text("1 1:1\n0 2:1 20:1\n")
+    assert main(["predict", "--model", str(model), "--input", str(wide)]) == 2
+    assert f"{wide}:2:" in _err(capsys)
+
+
+def test_console_module_in_subprocess(tmp_path, files):
+    train, test = files["bin"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    run = lambda *a: subprocess.run([sys.executable, "-m", "problems.cli", *a], cwd=tmp_path,
+                                    env=env, capture_output=True, text=True, timeout=300)
+    model = tmp_path / "m.npz"
+    r = run("train", "--task", "binary", "--train", str(train), "--C", "2", "--model", str(model),
+            "--report", str(tmp_path / "r.json"))
+    assert r.returncode == 0, r.stderr
+    r = run("predict", "--model", str(model), "--input", str(test))
+    assert r.returncode == 0, r.stderr
+    assert len(r.stdout.splitlines()) == 50
+    bad = tmp_path / "bad.svm"
+    bad.write_text("1 2:1 1:1\n")
+    r = run("train", "--task", "binary", "--train", str(bad), "--model", str(model))
+    assert r.returncode == 2
+    assert r.stderr.startswith(f"cutplane: error: {bad}:1:") and "Traceback" not in r.stderr
