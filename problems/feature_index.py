@@ -16,6 +16,8 @@ Per-token feature ids are stored CSR-like (``indptr``, ``indices``), never one-h
 """
 from __future__ import annotations
 
+from collections import Counter
+from itertools import repeat
 from typing import NamedTuple, Sequence
 
 import numpy as np
@@ -206,12 +208,22 @@ class FeatureIndex:
         return names
 
     # -- fitting ---------------------------------------------------------------------------
-    def _raw_strings(self, sentences):
-        """Yield (sentence index, length, list over unigram templates of feature-string lists)."""
-        for i, sent in enumerate(sentences):
-            cols = _columns(sent, self._n_columns, i)
-            n = len(sent)
-            yield i, n, [self.templates[j].features(cols, n) for j in self._unigram]
+    def _template_strings(self, sentences):
+        """Column-major sentences, their lengths, and a generator over unigram templates of the
+        corpus-long list of feature strings of that template (one string per token)."""
+        sentences = list(sentences)
+        cols = [_columns(sent, self._n_columns, i) for i, sent in enumerate(sentences)]
+        lengths = [len(sent) for sent in sentences]
+
+        def per_template():
+            for j in self._unigram:
+                tpl = self.templates[j]
+                strs: list[str] = []
+                for c, n in zip(cols, lengths):
+                    strs.extend(tpl.features(c, n))
+                yield j, strs
+
+        return lengths, per_template()
 
     def fit(self, sentences) -> "FeatureIndex":
         """Build the dictionary from ``sentences`` (each a sequence of token rows of str)."""
@@ -219,59 +231,52 @@ class FeatureIndex:
         return self
 
     def fit_transform(self, sentences) -> SequenceFeatures:
-        """Build the dictionary and return the features of ``sentences`` in one pass."""
-        n_u = len(self._unigram)
-        dicts: list[dict] = [{} for _ in range(n_u)]
-        local_cols: list[list] = [[] for _ in range(n_u)]
-        lengths = []
-        for _, n, per_template in self._raw_strings(sentences):
-            lengths.append(n)
-            for j in range(n_u):
-                d = dicts[j]
-                local_cols[j].append(np.fromiter((d.setdefault(s, len(d)) for s in per_template[j]),
-                                                 dtype=np.int64, count=n))
+        """Build the dictionary and return the features of ``sentences`` (strings are built once).
+
+        Ids are assigned template by template, in order of first appearance within a template.
+        """
+        lengths, strings = self._template_strings(sentences)
         n_tokens = int(sum(lengths))
+        raw = np.full((n_tokens, len(self._unigram)), -1, dtype=np.int64)
         vocab: dict[str, int] = {}
-        groups, counts, offsets = [], [], [0]
-        raw = np.full((n_tokens, n_u), -1, dtype=np.int64)
-        for j in range(n_u):
-            local = np.concatenate(local_cols[j]) if local_cols[j] else np.zeros(0, np.int64)
-            local_cols[j] = None
-            cnt = np.bincount(local, minlength=len(dicts[j]))
-            keep = cnt >= self.min_count
-            remap = np.full(len(cnt), -1, dtype=np.int64)
-            remap[keep] = offsets[-1] + np.arange(int(keep.sum()))
-            for s, k in dicts[j].items():
-                if keep[k]:
-                    vocab[s] = int(remap[k])
-            dicts[j] = None
-            raw[:, j] = remap[local]
-            groups.append(np.full(int(keep.sum()), self._unigram[j], dtype=np.int32))
-            counts.append(cnt[keep])
-            offsets.append(offsets[-1] + int(keep.sum()))
+        groups, counts = [], []
+        sizes = np.zeros(len(self.templates), dtype=np.int64)
+        n_kept = 0
+        for pos, (j, strs) in enumerate(strings):
+            cnt = Counter(strs)  # insertion-ordered: first appearance
+            local = {}
+            kept_counts = []
+            for s, c in cnt.items():
+                if c >= self.min_count:
+                    local[s] = n_kept + len(kept_counts)
+                    kept_counts.append(c)
+                else:
+                    local[s] = -1
+            raw[:, pos] = np.fromiter(map(local.__getitem__, strs), dtype=np.int64, count=n_tokens)
+            for s, k in local.items():
+                if k >= 0:
+                    vocab[s] = k
+            groups.append(np.full(len(kept_counts), j, dtype=np.int32))
+            counts.append(np.asarray(kept_counts, dtype=np.int64))
+            sizes[j] = len(kept_counts)
+            n_kept += len(kept_counts)
         self.vocabulary_ = vocab
-        self.n_features_ = int(offsets[-1])
+        self.n_features_ = int(n_kept)
         self.feature_groups_ = np.concatenate(groups) if groups else np.zeros(0, np.int32)
         self.feature_counts_ = np.concatenate(counts) if counts else np.zeros(0, np.int64)
-        # group offsets over all templates (B and dropped-out templates get empty ranges)
-        go = np.zeros(len(self.templates) + 1, dtype=np.int64)
-        for pos, j in enumerate(self._unigram):
-            go[j + 1] = offsets[pos + 1] - offsets[pos]
-        self.group_offsets_ = np.cumsum(go)
+        # B and fully dropped templates get empty ranges
+        self.group_offsets_ = np.concatenate([[0], np.cumsum(sizes)])
         return self._pack(raw, lengths)
 
     def transform(self, sentences) -> SequenceFeatures:
         """Feature ids of new ``sentences``; features not in the dictionary are ignored."""
         self._check_fitted()
-        vocab = self.vocabulary_
-        rows, lengths = [], []
-        for _, n, per_template in self._raw_strings(sentences):
-            lengths.append(n)
-            block = np.empty((n, len(per_template)), dtype=np.int64)
-            for j, strs in enumerate(per_template):
-                block[:, j] = np.fromiter((vocab.get(s, -1) for s in strs), dtype=np.int64, count=n)
-            rows.append(block)
-        raw = np.concatenate(rows) if rows else np.zeros((0, len(self._unigram)), np.int64)
+        get = self.vocabulary_.get
+        lengths, strings = self._template_strings(sentences)
+        n_tokens = int(sum(lengths))
+        raw = np.full((n_tokens, len(self._unigram)), -1, dtype=np.int64)
+        for pos, (_, strs) in enumerate(strings):
+            raw[:, pos] = np.fromiter(map(get, strs, repeat(-1)), dtype=np.int64, count=n_tokens)
         return self._pack(raw, lengths)
 
     def _pack(self, raw: np.ndarray, lengths) -> SequenceFeatures:

@@ -1,0 +1,199 @@
+"""CRF++ templates: parsing, feature strings at sentence edges, the grouped feature dictionary."""
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cutplane.exceptions import InputError
+from problems.feature_index import FeatureIndex, LabelAlphabet
+from problems.templates import CHUNKING_TEMPLATES, parse_templates, read_templates
+
+SMALL = [
+    [("He", "PRP"), ("reckons", "VBZ"), ("the", "DT"), ("deficit", "NN")],
+    [("the", "DT"), ("deficit", "NN")],
+    [("He", "PRP")],
+    [("the", "DT"), ("current", "JJ"), ("deficit", "NN"), (".", ".")],
+]
+
+
+def test_parse_chunking_set():
+    tpls = parse_templates(CHUNKING_TEMPLATES)
+    assert len(tpls) == 22
+    assert [t.kind for t in tpls].count("U") == 21 and tpls[-1].kind == "B" and tpls[-1].name == "B"
+    by_name = {t.name: t for t in tpls}
+    assert by_name["U05"].macros == ((-1, 0), (0, 0))
+    assert by_name["U30"].macros == ((-3, 0), (3, 1))
+    assert by_name["U22"].macros == ((0, 1), (1, 1), (2, 1))
+    # line numbers count comments and blank lines
+    assert by_name["U12"].line == CHUNKING_TEMPLATES.splitlines().index("U12:%x[0,1]") + 1
+
+
+@pytest.mark.parametrize("text, line, what", [
+    ("U00:%x[0,0]\nU01:%x[-2]\n", 2, "macro"),
+    ("# c\n\nX00:%x[0,0]\n", 3, "start with"),
+    ("U00:%x[0,0]\nU01%x[0,0]\n", 2, "NAME:"),
+    ("U00:%x[0,0]\nU00:%x[1,0]\n", 2, "duplicate"),
+    ("U00:%x[0,0]\nB01:%x[0,0]\n", 2, "not supported"),
+    ("B\nU00:%x[0,0]\nB2\n", 3, "more than one"),
+    ("U00:%x[0,-1]\n", 1, "column"),
+    ("U00:%y[0,0]\n", 1, "macro"),
+])
+def test_bad_syntax_names_the_line(text, line, what):
+    with pytest.raises(InputError) as err:
+        parse_templates(text, path="tpl.txt")
+    assert err.value.line == line
+    assert err.value.path == "tpl.txt"
+    assert what in str(err.value)
+    assert f"tpl.txt:{line}:" in str(err.value)
+
+
+def test_empty_template_text_is_an_error():
+    with pytest.raises(InputError):
+        parse_templates("# only a comment\n\n")
+
+
+def test_read_templates_from_file(tmp_path):
+    p = tmp_path / "template"
+    p.write_text(CHUNKING_TEMPLATES, encoding="utf-8")
+    assert [t.name for t in read_templates(p)] == [t.name for t in parse_templates(CHUNKING_TEMPLATES)]
+    p.write_bytes(b"U00:%x[0,0]\nU01:\xff%x[1,0]\n")
+    with pytest.raises(InputError) as err:
+        read_templates(p)
+    assert err.value.line == 2
+
+
+def test_edge_rows_use_crfpp_placeholders():
+    tpls = {t.name: t for t in parse_templates("U0:%x[-2,0]\nU1:%x[2,0]/%x[-1,1]\nU2:%x[0,0]/%x[3,1]\nU\n")}
+    cols = [("a", "b"), ("A", "B")]  # two tokens, column-major
+    assert tpls["U0"].features(cols, 2) == ["U0:_B-2", "U0:_B-1"]
+    assert tpls["U1"].features(cols, 2) == ["U1:_B+1/_B-1", "U1:_B+2/A"]
+    assert tpls["U2"].features(cols, 2) == ["U2:a/_B+2", "U2:b/_B+3"]
+    assert tpls["U"].features(cols, 2) == ["U", "U"]
+
+
+@settings(max_examples=200)
+@given(st.lists(st.tuples(st.integers(-4, 4), st.integers(0, 1)), min_size=1, max_size=4),
+       st.lists(st.tuples(st.sampled_from("abc{}"), st.sampled_from("XY")), min_size=1, max_size=6),
+       st.sampled_from(["/", "{}", "", "-"]))
+def test_fast_path_equals_token_by_token(macros, sentence, sep):
+    text = "U9:" + sep.join(f"%x[{r},{c}]" for r, c in macros) + "!"
+    tpl = parse_templates(text)[0]
+    cols = list(zip(*sentence))
+    n = len(sentence)
+    fast = tpl.features(cols, n)
+    slow = [tpl.feature(cols, t) for t in range(n)]
+    assert fast == slow
+    # the expansion written independently of the class
+    for t in range(n):
+        vals = []
+        for r, c in macros:
+            s = t + r
+            vals.append(sentence[s][c] if 0 <= s < n else (f"_B{s}" if s < 0 else f"_B+{s - n + 1}"))
+        assert fast[t] == "U9:" + sep.join(vals) + "!"
+
+
+def independent_counts(templates_text, corpus):
+    """Feature string -> count, by applying each template token by token."""
+    tpls = [t for t in parse_templates(templates_text) if t.kind == "U"]
+    counts = Counter()
+    for sent in corpus:
+        cols = list(zip(*sent))
+        for t in range(len(sent)):
+            for tpl in tpls:
+                counts[tpl.feature(cols, t)] += 1
+    return counts
+
+
+@pytest.mark.parametrize("min_count", [1, 2, 3])
+def test_dictionary_groups_and_min_count(min_count):
+    text = "U00:%x[0,0]\nU01:%x[-1,0]/%x[0,1]\nB\nU02:%x[1,1]\nU\n"
+    fi = FeatureIndex(text, min_count=min_count)
+    X = fi.fit_transform(SMALL)
+    counts = independent_counts(text, SMALL)
+    expected = {s for s, c in counts.items() if c >= min_count}
+    assert set(fi.vocabulary_) == expected
+    assert fi.n_features_ == len(expected)
+    assert sorted(fi.vocabulary_.values()) == list(range(fi.n_features_))
+    # each feature in exactly one group: the template whose name prefixes it; groups are contiguous
+    names = fi.template_names
+    for s, k in fi.vocabulary_.items():
+        g = fi.feature_groups_[k]
+        assert s == names[g] or s.startswith(names[g] + ":")
+        assert fi.group_offsets_[g] <= k < fi.group_offsets_[g + 1]
+        assert fi.feature_counts_[k] == counts[s]
+    assert fi.group_offsets_[2] == fi.group_offsets_[3]  # B has no unigram features
+    # per-token ids = the kept features of that token
+    tpls = [t for t in fi.templates if t.kind == "U"]
+    pos = 0
+    for sent in SMALL:
+        cols = list(zip(*sent))
+        for t in range(len(sent)):
+            want = sorted(fi.vocabulary_[tp.feature(cols, t)] for tp in tpls if tp.feature(cols, t) in expected)
+            assert X.indices[X.indptr[pos]:X.indptr[pos + 1]].tolist() == want
+            pos += 1
+    assert X.sentence_ptr.tolist() == [0, 4, 6, 7, 11]
+
+
+def test_transform_ignores_unseen_and_coordinate_groups():
+    text = "U00:%x[0,0]\nB\nU01:%x[0,1]\n"
+    fi = FeatureIndex(text)
+    fi.fit(SMALL)
+    X = fi.transform([[("the", "NN"), ("unseen", "XX")]])
+    assert X.indices.tolist() == [fi.vocabulary_["U00:the"], fi.vocabulary_["U01:NN"]]
+    assert X.indptr.tolist() == [0, 2, 2]
+    K = 3
+    groups = fi.coordinate_groups(K)
+    assert groups.shape == (fi.dim(K),) == (fi.n_features_ * K + K * K,)
+    assert np.all(groups[-K * K:] == 1)  # the B template is template index 1
+    W_groups = groups[:-K * K].reshape(fi.n_features_, K)
+    assert np.all(W_groups == fi.feature_groups_[:, None])
+    assert set(np.unique(groups)) == {0, 1, 2}
+    dense = X.to_csr().toarray()
+    assert dense.shape == (2, fi.n_features_) and dense.sum() == 2
+
+
+def test_too_few_columns_is_an_input_error():
+    fi = FeatureIndex("U00:%x[0,2]\n")
+    with pytest.raises(InputError) as err:
+        fi.fit(SMALL)
+    assert "columns" in str(err.value)
+    with pytest.raises(InputError):
+        FeatureIndex("U00:%x[0,0]\n").transform(SMALL)  # not fitted
+
+
+def test_label_alphabet_unknown_label_names_file_and_line():
+    lab = LabelAlphabet.fit([["B-NP", "I-NP"], ["O"]])
+    assert lab.labels == ["B-NP", "I-NP", "O"]
+    assert lab.encode(["O", "B-NP"]).tolist() == [2, 0]
+    with pytest.raises(InputError) as err:
+        lab.encode_corpus([["O"], ["B-NP", "B-VP"]], path="test.txt", first_lines=[1, 3])
+    assert err.value.path == "test.txt" and err.value.line == 4 and err.value.field == "label"
+    assert lab.decode([2, 1]) == ["O", "I-NP"]
+
+
+def test_chunking_templates_on_a_conll2000_prefix(data_dir):
+    from problems.io.conll import read_conll
+
+    corpus = read_conll(data_dir / "conll2000-chunking" / "train.txt.gz", n_columns=3)
+    part = corpus.inputs[:300]
+    fi = FeatureIndex(CHUNKING_TEMPLATES)
+    X = fi.fit_transform(part)
+    counts = independent_counts(CHUNKING_TEMPLATES, part)
+    assert fi.n_features_ == len(counts)
+    assert X.indices.size == 21 * sum(len(s) for s in part)  # every token fires every U template
+    assert len(set(fi.feature_groups_.tolist())) == 21
+
+
+@pytest.mark.slow
+def test_chunking_templates_on_conll2000_train(data_dir):
+    """ANCHORS.md: CRF++'s chunking templates give 460,638 features and 22 labels on train."""
+    from problems.io.conll import read_conll
+
+    corpus = read_conll(data_dir / "conll2000-chunking" / "train.txt.gz", n_columns=3)
+    fi = FeatureIndex(CHUNKING_TEMPLATES)
+    X = fi.fit_transform(corpus.inputs)
+    assert fi.n_features_ == 460_638
+    assert len(LabelAlphabet.fit(corpus.labels)) == 22
+    assert X.n_tokens == 211_727
