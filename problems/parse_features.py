@@ -1,0 +1,420 @@
+"""Arc features for dependency parsing in the style of MSTParser, grouped by template.
+
+A *template* is a conjunction of *atoms* read off a candidate arc ``h -> m`` of a sentence
+(McDonald, Crammer & Pereira 2005; MTL^struct sec. 3.4; SPOM sec. 4.2):
+
+=========  ==================================================================
+atom       meaning
+=========  ==================================================================
+``hw``     head word form (``mw``: modifier)
+``hl``     head lemma (``ml``)
+``hp``     head POS (``mp``); UPOS or XPOS (``pos=``)
+``hp-1``   POS of the word before the head (``hp+1`` after; ``mp-1``, ``mp+1``;
+           offsets up to 2, also for ``w`` and ``l``)
+``bp``     POS of a word strictly between head and modifier: one feature per
+           *distinct* POS in between (MSTParser's in-between trigram with
+           ``hp`` and ``mp``)
+=========  ==================================================================
+
+A template is written as its atoms joined by ``_`` (``"hp_hp+1_mp-1_mp"``); an empty
+template ``""`` fires on every arc (with the direction/distance conjunction it is the
+direction-distance bias). Every template is conjoined with the attachment direction and the
+binned distance ``|h - m|``: 1, 2, 3, 4, 5 stay, 6..10 -> 5, > 10 -> 10 (MTL^struct sec. 3.4);
+``distance="both"`` also adds each template without the conjunction (as MSTParser does), as a
+separate template ``name + "/nd"``. The root (position 0) has the word, lemma and POS
+``<root>``; positions before it and after the last word read ``<s>`` / ``</s>``.
+
+Every feature belongs to exactly one template: a feature is the key
+``(template, direction, distance, atom values)``, packed exactly (no hashing) into an
+int64 whose top bits are the template index, so sorting the kept keys groups the weight
+vector by template and :meth:`ArcFeaturizer.coordinate_groups` is non-decreasing.
+
+As in MSTParser the feature set is, by default, the features of the *gold* arcs of the
+training sentences (``feature_source="gold"``); ``"all"`` takes every candidate arc.
+Features seen fewer than ``min_count`` times are dropped; at transform time, features
+outside the fitted set are ignored. The transform covers all ``(n+1)^2`` arcs of every
+sentence (the decoders need them), stored as :class:`oracles.parse_oracle.ArcFeatures`
+(CSR over arcs, int32 ids), in chunks of sentences to bound the peak memory.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from numba import njit
+
+from cutplane.exceptions import InputError
+from oracles.parse_oracle import ArcFeatures
+
+__all__ = ["DEFAULT_TEMPLATES", "ArcFeaturizer", "distance_bin"]
+
+DEFAULT_TEMPLATES: dict[str, str] = {
+    # uni-gram (McDonald et al. 2005, Table 1a)
+    "hw_hp": "hw_hp", "hw": "hw", "hp": "hp",
+    "mw_mp": "mw_mp", "mw": "mw", "mp": "mp",
+    # bi-gram (Table 1b)
+    "hw_hp_mw_mp": "hw_hp_mw_mp", "hp_mw_mp": "hp_mw_mp", "hw_mw_mp": "hw_mw_mp",
+    "hw_hp_mp": "hw_hp_mp", "hw_hp_mw": "hw_hp_mw", "hw_mw": "hw_mw", "hp_mp": "hp_mp",
+    # in-between POS and surrounding POS (Table 1c)
+    "between_pos": "hp_bp_mp",
+    "hp_hp+1_mp-1_mp": "hp_hp+1_mp-1_mp", "hp-1_hp_mp-1_mp": "hp-1_hp_mp-1_mp",
+    "hp_hp+1_mp_mp+1": "hp_hp+1_mp_mp+1", "hp-1_hp_mp_mp+1": "hp-1_hp_mp_mp+1",
+    # lemmas (MTL^struct sec. 3.4, SPOM sec. 4.2)
+    "hl": "hl", "ml": "ml", "hl_ml": "hl_ml", "hl_mp": "hl_mp", "hp_ml": "hp_ml",
+    # direction and distance alone
+    "dist": "",
+}
+
+_ATOM = re.compile(r"^([hm])([wlp])([+-][12])?$")
+_COL = {"w": 0, "l": 1, "p": 2}
+_SPECIAL = ("<unk>", "<root>", "<s>", "</s>")  # ids 0..3 of every vocabulary
+_MAX_TEMPLATES = 1024
+_VALUE_BITS = 48   # atom values; then 4 bits distance, 1 bit direction, 10 bits template
+_TOP = 53
+
+
+def distance_bin(d):
+    """MTL^struct's distance bins: 1..5 unchanged, 6..10 -> 5, more than 10 -> 10."""
+    d = np.asarray(d)
+    return np.where(d > 10, 10, np.where(d > 5, 5, d))
+
+
+@njit(cache=True, nogil=True)
+def _arc_keys(T, row_ptr, lengths, heads, head_ptr, gold_only, a_col, a_anchor, a_off, a_shift,
+              natoms, bshift, conj, n_pos):
+    """Feature keys of the arcs of a batch of sentences (two passes: count, then fill).
+
+    Arcs are all ``(h, m)`` of each sentence in row-major order (``gold_only`` False; arcs
+    into the root and self-loops get no key) or the gold arc of each word (True).
+    Returns ``(counts per arc, keys)``.
+    """
+    n_sent = lengths.shape[0]
+    n_arcs = 0
+    for i in range(n_sent):
+        n_arcs += lengths[i] if gold_only else (lengths[i] + 1) * (lengths[i] + 1)
+    counts = np.zeros(n_arcs, dtype=np.int64)
+    keys = np.empty(0, dtype=np.int64)
+    stamp = np.zeros(n_pos, dtype=np.int64)
+    cur = 0
+    n_t = natoms.shape[0]
+    for phase in range(2):
+        if phase == 1:
+            keys = np.empty(counts.sum(), dtype=np.int64)
+        k = 0
+        a = 0
+        for i in range(n_sent):
+            n = lengths[i]
+            N = n + 1
+            r0 = row_ptr[i]
+            n_iter = n if gold_only else N * N
+            for it in range(n_iter):
+                if gold_only:
+                    m = it + 1
+                    h = heads[head_ptr[i] + m]
+                else:
+                    h = it // N
+                    m = it % N
+                if m == 0 or h == m:
+                    a += 1
+                    continue
+                d = h - m if h > m else m - h
+                dbin = 10 if d > 10 else (5 if d > 5 else d)
+                dirn = 1 if h > m else 0
+                for t in range(n_t):
+                    base = t << _TOP
+                    if conj[t]:
+                        base |= (dirn << 52) | (dbin << _VALUE_BITS)
+                    for j in range(natoms[t]):
+                        p = (h if a_anchor[t, j] == 0 else m) + a_off[t, j]
+                        if p < -1:
+                            p = -1
+                        elif p > n + 1:
+                            p = n + 1
+                        base |= T[r0 + p + 1, a_col[t, j]] << a_shift[t, j]
+                    if bshift[t] < 0:
+                        if phase == 0:
+                            counts[a] += 1
+                        else:
+                            keys[k] = base
+                            k += 1
+                    else:
+                        cur += 1
+                        lo = min(h, m) + 1
+                        hi = max(h, m)
+                        for p in range(lo, hi):
+                            v = T[r0 + p + 1, 2]
+                            if stamp[v] != cur:
+                                stamp[v] = cur
+                                if phase == 0:
+                                    counts[a] += 1
+                                else:
+                                    keys[k] = base | (v << bshift[t])
+                                    k += 1
+                a += 1
+    return counts, keys
+
+
+def _parse_template(spec: str, name: str):
+    atoms = [a for a in re.split(r"[_\s]+", spec.strip()) if a]
+    out = []
+    for a in atoms:
+        if a == "bp":
+            out.append(("b", 2, 0, 0))
+            continue
+        mt = _ATOM.match(a)
+        if mt is None:
+            raise InputError(f"bad atom {a!r} in template {name!r}; expected h|m followed by "
+                             "w|l|p and an optional offset +1/-1/+2/-2, or bp", field="templates")
+        anchor, col, off = mt.groups()
+        out.append(("a", _COL[col], 0 if anchor == "h" else 1, int(off or 0)))
+    if sum(1 for a in out if a[0] == "b") > 1:
+        raise InputError(f"template {name!r} has more than one bp atom", field="templates")
+    return out
+
+
+class ArcFeaturizer:
+    """MSTParser-style arc features grouped by template (see the module docstring).
+
+    Parameters
+    ----------
+    templates : dict of str to str, or sequence of str, optional
+        Template name -> atoms (``"hp_bp_mp"``); a sequence uses each spec as its name.
+        Default :data:`DEFAULT_TEMPLATES` (24 templates).
+    pos : {"upos", "xpos"}, default "upos"
+        Which POS column the ``p`` atoms read.
+    distance : bool or "both", default True
+        Conjoin every template with direction and binned distance; "both" adds the
+        unconjoined copies as templates ``name + "/nd"``.
+    min_count : int, default 1
+        Drop features seen fewer times in the fitted sentences.
+    feature_source : {"gold", "all"}, default "gold"
+        Count features on gold arcs only (MSTParser) or on every candidate arc.
+    lowercase : bool, default False
+        Lowercase word forms and lemmas.
+    word_min_count : int, default 1
+        Word forms and lemmas seen fewer times map to ``<unk>`` (smaller keys).
+    chunk_size : int, default 256
+        Sentences per batch in fit / transform.
+
+    Attributes
+    ----------
+    template_names_ : list of str
+    keys_ : ndarray of shape (dim,), int64
+        Sorted packed keys of the kept features; weight ``j`` is feature ``keys_[j]``.
+    dim_ : int
+    vocab_ : dict
+        ``{"w": {...}, "l": {...}, "p": {...}}`` string -> id.
+    """
+
+    def __init__(self, templates=None, *, pos: str = "upos", distance=True, min_count: int = 1,
+                 feature_source: str = "gold", lowercase: bool = False, word_min_count: int = 1,
+                 chunk_size: int = 256):
+        self.templates = DEFAULT_TEMPLATES if templates is None else templates
+        self.pos = pos
+        self.distance = distance
+        self.min_count = min_count
+        self.feature_source = feature_source
+        self.lowercase = lowercase
+        self.word_min_count = word_min_count
+        self.chunk_size = chunk_size
+
+    # -- fitting ------------------------------------------------------------------------
+    def _check_params(self):
+        if self.pos not in ("upos", "xpos"):
+            raise InputError(f"pos must be 'upos' or 'xpos', got {self.pos!r}", field="pos")
+        if self.distance not in (True, False, "both"):
+            raise InputError(f"distance must be True, False or 'both', got {self.distance!r}",
+                             field="distance")
+        if self.feature_source not in ("gold", "all"):
+            raise InputError(f"feature_source must be 'gold' or 'all', got {self.feature_source!r}",
+                             field="feature_source")
+        for name in ("min_count", "word_min_count", "chunk_size"):
+            if int(getattr(self, name)) < 1:
+                raise InputError(f"{name} must be >= 1, got {getattr(self, name)}", field=name)
+        items = list(self.templates.items()) if isinstance(self.templates, dict) \
+            else [(t, t) for t in self.templates]
+        if not items:
+            raise InputError("no templates", field="templates")
+        specs = []
+        for name, spec in items:
+            atoms = _parse_template(spec, name)
+            if self.distance in (True, "both"):
+                specs.append((name, atoms, True))
+            if self.distance in (False, "both"):
+                specs.append((name + "/nd" if self.distance == "both" else name, atoms, False))
+        names = [s[0] for s in specs]
+        if len(set(names)) != len(names):
+            raise InputError("duplicate template names", field="templates")
+        if len(specs) > _MAX_TEMPLATES:
+            raise InputError(f"at most {_MAX_TEMPLATES} templates, got {len(specs)}", field="templates")
+        return specs
+
+    def _columns(self, s):
+        forms = s.forms
+        lemmas = s.lemmas
+        if self.lowercase:
+            forms = [f.lower() for f in forms]
+            lemmas = [x.lower() for x in lemmas]
+        return forms, lemmas, (s.upos if self.pos == "upos" else s.xpos)
+
+    def fit(self, sentences, y=None):
+        """Build vocabularies and the feature set from training sentences.
+
+        Parameters
+        ----------
+        sentences : sequence of sentences
+            Objects with ``forms``, ``lemmas``, ``upos``, ``xpos`` (lists of str) and, for
+            ``feature_source="gold"``, ``heads`` (shape (n,), 0 = root), e.g.
+            :class:`problems.io.conllu.ConlluSentence`.
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        specs = self._check_params()
+        sentences = list(sentences)
+        if not sentences:
+            raise InputError("no training sentences", field="sentences")
+        counts = {"w": {}, "l": {}, "p": {}}
+        for s in sentences:
+            for key, col in zip("wlp", self._columns(s)):
+                c = counts[key]
+                for v in col:
+                    c[v] = c.get(v, 0) + 1
+        self.vocab_ = {}
+        for key in "wlp":
+            thr = 1 if key == "p" else int(self.word_min_count)
+            kept = sorted(v for v, c in counts[key].items() if c >= thr)
+            self.vocab_[key] = {v: i for i, v in enumerate(_SPECIAL + tuple(kept))}
+        bits = {k: max(1, (len(v) - 1).bit_length()) for k, v in self.vocab_.items()}
+        self._tables = self._compile(specs, bits)
+        self.template_names_ = [s[0] for s in specs]
+        gold = self.feature_source == "gold"
+        uniq = np.empty(0, np.int64)
+        freq = np.empty(0, np.int64)
+        for start in range(0, len(sentences), int(self.chunk_size)):
+            batch = sentences[start:start + int(self.chunk_size)]
+            _, keys = self._keys(batch, gold_only=gold)
+            k, c = np.unique(keys, return_counts=True)
+            uniq, inv = np.unique(np.concatenate((uniq, k)), return_inverse=True)
+            freq = np.bincount(inv, weights=np.concatenate((freq, c)), minlength=uniq.size).astype(np.int64)
+        self.keys_ = uniq[freq >= int(self.min_count)]
+        self.dim_ = int(self.keys_.shape[0])
+        return self
+
+    def _compile(self, specs, bits):
+        T = len(specs)
+        A = max(1, max(len(a) for _, a, _ in specs))
+        a_col = np.zeros((T, A), np.int64)
+        a_anchor = np.zeros((T, A), np.int64)
+        a_off = np.zeros((T, A), np.int64)
+        a_shift = np.zeros((T, A), np.int64)
+        natoms = np.zeros(T, np.int64)
+        bshift = np.full(T, -1, np.int64)
+        conj = np.zeros(T, np.bool_)
+        colkey = "wlp"
+        for t, (name, atoms, cj) in enumerate(specs):
+            shift = 0
+            j = 0
+            for kind, col, anchor, off in atoms:
+                width = bits[colkey[col]]
+                if kind == "b":
+                    bshift[t] = shift
+                else:
+                    a_col[t, j], a_anchor[t, j], a_off[t, j], a_shift[t, j] = col, anchor, off, shift
+                    j += 1
+                shift += width
+            if shift > _VALUE_BITS:
+                raise InputError(f"template {name!r} needs {shift} bits for its atom values, more than "
+                                 f"{_VALUE_BITS}; raise word_min_count to shrink the vocabularies",
+                                 field="templates")
+            natoms[t] = j
+            conj[t] = cj
+        return a_col, a_anchor, a_off, a_shift, natoms, bshift, conj
+
+    def _encode(self, sentences):
+        """Token id tables: rows -1..n+1 of every sentence stacked, columns (w, l, p)."""
+        rows = []
+        row_ptr = [0]
+        lengths = []
+        for s in sentences:
+            forms, lemmas, pos = self._columns(s)
+            n = len(forms)
+            if len(lemmas) != n or len(pos) != n:
+                raise InputError("a sentence has columns of different lengths", field="sentences")
+            t = np.empty((n + 3, 3), np.int64)
+            t[0] = 2
+            t[1] = 1
+            t[n + 2] = 3
+            for j, (key, col) in enumerate(zip("wlp", (forms, lemmas, pos))):
+                voc = self.vocab_[key]
+                t[2:n + 2, j] = [voc.get(v, 0) for v in col]
+            rows.append(t)
+            row_ptr.append(row_ptr[-1] + n + 3)
+            lengths.append(n)
+        return (np.concatenate(rows), np.asarray(row_ptr, np.int64), np.asarray(lengths, np.int64))
+
+    def _keys(self, sentences, gold_only):
+        T, row_ptr, lengths = self._encode(sentences)
+        if gold_only:
+            heads = []
+            for s in sentences:
+                if getattr(s, "heads", None) is None:
+                    raise InputError("feature_source='gold' needs gold heads for every training sentence",
+                                     field="heads")
+                heads.append(np.concatenate(([-1], np.asarray(s.heads, np.int64))))
+            heads = np.concatenate(heads)
+        else:
+            heads = np.full(int(lengths.sum() + lengths.size), -1, np.int64)
+        head_ptr = np.concatenate(([0], np.cumsum(lengths + 1)))
+        return _arc_keys(T, row_ptr, lengths, heads, head_ptr, gold_only, *self._tables[:4],
+                         self._tables[4], self._tables[5], self._tables[6], len(self.vocab_["p"]))
+
+    # -- transforming -------------------------------------------------------------------
+    def transform(self, sentences) -> ArcFeatures:
+        """Arc features of all candidate arcs of ``sentences`` (heads not needed).
+
+        Returns
+        -------
+        ArcFeatures
+            ``dim = self.dim_``; features outside the fitted set are left out.
+        """
+        if not hasattr(self, "keys_"):
+            raise InputError("ArcFeaturizer is not fitted; call fit first")
+        sentences = list(sentences)
+        indptr_parts, index_parts, lengths = [], [], []
+        offset = 0
+        for start in range(0, len(sentences), int(self.chunk_size)):
+            batch = sentences[start:start + int(self.chunk_size)]
+            counts, keys = self._keys(batch, gold_only=False)
+            pos = np.searchsorted(self.keys_, keys)
+            pos_c = np.minimum(pos, max(self.dim_ - 1, 0))
+            found = (self.keys_[pos_c] == keys) if self.dim_ else np.zeros(keys.shape, bool)
+            arc = np.repeat(np.arange(counts.size), counts)
+            kept = np.bincount(arc[found], minlength=counts.size)
+            index_parts.append(pos[found].astype(np.int32))
+            indptr_parts.append(offset + np.cumsum(kept))
+            offset += int(kept.sum())
+            lengths.extend(len(s.forms) for s in batch)
+        lengths = np.asarray(lengths, np.int64)
+        indptr = np.concatenate([[0]] + indptr_parts).astype(np.int64)
+        indices = np.concatenate(index_parts) if index_parts else np.empty(0, np.int32)
+        arc_ptr = np.concatenate(([0], np.cumsum((lengths + 1) ** 2)))
+        return ArcFeatures(lengths, arc_ptr, indptr, indices, self.dim_)
+
+    def fit_transform(self, sentences, y=None) -> ArcFeatures:
+        """``fit(sentences).transform(sentences)``."""
+        sentences = list(sentences)
+        return self.fit(sentences).transform(sentences)
+
+    # -- groups -------------------------------------------------------------------------
+    def coordinate_groups(self) -> np.ndarray:
+        """Template index of every weight: ndarray of shape (dim,), int64, non-decreasing."""
+        if not hasattr(self, "keys_"):
+            raise InputError("ArcFeaturizer is not fitted; call fit first")
+        return (self.keys_ >> _TOP).astype(np.int64)
+
+    def group_sizes(self) -> np.ndarray:
+        """Number of kept features per template: ndarray of shape (n_templates,)."""
+        return np.bincount(self.coordinate_groups(), minlength=len(self.template_names_))
