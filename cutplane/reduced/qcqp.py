@@ -1,0 +1,108 @@
+"""The QCQP reduced problem of MTL^struct with ``Omega = 1/2 (sum_j ||w_j||)^2`` (seed 004 eq. 6-7).
+
+In the engine's scale (``F_t(w) = lam * Omega(w) + max_r <a_r, w> + b_r``; MTL's ``C = 1/lam``
+up to the overall factor ``C``) the dual of the reduced problem is::
+
+    max_{alpha in simplex, theta}  b^T alpha - theta
+    s.t.  1/(2 lam) alpha^T Q^j alpha <= theta,      j = 1..m,     Q^j = A_j^T A_j
+
+where ``A_j`` holds the cuts' slopes restricted to group ``j`` (the working set keeps every
+``Q^j`` incrementally). The duals ``mu_j`` of the ``m`` quadratic constraints sum to one
+(stationarity in ``theta``) and give the primal point (eq. 7)::
+
+    w_j = mu_j v_j,    v = -A alpha / lam.
+
+Each constraint is posed as ``||F_j alpha||^2 <= 2 lam theta`` with ``F_j^T F_j = Q^j`` (an
+eigen-factor of rank ``<= n_cuts``), which cvxpy turns into one second-order cone;
+groups whose block is zero (no cut touches them) get no constraint and ``mu_j = 0``.
+
+As in every reduced solver the lower bound is recomputed in numpy from the feasible
+``alpha``: ``b^T alpha - 1/(2 lam) max_j alpha^T Q^j alpha``, valid whatever the backend
+returned.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .backends import resolve_backends, solve_with_fallback
+from .base import ReducedSolution, dual_value, to_simplex
+from .qp import psd_factor
+
+__all__ = ["QCQPReducedSolver"]
+
+
+class QCQPReducedSolver:
+    """Reduced solver for ``MixedNorm(groups, p=1)``.
+
+    Parameters
+    ----------
+    regularizer : MixedNorm
+        Gives ``n_groups``, ``conjugate`` and ``from_group_weights``.
+    backends : None, str or list of str
+        Backend preference for second-order cone programs
+        (see :func:`cutplane.reduced.backends.resolve_backends`).
+    zero_rtol : float, default=1e-12
+        A group's block counts as zero when its trace is below ``zero_rtol`` times the
+        largest trace.
+    """
+
+    kind = "socp"
+
+    def __init__(self, regularizer, backends=None, *, zero_rtol=1e-12):
+        self.regularizer = regularizer
+        self.backends = resolve_backends(backends, self.kind)
+        self.zero_rtol = float(zero_rtol)
+
+    def _problem(self, blocks, b, lam, warm):
+        import cvxpy as cp
+
+        n = b.shape[0]
+        alpha = cp.Variable(n, nonneg=True)
+        theta = cp.Variable()
+        quad = [cp.sum_squares(psd_factor(Q) @ alpha) / (2.0 * lam) <= theta for Q in blocks]
+        prob = cp.Problem(cp.Maximize(b @ alpha - theta), [cp.sum(alpha) == 1, *quad])
+        if warm is not None:
+            alpha.value = warm
+        return prob, alpha, quad
+
+    def solve(self, working_set, lam, warm_start=None) -> ReducedSolution:
+        """Solve the reduced QCQP of ``working_set`` (at least one cut)."""
+        reg = self.regularizer
+        n = working_set.n_cuts
+        lam = float(lam)
+        b = np.asarray(working_set.offsets, dtype=np.float64)
+        m = reg.n_groups
+        grams = [working_set.gram(group=j) for j in range(m)]
+        traces = np.array([np.trace(G) for G in grams])
+        top = float(traces.max()) if m else 0.0
+        active = np.flatnonzero(traces > self.zero_rtol * top) if top > 0 else np.array([], dtype=int)
+        failures, backend, status = (), None, "analytic"
+        mu = np.zeros(m)
+        if active.size == 0:
+            # every slope is zero: the model is max_r b_r, attained at the largest offset
+            alpha = np.zeros(n)
+            alpha[int(np.argmax(b))] = 1.0
+        elif n == 1:
+            alpha = np.ones(1)  # mu: the subgradient weights of the largest groups, below
+        else:
+            warm = None
+            if warm_start is not None and np.shape(warm_start) == (n,) and np.sum(warm_start) > 0:
+                warm = to_simplex(warm_start)
+            prob, alpha_var, quad = self._problem([grams[j] for j in active], b, lam, warm)
+
+            def extract(p):
+                duals = np.array([float(np.ravel(c.dual_value)[0]) if c.dual_value is not None else 0.0
+                                  for c in quad])
+                return np.array(alpha_var.value), duals
+
+            (alpha, duals), backend, status, failures = solve_with_fallback(
+                prob, self.backends, extract, warm_start=warm is not None)
+            alpha = to_simplex(alpha, n)
+            duals = np.clip(duals, 0.0, None)
+            if duals.sum() > 0:
+                mu[active] = duals / duals.sum()
+        lower, v = dual_value(reg, working_set, alpha, lam)
+        if mu.sum() == 0.0:
+            mu = reg.weights(v)
+        w = reg.from_group_weights(v, mu)
+        return ReducedSolution(w, lower, alpha, mu, status, backend, failures)
