@@ -183,7 +183,7 @@ class MixedNorm:
             return QPReducedSolver(self, backends, **options)
         from .reduced.smooth_dual import SmoothDualReducedSolver
 
-        return SmoothDualReducedSolver(self, **options)
+        return SmoothDualReducedSolver(self, backends, **options)
 
     def cvx_term(self, w):
         """The value as a cvxpy expression (for direct reference solves in tests)."""

@@ -65,12 +65,21 @@ class SmoothDualReducedSolver:
     stall_window : int, default=100
         Stop (status ``"stalled"``) when ``g`` gained less than ``1e-14`` relative over this
         many iterations. The lower bound is still certified; only its last digits are lost.
+    backends : None, str or list of str
+        Backends for the conic fallback.
+    conic_gap : float, default=1e-7
+        When projected gradient stops (stalled or max_iter) with a Frank-Wolfe gap above
+        ``conic_gap * max(1, |g|)`` (large ``p``: the curvature ``~ n_j^(q-2)`` blows up at
+        near-empty groups), the dual is solved as a power-cone program through cvxpy.
     """
 
     kind = "smooth"
 
-    def __init__(self, regularizer, *, tol=1e-10, max_iter=20000, stall_window=100):
+    def __init__(self, regularizer, backends=None, *, tol=1e-10, max_iter=20000, stall_window=100,
+                 conic_gap=1e-7):
         self.regularizer = regularizer
+        self.backends = backends
+        self.conic_gap = float(conic_gap)
         self.stall_window = int(stall_window)
         self.tol = float(tol)
         self.max_iter = int(max_iter)
@@ -121,7 +130,41 @@ class SmoothDualReducedSolver:
                 y = cand + ((t_k - 1.0) / t_next) * (cand - alpha)
                 alpha, g_alpha, grad_alpha, t_k, from_alpha = cand, g_c, grad_c, t_next, False
                 L *= 0.95
+        backend, failures = "projected-gradient", ()
+        if n > 1 and status != "optimal":
+            g_alpha, grad_alpha = fn.parts(alpha)
+            if float(grad_alpha.max() - grad_alpha @ alpha) > self.conic_gap * max(1.0, abs(g_alpha)):
+                alpha, backend, status, failures = self._conic(grams, b, lam, alpha)
         lower, v = dual_value(reg, working_set, alpha, lam)
         mu = reg.weights(v)
         w = reg.from_group_weights(v, mu)
-        return ReducedSolution(w, lower, alpha, mu, status if n > 1 else "analytic", "projected-gradient", ())
+        return ReducedSolution(w, lower, alpha, mu, status if n > 1 else "analytic", backend, failures)
+
+    def _conic(self, grams, b, lam, alpha0):
+        """Dual (11) as a power-cone program through cvxpy, for when projected gradient stalls.
+
+        ``max b^T alpha - t^2 / (2 lam)`` s.t. ``u_j >= ||F_j alpha||`` (``F_j^T F_j = Q^j``),
+        ``t >= ||u||_q``. Kept only if it improves the dual value of ``alpha0``.
+        """
+        import cvxpy as cp
+
+        from .backends import resolve_backends, solve_with_fallback
+        from .qp import psd_factor
+
+        n, q = b.shape[0], self.regularizer.q
+        alpha = cp.Variable(n, nonneg=True)
+        u = cp.Variable(grams.shape[0], nonneg=True)
+        t = cp.Variable(nonneg=True)
+        cons = [cp.sum(alpha) == 1, cp.pnorm(u, q, approx=False) <= t]
+        cons += [cp.norm(psd_factor(G) @ alpha, 2) <= u[j] for j, G in enumerate(grams) if np.trace(G) > 0]
+        prob = cp.Problem(cp.Maximize(b @ alpha - cp.square(t) / (2.0 * lam)), cons)
+        fn = _Dual(grams, b, lam, self.regularizer.p, q)
+        try:
+            a, backend, status, failures = solve_with_fallback(
+                prob, resolve_backends(self.backends, "socp"), lambda p: np.array(alpha.value))
+        except Exception as exc:  # keep the projected-gradient point; its bound is still valid
+            return alpha0, "projected-gradient", "stalled", (("conic", f"{type(exc).__name__}: {exc}"),)
+        a = to_simplex(a, n)
+        if fn.parts(a)[0] >= fn.parts(alpha0)[0]:
+            return a, backend, status, failures
+        return alpha0, "projected-gradient", "stalled", failures
