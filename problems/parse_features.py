@@ -34,7 +34,9 @@ training sentences (``feature_source="gold"``); ``"all"`` takes every candidate 
 Features seen fewer than ``min_count`` times are dropped; at transform time, features
 outside the fitted set are ignored. The transform covers all ``(n+1)^2`` arcs of every
 sentence (the decoders need them), stored as :class:`oracles.parse_oracle.ArcFeatures`
-(CSR over arcs, int32 ids), in chunks of sentences to bound the peak memory.
+(CSR over arcs, int32 ids), in chunks of sentences to bound the peak memory; keys are
+looked up in an open-addressing hash table that stores the full keys, so the lookup is
+exact too.
 """
 from __future__ import annotations
 
@@ -79,79 +81,126 @@ def distance_bin(d):
     return np.where(d > 10, 10, np.where(d > 5, 5, d))
 
 
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+@njit(cache=True)
+def _build_table(keys):
+    """Open-addressing hash table (linear probing) of unique keys -> their rank.
+
+    Returns ``(table, bits)``: ``table`` of shape (2**bits, 2), rows ``(key, rank)``, key -1
+    for an empty slot (keys are non-negative); at most half full.
+    """
+    bits = 1
+    while (1 << bits) < 2 * keys.shape[0]:
+        bits += 1
+    size = 1 << bits
+    table = np.full((size, 2), -1, dtype=np.int64)
+    shift = np.uint64(64 - bits)
+    for j in range(keys.shape[0]):
+        slot = np.int64((np.uint64(keys[j]) * _GOLDEN) >> shift)
+        while table[slot, 0] != -1:
+            slot = (slot + 1) & (size - 1)
+        table[slot, 0] = keys[j]
+        table[slot, 1] = j
+    return table, bits
+
+
+@njit(cache=True, nogil=True)
+def _lookup(table, bits, key):
+    """Rank of ``key`` in the fitted keys, or -1."""
+    size = table.shape[0]
+    slot = np.int64((np.uint64(key) * _GOLDEN) >> np.uint64(64 - bits))
+    while True:
+        k = table[slot, 0]
+        if k == key:
+            return table[slot, 1]
+        if k == -1:
+            return -1
+        slot = (slot + 1) & (size - 1)
+
+
+@njit(cache=True, nogil=True)
+def _push(buf, k, val):
+    """Append ``val`` at ``buf[k]``, doubling the buffer when full; returns the buffer."""
+    if k == buf.shape[0]:
+        bigger = np.empty(2 * buf.shape[0] + 16, dtype=buf.dtype)
+        bigger[:k] = buf[:k]
+        buf = bigger
+    buf[k] = val
+    return buf
+
+
 @njit(cache=True, nogil=True)
 def _arc_keys(T, row_ptr, lengths, heads, head_ptr, gold_only, a_col, a_anchor, a_off, a_shift,
-              natoms, bshift, conj, n_pos):
-    """Feature keys of the arcs of a batch of sentences (two passes: count, then fill).
+              natoms, bshift, conj, n_pos, lookup, table, bits):
+    """Feature keys (or fitted ids) of the arcs of a batch of sentences, in one pass.
 
     Arcs are all ``(h, m)`` of each sentence in row-major order (``gold_only`` False; arcs
-    into the root and self-loops get no key) or the gold arc of each word (True).
-    Returns ``(counts per arc, keys)``.
+    into the root and self-loops get nothing) or the gold arc of each word (True). With
+    ``lookup`` each key is replaced by its rank in the hash table and keys absent from it
+    are dropped. Returns ``(counts per arc, keys or ids)``.
     """
     n_sent = lengths.shape[0]
     n_arcs = 0
     for i in range(n_sent):
         n_arcs += lengths[i] if gold_only else (lengths[i] + 1) * (lengths[i] + 1)
     counts = np.zeros(n_arcs, dtype=np.int64)
-    keys = np.empty(0, dtype=np.int64)
+    out = np.empty(16 * n_arcs + 16, dtype=np.int64)
     stamp = np.zeros(n_pos, dtype=np.int64)
     cur = 0
     n_t = natoms.shape[0]
-    for phase in range(2):
-        if phase == 1:
-            keys = np.empty(counts.sum(), dtype=np.int64)
-        k = 0
-        a = 0
-        for i in range(n_sent):
-            n = lengths[i]
-            N = n + 1
-            r0 = row_ptr[i]
-            n_iter = n if gold_only else N * N
-            for it in range(n_iter):
-                if gold_only:
-                    m = it + 1
-                    h = heads[head_ptr[i] + m]
-                else:
-                    h = it // N
-                    m = it % N
-                if m == 0 or h == m:
-                    a += 1
-                    continue
-                d = h - m if h > m else m - h
-                dbin = 10 if d > 10 else (5 if d > 5 else d)
-                dirn = 1 if h > m else 0
-                for t in range(n_t):
-                    base = t << _TOP
-                    if conj[t]:
-                        base |= (dirn << 52) | (dbin << _VALUE_BITS)
-                    for j in range(natoms[t]):
-                        p = (h if a_anchor[t, j] == 0 else m) + a_off[t, j]
-                        if p < -1:
-                            p = -1
-                        elif p > n + 1:
-                            p = n + 1
-                        base |= T[r0 + p + 1, a_col[t, j]] << a_shift[t, j]
-                    if bshift[t] < 0:
-                        if phase == 0:
-                            counts[a] += 1
-                        else:
-                            keys[k] = base
-                            k += 1
-                    else:
-                        cur += 1
-                        lo = min(h, m) + 1
-                        hi = max(h, m)
-                        for p in range(lo, hi):
-                            v = T[r0 + p + 1, 2]
-                            if stamp[v] != cur:
-                                stamp[v] = cur
-                                if phase == 0:
-                                    counts[a] += 1
-                                else:
-                                    keys[k] = base | (v << bshift[t])
-                                    k += 1
+    k = 0
+    a = 0
+    for i in range(n_sent):
+        n = lengths[i]
+        N = n + 1
+        r0 = row_ptr[i]
+        n_iter = n if gold_only else N * N
+        for it in range(n_iter):
+            if gold_only:
+                m = it + 1
+                h = heads[head_ptr[i] + m]
+            else:
+                h = it // N
+                m = it % N
+            if m == 0 or h == m:
                 a += 1
-    return counts, keys
+                continue
+            d = h - m if h > m else m - h
+            dbin = 10 if d > 10 else (5 if d > 5 else d)
+            dirn = 1 if h > m else 0
+            k0 = k
+            for t in range(n_t):
+                base = t << _TOP
+                if conj[t]:
+                    base |= (dirn << 52) | (dbin << _VALUE_BITS)
+                for j in range(natoms[t]):
+                    p = (h if a_anchor[t, j] == 0 else m) + a_off[t, j]
+                    if p < -1:
+                        p = -1
+                    elif p > n + 1:
+                        p = n + 1
+                    base |= T[r0 + p + 1, a_col[t, j]] << a_shift[t, j]
+                if bshift[t] < 0:
+                    val = _lookup(table, bits, base) if lookup else base
+                    if val >= 0:
+                        out = _push(out, k, val)
+                        k += 1
+                else:
+                    cur += 1
+                    for p in range(min(h, m) + 1, max(h, m)):
+                        v = T[r0 + p + 1, 2]
+                        if stamp[v] != cur:
+                            stamp[v] = cur
+                            key = base | (v << bshift[t])
+                            val = _lookup(table, bits, key) if lookup else key
+                            if val >= 0:
+                                out = _push(out, k, val)
+                                k += 1
+            counts[a] = k - k0
+            a += 1
+    return counts, out[:k].copy()
 
 
 def _parse_template(spec: str, name: str):
@@ -301,6 +350,7 @@ class ArcFeaturizer:
             freq = np.bincount(inv, weights=np.concatenate((freq, c)), minlength=uniq.size).astype(np.int64)
         self.keys_ = uniq[freq >= int(self.min_count)]
         self.dim_ = int(self.keys_.shape[0])
+        self._hash = _build_table(self.keys_)
         return self
 
     def _compile(self, specs, bits):
@@ -355,7 +405,7 @@ class ArcFeaturizer:
             lengths.append(n)
         return (np.concatenate(rows), np.asarray(row_ptr, np.int64), np.asarray(lengths, np.int64))
 
-    def _keys(self, sentences, gold_only):
+    def _keys(self, sentences, gold_only, lookup=False):
         T, row_ptr, lengths = self._encode(sentences)
         if gold_only:
             heads = []
@@ -368,8 +418,9 @@ class ArcFeaturizer:
         else:
             heads = np.full(int(lengths.sum() + lengths.size), -1, np.int64)
         head_ptr = np.concatenate(([0], np.cumsum(lengths + 1)))
-        return _arc_keys(T, row_ptr, lengths, heads, head_ptr, gold_only, *self._tables[:4],
-                         self._tables[4], self._tables[5], self._tables[6], len(self.vocab_["p"]))
+        table, bits = self._hash if lookup else (np.full((2, 2), -1, np.int64), 1)
+        return _arc_keys(T, row_ptr, lengths, heads, head_ptr, gold_only, *self._tables,
+                         len(self.vocab_["p"]), lookup, table, bits)
 
     # -- transforming -------------------------------------------------------------------
     def transform(self, sentences) -> ArcFeatures:
@@ -387,15 +438,10 @@ class ArcFeaturizer:
         offset = 0
         for start in range(0, len(sentences), int(self.chunk_size)):
             batch = sentences[start:start + int(self.chunk_size)]
-            counts, keys = self._keys(batch, gold_only=False)
-            pos = np.searchsorted(self.keys_, keys)
-            pos_c = np.minimum(pos, max(self.dim_ - 1, 0))
-            found = (self.keys_[pos_c] == keys) if self.dim_ else np.zeros(keys.shape, bool)
-            arc = np.repeat(np.arange(counts.size), counts)
-            kept = np.bincount(arc[found], minlength=counts.size)
-            index_parts.append(pos[found].astype(np.int32))
-            indptr_parts.append(offset + np.cumsum(kept))
-            offset += int(kept.sum())
+            counts, ids = self._keys(batch, gold_only=False, lookup=True)
+            index_parts.append(ids.astype(np.int32))
+            indptr_parts.append(offset + np.cumsum(counts))
+            offset += int(counts.sum())
             lengths.extend(len(s.forms) for s in batch)
         lengths = np.asarray(lengths, np.int64)
         indptr = np.concatenate([[0]] + indptr_parts).astype(np.int64)
