@@ -99,8 +99,8 @@ def _cut_chunk(indptr, indices, sent_ptr, y, yhat, s0, s1, n_features, K, with_t
             slot[f] = j
             touched[j] = f
             j += 1
-    acc = np.zeros((n_touched, K))
-    tacc = np.zeros((K, K))
+    acc = np.zeros((n_touched, K), dtype=np.int32)  # integer counts: half the memory of float64, exact
+    tacc = np.zeros((K, K), dtype=np.int64)
     for i in range(s0, s1):
         for t in range(sent_ptr[i], sent_ptr[i + 1]):
             a = yhat[t]
@@ -108,22 +108,22 @@ def _cut_chunk(indptr, indices, sent_ptr, y, yhat, s0, s1, n_features, K, with_t
             if a != b:
                 for p in range(indptr[t], indptr[t + 1]):
                     s = slot[indices[p]]
-                    acc[s, a] += 1.0
-                    acc[s, b] -= 1.0
+                    acc[s, a] += 1
+                    acc[s, b] -= 1
             if with_trans and t > sent_ptr[i]:
                 pa = yhat[t - 1]
                 pb = y[t - 1]
                 if pa != pb or a != b:
-                    tacc[pa, a] += 1.0
-                    tacc[pb, b] -= 1.0
+                    tacc[pa, a] += 1
+                    tacc[pb, b] -= 1
     nnz = 0
     for s in range(n_touched):
         for k in range(K):
-            if acc[s, k] != 0.0:
+            if acc[s, k] != 0:
                 nnz += 1
     for a in range(K):
         for b in range(K):
-            if tacc[a, b] != 0.0:
+            if tacc[a, b] != 0:
                 nnz += 1
     idx = np.empty(nnz, dtype=np.int64)
     val = np.empty(nnz)
@@ -131,14 +131,14 @@ def _cut_chunk(indptr, indices, sent_ptr, y, yhat, s0, s1, n_features, K, with_t
     for s in range(n_touched):
         base = touched[s] * K
         for k in range(K):
-            if acc[s, k] != 0.0:
+            if acc[s, k] != 0:
                 idx[q] = base + k
                 val[q] = acc[s, k]
                 q += 1
     base = n_features * K
     for a in range(K):
         for b in range(K):
-            if tacc[a, b] != 0.0:
+            if tacc[a, b] != 0:
                 idx[q] = base + a * K + b
                 val[q] = tacc[a, b]
                 q += 1
@@ -267,12 +267,17 @@ class SequenceHingeOracle:
 
         parts = self.executor.map(run, self.chunks)
         n = self.n_samples
-        slope = None
-        for part in parts:
-            m = sp.csr_matrix((part.values, part.indices, np.array([0, len(part.indices)])), shape=(1, self.dim))
-            slope = m if slope is None else slope + m
-        slope = slope * (1.0 / n)
-        slope.eliminate_zeros()
+        if len(parts) == 1:
+            p = parts[0]
+            slope = sp.csr_matrix((p.values * (1.0 / n), p.indices, np.array([0, len(p.indices)])),
+                                  shape=(1, self.dim))
+        else:  # counts summed across chunks (exact integers), then scaled
+            slope = None
+            for p in parts:
+                m = sp.csr_matrix((p.values, p.indices, np.array([0, len(p.indices)])), shape=(1, self.dim))
+                slope = m if slope is None else slope + m
+            slope.eliminate_zeros()
+            slope = slope * (1.0 / n)
         offset = sum(p.loss for p in parts) / n
         value = slope_dot(slope, np.asarray(w, dtype=np.float64)) + offset
         return OracleResult(value=value, cut=Cut(slope, offset), exact=True, argmax=yhat)
