@@ -112,14 +112,12 @@ class ArcFeatures:
         """The sentences ``idx`` (array of indices) as a new ArcFeatures."""
         idx = np.asarray(idx, dtype=np.int64)
         lengths = self.lengths[idx]
-        rows = [np.arange(self.arc_ptr[i], self.arc_ptr[i + 1]) for i in idx]
-        rows = np.concatenate(rows) if rows else np.empty(0, np.int64)
-        counts = self.indptr[rows + 1] - self.indptr[rows]
-        indptr = np.concatenate(([0], np.cumsum(counts)))
-        take = np.concatenate([np.arange(self.indptr[r], self.indptr[r + 1]) for r in rows]) \
-            if rows.size else np.empty(0, np.int64)
-        return ArcFeatures(lengths, np.concatenate(([0], np.cumsum((lengths + 1) ** 2))), indptr,
-                           self.indices[take.astype(np.int64)], self.dim)
+        rows = _ranges(self.arc_ptr[idx], self.arc_ptr[idx + 1])
+        starts = self.indptr[rows]
+        counts = self.indptr[rows + 1] - starts
+        take = _ranges(starts, starts + counts)
+        return ArcFeatures(lengths, np.concatenate(([0], np.cumsum((lengths + 1) ** 2))),
+                           np.concatenate(([0], np.cumsum(counts))), self.indices[take], self.dim)
 
 
 class ExampleCut(NamedTuple):
@@ -142,6 +140,17 @@ class ExampleCut(NamedTuple):
     loss: float
     value: float
     dphi: sp.csr_matrix
+
+
+def _ranges(starts, stops) -> np.ndarray:
+    """Concatenation of ``arange(starts[k], stops[k])`` over k, vectorised (int64)."""
+    starts = np.asarray(starts, dtype=np.int64)
+    lens = np.asarray(stops, dtype=np.int64) - starts
+    total = int(lens.sum())
+    if total == 0:
+        return np.empty(0, np.int64)
+    offsets = np.repeat(starts - np.concatenate(([0], np.cumsum(lens)[:-1])), lens)
+    return offsets + np.arange(total, dtype=np.int64)
 
 
 def _check_w(w, dim):
