@@ -18,8 +18,8 @@ regression model, trained with the engine:
 ... def mean_abs_deviation(w):
 ...     r = X @ w - t
 ...     return np.abs(r).mean(), X.T @ np.sign(r) / len(t)
->>> res = cutplane.minimize(mean_abs_deviation, L2(), lam=1e-3, eps=1e-6)  # doctest: +SKIP
->>> res.gap <= 1e-6                                                      # doctest: +SKIP
+>>> res = cutplane.minimize(mean_abs_deviation, L2(), lam=1e-3, eps=1e-6)
+>>> bool(res.gap <= 1e-6)
 True
 
 The engine then certifies ``F(w) - min F <= eps`` for ``F = lam/2 ||w||^2 + R``: the
