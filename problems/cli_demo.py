@@ -67,6 +67,7 @@ def run_demo(*, seed=0, out_dir=None, out):
                                                           if k != "history"}})
             (out_dir / f"{task}.report.json").write_text(json.dumps(report, indent=2) + "\n")
     out.write(f"cutplane demo: linear SVMs by BMRM, C = {DEMO_C:g}, eps = {DEMO_EPS:g} "
-              f"(F = 1/2||w||^2 + C * mean hinge loss; gap = certified F(w) - min F bound)\n")
+              f"(F = 1/2||w||^2 + C * mean hinge (binary) or Crammer-Singer (multiclass) "
+              f"loss; gap = certified bound on F(w) - min F)\n")
     out.write(_table(rows))
     return 0

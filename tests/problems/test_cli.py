@@ -6,7 +6,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from problems.classification import LinearSVM

@@ -1,6 +1,5 @@
 """LinearSVM: objective against a direct cvxpy solve of the full primal and against
 liblinear (LinearSVC) at the mapped C; estimator behaviour; bad input."""
-import warnings
 
 import numpy as np
 import pytest
