@@ -239,7 +239,7 @@ def _eval(fun, k):
     return v
 
 
-def _brent(fun, a, b, x, fx, xtol, max_evals):
+def _brent(fun, a, b, x, fx, xtol, atol, max_evals):
     """Brent's minimisation on [a, b] from an interior x; returns (x, fx, evals, converged)."""
     w = v = x
     fw = fv = fx
@@ -247,7 +247,7 @@ def _brent(fun, a, b, x, fx, xtol, max_evals):
     evals = 0
     while evals < max_evals:
         mid = 0.5 * (a + b)
-        tol = xtol * abs(x) + 1e-14
+        tol = xtol * abs(x) + atol
         if abs(x - mid) <= 2.0 * tol - 0.5 * (b - a):
             return x, fx, evals, True
         golden = True
@@ -308,7 +308,7 @@ def line_search(fun: Callable[[float], float], k_max=None, *, k_init=1.0, xtol=1
     k_init : float, default=1.0
         First trial step (LS-BMRM: ``k = 1`` is the reduced problem's solution).
     xtol : float, default=1e-8
-        Relative tolerance on ``k``.
+        Tolerance on ``k``: relative, plus ``xtol * min(k_init, bracket)`` absolute.
     max_evals : int, default=100
         Budget of evaluations of ``fun`` (bracketing included).
     max_doublings : int, default=60
@@ -340,6 +340,11 @@ def line_search(fun: Callable[[float], float], k_max=None, *, k_init=1.0, xtol=1
     evals = 2
     if f_mid >= f_lo:                               # minimiser in [0, mid]
         lo, hi = 0.0, mid
+        delta = float(xtol) * mid                   # f'(0+) >= 0 test: then k = 0, by convexity
+        f_delta = _eval(fun, delta)
+        evals += 1
+        if f_delta >= f0:
+            return LineSearchResult(0.0, f0, 0, evals)
         x = lo + _GOLDEN * (hi - lo)
         fx = _eval(fun, x)
         evals += 1
@@ -365,7 +370,8 @@ def line_search(fun: Callable[[float], float], k_max=None, *, k_init=1.0, xtol=1
                                         or f_hi == -math.inf, converged=False)
         x, fx = mid, f_mid
     budget = max(int(max_evals) - evals, 0)
-    xb, fb, used, ok = _brent(fun, lo, hi, x, fx, float(xtol), budget)
+    atol = float(xtol) * min(float(k_init), hi)     # absolute resolution near k = 0
+    xb, fb, used, ok = _brent(fun, lo, hi, x, fx, float(xtol), atol, budget)
     evals += used
     best = min(((f0, 0.0), (fb, xb), (fx, x)), key=lambda t: (t[0], t[1]))
     return LineSearchResult(float(best[1]), float(best[0]), 0, evals, converged=ok)

@@ -360,6 +360,12 @@ class B1SplineKernel(Kernel):
     Compactly supported, so its Gram matrix is mostly zeros for a small ``h``; choose ``h``
     with :meth:`for_sparsity`. Unit diagonal already.
 
+    Beware: ``(1 - r)_+`` of the Euclidean distance is positive definite only in one
+    dimension (Askey's condition for ``(1 - r)_+^nu`` in R^d is ``nu >= (d + 1) / 2``), so
+    Gram matrices of this kernel can have negative eigenvalues; run :func:`check_psd` before
+    handing one to an SVM solver (in tests, 2-D data gives eigenvalues near -0.4 at 95%
+    zeros, while 128-D binary OCR-like data at 95% zeros came out PSD).
+
     Parameters
     ----------
     h : float

@@ -255,7 +255,7 @@ def test_generic_smooth_and_edge_cases():
     res = line_search(lambda k: math.exp(k) - 2.0 * k)
     assert res.k == pytest.approx(math.log(2.0), abs=1e-6)
     res = line_search(lambda k: (k + 1.0) ** 2)                 # increasing: k = 0
-    assert res.k == 0.0 and res.value == 1.0
+    assert res.k == 0.0 and res.value == 1.0 and res.n_evals <= 4     # f'(0+) >= 0 test
     res = line_search(lambda k: (k - 3.0) ** 2, k_max=2.0)      # clamp at k_max
     assert res.k == pytest.approx(2.0) and res.value == pytest.approx(1.0)
     res = line_search(lambda k: (k - 1e6) ** 2 / 1e6)           # far minimiser, by doubling
