@@ -12,7 +12,8 @@ where ``A_j`` holds the cuts' slopes restricted to group ``j`` (the working set 
 
     w_j = mu_j v_j,    v = -A alpha / lam.
 
-Each constraint is posed as ``||F_j alpha||^2 <= 2 lam theta`` with ``F_j^T F_j = Q^j`` (an
+Each constraint is posed as ``||F_j alpha||^2 <= 2 lam theta`` (the parametrised form
+folds ``1 / (2 lam)`` into ``F_j``) with ``F_j^T F_j = Q^j`` (an
 eigen-factor of rank ``<= n_cuts``), which cvxpy turns into one second-order cone;
 groups whose block is zero (no cut touches them) get no constraint and ``mu_j = 0``.
 
@@ -44,16 +45,22 @@ class QCQPReducedSolver:
     zero_rtol : float, default=1e-12
         A group's block counts as zero when its trace is below ``zero_rtol`` times the
         largest trace.
+    dpp_max_cuts : int, default=64
+        Up to this many cuts the problem is a parametrised (DPP) one compiled once per
+        capacity bucket and number of non-zero blocks; beyond, a fresh problem per solve.
     """
 
     kind = "socp"
 
-    def __init__(self, regularizer, backends=None, *, zero_rtol=1e-12):
+    def __init__(self, regularizer, backends=None, *, zero_rtol=1e-12, dpp_max_cuts=64):
         self.regularizer = regularizer
         self.backends = resolve_backends(backends, self.kind)
         self.zero_rtol = float(zero_rtol)
+        self.dpp_max_cuts = int(dpp_max_cuts)
+        self._dpp = {}
 
     def _problem(self, blocks, b, lam, warm):
+        """A fresh problem with one cone per non-zero block (used beyond ``dpp_max_cuts``)."""
         import cvxpy as cp
 
         n = b.shape[0]
@@ -63,7 +70,41 @@ class QCQPReducedSolver:
         prob = cp.Problem(cp.Maximize(b @ alpha - theta), [cp.sum(alpha) == 1, *quad])
         if warm is not None:
             alpha.value = warm
-        return prob, alpha, quad
+        return prob, (lambda: np.array(alpha.value)), quad
+
+    def _dpp_problem(self, blocks, b, lam, warm):
+        """The parametrised problem of a capacity bucket (8, 16, 32, ...) and block count,
+        compiled once by cvxpy; later solves only substitute the factors, offsets and mask."""
+        import cvxpy as cp
+
+        n, k = b.shape[0], len(blocks)
+        cap = 8
+        while cap < n:
+            cap *= 2
+        key = (cap, k)
+        if key not in self._dpp:
+            alpha = cp.Variable(cap, nonneg=True)
+            theta = cp.Variable()
+            F = [cp.Parameter((cap, cap)) for _ in range(k)]
+            bp = cp.Parameter(cap)
+            mask = cp.Parameter(cap, nonneg=True)
+            quad = [cp.sum_squares(Fj @ alpha) <= theta for Fj in F]
+            prob = cp.Problem(cp.Maximize(bp @ alpha - theta), [cp.sum(alpha) == 1, alpha <= mask, *quad])
+            self._dpp[key] = (prob, alpha, F, bp, mask, quad)
+        prob, alpha, F, bp, mask, quad = self._dpp[key]
+        for Fj, Q in zip(F, blocks):
+            fac = psd_factor(Q) / np.sqrt(2.0 * lam)
+            val = np.zeros((cap, cap))
+            val[: fac.shape[0], :n] = fac
+            Fj.value = val
+        bv, mv = np.zeros(cap), np.zeros(cap)
+        bv[:n], mv[:n] = b, 1.0
+        bp.value, mask.value = bv, mv
+        if warm is not None:
+            av = np.zeros(cap)
+            av[:n] = warm
+            alpha.value = av
+        return prob, (lambda: np.array(alpha.value[:n])), quad
 
     def solve(self, working_set, lam, warm_start=None) -> ReducedSolution:
         """Solve the reduced QCQP of ``working_set`` (at least one cut)."""
@@ -88,12 +129,13 @@ class QCQPReducedSolver:
             warm = None
             if warm_start is not None and np.shape(warm_start) == (n,) and np.sum(warm_start) > 0:
                 warm = to_simplex(warm_start)
-            prob, alpha_var, quad = self._problem([grams[j] for j in active], b, lam, warm)
+            build = self._dpp_problem if n <= self.dpp_max_cuts else self._problem
+            prob, get_alpha, quad = build([grams[j] for j in active], b, lam, warm)
 
             def extract(p):
                 duals = np.array([float(np.ravel(c.dual_value)[0]) if c.dual_value is not None else 0.0
                                   for c in quad])
-                return np.array(alpha_var.value), duals
+                return get_alpha(), duals
 
             (alpha, duals), backend, status, failures = solve_with_fallback(
                 prob, self.backends, extract, warm_start=warm is not None)

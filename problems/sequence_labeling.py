@@ -1,0 +1,293 @@
+"""Sequence labelling by the 1-slack structural SVM, MTL^struct and pMTL^struct.
+
+One estimator, three regularisers on the same templates, features and oracle, so the
+methods compare like for like (Mao & Tsang, seed 004):
+
+- ``"ssvm"``: ``Omega(w) = 1/2 ||w||^2``, the plain 1-slack structural SVM (SVM^hmm's model);
+- ``"mtl"``: ``Omega(w) = 1/2 (sum_j ||w_j||)^2`` over template groups, the QCQP reduced
+  problem (eq. 6) whose duals are the template weights ``mu`` (eq. 7);
+- ``"pmtl"``: ``Omega(w) = 1/2 (sum_j ||w_j||^p)^(2/p)``, ``p > 1`` (eq. 10-13).
+
+The objective is ``F(w) = Omega(w) + C * (1/n) sum_i max_y [Delta(y_i, y) + <w, dPhi_i(y)>]``
+with the Hamming loss (SVM^hmm's ``C``); the engine minimises ``F / C`` (``lam = 1/C``) and
+the reported objective, bounds and ``eps`` are on the scale of ``F``.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from cutplane.exceptions import ConvergenceWarning, InputError, ModelFormatError
+from cutplane.parallel import get_executor
+
+from .feature_index import FeatureIndex, LabelAlphabet
+from .validation import check_bool, check_choice, check_int, check_positive
+
+__all__ = ["SequenceTagger"]
+
+_REGULARIZERS = ("mtl", "ssvm", "pmtl")
+_SOLVERS = ("cutting-plane",)
+_MODEL_NAME = "SequenceTagger"
+
+
+def _check_corpus(X, y=None):
+    """Sentences as lists of token rows (tuples of str) and, when given, matching label lists."""
+    if isinstance(X, (str, bytes)) or not hasattr(X, "__len__"):
+        raise InputError("X must be a list of sentences (lists of token rows)", field="X")
+    if len(X) == 0:
+        raise InputError("X is empty: need at least one sentence", field="X")
+    for i, sent in enumerate(X):
+        if len(sent) == 0:
+            raise InputError(f"sentence {i} has no tokens", field="X")
+    if y is None:
+        return list(X), None
+    if len(y) != len(X):
+        raise InputError(f"X has {len(X)} sentences but y has {len(y)} label sequences", field="y")
+    for i, (sent, labels) in enumerate(zip(X, y)):
+        if len(sent) != len(labels):
+            raise InputError(f"sentence {i} has {len(sent)} tokens but {len(labels)} labels", field="y")
+    return list(X), list(y)
+
+
+def _restricted_index(index: FeatureIndex, keep) -> FeatureIndex:
+    """A view of a fitted index that extracts only the templates ``keep`` (same feature ids).
+
+    Feature strings carry their template's name, so the full vocabulary maps the strings of
+    the kept templates to the same ids; the others are never built.
+    """
+    sub = FeatureIndex([index.templates[j] for j in keep], min_count=index.min_count)
+    sub.vocabulary_ = index.vocabulary_
+    sub.n_features_ = index.n_features_
+    return sub
+
+
+class SequenceTagger(BaseEstimator):
+    """First-order chain tagger trained by cutting planes with a certified duality gap.
+
+    Parameters
+    ----------
+    templates : str
+        CRF++ template text (``U00:%x[-1,0]`` lines and ``B``); see
+        :func:`problems.templates.parse_templates`.
+    C : float, default=1.0
+        Weight of the mean structured hinge loss (SVM^hmm's ``C``).
+    regularizer : {"mtl", "ssvm", "pmtl"}, default="mtl"
+    p : float, default=1.0
+        Exponent of the p-block norm for ``regularizer="pmtl"`` (``p > 1``).
+    eps : float, default=0.1
+        Certified absolute tolerance on ``F`` (the engine gets ``eps / C``).
+    max_iter : int, default=500
+    time_limit : float, optional
+        Wall-clock limit in seconds.
+    min_count : int, default=1
+        Drop features seen fewer times in training (CRF++'s ``-f``).
+    max_cuts : int, optional
+        Working-set budget; ``prune_after``: drop cuts idle that many iterations.
+    prune_after : int, default=50
+    executor : None, str or executor
+        Map of the oracle over chunks of sentences (``"threads"`` uses both cores).
+    n_workers : int, optional
+    solver : str, optional
+        Reduced-problem backend (None: the engine's preference order).
+    active_rtol : float, default=1e-5
+        A template is active when its weight norm exceeds ``active_rtol`` times the largest.
+    verbose : bool, default=False
+
+    Attributes
+    ----------
+    feature_index_ : FeatureIndex
+    labels_ : LabelAlphabet
+    coef_ : ndarray of shape (dim,)
+        ``w`` in the layout of :mod:`problems.feature_index` (unigram block, then transitions).
+    template_weights_ : dict of str to float
+        ``mu`` by template name: the QCQP duals (``"mtl"``), eq. (12) (``"pmtl"``), all 1 (``"ssvm"``).
+    template_norms_ : dict of str to float
+        ``||w_j||`` by template name.
+    active_templates_ : list of str
+        Templates whose weights are not zero (relative ``active_rtol``); only these are
+        extracted at prediction time.
+    n_active_templates_ : int
+    objective_, lower_bound_, gap_ : float
+        On the scale of ``F``.
+    n_iter_ : int
+    result_ : cutplane.Result
+        The engine's result (scale ``F / C``) with the bound history.
+    """
+
+    def __init__(self, templates, *, C=1.0, regularizer="mtl", p=1.0, eps=0.1, max_iter=500, time_limit=None,
+                 min_count=1, max_cuts=None, prune_after=50, executor=None, n_workers=None, solver=None,
+                 active_rtol=1e-5, verbose=False):
+        self.templates = templates
+        self.C = C
+        self.regularizer = regularizer
+        self.p = p
+        self.eps = eps
+        self.max_iter = max_iter
+        self.time_limit = time_limit
+        self.min_count = min_count
+        self.max_cuts = max_cuts
+        self.prune_after = prune_after
+        self.executor = executor
+        self.n_workers = n_workers
+        self.solver = solver
+        self.active_rtol = active_rtol
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ fitting
+    def _check_params(self):
+        reg = check_choice(self.regularizer, "regularizer", _REGULARIZERS)
+        p = check_positive(self.p, "p")
+        if reg == "pmtl" and not p > 1.0:
+            raise InputError(f"regularizer='pmtl' needs p > 1, got {p}", field="p")
+        return dict(
+            C=check_positive(self.C, "C"), regularizer=reg, p=p, eps=check_positive(self.eps, "eps"),
+            max_iter=check_int(self.max_iter, "max_iter"),
+            time_limit=None if self.time_limit is None else check_positive(self.time_limit, "time_limit"),
+            min_count=check_int(self.min_count, "min_count"),
+            max_cuts=check_int(self.max_cuts, "max_cuts", min_value=2, allow_none=True),
+            prune_after=check_int(self.prune_after, "prune_after"),
+            active_rtol=check_positive(self.active_rtol, "active_rtol", allow_zero=True),
+            verbose=check_bool(self.verbose, "verbose"),
+        )
+
+    def _make_regularizer(self, name, p, groups, n_groups):
+        from cutplane.mixed_norm import MixedNorm
+        from cutplane.regularizers import L2
+
+        if name == "ssvm":
+            return L2()
+        return MixedNorm(groups, p=1.0 if name == "mtl" else p, n_groups=n_groups)
+
+    def make_oracle(self, X, y):
+        """Fit the feature index and label set on ``(X, y)`` and return the 1-slack oracle."""
+        from oracles.sequence import SequenceHingeOracle
+
+        X, y = _check_corpus(X, y)
+        self.feature_index_ = FeatureIndex(self.templates, min_count=check_int(self.min_count, "min_count"))
+        feats = self.feature_index_.fit_transform(X)
+        self.labels_ = LabelAlphabet.fit(y)
+        codes = self.labels_.encode_corpus(y)
+        return SequenceHingeOracle(feats.indptr, feats.indices, feats.sentence_ptr, codes,
+                                   feats.n_features, len(self.labels_), transitions=self.feature_index_.has_transitions,
+                                   executor=get_executor(self.executor, self.n_workers))
+
+    def fit(self, X, y):
+        """Train on sentences ``X`` (lists of token rows of str) with label sequences ``y``."""
+        from cutplane import minimize
+
+        prm = self._check_params()
+        oracle = self.make_oracle(X, y)
+        n_labels = len(self.labels_)
+        groups = self.feature_index_.coordinate_groups(n_labels)
+        n_groups = len(self.feature_index_.templates)
+        reg = self._make_regularizer(prm["regularizer"], prm["p"], groups, n_groups)
+        C = prm["C"]
+        kwargs = dict(eps=prm["eps"] / C, max_iter=prm["max_iter"], time_limit=prm["time_limit"],
+                      max_cuts=prm["max_cuts"], prune_after=prm["prune_after"], verbose=prm["verbose"])
+        if self.solver is not None:
+            kwargs["solver"] = self.solver
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", category=ConvergenceWarning)
+            res = minimize(oracle, reg, 1.0 / C, **kwargs)
+        self.result_ = res
+        self.coef_ = np.asarray(res.w, dtype=np.float64)
+        self.n_iter_ = int(res.n_iter)
+        self.objective_, self.lower_bound_, self.gap_ = C * res.objective, C * res.lower_bound, C * res.gap
+        self._set_template_stats(groups, n_groups, res.mu if prm["regularizer"] != "ssvm" else None,
+                                 prm["active_rtol"])
+        if res.status != "converged":
+            warnings.warn(f"SequenceTagger stopped with status {res.status!r} after {res.n_iter} iterations; "
+                          f"certified gap {self.gap_:.4g} > eps {prm['eps']:.4g}", ConvergenceWarning, stacklevel=2)
+        return self
+
+    def _set_template_stats(self, groups, n_groups, mu, active_rtol):
+        from cutplane.groups import group_norms
+
+        names = self.feature_index_.template_names
+        norms = group_norms(self.coef_, groups, n_groups)
+        mu = np.ones(n_groups) if mu is None else np.asarray(mu, dtype=np.float64)
+        self.template_weights_ = {nm: float(m) for nm, m in zip(names, mu)}
+        self.template_norms_ = {nm: float(v) for nm, v in zip(names, norms)}
+        top = float(norms.max()) if norms.size else 0.0
+        active = norms > active_rtol * top if top > 0 else np.zeros(n_groups, bool)
+        self.active_templates_ = [nm for nm, a in zip(names, active) if a]
+        self.n_active_templates_ = int(active.sum())
+
+    # --------------------------------------------------------------- prediction
+    def _check_fitted(self):
+        if not hasattr(self, "coef_"):
+            raise InputError("this SequenceTagger is not fitted yet; call fit first")
+
+    def predict(self, X, *, all_templates=False):
+        """Label sequences (lists of str) by Viterbi; templates of zero weight are skipped
+        unless ``all_templates`` (the predictions are identical: their weights are zero)."""
+        from oracles.sequence import viterbi_decode
+
+        self._check_fitted()
+        X, _ = _check_corpus(X)
+        index = self.feature_index_
+        if not all_templates:
+            active = set(self.active_templates_)
+            keep = [j for j, t in enumerate(index.templates) if t.name in active or t.kind == "B"]
+            index = _restricted_index(index, keep)
+        feats = index.transform(X)
+        codes = viterbi_decode(self.coef_, feats.indptr, feats.indices, feats.sentence_ptr, feats.n_features,
+                               len(self.labels_), transitions=self.feature_index_.has_transitions)
+        out, ptr = [], feats.sentence_ptr
+        for i in range(len(X)):
+            out.append(self.labels_.decode(codes[ptr[i]:ptr[i + 1]]))
+        return out
+
+    def score(self, X, y):
+        """Per-token accuracy (use :mod:`problems.metrics` for chunk F1 or segmentation F1)."""
+        X, y = _check_corpus(X, y)
+        pred = self.predict(X)
+        hits = sum(int(a == b) for ps, ys in zip(pred, y) for a, b in zip(ps, ys))
+        return hits / sum(len(s) for s in y)
+
+    # ------------------------------------------------------------------- models
+    def save(self, path):
+        """Write the model as npz + JSON metadata (never pickle)."""
+        from .model_io import save_model
+
+        self._check_fitted()
+        idx = self.feature_index_
+        arrays = {
+            "coef": self.coef_, "feature_names": np.array(idx.feature_names(), dtype=str),
+            "feature_groups": idx.feature_groups_, "group_offsets": idx.group_offsets_,
+            "labels": np.array(self.labels_.labels, dtype=str),
+        }
+        meta = {"estimator": _MODEL_NAME, "templates": "\n".join(t.text for t in idx.templates),
+                "params": {k: v for k, v in self.get_params().items() if k not in ("templates", "executor")},
+                "template_weights": self.template_weights_, "active_templates": self.active_templates_,
+                "objective": self.objective_, "lower_bound": self.lower_bound_, "gap": self.gap_,
+                "n_iter": self.n_iter_}
+        return save_model(path, arrays, meta)
+
+    @classmethod
+    def load(cls, path):
+        """Read a model written by :meth:`save`; validated, never unpickled."""
+        from .model_io import load_model
+
+        arrays, meta = load_model(path, estimator=_MODEL_NAME)
+        est = cls(meta["templates"], **meta["params"])
+        idx = FeatureIndex(meta["templates"], min_count=est.min_count)
+        names = [str(s) for s in arrays["feature_names"]]
+        idx.vocabulary_ = {s: k for k, s in enumerate(names)}
+        idx.n_features_ = len(names)
+        idx.feature_groups_ = np.asarray(arrays["feature_groups"], dtype=np.int32)
+        idx.group_offsets_ = np.asarray(arrays["group_offsets"], dtype=np.int64)
+        est.feature_index_ = idx
+        est.labels_ = LabelAlphabet([str(s) for s in arrays["labels"]])
+        est.coef_ = np.asarray(arrays["coef"], dtype=np.float64)
+        if est.coef_.shape != (idx.dim(len(est.labels_)),):
+            raise ModelFormatError(f"coef has shape {est.coef_.shape}, expected ({idx.dim(len(est.labels_))},)",
+                                   path=path, field="coef")
+        est.template_weights_ = dict(meta["template_weights"])
+        est.active_templates_ = list(meta["active_templates"])
+        est.n_active_templates_ = len(est.active_templates_)
+        est.objective_, est.lower_bound_, est.gap_ = meta["objective"], meta["lower_bound"], meta["gap"]
+        est.n_iter_ = meta["n_iter"]
+        return est

@@ -1,0 +1,97 @@
+"""SequenceTagger: MTL vs SSVM on a generated task, certificates, template selection, model files."""
+import numpy as np
+import pytest
+
+from cutplane.exceptions import InputError, ModelFormatError
+from problems.sequence_labeling import SequenceTagger
+from problems.synthetic import make_tagging_task
+
+
+@pytest.fixture(scope="module")
+def task():
+    # 3 informative columns (label-dependent words half of the time) and 10 noise columns
+    return make_tagging_task(n_train=80, n_test=200, length=10, n_labels=3, n_informative=3, n_noise=10,
+                             signal=0.5, seed=1)
+
+
+@pytest.fixture(scope="module")
+def fitted(task):
+    mtl = SequenceTagger(task.templates, C=10.0, regularizer="mtl", eps=0.1).fit(task.X_train, task.y_train)
+    ssvm = SequenceTagger(task.templates, C=10.0, regularizer="ssvm", eps=0.1).fit(task.X_train, task.y_train)
+    return mtl, ssvm
+
+
+def test_certificates(fitted):
+    for est in fitted:
+        h = est.result_.history
+        assert est.result_.status == "converged"
+        assert est.gap_ <= 0.1 + 1e-12
+        assert est.lower_bound_ <= est.objective_ + 1e-9
+        assert np.all(np.diff(h.lower) >= -1e-12)
+        assert np.all(h.lower <= h.best_upper + 1e-9)
+
+
+def test_mtl_drops_noise_templates_and_predicts_as_well(task, fitted):
+    mtl, ssvm = fitted
+    norms = mtl.template_norms_
+    top = max(norms.values())
+    for name in task.noise:
+        assert norms[name] <= 1e-5 * top, (name, norms[name])
+        assert name not in mtl.active_templates_
+    # SSVM spreads weight on the noise templates
+    assert all(ssvm.template_norms_[name] > 1e-3 for name in task.noise)
+    # the template weights mu are on the simplex and vanish on the noise templates
+    mu = mtl.template_weights_
+    assert sum(mu.values()) == pytest.approx(1.0, abs=1e-6)
+    assert all(mu[name] <= 1e-5 for name in task.noise)
+    assert mtl.score(task.X_test, task.y_test) >= ssvm.score(task.X_test, task.y_test)
+
+
+def test_skipping_zero_templates_gives_same_predictions(task, fitted):
+    mtl, _ = fitted
+    assert mtl.n_active_templates_ < len(mtl.feature_index_.templates)
+    assert mtl.predict(task.X_test) == mtl.predict(task.X_test, all_templates=True)
+
+
+def test_pmtl_two_equals_ssvm_objective(task, fitted):
+    _, ssvm = fitted
+    p2 = SequenceTagger(task.templates, C=10.0, regularizer="pmtl", p=2.0, eps=0.1).fit(task.X_train, task.y_train)
+    # both certified within eps of the same optimum
+    assert abs(p2.objective_ - ssvm.objective_) <= 0.2 + 1e-9
+    assert p2.lower_bound_ <= ssvm.objective_ + 1e-9 and ssvm.lower_bound_ <= p2.objective_ + 1e-9
+
+
+def test_save_load_roundtrip(tmp_path, task, fitted):
+    mtl, _ = fitted
+    path = mtl.save(tmp_path / "tagger.npz")
+    back = SequenceTagger.load(path)
+    assert back.predict(task.X_test) == mtl.predict(task.X_test)
+    assert back.template_weights_ == mtl.template_weights_
+    data = path.read_bytes()
+    (tmp_path / "cut.npz").write_bytes(data[: len(data) // 2])
+    with pytest.raises(ModelFormatError):
+        SequenceTagger.load(tmp_path / "cut.npz")
+
+
+@pytest.mark.parametrize("kwargs, field", [
+    (dict(C=0.0), "C"), (dict(C=-1.0), "C"), (dict(eps=0.0), "eps"),
+    (dict(regularizer="nope"), "regularizer"), (dict(regularizer="pmtl", p=1.0), "p"),
+])
+def test_bad_hyper_parameters(task, kwargs, field):
+    with pytest.raises(InputError) as err:
+        SequenceTagger(task.templates, **kwargs).fit(task.X_train, task.y_train)
+    assert err.value.field == field
+
+
+def test_bad_data(task):
+    est = SequenceTagger(task.templates)
+    with pytest.raises(InputError):
+        est.fit([], [])
+    with pytest.raises(InputError):
+        est.fit(task.X_train[:3], task.y_train[:2])
+    with pytest.raises(InputError):
+        est.fit([task.X_train[0], []], [task.y_train[0], []])
+    with pytest.raises(InputError):
+        est.fit([task.X_train[0]], [task.y_train[0][:-1]])
+    with pytest.raises(InputError):
+        est.predict(task.X_test)  # not fitted
