@@ -155,7 +155,8 @@ def _check_oracle_result(res, dim, w):
     shape = slope.shape if (sp.issparse(slope) or isinstance(slope, np.ndarray)) else np.shape(slope)
     if tuple(shape) not in ((dim,), (1, dim)):
         raise InputError(f"cut slope has shape {tuple(shape)}, expected ({dim},) or (1, {dim})", field="oracle")
-    at_w = slope_dot(slope, w) + offset
+    with np.errstate(invalid="ignore", over="ignore"):
+        at_w = slope_dot(slope, w) + offset
     if not np.isfinite(at_w):
         raise InputError("cut slope or offset is not finite", field="oracle")
     if at_w > value + 1e-7 * (1.0 + abs(value)):
@@ -299,15 +300,15 @@ def minimize(oracle, regularizer, lam, *, method="bmrm", eps=1e-3, max_iter=1000
 
 
 def _update_lower(lower, candidate, best_upper, exact, iteration):
-    """Running max of the reduced values, clipped at the best upper bound within tolerance.
+    """Running max of the reduced values, clipped at the best upper bound.
 
     A reduced value above the best upper bound by more than round-off means a cut was not a
     minorant of ``R``: with exact cuts that is an oracle error and raised; with inexact
     cuts it is logged and clipped (the certificate is relative to the approximation).
     """
-    if candidate is None or not np.isfinite(candidate):
-        return lower
     tol = 1e-6 * max(1.0, abs(best_upper))
+    if candidate is None or not np.isfinite(candidate):
+        return min(lower, best_upper)
     if candidate > best_upper + tol:
         msg = (f"iteration {iteration}: reduced-problem lower bound {candidate:.12g} exceeds the best upper "
                f"bound {best_upper:.12g}; the oracle's cuts are not minorants of R (wrong subgradient or "
@@ -315,4 +316,6 @@ def _update_lower(lower, candidate, best_upper, exact, iteration):
         if exact:
             raise InputError(msg, field="oracle")
         logger.warning("%s; clipped (inexact cuts)", msg)
-    return max(lower, min(candidate, best_upper))
+    # when a new best upper bound meets the lower bound, round-off can put the old lower bound
+    # a few ulps above it: clip, so the gap is never negative (the bound moves by round-off only)
+    return min(max(lower, candidate), best_upper)

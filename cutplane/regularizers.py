@@ -116,6 +116,29 @@ class L1:
         """
         return np.zeros_like(_vec(v))
 
+    def feasible_dual(self, alpha, working_set, lam) -> np.ndarray:
+        """Move ``alpha`` (on the simplex) into the conjugate's domain ``||A alpha||_inf <= lam``.
+
+        LP duals violate the constraint by round-off, which would make the bound
+        ``b^T alpha`` slightly too high. Mixing in the cut of smallest slope norm, when that
+        norm is below ``lam`` (e.g. the zero-slope cut ``R >= risk_lower_bound``), gives an
+        exactly feasible point and hence a rigorous lower bound. Without such a cut
+        ``alpha`` is returned unchanged and ``conjugate``'s tolerance applies.
+        """
+        v_norm = float(np.max(np.abs(working_set.combine(alpha)), initial=0.0))
+        if v_norm <= lam:
+            return alpha
+        A = working_set.matrix()
+        norms = abs(A).max(axis=1)
+        norms = np.asarray(norms.toarray() if hasattr(norms, "toarray") else norms, dtype=np.float64).ravel()
+        r = int(np.argmin(norms))
+        if norms[r] >= lam:
+            return alpha
+        t = min(1.0, (v_norm - lam) / (v_norm - norms[r]) * (1.0 + 1e-12))
+        out = (1.0 - t) * np.asarray(alpha, dtype=np.float64)
+        out[r] += t
+        return out
+
     def prox(self, v, step) -> np.ndarray:
         """Soft thresholding ``sign(v) max(|v| - step, 0)``."""
         v = _vec(v)

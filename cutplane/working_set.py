@@ -300,9 +300,11 @@ class WorkingSet:
     def aggregate(self, max_cuts, alpha=None) -> int:
         """Merge the oldest cuts into one so that ``n_cuts <= max_cuts``.
 
-        The merged cut is ``sum_i beta_i (a_i, b_i)`` over the oldest cuts with
-        ``beta = alpha_old / sum(alpha_old)`` (uniform if their duals are all zero). Its
-        Gram row comes from the stored Gram blocks, not from the slopes.
+        Cuts whose dual is (numerically) zero are dropped first, oldest first, as far as the
+        budget needs (they would enter the merge with weight zero). Then the merged cut is
+        ``sum_i beta_i (a_i, b_i)`` over the oldest remaining cuts with
+        ``beta = alpha_old / sum(alpha_old)``. Its Gram row comes from the stored Gram
+        blocks, not from the slopes.
 
         Parameters
         ----------
@@ -314,7 +316,7 @@ class WorkingSet:
         Returns
         -------
         int
-            How many cuts were merged (0 when already within budget).
+            How many cuts the working set lost (0 when already within budget).
         """
         max_cuts = int(max_cuts)
         if max_cuts < 1:
@@ -325,6 +327,20 @@ class WorkingSet:
         alpha = self.duals.copy() if alpha is None else np.asarray(alpha, dtype=np.float64)
         if alpha.shape != (n,):
             raise InputError(f"alpha has shape {alpha.shape}, expected ({n},)", field="alpha")
+        n_start, n_dropped = n, 0
+        zero = np.abs(alpha) <= self.zero_tol * max(float(np.abs(alpha).sum()), np.finfo(float).tiny)
+        if zero.any():
+            # cuts without dual weight would enter the merge with weight 0: drop them instead,
+            # oldest first and only as many as the budget needs
+            drop = np.flatnonzero(zero)[: n - max_cuts]
+            keep = np.ones(n, dtype=bool)
+            keep[drop] = False
+            self._keep(keep)
+            alpha = alpha[keep]
+            n = self.n_cuts
+            if n <= max_cuts:
+                return len(drop)
+        n_dropped = n_start - n
         k = n - max_cuts + 1  # the oldest k cuts become one
         w_old = np.clip(alpha[:k], 0.0, None)
         total = w_old.sum()
@@ -360,7 +376,7 @@ class WorkingSet:
             arr[1:m] = arr[k:n].copy()
             arr[0] = first
         self.n_cuts = m
-        return k
+        return n_dropped + k - 1
 
     @property
     def nbytes(self) -> int:

@@ -33,7 +33,9 @@ class LPReducedSolver:
     ----------
     regularizer : object
         Gives ``cvx_term(w)`` (a cvxpy expression or None), ``cvx_constraints(w)``,
-        ``conjugate`` and optionally ``repair(w)`` (snaps a solver point into the domain).
+        ``conjugate``, optionally ``repair(w)`` (snaps a solver point into the domain) and
+        ``feasible_dual(alpha, working_set, lam)`` (moves round-off duals into the domain of
+        the conjugate, for a rigorous bound).
     backends : None, str or list of str
         Backend preference (see :func:`cutplane.reduced.backends.resolve_backends`).
     """
@@ -66,6 +68,9 @@ class LPReducedSolver:
             prob, self.backends, extract, unbounded_message=_UNBOUNDED
         )
         alpha = to_simplex(np.reshape(duals, (n,)))
+        feasible_dual = getattr(self.regularizer, "feasible_dual", None)
+        if feasible_dual is not None:
+            alpha = feasible_dual(alpha, working_set, lam)
         lower, _ = dual_value(self.regularizer, working_set, alpha, lam)
         repair = getattr(self.regularizer, "repair", None)
         if repair is not None:

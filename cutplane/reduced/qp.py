@@ -34,6 +34,17 @@ def psd_factor(G, rtol=1e-12) -> np.ndarray:
     return (V[:, keep] * np.sqrt(s[keep])).T
 
 
+def _two_cuts(G, b, lam) -> np.ndarray:
+    """Exact dual of a two-cut working set: a concave quadratic in ``t`` on [0, 1], alpha = (t, 1 - t)."""
+    q = G[0, 0] - 2.0 * G[0, 1] + G[1, 1]  # ||a_0 - a_1||^2 >= 0
+    lin = lam * (b[0] - b[1]) - (G[0, 1] - G[1, 1])  # lam * derivative at t = 0
+    if q > 1e-14 * max(G[0, 0], G[1, 1], 1e-300):
+        t = min(1.0, max(0.0, lin / q))
+    else:
+        t = 1.0 if lin > 0 else 0.0
+    return np.array([t, 1.0 - t])
+
+
 class QPReducedSolver:
     """Reduced solver for the quadratic regulariser.
 
@@ -112,12 +123,14 @@ class QPReducedSolver:
 
     # -------------------------------------------------------------------- solve
     def solve(self, working_set, lam, warm_start=None) -> ReducedSolution:
-        """Solve the reduced QP of ``working_set`` (at least one cut)."""
+        """Solve the reduced QP of ``working_set`` (at least one cut; one or two cuts in closed form)."""
         n = working_set.n_cuts
         b = np.asarray(working_set.offsets, dtype=np.float64)
         failures, backend, status = (), None, "analytic"
         if n == 1:
             alpha = np.ones(1)
+        elif n == 2:
+            alpha = _two_cuts(working_set.gram(), b, float(lam))
         else:
             G = working_set.gram()
             warm = None

@@ -173,7 +173,7 @@ def test_engine_records_fallbacks(fake_backends, rng):
 
     res = minimize(MaxAffine(), L2(), 1.0, eps=1e-6)
     assert res.status == "converged" and res.backend == "CLARABEL"
-    multi_cut_iterations = int((res.history.n_cuts > 1).sum())  # one cut is solved analytically
+    multi_cut_iterations = int((res.history.n_cuts > 2).sum())  # one or two cuts: closed form
     assert len(res.fallbacks) == multi_cut_iterations > 0
     assert all(f.backend == "BROKEN" for f in res.fallbacks)
     assert [f.iteration for f in res.fallbacks] == sorted({f.iteration for f in res.fallbacks})

@@ -68,7 +68,7 @@ def test_incremental_gram_equals_recomputed(seed, dim, n_groups, sparse, ops):
                 assert merged == 0
             else:
                 k = n - budget + 1
-                assert merged == k
+                assert merged == k - 1
                 beta = alpha[:k] / alpha[:k].sum()
                 slope = sum(bt * r[0] for bt, r in zip(beta, reference[:k]))
                 off = sum(bt * r[1] for bt, r in zip(beta, reference[:k]))
@@ -121,10 +121,24 @@ def test_aggregation_keeps_the_reduced_optimum(rng):
     lam = 0.3
     before = solver.solve(ws, lam)
     merged = ws.aggregate(4, before.alpha)
-    assert merged == 9 and ws.n_cuts == 4
+    assert merged == 8 and ws.n_cuts == 4
     after = solver.solve(ws, lam)
     assert after.lower_bound == pytest.approx(before.lower_bound, abs=1e-7)
     np.testing.assert_allclose(after.w, before.w, atol=1e-4)
+
+
+def test_aggregation_drops_zero_dual_cuts_before_merging():
+    ws = WorkingSet(4)
+    for i in range(4):
+        ws.add(Cut(np.eye(4)[i], float(i)))
+    assert ws.aggregate(3, np.array([0.5, 0.0, 0.5, 0.0])) == 1  # the oldest zero-dual cut goes
+    np.testing.assert_allclose(ws.offsets, [0.0, 2.0, 3.0])
+    assert ws.aggregate(2, np.array([0.5, 0.5, 0.0])) == 1
+    np.testing.assert_allclose(ws.offsets, [0.0, 2.0])
+    assert ws.aggregate(1, np.array([0.25, 0.75])) == 1  # a real merge: beta = duals
+    np.testing.assert_allclose(dense_rows(ws), [[0.25, 0.0, 0.75, 0.0]])
+    np.testing.assert_allclose(ws.offsets, [1.5])
+    np.testing.assert_allclose(ws.gram(), [[0.25**2 + 0.75**2]])
 
 
 def test_bad_input_is_reported():

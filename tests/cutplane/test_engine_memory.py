@@ -1,0 +1,50 @@
+"""Limited memory: pruning idle cuts and aggregating under max_cuts keep the optimum and the certificate."""
+import cvxpy as cp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cutplane import minimize
+from cutplane.regularizers import L2
+
+from .test_engine import check_certificate, direct_solve, make_oracle
+
+
+@settings(max_examples=10)
+@given(seed=st.integers(0, 2**31), kind=st.sampled_from(["maxaffine", "hinge"]), sparse=st.booleans(),
+       max_cuts=st.integers(2, 5), prune_after=st.sampled_from([None, 1, 3]))
+def test_budget_and_pruning_keep_the_optimum(seed, kind, sparse, max_cuts, prune_after):
+    """The budget bounds the working set; the certified optimum is the unconstrained one.
+
+    A max of 30 affine pieces in 6 dimensions has up to 7 cuts active at the optimum; a budget
+    below that turns BMRM into a Frank-Wolfe-like method whose O(1/eps) rate is far too slow
+    for a unit test, so that case gets a budget of dim + 2 = 8 (aggregation still happens).
+    """
+    lam, eps = 0.1, 1e-4
+    if kind == "maxaffine":
+        max_cuts += 6
+    full = minimize(make_oracle(kind, seed, 30, 6, sparse), L2(), lam, eps=eps, prune_after=None)
+    oracle = make_oracle(kind, seed, 30, 6, sparse)
+    small = minimize(oracle, L2(), lam, eps=eps, max_cuts=max_cuts, prune_after=prune_after, max_iter=2000)
+    assert full.status == small.status == "converged"
+    assert small.history.n_cuts.max() <= max_cuts
+    check_certificate(small, oracle, L2(), lam, eps)
+    assert abs(small.objective - full.objective) <= eps
+    ref = direct_solve(oracle, lambda w: 0.5 * cp.sum_squares(w), lam)
+    assert ref - 1e-6 <= small.objective <= ref + eps + 1e-6
+
+
+def test_pruning_shrinks_the_working_set_and_memory():
+    lam, eps = 0.01, 1e-4
+    kept = minimize(make_oracle("hinge", 3, 200, 20, False), L2(), lam, eps=eps, prune_after=None)
+    pruned = minimize(make_oracle("hinge", 3, 200, 20, False), L2(), lam, eps=eps, prune_after=2)
+    assert kept.status == pruned.status == "converged"
+    # without pruning: one cut per iteration plus the cut R >= 0 (Hinge.risk_lower_bound)
+    assert pruned.history.n_cuts[-1] < kept.history.n_cuts[-1] == kept.n_iter + 1
+    assert pruned.objective == pytest.approx(kept.objective, abs=eps)
+    assert kept.peak_working_set_bytes > 0
+    limited = minimize(make_oracle("hinge", 3, 200, 20, False), L2(), lam, eps=eps, max_cuts=3, max_iter=5000)
+    assert limited.status == "converged" and limited.history.n_cuts.max() <= 3
+    assert limited.peak_working_set_bytes < kept.peak_working_set_bytes
+    assert limited.objective == pytest.approx(kept.objective, abs=eps)
