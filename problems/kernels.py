@@ -26,6 +26,7 @@ __all__ = ["Kernel", "LinearKernel", "PolynomialKernel", "GaussianKernel", "B1Sp
            "b1spline_bandwidth", "gram_matrices", "check_psd", "PSDReport", "NotPSDWarning"]
 
 _BLOCK_BYTES = 64 * 2 ** 20          # temporaries of the blocked computations
+_MAP_BLOCK_ENTRIES = 2 ** 21         # output entries per block of the sparse quadratic map
 
 
 class NotPSDWarning(UserWarning):
@@ -312,22 +313,45 @@ def _quadratic_map(X, g, c, *, sparse, binary, max_bytes):
             Phi[r:r + step, off_lin:off_lin + d] = lin * B
         Phi[:, -1] = c
         return Phi
-    # sparse: every pair e < f of nonzeros of the same row, vectorised over the whole matrix
+    # sparse: written straight into CSR order, per row [squares | cross (j < k) | linear | 1]
+    n_sq = np.zeros_like(p) if binary else p
+    indptr = np.concatenate([[0], np.cumsum(n_sq + p * (p - 1) // 2 + p + 1)])
+    indices = np.empty(indptr[-1], dtype=np.int64)
+    data = np.empty(indptr[-1])
+    step = max(1, int(_MAP_BLOCK_ENTRIES * n // max(indptr[-1], 1)))
+    coefs = (g, c, lin, off_cross, off_lin, n_out, d)
+    for r in range(0, n, step):
+        a, b = indptr[r], indptr[min(r + step, n)]
+        _quadratic_rows(X[r:r + step], binary, coefs, indices[a:b], data[a:b])
+    Phi = sp.csr_matrix((data, indices, indptr), shape=(n, n_out))
+    Phi.has_sorted_indices = True
+    return Phi
+
+
+def _quadratic_rows(X, binary, coefs, indices, data):
+    """Fill one block of rows of the sparse quadratic map (all pairs e < f of a row's nonzeros)."""
+    g, c, lin, off_cross, off_lin, n_out, d = coefs
+    p = np.diff(X.indptr).astype(np.int64)
     ind, val = X.indices.astype(np.int64), X.data
-    row = np.repeat(np.arange(n), p)
+    row = np.repeat(np.arange(X.shape[0]), p)
     e = np.arange(ind.size)
-    cnt = X.indptr[row + 1] - e - 1                     # later nonzeros of the same row
+    within = e - X.indptr[row]                          # rank of a nonzero in its row
+    cnt = p[row] - within - 1                           # later nonzeros of the same row
     first = np.repeat(e, cnt)
     second = first + 1 + (np.arange(first.size) - np.repeat(np.cumsum(cnt) - cnt, cnt))
-    j, k = ind[first], ind[second]
-    parts = [(row[first], off_cross + j * (d - 1) - j * (j - 1) // 2 + (k - j - 1),
-              math.sqrt(2.0) * g * val[first] * val[second]),
-             (row, off_lin + ind, lin * val),
-             (np.arange(n), np.full(n, n_out - 1), np.full(n, c))]
+    n_sq = np.zeros_like(p) if binary else p
+    n_cr = p * (p - 1) // 2
+    indptr = np.concatenate([[0], np.cumsum(n_sq + n_cr + p + 1)])
     if not binary:
-        parts.append((row, ind, g * val * val))
-    r, cidx, v = (np.concatenate(a) for a in zip(*parts))
-    return sp.csr_matrix((v, (r, cidx)), shape=(n, n_out))
+        pos = indptr[row] + within
+        indices[pos], data[pos] = ind, g * val * val
+    r1, j, k = row[first], ind[first], ind[second]
+    pos = indptr[r1] + n_sq[r1] + (np.arange(first.size) - (np.cumsum(n_cr) - n_cr)[r1])
+    indices[pos] = off_cross + j * (d - 1) - j * (j - 1) // 2 + (k - j - 1)
+    data[pos] = math.sqrt(2.0) * g * val[first] * val[second]
+    pos = indptr[row] + n_sq[row] + n_cr[row] + within
+    indices[pos], data[pos] = off_lin + ind, lin * val
+    indices[indptr[1:] - 1], data[indptr[1:] - 1] = n_out - 1, c
 
 
 class GaussianKernel(Kernel):

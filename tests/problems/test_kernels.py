@@ -116,6 +116,22 @@ def test_quadratic_map_layout_and_binary_saving(rng):
     P = k.feature_map(sp.csr_matrix(Xb), binary=True)
     p = (Xb != 0).sum(axis=1)
     assert (np.diff(P.indptr) == p * (p - 1) // 2 + p + 1).all()
+    # the sparse map is the dense map, entry by entry, in canonical CSR (sorted columns)
+    for X, binary in ((Xb, True), (Xb * rng.normal(size=Xb.shape), False)):
+        P = k.feature_map(sp.csr_matrix(X), binary=binary)
+        np.testing.assert_allclose(P.toarray(), k.feature_map(X, binary=binary), atol=1e-15)
+        assert all((np.diff(P.indices[a:b]) > 0).all() for a, b in zip(P.indptr, P.indptr[1:]))
+
+
+def test_sparse_quadratic_map_by_blocks_of_rows(rng, monkeypatch):
+    import problems.kernels as kernels_module
+    monkeypatch.setattr(kernels_module, "_MAP_BLOCK_ENTRIES", 40)      # many small blocks
+    X = (rng.random((37, 9)) < 0.4) * rng.normal(size=(37, 9))
+    X[5] = 0.0                                                            # an empty row
+    k = PolynomialKernel(2, 0.4, 0.8)
+    P = k.feature_map(sp.csr_matrix(X))
+    np.testing.assert_allclose(P.toarray(), k.feature_map(X), atol=1e-15)
+    np.testing.assert_allclose((P @ P.T).toarray(), k(X), rtol=1e-10, atol=1e-12)
 
 
 def test_feature_map_refusals(rng):
