@@ -387,8 +387,9 @@ class B1SplineKernel(Kernel):
     Beware: ``(1 - r)_+`` of the Euclidean distance is positive definite only in one
     dimension (Askey's condition for ``(1 - r)_+^nu`` in R^d is ``nu >= (d + 1) / 2``), so
     Gram matrices of this kernel can have negative eigenvalues; run :func:`check_psd` before
-    handing one to an SVM solver (in tests, 2-D data gives eigenvalues near -0.4 at 95%
-    zeros, while 128-D binary OCR-like data at 95% zeros came out PSD).
+    handing one to an SVM solver (measured: 2-D Gaussian data at 95% zeros, smallest
+    eigenvalue about -0.4; the first 5000 OCR letters with ``h`` for 95% zeros, -1.66 against
+    a largest eigenvalue of 96.8).
 
     Parameters
     ----------
