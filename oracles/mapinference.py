@@ -39,6 +39,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -47,10 +48,35 @@ from ._map_csp import greedy_decode, icm, solve_csp
 from ._map_graphs import GridInstance, grid_cycles, grid_edges, random_grid_instance, short_cycles
 from ._map_model import MaxSumModel, validate_problem
 
-__all__ = ["MapResult", "max_sum_diffusion", "dual_cutting_plane", "GridInstance", "grid_edges", "grid_cycles",
+__all__ = ["MapResult", "StepInfo", "max_sum_diffusion", "dual_cutting_plane", "GridInstance", "grid_edges", "grid_cycles",
            "short_cycles", "random_grid_instance", "validate_problem", "labelling_value"]
 
 logger = logging.getLogger(__name__)
+
+
+class StepInfo(NamedTuple):
+    """State of :func:`dual_cutting_plane` after the diffusion of one step (passed to ``callback``).
+
+    Attributes
+    ----------
+    step : int
+    upper_bound, lower_bound : float
+        The bound and the value of the best labelling so far.
+    labels : ndarray of shape (n_nodes,)
+    csp_status : str
+    active_nodes, active_edges : list of ndarray of bool
+    cycles : list of tuple of int
+        Zero cycle subproblems in J.
+    """
+
+    step: int
+    upper_bound: float
+    lower_bound: float
+    labels: np.ndarray
+    csp_status: str
+    active_nodes: list
+    active_edges: list
+    cycles: list
 
 
 @dataclass
@@ -263,7 +289,8 @@ def dual_cutting_plane(unary, pairwise, edges, *, candidates=None, max_steps=50,
     time_limit : float, optional
         Seconds; checked after each step.
     callback : callable, optional
-        ``callback(step, model_bound, result_so_far_labels)`` after each step (for logging/plots).
+        Called as ``callback(info)`` with a :class:`StepInfo` after each step's diffusion
+        (for logging and plots), before any cycle is added in that step.
 
     Returns
     -------
@@ -296,7 +323,8 @@ def dual_cutting_plane(unary, pairwise, edges, *, candidates=None, max_steps=50,
         logger.info("step %d: upper bound %.10g, lower bound %.10g, %d cycles, CSP %s", step, ub, best[1],
                     len(model.cycles), csp_status)
         if callback is not None:
-            callback(step, ub, best[0])
+            callback(StepInfo(step, ub, best[1], best[0].copy(), csp_status, [d.copy() for d in node_dom],
+                              [d.copy() for d in edge_dom], list(model.cycles)))
         if csp_status == "sat" or ub - best[1] <= gap_tol:
             status = "tight"
             break
