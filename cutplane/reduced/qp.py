@@ -14,6 +14,11 @@ Two cvxpy formulations, chosen per solve by size (``formulation="auto"``):
 - ``"direct"``: a fresh problem with ``quad_form(alpha, psd_wrap(G))``, which hands ``G`` to
   the QP backends as is; cheaper than the padded factor once the backend time dominates.
 
+Measured by ``benchmarks/engine_overhead.py`` (2 shared cores, dim 500): up to 24 cuts the
+parametrised form takes 0.1-0.5x the time of the direct one, from 32 cuts on 2x and more
+(the factor adds n variables and a dense block to the backend's problem), hence the default
+``dpp_max_cuts=24``. One and two cuts are solved in closed form.
+
 The lower bound is recomputed from the (clipped, renormalised) ``alpha`` in numpy.
 """
 from __future__ import annotations
@@ -62,7 +67,7 @@ class QPReducedSolver:
 
     kind = "qp"
 
-    def __init__(self, regularizer, backends=None, *, formulation="auto", dpp_max_cuts=64):
+    def __init__(self, regularizer, backends=None, *, formulation="auto", dpp_max_cuts=24):
         if formulation not in ("auto", "dpp", "direct"):
             raise ValueError(f"unknown formulation {formulation!r}")
         self.regularizer = regularizer
