@@ -44,7 +44,8 @@ class LineSearchResult(NamedTuple):
     value : float
         ``f(k)`` (``-inf`` for an unbounded exact search).
     n_breakpoints : int
-        Breakpoints of the piecewise-linear part on ``(0, inf)`` (0 for the generic search).
+        Breakpoints of the piecewise-linear part on ``[0, inf)``, counted per term (several
+        lines meeting at one point may count more than once); 0 for the generic search.
     n_evals : int
         Evaluations of ``f`` (1 for the exact search: the value at ``k``).
     unbounded : bool
