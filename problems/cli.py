@@ -53,11 +53,21 @@ class Task(NamedTuple):
         extra_meta=...)``.
     predict : callable
         ``predict(model_path, input_path) -> (labels: list of str, true: list of str or None)``.
+    predict_to : callable, optional
+        ``predict_to(model_path, input_path, output_path or None) -> int``: for tasks that
+        write their own format back (sequences, segmented text); used instead of ``predict``.
+    default_regularizer : str
+        ``--regularizer`` when not given.
+    default_eps : float
+        ``--eps`` when not given.
     """
 
     help: str
     train: Callable
     predict: Callable
+    predict_to: Callable | None = None
+    default_regularizer: str = "l2"
+    default_eps: float = 1e-3
 
 
 COMMANDS: dict[str, Command] = {}
@@ -159,15 +169,29 @@ def _positive_int(text):
     return v
 
 
+_REGULARIZERS = ["l2", "l1", "mtl", "ssvm", "pmtl"]
+
+
 def _add_train(p):
     p.add_argument("--task", required=True, choices=sorted(TASKS), help="what to train")
-    p.add_argument("--train", required=True, type=Path, help="training data (SVMlight, may be .gz)")
+    p.add_argument("--train", required=True, type=Path,
+                   help="training data: SVMlight (binary, multiclass), CoNLL/CRF++ columns (sequence), "
+                        "segmented text (segment); may be .gz")
     p.add_argument("--C", type=_positive_float, default=1.0,
                    help="weight of the mean loss, F = Omega + C * mean loss (default 1)")
-    p.add_argument("--eps", type=_positive_float, default=1e-3,
-                   help="certified tolerance on F (default 1e-3)")
+    p.add_argument("--eps", type=_positive_float, default=None,
+                   help="certified tolerance on F (default 1e-3 for linear tasks, 0.1 for structured ones)")
     p.add_argument("--method", default="bmrm", help="engine method (default bmrm)")
-    p.add_argument("--regularizer", choices=["l2", "l1"], default="l2")
+    p.add_argument("--regularizer", choices=_REGULARIZERS, default=None,
+                   help="l2 | l1 (linear tasks, default l2); mtl | ssvm | pmtl (structured, default mtl)")
+    p.add_argument("--p", type=_positive_float, default=1.5, help="p of the p-block norm for pmtl (default 1.5)")
+    p.add_argument("--templates", help="CRF++ template file, or a set name: chunking, tp1, tp2")
+    p.add_argument("--dev", type=Path, help="labelled development file, scored after training")
+    p.add_argument("--min-count", type=_positive_int, default=1, dest="min_count",
+                   help="drop features seen fewer times (default 1)")
+    p.add_argument("--executor", choices=["serial", "threads"], default=None,
+                   help="map of the structured oracle over sentences (default serial)")
+    p.add_argument("--workers", type=_positive_int, default=None, help="workers of the executor")
     p.add_argument("--max-iter", type=_positive_int, default=1000, dest="max_iter")
     p.add_argument("--model", required=True, type=Path, help="output model file (.npz)")
     p.add_argument("--report", type=Path, help="output JSON report")
@@ -176,6 +200,10 @@ def _add_train(p):
 
 def _run_train(args):
     task = TASKS[args.task]
+    if args.regularizer is None:
+        args.regularizer = task.default_regularizer
+    if args.eps is None:
+        args.eps = task.default_eps
     est, report = task.train(args)
     report = {"task": args.task, "train_file": str(args.train), "model_file": str(args.model),
               **report}
@@ -191,8 +219,10 @@ def _run_train(args):
 
 def _add_predict(p):
     p.add_argument("--model", required=True, type=Path, help="model file written by train")
-    p.add_argument("--input", required=True, type=Path, help="data to label (SVMlight)")
-    p.add_argument("--output", type=Path, help="where to write one label per line (default stdout)")
+    p.add_argument("--input", required=True, type=Path, help="data to label, in the task's format")
+    p.add_argument("--output", type=Path,
+                   help="where to write the predictions (default stdout): one label per line for linear "
+                        "tasks, the input columns plus the predicted one for sequences, segmented text")
 
 
 def _run_predict(args):
@@ -203,7 +233,10 @@ def _run_predict(args):
     if task_name not in TASKS:
         raise InputError(f"the model was trained for task {task_name!r}, which this version "
                          f"does not know", path=args.model, field="task")
-    labels, truth = TASKS[task_name].predict(args.model, args.input)
+    task = TASKS[task_name]
+    if task.predict_to is not None:
+        return task.predict_to(args.model, args.input, args.output)
+    labels, truth = task.predict(args.model, args.input)
     text = "".join(label + "\n" for label in labels)
     if args.output is None:
         sys.stdout.write(text)
@@ -232,6 +265,9 @@ register_command("predict", Command("label an SVMlight file with a trained model
                                     _run_predict))
 register_command("demo", Command("train on small generated data and print the certified results",
                                  _add_demo, _run_demo))
+
+
+from problems import cli_sequence  # noqa: E402,F401  (registers the sequence / segment tasks and evaluate)
 
 
 def build_parser() -> argparse.ArgumentParser:

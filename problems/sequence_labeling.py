@@ -248,8 +248,8 @@ class SequenceTagger(BaseEstimator):
         return hits / sum(len(s) for s in y)
 
     # ------------------------------------------------------------------- models
-    def save(self, path):
-        """Write the model as npz + JSON metadata (never pickle)."""
+    def save(self, path, *, extra_meta=None):
+        """Write the model as npz + JSON metadata (never pickle); ``extra_meta`` adds JSON fields."""
         from .model_io import save_model
 
         self._check_fitted()
@@ -259,11 +259,12 @@ class SequenceTagger(BaseEstimator):
             "feature_groups": idx.feature_groups_, "group_offsets": idx.group_offsets_,
             "labels": np.array(self.labels_.labels, dtype=str),
         }
-        meta = {"estimator": _MODEL_NAME, "templates": "\n".join(t.text for t in idx.templates),
+        meta = dict(extra_meta or {})
+        meta.update({"estimator": _MODEL_NAME, "templates": "\n".join(t.text for t in idx.templates),
                 "params": {k: v for k, v in self.get_params().items() if k not in ("templates", "executor")},
                 "template_weights": self.template_weights_, "active_templates": self.active_templates_,
                 "objective": self.objective_, "lower_bound": self.lower_bound_, "gap": self.gap_,
-                "n_iter": self.n_iter_}
+                "n_iter": self.n_iter_})
         return save_model(path, arrays, meta)
 
     @classmethod

@@ -1,0 +1,209 @@
+"""CLI tasks for sequence labelling (CoNLL / CRF++ columns) and Chinese word segmentation.
+
+Registered into :mod:`problems.cli` when it is imported::
+
+    cutplane train --task sequence --templates T.tpl --train train.txt [--dev dev.txt] \\
+        --C 10 --regularizer mtl|ssvm|pmtl [--p 1.5] --model M.npz --report R.json
+    cutplane train --task segment --train words.txt [--templates tp1|tp2|FILE] ...
+    cutplane predict --model M.npz --input FILE [--output OUT]     (the input format back,
+        with the predicted column appended / the text segmented)
+    cutplane evaluate --model M.npz --test FILE [--report R.json]  (chunk F1, or segmentation
+        P/R/F1 and R_iv, or token accuracy)
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from cutplane.exceptions import InputError
+
+from .cli import Command, Task, register_command, register_task
+
+__all__ = ["train_sequence", "train_segment", "evaluate_model", "tagger_report"]
+
+_SCHEME = "BMES"
+
+
+def _templates_text(spec, default):
+    """A named template set (``tp1``, ``tp2``, ``chunking``), a file, or the task's default."""
+    from .template_sets import TEMPLATE_SETS
+
+    if spec is None:
+        return TEMPLATE_SETS[default]
+    if str(spec).lower() in TEMPLATE_SETS:
+        return TEMPLATE_SETS[str(spec).lower()]
+    path = Path(spec)
+    if not path.exists():
+        raise InputError(f"no template file {path} (or a set name: {sorted(TEMPLATE_SETS)})",
+                         field="--templates")
+    from .io._open import open_text
+
+    with open_text(path) as fh:
+        text = fh.read()
+    from .templates import parse_templates
+
+    parse_templates(text, path=path)  # errors name the template file and line
+    return text
+
+
+def tagger_report(est) -> dict:
+    """The JSON report of a fitted :class:`~problems.sequence_labeling.SequenceTagger` (scale F)."""
+    res, C = est.result_, float(est.C)
+    hist = res.history
+    return {
+        "objective": est.objective_, "lower_bound": est.lower_bound_, "gap": est.gap_, "eps": float(est.eps),
+        "C": C, "iterations": est.n_iter_, "status": res.status, "converged": res.status == "converged",
+        "time_s": float(res.time_s), "oracle_time_s": float(res.oracle_time_s),
+        "solver_time_s": float(res.solver_time_s), "backend": res.backend, "exact": bool(res.exact),
+        "regularizer": est.regularizer, "p": float(est.p),
+        "n_templates": len(est.template_weights_), "n_active_templates": est.n_active_templates_,
+        "active_templates": est.active_templates_, "template_weights": est.template_weights_,
+        "n_features": int(est.feature_index_.n_features_), "n_labels": len(est.labels_),
+        "history": {"upper": (C * hist.upper).tolist(), "best_upper": (C * hist.best_upper).tolist(),
+                    "lower": (C * hist.lower).tolist(), "gap": (C * hist.gap).tolist(),
+                    "oracle_time": hist.oracle_time.tolist(), "solver_time": hist.solver_time.tolist(),
+                    "n_cuts": hist.n_cuts.tolist()},
+    }
+
+
+def _fit_tagger(args, templates, X, y):
+    from .sequence_labeling import SequenceTagger
+
+    reg = args.regularizer if args.regularizer in ("mtl", "ssvm", "pmtl") else None
+    if reg is None:
+        raise InputError(f"--regularizer {args.regularizer} is for linear tasks; use mtl, ssvm or pmtl",
+                         field="--regularizer")
+    est = SequenceTagger(templates, C=args.C, regularizer=reg, p=args.p, eps=args.eps, max_iter=args.max_iter,
+                         min_count=args.min_count, executor=args.executor, n_workers=args.workers,
+                         verbose=args.verbose)
+    return est.fit(X, y)
+
+
+def _dev_scores(est, task, path):
+    if path is None:
+        return {}
+    return {"dev": evaluate_model(est, task, path)}
+
+
+def train_sequence(args):
+    """``--task sequence``: CoNLL / CRF++ columns, label in the last column."""
+    from .io.conll import read_conll
+
+    if args.templates is None:
+        raise InputError("--task sequence needs --templates (a CRF++ template file or 'chunking')",
+                         field="--templates")
+    corpus = read_conll(args.train)
+    est = _fit_tagger(args, _templates_text(args.templates, "chunking"), corpus.inputs, corpus.labels)
+    report = tagger_report(est)
+    report.update(n_sentences=corpus.n_sentences, n_tokens=corpus.n_tokens, **_dev_scores(est, "sequence", args.dev))
+    return est, report
+
+
+def train_segment(args):
+    """``--task segment``: segmented text (words separated by spaces) -> BMES character tags."""
+    from .io.segmentation import read_segmented_as_tags
+
+    corpus = read_segmented_as_tags(args.train, _SCHEME)
+    est = _fit_tagger(args, _templates_text(args.templates, "tp1"), corpus.inputs, corpus.labels)
+    report = tagger_report(est)
+    report.update(n_sentences=corpus.n_sentences, n_chars=corpus.n_tokens, **_dev_scores(est, "segment", args.dev))
+    return est, report
+
+
+def evaluate_model(est, task, path, *, train_words=None) -> dict:
+    """The task metric of a fitted tagger on a labelled file."""
+    if task == "segment":
+        from .io.segmentation import read_segmented, tags_to_words, words_to_tags
+        from .metrics.segmentation import segmentation_scores
+
+        gold = read_segmented(path)
+        inputs = [[(c,) for c in words_to_tags(words, _SCHEME)[0]] for words in gold]
+        pred_tags = est.predict(inputs)
+        pred = [tags_to_words([row[0] for row in x], t, _SCHEME) for x, t in zip(inputs, pred_tags)]
+        score = segmentation_scores(gold, pred, train_words) if train_words is not None else \
+            segmentation_scores(gold, pred)
+        from dataclasses import asdict
+
+        return asdict(score)
+    from .io.conll import read_conll
+    from .metrics.chunking import chunk_f1
+
+    corpus = read_conll(path)
+    pred = est.predict(corpus.inputs)
+    s = chunk_f1(corpus.labels, pred)
+    return {"precision": s.precision, "recall": s.recall, "f1": s.f1, "accuracy": s.accuracy,
+            "n_sentences": corpus.n_sentences, "n_tokens": corpus.n_tokens}
+
+
+def _predict_to(task):
+    def run(model_path, input_path, output_path):
+        from .sequence_labeling import SequenceTagger
+
+        est = SequenceTagger.load(model_path)
+        out = sys.stdout if output_path is None else open(output_path, "w", encoding="utf-8")
+        try:
+            if task == "segment":
+                from .io.segmentation import iter_segmented, tags_to_words
+
+                for _, words in iter_segmented(input_path):
+                    chars = [c for wd in words for c in wd]
+                    tags = est.predict([[(c,) for c in chars]])[0] if chars else []
+                    out.write(" ".join(tags_to_words(chars, tags, _SCHEME)) + "\n")
+            else:
+                from .io.conll import read_conll
+
+                corpus = read_conll(input_path, labeled=False)
+                pred = est.predict(corpus.inputs)
+                for rows, labels in zip(corpus.inputs, pred):
+                    for row, lab in zip(rows, labels):
+                        out.write(" ".join((*row, lab)) + "\n")
+                    out.write("\n")
+        finally:
+            if out is not sys.stdout:
+                out.close()
+        return 0
+    return run
+
+
+def _unsupported_predict(model_path, input_path):  # the Task API's list form; sequence tasks write files
+    raise InputError("sequence models predict through predict_to", path=model_path)
+
+
+register_task("sequence", Task("chain tagger on CoNLL / CRF++ columns (MTL^struct, SSVM or pMTL)",
+                               train_sequence, _unsupported_predict, _predict_to("sequence"), "mtl", 0.1))
+register_task("segment", Task("Chinese word segmentation as BMES character tagging",
+                              train_segment, _unsupported_predict, _predict_to("segment"), "mtl", 0.1))
+
+
+def _add_evaluate(p):
+    p.add_argument("--model", required=True, type=Path, help="model file written by train")
+    p.add_argument("--test", required=True, type=Path, help="labelled test file in the task's format")
+    p.add_argument("--train-words", type=Path, dest="train_words",
+                   help="segmentation: training word list, for the in-vocabulary recall R_iv")
+    p.add_argument("--report", type=Path, help="write the metric here as JSON")
+
+
+def _run_evaluate(args):
+    from .model_io import load_model
+    from .sequence_labeling import SequenceTagger
+
+    meta = load_model(args.model).meta
+    task = meta.get("task")
+    if task not in ("sequence", "segment"):
+        raise InputError(f"evaluate supports sequence and segment models, this one is {task!r}",
+                         path=args.model, field="task")
+    words = None
+    if args.train_words is not None:
+        from .io.segmentation import read_word_list
+
+        words = read_word_list(args.train_words)
+    scores = evaluate_model(SequenceTagger.load(args.model), task, args.test, train_words=words)
+    sys.stdout.write(" ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
+                              for k, v in scores.items()) + "\n")
+    if args.report is not None:
+        args.report.write_text(json.dumps({"task": task, "test_file": str(args.test), **scores}, indent=2) + "\n")
+    return 0
+
+
+register_command("evaluate", Command("score a trained model on a labelled file", _add_evaluate, _run_evaluate))
