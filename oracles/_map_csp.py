@@ -15,6 +15,7 @@ on the original weights; its value is a lower bound on the maximum.
 """
 from __future__ import annotations
 
+import sys
 from collections import deque
 from typing import NamedTuple
 
@@ -48,25 +49,29 @@ def _adjacency(n_nodes, edges):
     return adj
 
 
-def _revise(domains, x, y, rel_xy):
+def _revise(domains, x, y, rel_xy, trail):
     """Remove from dom(x) the values without support in dom(y); rel_xy[a, b] allows (x=a, y=b)."""
     dy = list(domains[y])
     keep = {a for a in domains[x] if rel_xy[a, dy].any()}
     if len(keep) < len(domains[x]):
+        trail.append((x, domains[x]))
         domains[x] = keep
         return True
     return False
 
 
-def _ac3(domains, adj, rels, queue):
-    """Arc consistency from the arcs in ``queue``; False when a domain empties."""
+def _ac3(domains, adj, rels, queue, trail):
+    """Arc consistency from the arcs in ``queue``; False when a domain empties.
+
+    Replaced domains are pushed on ``trail`` as (node, old domain) so a search can undo them.
+    """
     in_queue = set(queue)
     queue = deque(queue)
     while queue:
         x, y, e, first = queue.popleft()
         in_queue.discard((x, y, e, first))
         rel = rels[e] if first else rels[e].T
-        if _revise(domains, x, y, rel):
+        if _revise(domains, x, y, rel, trail):
             if not domains[x]:
                 return False
             for z, e2, f2 in adj[x]:
@@ -105,7 +110,7 @@ def solve_csp(node_domains, edges, edge_relations, cycle_checks=(), budget=200_0
     if any(not d for d in domains):
         return CSPResult("unsat", None, 0)
     arcs = [(x, y, e, f) for x in range(n) for (y, e, f) in adj[x]]
-    if not _ac3(domains, adj, edge_relations, arcs):
+    if not _ac3(domains, adj, edge_relations, arcs, []):
         return CSPResult("unsat", None, 0)
     by_node = [[] for _ in range(n)]
     for nodes, check in cycle_checks:
@@ -120,32 +125,42 @@ def solve_csp(node_domains, edges, edge_relations, cycle_checks=(), budget=200_0
                 return False
         return True
 
-    def search(doms):
+    def undo(trail, mark):
+        while len(trail) > mark:
+            x, old = trail.pop()
+            domains[x] = old
+
+    def search(trail):
+        """MAC backtracking on ``domains`` (changed in place, undone through ``trail``)."""
         nonlocal count
         free = [v for v in range(n) if labels[v] < 0]
         if not free:
             return True
-        v = min(free, key=lambda u: len(doms[u]))
-        for a in sorted(doms[v]):
+        v = min(free, key=lambda u: len(domains[u]))
+        for a in sorted(domains[v]):
             count += 1
             if count > budget:
                 raise _BudgetExceeded
             labels[v] = a
             if cycles_ok(v):
-                new = [set(d) for d in doms]
-                new[v] = {a}
+                mark = len(trail)
+                trail.append((v, domains[v]))
+                domains[v] = {a}
                 queue = [(y, v, e, not f) for (y, e, f) in adj[v] if labels[y] < 0]
-                if _ac3(new, adj, edge_relations, queue) and search(new):
+                if _ac3(domains, adj, edge_relations, queue, trail) and search(trail):
                     return True
+                undo(trail, mark)
             labels[v] = -1
         return False
 
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 4 * n + 1000))  # one frame per assigned node (and AC helpers)
     try:
-        found = search(domains)
+        found = search([])
     except _BudgetExceeded:
         return CSPResult("unknown", None, count)
-    except RecursionError:  # pragma: no cover - only for graphs with thousands of nodes
-        return CSPResult("unknown", None, count)
+    finally:
+        sys.setrecursionlimit(limit)
     return CSPResult("sat", labels.copy(), count) if found else CSPResult("unsat", None, count)
 
 

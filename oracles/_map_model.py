@@ -55,7 +55,7 @@ def validate_problem(unary, pairwise, edges):
     try:
         edges = np.asarray(edges)
         if edges.size == 0:
-            edges = edges.reshape(0, 2)
+            edges = np.zeros((0, 2), dtype=np.int64)
         if edges.ndim != 2 or edges.shape[1] != 2 or not np.issubdtype(edges.dtype, np.integer):
             raise ValueError
     except (TypeError, ValueError):

@@ -7,7 +7,11 @@ cycle subproblems. :func:`max_sum_diffusion` runs Alg. 1.6 over the pairs
 ``J = {(edge, endpoint)} u {(cycle, edge of the cycle)}``; :func:`dual_cutting_plane` runs Alg. 1.7:
 diffusion, then the separation test on candidate zero cycles (triangles and 4-cycles of the graph,
 i.e. all unit squares of a grid), then adding the separating ones with zero messages, until the
-relaxation is tight, no candidate separates, or a budget runs out.
+relaxation is tight, no candidate separates, or a budget runs out. Because that test is greedy
+(sec. 1.4.5) and diffusion may stop at a non-optimal fixed point, by default a step where no
+single cycle separates couples all candidates through nodes with several active states
+(``fallback=True``); on random frustrated 4x4 to 8x8 grids with 4 states this closed the gap on
+every instance measured (``benchmarks/map_tightening.py``), the pure test on 45-95 %.
 
 Both return a :class:`MapResult`: the upper bound ``sum_A max theta^phi_A`` (eq. 37/40), the active
 joint states, a decoded labelling with its true value (a lower bound on the maximum), and ``tight``.
