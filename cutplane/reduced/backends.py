@@ -1,7 +1,10 @@
 """cvxpy backends for the reduced problems: preference order, availability, fallback.
 
-Preference: MOSEK (only when installed *and* licensed), CLARABEL, ECOS, SCS, then HIGHS
-for LPs. ``cvxpy.installed_solvers()`` lists MOSEK even without a licence, and an
+Preference: ACTIVESET (the native numpy active-set solver of the simplex QP, see
+:mod:`cutplane.reduced.simplex_qp`; only for the ``"simplex_qp"`` kind), MOSEK (only when
+installed *and* licensed), CLARABEL, ECOS, SCS, then HIGHS for LPs. Every cvxpy backend that
+handles ``"qp"`` also handles ``"simplex_qp"``, so it is the native solver's fallback and
+cross-check. ``cvxpy.installed_solvers()`` lists MOSEK even without a licence, and an
 unlicensed MOSEK raises ``mosek.Error`` (not ``cvxpy.error.SolverError``), so availability
 is decided by solving a tiny problem once per backend and caching the answer; a missing
 licence is a quiet fallback.
@@ -51,12 +54,20 @@ class Backend:
     solve : callable, optional
         ``solve(problem, **options)``; defaults to ``problem.solve(solver=name, **options)``.
         Lets tests and plug-ins inject a backend.
+    native : callable, optional
+        A solver that takes the problem data instead of a cvxpy problem; for the
+        ``"simplex_qp"`` kind ``native(H, c, alpha0, **options) -> SimplexQPResult``.
     """
 
     name: str
     kinds: frozenset
     options: dict = field(default_factory=dict)
     solve: Callable | None = None
+    native: Callable | None = None
+
+    def handles(self, kind: str) -> bool:
+        """True if the backend solves problems of ``kind`` (a QP backend solves the simplex QP)."""
+        return kind in self.kinds or (kind == "simplex_qp" and "qp" in self.kinds and self.native is None)
 
     def run(self, problem, warm_start=False):
         if self.solve is not None:
@@ -79,7 +90,14 @@ def register_backend(backend: Backend, *, position: int | None = None) -> None:
         backend_available.cache_clear()
 
 
+def _native_simplex_qp(H, c, alpha0=None, **options):
+    from .simplex_qp import solve_simplex_qp
+
+    return solve_simplex_qp(H, c, alpha0, **options)
+
+
 for _b in (
+    Backend("ACTIVESET", frozenset({"simplex_qp"}), native=_native_simplex_qp),
     Backend("MOSEK", _ALL),
     Backend("CLARABEL", _ALL),
     Backend("ECOS", _ALL, {"abstol": 1e-9, "reltol": 1e-9, "feastol": 1e-9, "max_iters": 200}),
@@ -93,11 +111,21 @@ for _b in (
 def backend_available(name: str) -> bool:
     """True if the backend is registered, installed, and solves a tiny LP (cached).
 
-    The tiny solve is what detects an installed but unlicensed MOSEK.
+    The tiny solve is what detects an installed but unlicensed MOSEK. A native backend
+    solves a tiny simplex QP instead.
     """
     backend = BACKENDS.get(name)
     if backend is None:
         return False
+    if backend.native is not None:
+        import numpy as np
+
+        try:
+            res = backend.native(np.eye(2), np.array([1.0, 0.0]), None, **backend.options)
+            return bool(res.converged) and abs(float(res.alpha[0]) - 1.0) < 1e-9
+        except Exception as exc:
+            logger.debug("backend %s unavailable: %s: %s", name, type(exc).__name__, exc)
+            return False
     import cvxpy as cp
 
     if backend.solve is None and name not in cp.installed_solvers():
@@ -117,7 +145,7 @@ def backend_available(name: str) -> bool:
 
 def available_backends(kind: str = "qp") -> list:
     """Usable backends for a problem class, in preference order."""
-    return [n for n in _ORDER if kind in BACKENDS[n].kinds and backend_available(n)]
+    return [n for n in _ORDER if BACKENDS[n].handles(kind) and backend_available(n)]
 
 
 def resolve_backends(solver=None, kind: str = "qp") -> list:
@@ -129,7 +157,7 @@ def resolve_backends(solver=None, kind: str = "qp") -> list:
         None: every usable backend of ``kind`` in preference order. A name or a list of
         names: those, in that order (unknown names raise; known but unusable ones, such
         as an unlicensed MOSEK, are skipped quietly).
-    kind : {"lp", "qp", "socp"}
+    kind : {"lp", "qp", "socp", "simplex_qp"}
         Problem class.
     """
     if solver is None:
@@ -145,7 +173,7 @@ def resolve_backends(solver=None, kind: str = "qp") -> list:
             name = raw.upper()
             if name not in BACKENDS:
                 raise InputError(f"unknown solver {raw!r}; known: {', '.join(_ORDER)}", field="solver")
-            if kind not in BACKENDS[name].kinds:
+            if not BACKENDS[name].handles(kind):
                 logger.info("backend %s cannot solve %s problems; skipped", name, kind)
             elif not backend_available(name):
                 logger.info("backend %s is not usable here (missing or unlicensed); skipped", name)

@@ -5,7 +5,11 @@ Dual over the simplex::
     max_{alpha >= 0, sum alpha = 1}  b^T alpha - 1/(2 lam) alpha^T G alpha,   G = A^T A,
     w = -A alpha / lam.
 
-Two cvxpy formulations, chosen per solve by size (``formulation="auto"``):
+The default backend is ACTIVESET, the native active-set solver of
+:mod:`cutplane.reduced.simplex_qp` (exact in a few steps from the previous duals; its answer
+is accepted only when its Frank-Wolfe gap certifies it, else the next backend is tried).
+The cvxpy backends follow in preference order, with two formulations chosen per solve by
+size (``formulation="auto"``):
 
 - ``"dpp"``: a parametrised problem built once per capacity bucket (8, 16, 32, ...) with a
   factor ``F`` of ``G`` (``alpha^T G alpha = ||F alpha||^2``) as a parameter and a mask
@@ -25,7 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .backends import resolve_backends, solve_with_fallback
+from ..exceptions import SolverError
+from .backends import BACKENDS, resolve_backends, solve_with_fallback
 from .base import ReducedSolution, dual_value, to_simplex
 
 __all__ = ["QPReducedSolver", "psd_factor"]
@@ -65,7 +70,7 @@ class QPReducedSolver:
         Largest number of cuts solved with the parametrised formulation under ``"auto"``.
     """
 
-    kind = "qp"
+    kind = "simplex_qp"
 
     def __init__(self, regularizer, backends=None, *, formulation="auto", dpp_max_cuts=24):
         if formulation not in ("auto", "dpp", "direct"):
@@ -91,7 +96,7 @@ class QPReducedSolver:
             self._dpp[cap] = (prob, alpha, F, b, mask)
         return self._dpp[cap]
 
-    def _solve_dpp(self, G, b, lam, warm):
+    def _solve_dpp(self, G, b, lam, warm, names):
         n = b.shape[0]
         cap = 8
         while cap < n:
@@ -110,10 +115,10 @@ class QPReducedSolver:
             av[:n] = warm
             alpha.value = av
         return solve_with_fallback(
-            prob, self.backends, lambda p: np.array(alpha.value[:n]), warm_start=warm is not None
+            prob, names, lambda p: np.array(alpha.value[:n]), warm_start=warm is not None
         )
 
-    def _solve_direct(self, G, b, lam, warm):
+    def _solve_direct(self, G, b, lam, warm, names):
         import cvxpy as cp
 
         n = b.shape[0]
@@ -124,7 +129,41 @@ class QPReducedSolver:
         )
         if warm is not None:
             alpha.value = warm
-        return solve_with_fallback(prob, self.backends, lambda p: np.array(alpha.value), warm_start=warm is not None)
+        return solve_with_fallback(prob, names, lambda p: np.array(alpha.value), warm_start=warm is not None)
+
+    def _solve_backends(self, G, b, lam, warm):
+        """Try the backends in order: native ones directly, accepted when their Frank-Wolfe gap
+        certifies them; from the first cvxpy backend on, all remaining cvxpy backends go through
+        ``solve_with_fallback`` (a native backend listed after a cvxpy one is not reached)."""
+        failures, last_resort = [], None
+        for i, name in enumerate(self.backends):
+            native = BACKENDS[name].native
+            if native is None:
+                rest = [m for m in self.backends[i:] if BACKENDS[m].native is None]
+                use_dpp = self.formulation == "dpp" or (self.formulation == "auto" and len(b) <= self.dpp_max_cuts)
+                solve = self._solve_dpp if use_dpp else self._solve_direct
+                try:
+                    alpha, backend, status, more = solve(G, b, lam, warm, rest)
+                except SolverError:
+                    if last_resort is None:
+                        raise
+                    break
+                return alpha, backend, status, tuple(failures) + tuple(more)
+            try:
+                res = native(G / lam, b, warm, **BACKENDS[name].options)
+            except Exception as exc:  # a native solver must never take the engine down
+                failures.append((name, f"{type(exc).__name__}: {exc}".strip()[:300]))
+                continue
+            if res.converged:
+                return res.alpha, name, "optimal", tuple(failures)
+            failures.append((name, f"not converged (Frank-Wolfe gap {res.fw_gap:.3g} after {res.n_iter} steps)"))
+            if last_resort is None:
+                last_resort = (res.alpha, name)
+        if last_resort is None:
+            detail = "; ".join(f"{n}: {r}" for n, r in failures) or "no backend tried"
+            raise SolverError(f"every backend failed on the reduced problem: {detail}")
+        failures.append((last_resort[1], "accepted inaccurate answer as last resort"))
+        return last_resort[0], last_resort[1], "optimal_inaccurate", tuple(failures)
 
     # -------------------------------------------------------------------- solve
     def solve(self, working_set, lam, warm_start=None) -> ReducedSolution:
@@ -141,9 +180,7 @@ class QPReducedSolver:
             warm = None
             if warm_start is not None and np.shape(warm_start) == (n,) and np.sum(warm_start) > 0:
                 warm = to_simplex(warm_start)
-            use_dpp = self.formulation == "dpp" or (self.formulation == "auto" and n <= self.dpp_max_cuts)
-            solve = self._solve_dpp if use_dpp else self._solve_direct
-            alpha, backend, status, failures = solve(G, b, float(lam), warm)
+            alpha, backend, status, failures = self._solve_backends(G, b, float(lam), warm)
             alpha = to_simplex(alpha, n)
         lower, v = dual_value(self.regularizer, working_set, alpha, lam)
         w = np.asarray(self.regularizer.grad_conjugate(v), dtype=np.float64)
