@@ -13,6 +13,7 @@ Layout (all flat float64 / int64 arrays, so one compiled kernel serves any graph
   (``theta_C = 0``), restricted to joint states whose edges are all finite (a zero interaction
   may be set to -inf where the objective is -inf anyway, which keeps Alg. 1.6's condition).
 
+The kernels release the GIL (``nogil=True``), so a thread executor can run examples in parallel.
 Only ``theta^phi`` of nodes and edges and the cycle messages are stored: the node-edge messages
 are implicit in ``th_node`` / ``th_edge`` (eq. 38 applied in place, as in eq. 39).
 """
@@ -26,7 +27,7 @@ __all__ = ["edge_node_sweep", "cycle_sweep", "cycles_max", "slot_maxmarginal", "
 _NEG = -np.inf
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def edge_node_sweep(th_node, noff, th_edge, eoff, eu, ev, n_states, node_fin):
     """One pass of Alg. 1.6 over the pairs (edge, endpoint); returns the largest |message change|."""
     maxchg = 0.0
@@ -67,7 +68,7 @@ def edge_node_sweep(th_node, noff, th_edge, eoff, eu, ev, n_states, node_fin):
     return maxchg
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _load_slot(tab, toff, mask, moff, ku, kv, flip, out):
     """Copy one slot's table into ``out[a, b]`` along the traversal; masked entries are -inf."""
     if flip == 0:
@@ -83,7 +84,7 @@ def _load_slot(tab, toff, mask, moff, ku, kv, flip, out):
     return kv, ku
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _tropical_mul(p, rows, inner, t, cols, out):
     """``out = p (rows x inner) (max,+) t (inner x cols)``."""
     for r in range(rows):
@@ -96,7 +97,7 @@ def _tropical_mul(p, rows, inner, t, cols, out):
             out[r, c] = m
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _path_product(tab, tab_off, mask, mask_off, slot_ku, slot_kv, slot_flip, s0, length, first,
                   count, p, t, tmp):
     """(max,+) product of ``count`` consecutive slots of a cycle starting at slot ``first``.
@@ -116,7 +117,7 @@ def _path_product(tab, tab_off, mask, mask_off, slot_ku, slot_kv, slot_flip, s0,
     return rows, cols
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def slot_maxmarginal(tab, tab_off, mask, mask_off, slot_ku, slot_kv, slot_flip, s0, length, j, kmax, out):
     """Max-marginal of the cycle function ``sum_s tab_s`` onto the edge of slot ``j``.
 
@@ -145,7 +146,7 @@ def slot_maxmarginal(tab, tab_off, mask, mask_off, slot_ku, slot_kv, slot_flip, 
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def cycles_max(tab, tab_off, mask, mask_off, slot_ku, slot_kv, slot_flip, coff, kmax):
     """``max_{x_C} sum_{s in C} tab_s(x_{e_s})`` for every cycle (by a (max,+) trace); shape (n_cycles,)."""
     n_c = coff.shape[0] - 1
@@ -166,7 +167,7 @@ def cycles_max(tab, tab_off, mask, mask_off, slot_ku, slot_kv, slot_flip, coff, 
     return res
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def cycle_sweep(th_edge, cmsg, slot_eoff, slot_moff, slot_ku, slot_kv, slot_flip, coff, edge_fin, kmax):
     """One pass of Alg. 1.6 over the pairs (cycle, edge); returns the largest |message change|."""
     maxchg = 0.0
@@ -191,7 +192,7 @@ def cycle_sweep(th_edge, cmsg, slot_eoff, slot_moff, slot_ku, slot_kv, slot_flip
     return maxchg
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def upper_bound(th_node, noff, th_edge, eoff, cmsg, slot_eoff, slot_moff, slot_ku, slot_kv, slot_flip,
                 coff, edge_fin, kmax):
     """Eq. (37)/(40): ``sum_A max_{x_A} theta^phi_A(x_A)`` over nodes, edges and cycles."""
@@ -215,7 +216,7 @@ def upper_bound(th_node, noff, th_edge, eoff, cmsg, slot_eoff, slot_moff, slot_k
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def diffuse(th_node, noff, th_edge, eoff, eu, ev, n_states, node_fin, edge_fin, cmsg, slot_eoff, slot_moff,
             slot_ku, slot_kv, slot_flip, coff, kmax, max_iter, tol, history):
     """Run sweeps of Alg. 1.6 (cycle pairs, then edge-node pairs) until max |change| < tol.

@@ -155,3 +155,13 @@ def test_bad_weight_shape():
     oracle = GridCRFOracle(X, Y, 3)
     with pytest.raises(InputError, match="expected"):
         oracle(np.zeros(oracle.dim + 1))
+
+
+def test_thread_executor_matches_serial():
+    X, Y = make_data(4, n=5)
+    w = np.random.default_rng(4).normal(size=GridCRFOracle(X, Y, 3).dim)
+    serial = GridCRFOracle(X, Y, 3)(w)
+    threaded = GridCRFOracle(X, Y, 3, executor="threads", n_workers=2)(w)
+    assert threaded.value == pytest.approx(serial.value, abs=1e-12)
+    np.testing.assert_allclose(threaded.cut.slope, serial.cut.slope)
+    assert all(np.array_equal(a, b) for a, b in zip(threaded.argmax, serial.argmax))

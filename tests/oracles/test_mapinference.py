@@ -283,3 +283,16 @@ def test_bad_cycle():
     inst = random_grid_instance(3, 3, 2, seed=0)
     with pytest.raises(InputError, match="not an edge"):
         max_sum_diffusion(inst.unary, inst.pairwise, inst.edges, cycles=[(0, 1, 2, 3)])
+
+
+def test_cycle_breaking_the_condition():
+    """An odd cycle of 'must differ' constraints with 2 states: finite edge states have no finite
+    completion around the triangle, so coupling it would break Alg. 1.6's condition."""
+    edges = np.array([[0, 1], [1, 2], [0, 2]])
+    differ = np.where(np.eye(2, dtype=bool), -np.inf, 0.0)
+    unary = [np.zeros(2)] * 3
+    with pytest.raises(InputError, match="completion"):
+        max_sum_diffusion(unary, [differ] * 3, edges, cycles=[(0, 1, 2)])
+    res = dual_cutting_plane(unary, [differ] * 3, edges)  # the candidate is skipped, not added
+    assert res.cycles == [] and not res.tight
+    assert res.lower_bound == -np.inf and np.isfinite(res.upper_bound)
