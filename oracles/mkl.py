@@ -251,7 +251,7 @@ def _polish(alpha, K_beta, y, C):
     return _feasible_alpha(out, y, C)
 
 
-def solve_svm(K_beta, grams, beta, y, C, *, svm_tol, gap_tol, max_refine=2):
+def solve_svm(K_beta, grams, beta, y, C, *, svm_tol, gap_tol, max_refine=2, polish=True):
     """Solve the SVM dual on ``K_beta`` by libsvm and measure the inner duality gap.
 
     Each attempt runs libsvm, makes ``alpha`` feasible and measures the gap; above
@@ -271,6 +271,8 @@ def solve_svm(K_beta, grams, beta, y, C, *, svm_tol, gap_tol, max_refine=2):
         ``gap_tol(primal) -> float``, the accepted inner gap.
     max_refine : int
         Re-solves with ``tol / 100`` while the gap exceeds ``gap_tol``.
+    polish : bool
+        Try the double-precision polish on the free set.
 
     Returns
     -------
@@ -290,7 +292,7 @@ def solve_svm(K_beta, grams, beta, y, C, *, svm_tol, gap_tol, max_refine=2):
         alpha[svc.support_] = np.abs(svc.dual_coef_.ravel())
         alpha = _feasible_alpha(alpha, y, C)
         cand = [_evaluate(alpha, K_beta, grams, beta, y, C, tol)]
-        if cand[0].gap > gap_tol(cand[0].primal):
+        if polish and cand[0].gap > gap_tol(cand[0].primal):
             polished = _polish(alpha, K_beta, y, C)
             if polished is not None:
                 cand.append(_evaluate(polished, K_beta, grams, beta, y, C, tol))
@@ -318,7 +320,7 @@ def _check_labels(y, n, name="y"):
 class _Base:
     """Shared parameter handling of the MKL oracles."""
 
-    def _setup(self, grams, C, svm_tol, gap_tol, max_refine):
+    def _setup(self, grams, C, svm_tol, gap_tol, max_refine, polish):
         self.grams = check_grams(grams)
         self.n_samples = self.grams[0].shape[0]
         self.dim = len(self.grams)
@@ -328,6 +330,9 @@ class _Base:
         if isinstance(max_refine, bool) or not isinstance(max_refine, numbers.Integral) or max_refine < 0:
             raise InputError(f"must be an integer >= 0, got {max_refine!r}", field="max_refine")
         self.max_refine = int(max_refine)
+        if not isinstance(polish, (bool, np.bool_)):
+            raise InputError(f"must be True or False, got {polish!r}", field="polish")
+        self.polish = bool(polish)
         self.risk_lower_bound = 0.0            # D(beta) >= S(0, beta) = 0
         self.n_calls = 0
 
@@ -363,6 +368,9 @@ class SVMDualOracle(_Base):
         ``1e-6 * max(1, P(beta))``. Above it the SVM is re-solved, then marked inexact.
     max_refine : int, default=2
         Re-solves with a 100x smaller ``tol`` before giving up on ``gap_tol``.
+    polish : bool, default=True
+        Polish libsvm's ``alpha`` on its free set in double precision when the gap is above
+        ``gap_tol`` (module docstring).
 
     Attributes
     ----------
@@ -380,8 +388,8 @@ class SVMDualOracle(_Base):
     ``P(beta) >= D(beta) >= S(alpha, beta)`` holds whatever libsvm's accuracy.
     """
 
-    def __init__(self, grams, y, C, *, svm_tol=1e-5, gap_tol=None, max_refine=2):
-        self._setup(grams, C, svm_tol, gap_tol, max_refine)
+    def __init__(self, grams, y, C, *, svm_tol=1e-5, gap_tol=None, max_refine=2, polish=True):
+        self._setup(grams, C, svm_tol, gap_tol, max_refine, polish)
         self.y = _check_labels(y, self.n_samples)
         self.last_ = None
 
@@ -390,7 +398,7 @@ class SVMDualOracle(_Base):
         self.n_calls += 1
         K_beta = combine_grams(self.grams, beta)
         sol = solve_svm(K_beta, self.grams, beta, self.y, self.C, svm_tol=self.svm_tol,
-                        gap_tol=self._tolerance, max_refine=self.max_refine)
+                        gap_tol=self._tolerance, max_refine=self.max_refine, polish=self.polish)
         self.last_ = sol
         exact = sol.gap <= self._tolerance(sol.primal)
         return OracleResult(sol.primal, Cut(sol.slopes.copy(), 0.0), bool(exact), sol)
@@ -409,7 +417,7 @@ class OneVsRestMKLOracle(_Base):
     grams : list of (n_samples, n_samples) matrices
     Y : array-like of shape (n_samples, n_classes)
         One-vs-rest labels in {-1, +1}, one column per class.
-    C, svm_tol, max_refine
+    C, svm_tol, max_refine, polish
         As in :class:`SVMDualOracle`.
     gap_tol : float, optional
         Accepted inner gap per class (default ``1e-6 * max(1, P_c(beta))``); the call is
@@ -422,8 +430,8 @@ class OneVsRestMKLOracle(_Base):
         Per-class inner solutions of the last call.
     """
 
-    def __init__(self, grams, Y, C, *, svm_tol=1e-5, gap_tol=None, max_refine=2):
-        self._setup(grams, C, svm_tol, gap_tol, max_refine)
+    def __init__(self, grams, Y, C, *, svm_tol=1e-5, gap_tol=None, max_refine=2, polish=True):
+        self._setup(grams, C, svm_tol, gap_tol, max_refine, polish)
         Y = np.asarray(Y)
         if Y.ndim != 2 or Y.shape[0] != self.n_samples:
             raise InputError(f"expected shape ({self.n_samples}, n_classes), got {Y.shape}", field="Y")
@@ -436,7 +444,7 @@ class OneVsRestMKLOracle(_Base):
         self.n_calls += 1
         K_beta = combine_grams(self.grams, beta)
         sols = [solve_svm(K_beta, self.grams, beta, self.Y[:, c], self.C, svm_tol=self.svm_tol,
-                          gap_tol=self._tolerance, max_refine=self.max_refine)
+                          gap_tol=self._tolerance, max_refine=self.max_refine, polish=self.polish)
                 for c in range(self.Y.shape[1])]
         self.last_ = sols
         value = float(sum(s.primal for s in sols))
