@@ -132,13 +132,19 @@ def group_norms(v: np.ndarray, group_ids: np.ndarray, n_groups: int | None = Non
     Returns
     -------
     norms : ndarray of shape (n_groups,)
-        Non-negative; empty groups have norm 0. Computed on ``v / max|v|`` and scaled back,
-        so squares neither overflow nor underflow.
+        Non-negative; empty groups have norm 0. Squares are taken of ``v / max|v|`` (one
+        ``bincount``), and of ``v_j / max|v_j|`` per group when some entry is so small
+        relative to ``max|v|`` that its square would underflow, so no group loses precision.
     """
     if n_groups is None:
         n_groups = int(group_ids.max()) + 1 if group_ids.size else 0
-    scale = float(np.max(np.abs(v))) if v.size else 0.0
-    if scale == 0.0:
+    a = np.abs(v)
+    top = float(a.max()) if a.size else 0.0
+    if top == 0.0:
         return np.zeros(n_groups)
-    sq = np.bincount(group_ids, weights=(v / scale) ** 2, minlength=n_groups)
-    return scale * np.sqrt(sq)
+    if np.any((a > 0) & (a < top * 1e-140)):
+        gmax = np.zeros(n_groups)
+        np.maximum.at(gmax, group_ids, a)
+        scale = np.where(gmax > 0, gmax, 1.0)
+        return gmax * np.sqrt(np.bincount(group_ids, weights=(a / scale[group_ids]) ** 2, minlength=n_groups))
+    return top * np.sqrt(np.bincount(group_ids, weights=(a / top) ** 2, minlength=n_groups))

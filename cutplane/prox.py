@@ -75,12 +75,10 @@ def _prepare_groups(v, groups):
 
 
 def _rescale_groups(v: np.ndarray, ids: np.ndarray, b0: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Prop. 1: ``w_j = b_j * v_j / b0_j`` (0 where ``b0_j = 0``); the unit direction first,
-    so a tiny ``b_j / b0_j`` never goes through a subnormal factor."""
-    inv = np.zeros_like(b0)
-    pos = b0 > 0
-    inv[pos] = 1.0 / b0[pos]
-    w = (v * inv[ids]) * b[ids]
+    """Prop. 1: ``w_j = b_j * (v_j / b0_j)`` (0 where ``b0_j = 0``); the unit direction first, so
+    neither a tiny ratio ``b_j / b0_j`` nor ``1 / b0_j`` of a subnormal norm costs precision."""
+    safe = np.where(b0 > 0, b0, 1.0)
+    w = (v / safe[ids]) * np.where(b0 > 0, b, 0.0)[ids]
     same = (b == b0)[ids]  # untouched groups (e.g. tau = 0) are returned exactly
     w[same] = v[same]
     return w
@@ -265,7 +263,18 @@ def _power_shrink(b0: np.ndarray, tau: float, q: float) -> np.ndarray:
             u[idx] = np.where(h == 0, ut, new)
             lo[idx], hi[idx] = lo_t, hi_t
             todo[idx[done]] = False
-        out[pos] = np.exp(logb0 + u)
+        b = np.where(u > -700.0, b0[pos] * np.exp(u), np.exp(logb0 + u))
+        # u carries an absolute error ~eps*|log b0|; two Newton steps on g(b) = b + tau q b^(q-1) - b0
+        # in the linear domain restore the relative accuracy the problem allows (~eps / min(1, q-1))
+        nz = np.flatnonzero(b >= np.finfo(np.float64).tiny)
+        bn, b0n = b[nz], b0[pos][nz]
+        for _ in range(2):  # an overflowing power gives a non-finite step, which is rejected
+            with np.errstate(all="ignore"):
+                bq = np.power(bn, q - 1.0)
+                new = bn - (bn + tau * q * bq - b0n) / (1.0 + tau * q * (q - 1.0) * bq / bn)
+            bn = np.where(np.isfinite(new) & (new > 0) & (new <= b0n), new, bn)
+        b[nz] = bn
+        out[pos] = b
     return out
 
 

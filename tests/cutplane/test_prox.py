@@ -57,15 +57,35 @@ def cvx_blocks(x, ids):
     return cp.hstack([cp.norm(x[np.flatnonzero(ids == j)], 2) for j in np.unique(ids)])
 
 
+TIGHT = [("CLARABEL", dict(tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12, max_iter=500)),
+         ("SCS", dict(eps=1e-10, max_iters=200_000)),
+         ("ECOS", dict(abstol=1e-11, reltol=1e-11, feastol=1e-11, max_iters=500))]
+
+
+def cvx_solve(prob, x):
+    """Solve a reference problem at tight tolerances, trying the next backend when one is not
+    'optimal' (degenerate cones at w_j = 0 trouble interior-point methods); if none is, the
+    first 'optimal_inaccurate' answer is used and must still pass the caller's comparison."""
+    fallback = None
+    for solver, opts in TIGHT:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                prob.solve(solver=solver, **opts)
+        except cp.error.SolverError:
+            continue
+        if prob.status == "optimal":
+            return x.value
+        if prob.status == "optimal_inaccurate" and fallback is None:
+            fallback = x.value
+    assert fallback is not None, f"no reference solver succeeded (last status {prob.status})"
+    return fallback
+
+
 def cvx_prox(v, tau_omega):
-    """argmin_x 1/2 ||x - v||^2 + tau_omega(x) by Clarabel at tight tolerances."""
+    """argmin_x 1/2 ||x - v||^2 + tau_omega(x), the defining problem, solved by cvxpy."""
     x = cp.Variable(v.size)
-    prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(x - v) + tau_omega(x)))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        prob.solve(solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12, max_iter=500)
-    assert prob.status in ("optimal", "optimal_inaccurate"), prob.status
-    return x.value
+    return cvx_solve(cp.Problem(cp.Minimize(0.5 * cp.sum_squares(x - v) + tau_omega(x))), x)
 
 
 def check_against_cvxpy(v, tau, omega, ours, tau_omega_cvx):
@@ -196,9 +216,8 @@ def test_prox_squared_lp_cvxpy_and_three_point(v, tau, p_exp):
 def test_project_l2_ball_cvxpy_idempotent_optimality(v, radius):
     p = project_l2_ball(v, radius)
     x = cp.Variable(v.size)
-    cp.Problem(cp.Minimize(cp.sum_squares(x - v)), [cp.norm(x, 2) <= radius]).solve(
-        solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
-    assert np.linalg.norm(p - x.value) <= 1e-5 * max(1.0, np.linalg.norm(v))
+    ref = cvx_solve(cp.Problem(cp.Minimize(cp.sum_squares(x - v)), [cp.norm(x, 2) <= radius]), x)
+    assert np.linalg.norm(p - ref) <= 1e-5 * max(1.0, np.linalg.norm(v))
     assert np.linalg.norm(p) <= radius * (1 + 1e-12) + 1e-300
     np.testing.assert_allclose(project_l2_ball(p, radius), p, rtol=1e-12, atol=1e-300)
     rng = np.random.default_rng(1)
