@@ -1,11 +1,13 @@
-"""The cutting-plane loop: Kelley's method (chapter Alg. 1.2) and BMRM (Alg. 1.3).
+"""The cutting-plane loop: Kelley's method (chapter Alg. 1.2), BMRM (Alg. 1.3), LS-BMRM (Alg. 1.4).
 
 Each iteration calls the oracle at the query point (upper bound ``F(w) = lam Omega(w) + R(w)``),
 adds the cut to the working set, solves the reduced problem in its dual (eq. 14) through the
 regulariser's reduced solver (certified lower bound ``F_t(w_t)``) and stops when the best
 upper bound minus the running maximum of the lower bounds is at most ``eps``. The next query
-point comes from a per-method *step strategy*: the reduced minimiser for BMRM and Kelley; a
-line-search step (LS-BMRM, Alg. 1.4) plugs in as another strategy without touching the loop.
+point comes from a per-method *step strategy* (:mod:`cutplane.steps`): the reduced minimiser
+for BMRM and Kelley; for LS-BMRM a line search from the best point through the reduced
+minimiser, whose point is an upper bound too, then the cutting point ``w^c``. The step runs
+before the stopping test, so LS-BMRM stops on ``F(w^b) - F_t(w_t) <= eps`` as in Alg. 1.4.
 """
 from __future__ import annotations
 
@@ -23,65 +25,39 @@ from .cuts import Cut, slope_dot
 from .exceptions import ConvergenceWarning, InexactCutWarning, InputError
 from .progress import ProgressReporter
 from .result import FallbackRecord, History, IterationInfo, Result
+from .steps import DirectStep, LineSearchStep, StepContext, StepOutcome
 from .working_set import WorkingSet
 
-__all__ = ["minimize", "METHODS", "MethodSpec", "StepContext", "DirectStep"]
+__all__ = ["minimize", "METHODS", "MethodSpec", "StepContext", "StepOutcome", "DirectStep", "LineSearchStep"]
 
 logger = logging.getLogger("cutplane")
 
 
-class StepContext(NamedTuple):
-    """What a step strategy may use to choose the next query point.
+@dataclass(frozen=True)
+class MethodSpec:
+    """A method of :func:`minimize`: its step strategy, what it requires, the options it takes.
 
     Attributes
     ----------
-    oracle, regularizer : object
-    lam : float
-    best_w : ndarray of shape (dim,)
-        Best point so far.
-    best_upper : float
-        ``F(best_w)``.
-    iteration : int
+    step : callable
+        Builds the step strategy from the method's options (keyword arguments).
+    needs_indicator : bool
+        The regulariser must be an indicator set (Kelley).
+    description : str
+    options : tuple of str
+        Keyword options of :func:`minimize` passed to ``step`` (e.g. ``"theta"``).
     """
-
-    oracle: object
-    regularizer: object
-    lam: float
-    best_w: np.ndarray
-    best_upper: float
-    iteration: int
-
-
-class StepOutcome(NamedTuple):
-    """A step strategy's answer: the next query point and optionally a point with known ``F``.
-
-    A line search that evaluates ``F`` at ``candidate`` reports ``candidate_value``; the loop
-    then treats it as an upper bound exactly like an oracle point.
-    """
-
-    query: np.ndarray
-    candidate: np.ndarray | None = None
-    candidate_value: float = np.inf
-
-
-class DirectStep:
-    """BMRM / Kelley: query the oracle at the reduced problem's minimiser."""
-
-    def next_query(self, solution, context: StepContext) -> StepOutcome:
-        return StepOutcome(solution.w)
-
-
-@dataclass(frozen=True)
-class MethodSpec:
-    """A method of :func:`minimize`: its step strategy and what it requires."""
 
     step: Callable
     needs_indicator: bool = False
     description: str = ""
+    options: tuple = ()
 
 
 METHODS = {
     "bmrm": MethodSpec(DirectStep, False, "BMRM, chapter Alg. 1.3"),
+    "ls-bmrm": MethodSpec(LineSearchStep, False, "BMRM with line search (LS-BMRM / OCAS), chapter Alg. 1.4",
+                          ("theta",)),
     "kelley": MethodSpec(DirectStep, True, "Kelley's cutting plane over a simple set, chapter Alg. 1.2"),
 }
 
@@ -171,7 +147,7 @@ def _zero_like_slope(slope, dim):
 
 def minimize(oracle, regularizer, lam, *, method="bmrm", eps=1e-3, max_iter=1000, time_limit=None,
              max_cuts=None, prune_after=50, w0=None, solver=None, callback=None, verbose=False,
-             risk_lower_bound=None) -> Result:
+             risk_lower_bound=None, theta=None) -> Result:
     """Minimise ``F(w) = lam * Omega(w) + R(w)`` to a certified gap ``eps``.
 
     Parameters
@@ -182,8 +158,11 @@ def minimize(oracle, regularizer, lam, *, method="bmrm", eps=1e-3, max_iter=1000
         ``L2()``, ``L1()``, or for Kelley an indicator set ``Simplex(dim)`` / ``Box(lower, upper)``.
     lam : float
         Regularisation constant (> 0); irrelevant for indicator sets.
-    method : {"bmrm", "kelley"}
-        ``"kelley"`` requires an indicator-set regulariser (chapter Alg. 1.2).
+    method : {"bmrm", "ls-bmrm", "kelley"}
+        ``"kelley"`` requires an indicator-set regulariser (chapter Alg. 1.2). ``"ls-bmrm"``
+        (chapter Alg. 1.4) line-searches ``F`` from the best point through each reduced
+        minimiser (exactly for ``L2`` with an oracle offering ``line_search_pieces``, else by a
+        1-D search on oracle values) and calls the oracle at ``(1 - theta) w^b + theta w_t``.
     eps : float
         Absolute gap on the scale of ``F``.
     max_iter : int
@@ -206,6 +185,9 @@ def minimize(oracle, regularizer, lam, *, method="bmrm", eps=1e-3, max_iter=1000
         A known lower bound on ``R`` (0 for non-negative losses), added as the cut
         ``R(w) >= risk_lower_bound``; needed by ``L1`` while the model is still unbounded.
         Defaults to the oracle's ``risk_lower_bound`` attribute when it has one.
+    theta : float, optional
+        LS-BMRM only: the cutting point's weight on the reduced minimiser, ``0 < theta <= 1``
+        (default 0.1, chapter sec. 1.2.2).
 
     Returns
     -------
@@ -220,14 +202,20 @@ def minimize(oracle, regularizer, lam, *, method="bmrm", eps=1e-3, max_iter=1000
         risk_lower_bound = getattr(oracle, "risk_lower_bound", None)
     if risk_lower_bound is not None and not np.isfinite(float(risk_lower_bound)):
         raise InputError(f"must be finite, got {risk_lower_bound!r}", field="risk_lower_bound")
+    options = {}
+    if theta is not None:
+        if "theta" not in spec.options:
+            raise InputError(f"theta applies to method 'ls-bmrm' only, not {method!r}", field="theta")
+        options["theta"] = theta
+    step = spec.step(**options)
     working_set = WorkingSet(dim, groups=getattr(regularizer, "groups", None))
     reduced = regularizer.make_reduced_solver(solver)
-    step = spec.step()
     reporter = ProgressReporter(verbose, max_iter, method)
 
     best_w, best_upper, lower = w.copy(), np.inf, -np.inf
     rows, fallbacks, exact, peak = [], [], True, 0
     oracle_total = solver_total = 0.0
+    n_calls = n_searches = 0
     solution, status, it = None, "max_iter", 0
     try:
         while it < max_iter:
@@ -237,6 +225,7 @@ def minimize(oracle, regularizer, lam, *, method="bmrm", eps=1e-3, max_iter=1000
             it += 1
             t0 = time.perf_counter()
             res = oracle(w)
+            n_calls += 1
             t_oracle = time.perf_counter() - t0
             oracle_total += t_oracle
             value, cut, cut_exact = _check_oracle_result(res, dim, w)
@@ -258,9 +247,22 @@ def minimize(oracle, regularizer, lam, *, method="bmrm", eps=1e-3, max_iter=1000
             solver_total += t_solve
             fallbacks.extend(FallbackRecord(it, b, r) for b, r in solution.failures)
             lower = _update_lower(lower, solution.lower_bound, best_upper, exact, it)
-            gap = best_upper - lower
             working_set.record_duals(solution.alpha)
-            rows.append((upper, best_upper, lower, gap, t_oracle, t_solve, working_set.n_cuts))
+            outcome, t_step = None, 0.0
+            if best_upper - lower > eps:
+                t0 = time.perf_counter()
+                outcome = step.next_query(solution, StepContext(oracle, regularizer, lam, best_w, best_upper, it))
+                t_step = time.perf_counter() - t0
+                n_calls += outcome.oracle_calls
+                n_searches += int(outcome.line_search)
+                if outcome.candidate is not None and outcome.candidate_value < best_upper:
+                    best_upper = float(outcome.candidate_value)
+                    best_w = np.array(outcome.candidate, dtype=np.float64)
+                    lower = _clip_lower(lower, best_upper, exact, it)
+            gap = best_upper - lower
+            rows.append((upper, best_upper, lower, gap, t_oracle, t_solve, working_set.n_cuts, t_step,
+                         np.nan if outcome is None or outcome.candidate is None else outcome.candidate_value,
+                         np.nan if outcome is None else outcome.step_length))
             info = IterationInfo(it, upper, best_upper, lower, gap, working_set.n_cuts,
                                  time.perf_counter() - t_start, w)
             reporter.update(info)
@@ -274,9 +276,6 @@ def minimize(oracle, regularizer, lam, *, method="bmrm", eps=1e-3, max_iter=1000
                 working_set.prune(prune_after)
             if max_cuts is not None:
                 working_set.aggregate(max_cuts - 1)
-            outcome = step.next_query(solution, StepContext(oracle, regularizer, lam, best_w, best_upper, it))
-            if outcome.candidate is not None and outcome.candidate_value < best_upper:
-                best_upper, best_w = float(outcome.candidate_value), np.array(outcome.candidate, dtype=float)
             w = np.asarray(outcome.query, dtype=np.float64)
     except KeyboardInterrupt:
         status = "interrupted"
@@ -296,7 +295,26 @@ def minimize(oracle, regularizer, lam, *, method="bmrm", eps=1e-3, max_iter=1000
         mu=None if solution is None else solution.mu,
         time_s=time.perf_counter() - t_start, oracle_time_s=oracle_total, solver_time_s=solver_total,
         peak_working_set_bytes=int(peak), method=method, eps=eps,
+        n_oracle_calls=n_calls, n_line_searches=n_searches, step_time_s=float(history.step_time.sum()),
     )
+
+
+def _clip_lower(lower, best_upper, exact, iteration):
+    """After a line-search point lowered the best upper bound: keep ``lower <= best_upper``.
+
+    By weak duality ``F(w) >= lower`` at every point, so only round-off may put the new
+    best upper bound below the lower bound; more than that is a wrong cut (raised for exact
+    cuts, logged and clipped for inexact ones).
+    """
+    if best_upper >= lower:
+        return lower
+    if lower - best_upper > 1e-6 * max(1.0, abs(best_upper)):
+        msg = (f"iteration {iteration}: the line search found F = {best_upper:.12g} below the certified "
+               f"lower bound {lower:.12g}; the oracle's cuts are not minorants of R")
+        if exact:
+            raise InputError(msg, field="oracle")
+        logger.warning("%s; clipped (inexact cuts)", msg)
+    return best_upper
 
 
 def _update_lower(lower, candidate, best_upper, exact, iteration):

@@ -88,6 +88,19 @@ class History:
         Seconds in the reduced-problem solver (all backends tried).
     n_cuts : ndarray of shape (n_iter,)
         Cuts in the working set at the reduced solve.
+    step_time : ndarray of shape (n_iter,)
+        Seconds in the step strategy (the line search of LS-BMRM; ~0 for BMRM).
+    line_search_value : ndarray of shape (n_iter,)
+        ``F`` at the line-search point (an upper bound, already folded into ``best_upper``);
+        NaN when the line search did not move (``k = 0``), for BMRM / Kelley, and when the
+        iteration had converged before the step.
+    step_length : ndarray of shape (n_iter,)
+        The line-search step ``k_t``; NaN without a line search.
+
+    Notes
+    -----
+    ``upper`` holds only the oracle's query points, so ``best_upper`` can lie below
+    ``min(upper)`` for LS-BMRM: it is the running minimum of ``upper`` and ``line_search_value``.
     """
 
     upper: np.ndarray
@@ -97,14 +110,27 @@ class History:
     oracle_time: np.ndarray
     solver_time: np.ndarray
     n_cuts: np.ndarray
+    step_time: np.ndarray = None
+    line_search_value: np.ndarray = None
+    step_length: np.ndarray = None
+
+    _NAMES = ("upper", "best_upper", "lower", "gap", "oracle_time", "solver_time", "n_cuts", "step_time",
+              "line_search_value", "step_length")
+
+    def __post_init__(self):
+        n = int(np.shape(self.upper)[0])
+        for name in ("step_time", "line_search_value", "step_length"):
+            if getattr(self, name) is None:
+                setattr(self, name, np.full(n, 0.0 if name == "step_time" else np.nan))
 
     @classmethod
     def from_rows(cls, rows) -> "History":
-        """Build from a list of tuples ordered as the attributes."""
-        names = ("upper", "best_upper", "lower", "gap", "oracle_time", "solver_time", "n_cuts")
+        """Build from a list of tuples ordered as the attributes (the last three optional)."""
+        names = cls._NAMES
         if not rows:
             return cls(*(np.zeros(0, dtype=np.int64 if n == "n_cuts" else np.float64) for n in names))
         cols = list(zip(*rows))
+        names = names[: len(cols)]
         arrays = [np.asarray(c, dtype=np.int64 if n == "n_cuts" else np.float64) for n, c in zip(names, cols)]
         return cls(*arrays)
 
@@ -153,6 +179,12 @@ class Result:
         The method that produced this result.
     eps : float
         The requested gap.
+    n_oracle_calls : int
+        Oracle evaluations: one per iteration, plus those of the generic line search.
+    n_line_searches : int
+        Line searches run (LS-BMRM; 0 for BMRM and Kelley).
+    step_time_s : float
+        Seconds in the step strategy (the line searches).
     """
 
     w: np.ndarray
@@ -173,6 +205,9 @@ class Result:
     peak_working_set_bytes: int = 0
     method: str = "bmrm"
     eps: float = float("nan")
+    n_oracle_calls: int = 0
+    n_line_searches: int = 0
+    step_time_s: float = 0.0
 
     @property
     def converged(self) -> bool:
@@ -187,7 +222,8 @@ class Result:
             f"  lower bound {self.lower_bound:.10g}",
             f"  gap         {self.gap:.3g} (eps {self.eps:.3g}){'' if self.exact else ' [relative to inexact cuts]'}",
             f"  time        oracle {self.oracle_time_s:.3g} s, reduced solver {self.solver_time_s:.3g} s"
-            f" ({self.backend or 'no backend'})",
+            f" ({self.backend or 'no backend'}), line search {self.step_time_s:.3g} s",
+            f"  calls       {self.n_oracle_calls} oracle, {self.n_line_searches} line searches",
             f"  working set peak {self.peak_working_set_bytes / 2**20:.3g} MiB",
         ]
         if self.fallbacks:

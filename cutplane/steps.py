@@ -1,0 +1,157 @@
+"""Step strategies of the cutting-plane loop: where the oracle is called next.
+
+After each reduced solve the engine asks its method's strategy for the next query point.
+BMRM and Kelley query the reduced minimiser ``w_t`` (:class:`DirectStep`). LS-BMRM / OCAS
+(chapter Alg. 1.4, lines 7-9) first searches the line from the best-so-far point ``w^b``
+through ``w_t``::
+
+    k_t = argmin_{k >= 0} F(w^b + k (w_t - w^b)),      w^b <- w^b + k_t (w_t - w^b),
+
+then queries the oracle at ``w^c = (1 - theta) w^b + theta w_t`` (:class:`LineSearchStep`).
+The line-search point has a known ``F``: the strategy returns it as a candidate, an upper
+bound the engine records exactly like an oracle point.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import time
+from typing import NamedTuple
+
+import numpy as np
+
+from .exceptions import InputError
+
+__all__ = ["StepContext", "StepOutcome", "DirectStep", "LineSearchStep"]
+
+
+class StepContext(NamedTuple):
+    """What a step strategy may use to choose the next query point.
+
+    Attributes
+    ----------
+    oracle, regularizer : object
+    lam : float
+    best_w : ndarray of shape (dim,)
+        Best point so far (``w^b``).
+    best_upper : float
+        ``F(best_w)``.
+    iteration : int
+    """
+
+    oracle: object
+    regularizer: object
+    lam: float
+    best_w: np.ndarray
+    best_upper: float
+    iteration: int
+
+
+class StepOutcome(NamedTuple):
+    """A step strategy's answer: the next query point and optionally a point with known ``F``.
+
+    Attributes
+    ----------
+    query : ndarray of shape (dim,)
+        Where the oracle is called next.
+    candidate : ndarray of shape (dim,) or None
+        A point whose objective the strategy evaluated (the line-search point).
+    candidate_value : float
+        ``F(candidate)`` (an upper bound on ``min F``); ``inf`` without a candidate.
+    step_length : float
+        The line-search step ``k_t`` (NaN for strategies without a line search).
+    oracle_calls : int
+        Oracle evaluations the strategy made (the generic line search calls the oracle).
+    line_search : bool
+        True when a line search was run.
+    """
+
+    query: np.ndarray
+    candidate: np.ndarray | None = None
+    candidate_value: float = math.inf
+    step_length: float = math.nan
+    oracle_calls: int = 0
+    line_search: bool = False
+
+
+class DirectStep:
+    """BMRM / Kelley: query the oracle at the reduced problem's minimiser."""
+
+    def next_query(self, solution, context: StepContext) -> StepOutcome:
+        return StepOutcome(solution.w)
+
+
+def _is_half_squared_l2(regularizer) -> bool:
+    from .regularizers import L2
+
+    return isinstance(regularizer, L2)
+
+
+class LineSearchStep:
+    """LS-BMRM / OCAS (chapter Alg. 1.4): line search from ``w^b`` through ``w_t``, query ``w^c``.
+
+    The search is exact (Franc & Sonnenburg, :func:`cutplane.linesearch.exact_line_search`)
+    when the regulariser is ``L2`` and the oracle declares ``supports_line_search`` (risk of
+    form 16, ``line_search_pieces(w, d)``); otherwise a safeguarded 1-D convex search on
+    ``F(w^b + k d) = lam Omega(w^b + k d) + R(w^b + k d)`` through oracle values
+    (:func:`cutplane.linesearch.line_search`), each evaluation counted as an oracle call.
+
+    Parameters
+    ----------
+    theta : float, default=0.1
+        Cutting point ``w^c = (1 - theta) w^b + theta w_t``, ``0 < theta <= 1`` (``theta = 0``
+        would query ``w^b`` itself, which breaks convergence; chapter sec. 1.2.2).
+    xtol : float, default=1e-8
+        Tolerance of the generic search on ``k``.
+    max_evals : int, default=60
+        Budget of oracle evaluations of one generic search.
+    """
+
+    def __init__(self, theta=0.1, *, xtol=1e-8, max_evals=60):
+        if (isinstance(theta, bool) or not isinstance(theta, numbers.Real) or not math.isfinite(theta)
+                or not 0.0 < theta <= 1.0):
+            raise InputError(f"must be in (0, 1] (theta = 0 would cut at the best point itself and "
+                             f"stall LS-BMRM), got {theta!r}", field="theta")
+        self.theta = float(theta)
+        self.xtol = float(xtol)
+        self.max_evals = int(max_evals)
+        self.time_s = 0.0
+
+    def _search(self, context, wb, d):
+        from .linesearch import line_search, minimize_along
+
+        oracle, reg, lam = context.oracle, context.regularizer, float(context.lam)
+        if _is_half_squared_l2(reg) and getattr(oracle, "supports_line_search", False):
+            return minimize_along(oracle, lam, wb, d), 0
+        calls = [0]
+
+        def F(k):
+            if k == 0.0:
+                return context.best_upper          # known: no oracle call
+            calls[0] += 1
+            wk = wb + k * d
+            return lam * float(reg(wk)) + float(oracle(wk).value)
+
+        res = line_search(F, xtol=self.xtol, max_evals=self.max_evals)
+        return res, calls[0]
+
+    def next_query(self, solution, context: StepContext) -> StepOutcome:
+        t0 = time.perf_counter()
+        wt = np.asarray(solution.w, dtype=np.float64)
+        wb = np.asarray(context.best_w, dtype=np.float64)
+        d = wt - wb
+        if not np.any(d):
+            self.time_s += time.perf_counter() - t0
+            return StepOutcome(wt, None, math.inf, 0.0, 0, False)
+        res, calls = self._search(context, wb, d)
+        k = float(res.k)
+        candidate, value = None, math.inf
+        if math.isfinite(k) and math.isfinite(res.value):  # an exact unbounded search has k = inf
+            if k > 0.0:
+                candidate, value = wb + k * d, float(res.value)
+                wb = candidate
+        else:
+            k = 0.0
+        query = (1.0 - self.theta) * wb + self.theta * wt
+        self.time_s += time.perf_counter() - t0
+        return StepOutcome(query, candidate, value, k, calls, True)
