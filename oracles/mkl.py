@@ -42,6 +42,7 @@ wrapped by scikit-learn has no warm start of ``alpha``; every solve starts cold.
 from __future__ import annotations
 
 import numbers
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -242,7 +243,14 @@ def _polish(alpha, K_beta, y, C):
     A = np.zeros((m + 1, m + 1))
     A[:m, :m], A[:m, m], A[m, :m] = Q, yJ, yJ
     rhs = np.append(rhs, -C * y[bound].sum())
-    sol = np.linalg.lstsq(A, rhs, rcond=None)[0]
+    import scipy.linalg
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", scipy.linalg.LinAlgWarning)
+            sol = scipy.linalg.solve(A, rhs, assume_a="sym", check_finite=False)
+    except (np.linalg.LinAlgError, scipy.linalg.LinAlgWarning):   # singular Q_JJ (low-rank kernel)
+        sol = np.linalg.lstsq(A, rhs, rcond=None)[0]
     aJ = sol[:m]
     if not np.all(np.isfinite(aJ)) or aJ.min() < 0.0 or aJ.max() > C:
         return None
