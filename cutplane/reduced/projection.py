@@ -10,7 +10,8 @@ onto ``{x >= 0, sum x = z}`` is ``x = max(v - theta, 0)``, where, with ``u`` the
 
     rho = max{j : u_j - (sum_{r<=j} u_r - z) / j > 0},   theta = (sum_{r<=rho} u_r - z) / rho.
 
-Cost O(n log n) (the sort).
+Cost O(n log n) (the sort). The entries are shifted by ``-max(v)`` first (the projection
+is shift-invariant), which keeps ``x`` accurate when ``|v|`` is much larger than ``z``.
 
 Capped simplex. ``{x >= 0, sum x <= C}``: if clipping at zero already gives a feasible
 point (``sum max(v, 0) <= C``) that is the projection (the sum constraint is inactive);
@@ -60,6 +61,10 @@ def project_simplex(v, z=1.0):
 def _simplex(v: np.ndarray, z: float) -> np.ndarray:
     if z == 0.0:
         return np.zeros_like(v)
+    # the projection is invariant to a common shift: subtracting max(v) first makes the entries
+    # that can end up positive exact differences, so x = v - theta keeps its digits when
+    # |v| >> z (without it, [1e20, 0] with z = 1 would lose the mass entirely)
+    v = v - v.max()
     u = -np.sort(-v)
     css = np.cumsum(u) - z
     j = np.arange(1, v.size + 1)
