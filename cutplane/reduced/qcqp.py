@@ -45,19 +45,29 @@ class QCQPReducedSolver:
     zero_rtol : float, default=1e-12
         A group's block counts as zero when its trace is below ``zero_rtol`` times the
         largest trace.
-    dpp_max_cuts : int, default=64
+    dpp_max_cuts : int, default=16
         Up to this many cuts the problem is a parametrised (DPP) one compiled once per
-        capacity bucket and number of non-zero blocks; beyond, a fresh problem per solve.
+        capacity bucket and number of blocks; beyond, a fresh problem per solve (padded dense
+        parameters make larger DPP problems slower to compile and to solve: measured 14 s to
+        compile and 2.3 s to solve at 128 cuts and 8 groups, against 0.2 s for a fresh one).
+    initial_groups, add_groups : int, default=4
+        Group constraints are generated lazily: the groups that bound at the previous solve
+        and the ``initial_groups`` largest at the warm start first, then up to ``add_groups``
+        violated ones per round until none is violated.
     """
 
     kind = "socp"
 
-    def __init__(self, regularizer, backends=None, *, zero_rtol=1e-12, dpp_max_cuts=64):
+    def __init__(self, regularizer, backends=None, *, zero_rtol=1e-12, dpp_max_cuts=16, initial_groups=4,
+                 add_groups=4):
         self.regularizer = regularizer
         self.backends = resolve_backends(backends, self.kind)
         self.zero_rtol = float(zero_rtol)
         self.dpp_max_cuts = int(dpp_max_cuts)
+        self.initial_groups = int(initial_groups)
+        self.add_groups = int(add_groups)
         self._dpp = {}
+        self._binding = set()
 
     def _problem(self, blocks, b, lam, warm):
         """A fresh problem with one cone per non-zero block (used beyond ``dpp_max_cuts``)."""
@@ -108,6 +118,8 @@ class QCQPReducedSolver:
 
     def solve(self, working_set, lam, warm_start=None) -> ReducedSolution:
         """Solve the reduced QCQP of ``working_set`` (at least one cut)."""
+        from threadpoolctl import threadpool_limits
+
         reg = self.regularizer
         n = working_set.n_cuts
         lam = float(lam)
@@ -117,7 +129,7 @@ class QCQPReducedSolver:
         traces = np.array([np.trace(G) for G in grams])
         top = float(traces.max()) if m else 0.0
         active = np.flatnonzero(traces > self.zero_rtol * top) if top > 0 else np.array([], dtype=int)
-        failures, backend, status = (), None, "analytic"
+        failures, backend, status = [], None, "analytic"
         mu = np.zeros(m)
         if active.size == 0:
             # every slope is zero: the model is max_r b_r, attained at the largest offset
@@ -129,22 +141,58 @@ class QCQPReducedSolver:
             warm = None
             if warm_start is not None and np.shape(warm_start) == (n,) and np.sum(warm_start) > 0:
                 warm = to_simplex(warm_start)
+            # small dense factorisations: BLAS threads only add contention (90x slower measured
+            # on a loaded 2-core machine)
+            with threadpool_limits(1):
+                alpha, duals, work, backend, status, failures = self._solve_by_group_generation(
+                    grams, active, b, lam, warm)
+            if duals.sum() > 0:
+                mu[work] = duals / duals.sum()
+        lower, v = dual_value(reg, working_set, alpha, lam)
+        if mu.sum() == 0.0:
+            mu = reg.weights(v)
+        w = reg.from_group_weights(v, mu)
+        return ReducedSolution(w, lower, alpha, mu, status, backend, tuple(failures))
+
+    def _solve_by_group_generation(self, grams, active, b, lam, warm):
+        """Solve with the constraints of the groups likely to bind, then add violated ones.
+
+        Groups whose quadratic form stays below ``theta`` at the solution do not change it, so
+        the restricted problem's optimum is the full one as soon as no group is violated; at
+        the optimum only a few groups bind (``mu`` is sparse), so the cone programs stay small.
+        The lower bound is computed from ``alpha`` over all groups afterwards, so even an early
+        stop cannot make it wrong.
+        """
+        n = b.shape[0]
+        start = warm if warm is not None else np.full(n, 1.0 / n)
+        values = np.array([start @ grams[j] @ start for j in active])
+        work = set(active[self._last_binding(active)]) | set(active[np.argsort(-values)[: self.initial_groups]])
+        failures = []
+        for _ in range(len(active)):
+            ordered = np.array(sorted(work))
+            blocks = [grams[j] for j in ordered]
             build = self._dpp_problem if n <= self.dpp_max_cuts else self._problem
-            prob, get_alpha, quad = build([grams[j] for j in active], b, lam, warm)
+            prob, get_alpha, quad = build(blocks, b, lam, warm)
 
             def extract(p):
                 duals = np.array([float(np.ravel(c.dual_value)[0]) if c.dual_value is not None else 0.0
                                   for c in quad])
                 return get_alpha(), duals
 
-            (alpha, duals), backend, status, failures = solve_with_fallback(
+            (alpha, duals), backend, status, fails = solve_with_fallback(
                 prob, self.backends, extract, warm_start=warm is not None)
+            failures.extend(fails)
             alpha = to_simplex(alpha, n)
-            duals = np.clip(duals, 0.0, None)
-            if duals.sum() > 0:
-                mu[active] = duals / duals.sum()
-        lower, v = dual_value(reg, working_set, alpha, lam)
-        if mu.sum() == 0.0:
-            mu = reg.weights(v)
-        w = reg.from_group_weights(v, mu)
-        return ReducedSolution(w, lower, alpha, mu, status, backend, failures)
+            vals = np.array([alpha @ grams[j] @ alpha for j in active])
+            bound = max(float(np.max(vals[np.isin(active, ordered)])), 0.0)
+            viol = [(v, j) for v, j in zip(vals, active) if j not in work and v > bound * (1 + 1e-7) + 1e-14]
+            if not viol:
+                break
+            work.update(j for _, j in sorted(viol, reverse=True)[: self.add_groups])
+            warm = alpha
+        duals = np.clip(duals, 0.0, None)
+        self._binding = set(ordered[duals > 1e-9 * max(duals.max(), 1e-300)]) if duals.size else set()
+        return alpha, duals, ordered, backend, status, failures
+
+    def _last_binding(self, active):
+        return np.isin(active, sorted(self._binding)) if self._binding else np.zeros(active.size, bool)

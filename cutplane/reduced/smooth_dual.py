@@ -85,6 +85,12 @@ class SmoothDualReducedSolver:
         self.max_iter = int(max_iter)
 
     def solve(self, working_set, lam, warm_start=None) -> ReducedSolution:
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(1):  # small dense products: BLAS threads only add contention
+            return self._solve(working_set, lam, warm_start)
+
+    def _solve(self, working_set, lam, warm_start):
         reg = self.regularizer
         n = working_set.n_cuts
         lam = float(lam)
