@@ -302,9 +302,10 @@ def minimize(oracle, regularizer, lam, *, method="bmrm", eps=1e-3, max_iter=1000
 def _clip_lower(lower, best_upper, exact, iteration):
     """After a line-search point lowered the best upper bound: keep ``lower <= best_upper``.
 
-    By weak duality ``F(w) >= lower`` at every point, so only round-off may put the new
-    best upper bound below the lower bound; more than that is a wrong cut (raised for exact
-    cuts, logged and clipped for inexact ones).
+    By weak duality ``F(w) >= min F >= lower`` at every point, so only round-off may put the
+    new best upper bound below the lower bound; the lower bound is then clipped to it (the same
+    convention as :func:`_update_lower`: it moves by round-off only). More than round-off is a
+    wrong cut: raised for exact cuts, logged and clipped for inexact ones.
     """
     if best_upper >= lower:
         return lower

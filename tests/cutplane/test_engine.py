@@ -291,7 +291,9 @@ class Bad:
     ({"lam": 0.0}, "lam"), ({"lam": -1.0}, "lam"), ({"lam": np.nan}, "lam"), ({"eps": 0.0}, "eps"),
     ({"max_iter": 0}, "max_iter"), ({"max_iter": 2.5}, "max_iter"), ({"time_limit": -1.0}, "time_limit"),
     ({"max_cuts": 1}, "max_cuts"), ({"prune_after": 0}, "prune_after"), ({"w0": np.zeros(3)}, "w0"),
-    ({"w0": np.array([np.nan, 0.0])}, "w0"), ({"method": "ls-bmrm"}, "method"),
+    ({"w0": np.array([np.nan, 0.0])}, "w0"), ({"method": "ls-bmrm-x"}, "method"),
+    ({"method": "ls-bmrm", "theta": 0.0}, "theta"), ({"method": "ls-bmrm", "theta": 1.5}, "theta"),
+    ({"method": "ls-bmrm", "theta": np.nan}, "theta"), ({"method": "bmrm", "theta": 0.1}, "theta"),
     ({"method": "kelley"}, "regularizer"), ({"regularizer": Simplex(3)}, "regularizer"),
     ({"solver": "NOPE"}, "solver"),
 ])
