@@ -8,6 +8,10 @@ methods compare like for like (Mao & Tsang, seed 004):
   problem (eq. 6) whose duals are the template weights ``mu`` (eq. 7);
 - ``"pmtl"``: ``Omega(w) = 1/2 (sum_j ||w_j||^p)^(2/p)``, ``p > 1`` (eq. 10-13).
 
+Two solvers minimise the same ``F`` with the same oracle: ``solver="cutting-plane"`` (the engine,
+certified gap) and ``solver="spom"`` (the online proximal baseline of Martins et al., seed 000,
+:func:`cutplane.online.spom`, one sentence per round, no certificate).
+
 The objective is ``F(w) = Omega(w) + C * (1/n) sum_i max_y [Delta(y_i, y) + <w, dPhi_i(y)>]``
 with the Hamming loss (SVM^hmm's ``C``); the engine minimises ``F / C`` (``lam = 1/C``) and
 the reported objective, bounds and ``eps`` are on the scale of ``F``.
@@ -28,7 +32,7 @@ from .validation import check_bool, check_choice, check_int, check_positive
 __all__ = ["SequenceTagger"]
 
 _REGULARIZERS = ("mtl", "ssvm", "pmtl")
-_SOLVERS = ("cutting-plane",)
+_SOLVERS = ("cutting-plane", "spom")
 _MODEL_NAME = "SequenceTagger"
 
 
@@ -49,6 +53,85 @@ def _check_corpus(X, y=None):
         if len(sent) != len(labels):
             raise InputError(f"sentence {i} has {len(sent)} tokens but {len(labels)} labels", field="y")
     return list(X), list(y)
+
+
+def _check_solver(solver):
+    if solver is None:  # models saved before the option existed
+        return "cutting-plane"
+    if solver not in _SOLVERS:
+        raise InputError(f"solver must be one of {_SOLVERS}, got {solver!r} (the reduced-problem backend "
+                         "of the cutting-plane solver is the 'backend' parameter)", field="solver")
+    return solver
+
+
+class _SequenceExamples:
+    """SPOM's per-example view of a :class:`~oracles.sequence.SequenceHingeOracle`.
+
+    ``example_support(i)``: the coordinates sentence ``i`` reads (its features times all labels,
+    then the transition block); ``example_subgradient(i, w_support)``: loss-augmented Viterbi on
+    those weights only (the oracle's own kernels), the hinge value and the sparse subgradient
+    ``Phi(x_i, y^_i) - Phi(x_i, y_i)``, with no O(dim) work (the protocol of
+    :mod:`cutplane.online.example_oracles`).
+    """
+
+    def __init__(self, oracle):
+        self.oracle = oracle
+        self.n_samples, self.dim = oracle.n_samples, oracle.dim
+        self.K = oracle.n_labels
+        self._nW = oracle.n_features * self.K
+        self._trans = oracle.transitions
+        self._labels = np.arange(self.K, dtype=np.int64)
+        self._tcoords = self._nW + np.arange(self.K * self.K, dtype=np.int64)
+        self._cache = (-1, None, None)
+
+    def _local(self, i):
+        """Sorted distinct features of sentence ``i`` and each occurrence's local id."""
+        if self._cache[0] != i:
+            o = self.oracle
+            t0, t1 = o.sentence_ptr[i], o.sentence_ptr[i + 1]
+            uf, inv = np.unique(o.indices[o.indptr[t0]:o.indptr[t1]], return_inverse=True)
+            self._cache = (i, uf.astype(np.int64), inv.astype(np.int32))
+        return self._cache[1], self._cache[2]
+
+    def example_support(self, i):
+        uf, _ = self._local(i)
+        coords = (uf[:, None] * self.K + self._labels).ravel()
+        return np.concatenate([coords, self._tcoords]) if self._trans else coords
+
+    def example_subgradient(self, i, w_support):
+        from cutplane.online import ExampleSubgradient
+        from oracles.viterbi import sentence_unary, viterbi_kernel
+
+        o, K = self.oracle, self.K
+        uf, inv = self._local(i)
+        n_loc = uf.size * K
+        W = w_support[:n_loc].reshape(uf.size, K)
+        T = w_support[n_loc:].reshape(K, K) if self._trans else np.zeros((K, K))
+        t0, t1 = int(o.sentence_ptr[i]), int(o.sentence_ptr[i + 1])
+        n = t1 - t0
+        ip = o.indptr[t0:t1 + 1] - o.indptr[t0]
+        unary = np.empty((n, K))
+        sentence_unary(W, ip, inv, 0, n, unary)
+        y = o.labels[t0:t1]
+        yhat = np.empty(n, dtype=np.int32)
+        viterbi_kernel(unary, np.ascontiguousarray(T.T), y, True, np.empty((n, K)), np.zeros((n, K), np.int32),
+                       yhat)
+        rows = np.arange(n)
+        value = float(np.count_nonzero(yhat != y)) + float(unary[rows, yhat].sum() - unary[rows, y].sum())
+        tok = np.flatnonzero(yhat != y)
+        cnt = ip[tok + 1] - ip[tok]
+        pos = np.repeat(ip[tok] - (np.cumsum(cnt) - cnt), cnt) + np.arange(int(cnt.sum()))
+        feats = uf[inv[pos]] * K
+        idx = [feats + np.repeat(yhat[tok], cnt), feats + np.repeat(y[tok], cnt)]
+        val = [np.ones(feats.size), -np.ones(feats.size)]
+        if self._trans and n > 1:
+            value += float(T[yhat[:-1], yhat[1:]].sum() - T[y[:-1], y[1:]].sum())
+            idx += [self._nW + yhat[:-1].astype(np.int64) * K + yhat[1:], self._nW + y[:-1].astype(np.int64) * K + y[1:]]
+            val += [np.ones(n - 1), -np.ones(n - 1)]
+        uniq, where = np.unique(np.concatenate(idx), return_inverse=True)
+        sums = np.bincount(where, weights=np.concatenate(val), minlength=uniq.size)
+        keep = sums != 0
+        return ExampleSubgradient(value, uniq[keep], sums[keep])
 
 
 def _restricted_index(index: FeatureIndex, keep) -> FeatureIndex:
@@ -89,8 +172,20 @@ class SequenceTagger(BaseEstimator):
     executor : None, str or executor
         Map of the oracle over chunks of sentences (``"threads"`` uses both cores).
     n_workers : int, optional
-    solver : str, optional
-        Reduced-problem backend (None: the engine's preference order).
+    solver : {"cutting-plane", "spom"}, default="cutting-plane"
+        The engine (MTL^struct / SSVM / pMTL^struct by cutting planes, certified gap) or SPOM
+        (online proximal subgradient, seed 000 Alg. 3, on the same regulariser and oracle).
+    backend : str, optional
+        Reduced-problem backend of the cutting-plane solver (None: the engine's preference order).
+    epochs : int, default=20
+        SPOM: passes over the sentences.
+    eta0 : float, optional
+        SPOM: ``eta_t = eta0 / sqrt(t)``; None tunes it on a subsample
+        (:func:`cutplane.online.learning_rates.tune_eta0`).
+    averaged : bool, default=True
+        SPOM: return the averaged model (else the last iterate).
+    seed : int, default=0
+        SPOM: seed of the epoch orders (``np.random.default_rng``).
     active_rtol : float, default=1e-5
         A template is active when its weight norm exceeds ``active_rtol`` times the largest.
     verbose : bool, default=False
@@ -110,14 +205,17 @@ class SequenceTagger(BaseEstimator):
         extracted at prediction time.
     n_active_templates_ : int
     objective_, lower_bound_, gap_ : float
-        On the scale of ``F``.
+        On the scale of ``F``; ``lower_bound_`` and ``gap_`` are None for ``solver="spom"``
+        (it certifies nothing).
     n_iter_ : int
-    result_ : cutplane.Result
-        The engine's result (scale ``F / C``) with the bound history.
+        Engine iterations, or SPOM's completed epochs.
+    result_ : cutplane.Result or cutplane.online.SPOMResult
+        The solver's result (scale ``F / C``) with its history.
     """
 
     def __init__(self, templates, *, C=1.0, regularizer="mtl", p=1.0, eps=0.1, max_iter=500, time_limit=None,
-                 min_count=1, max_cuts=None, prune_after=50, executor=None, n_workers=None, solver=None,
+                 min_count=1, max_cuts=None, prune_after=50, executor=None, n_workers=None,
+                 solver="cutting-plane", backend=None, epochs=20, eta0=None, averaged=True, seed=0,
                  active_rtol=1e-5, verbose=False):
         self.templates = templates
         self.C = C
@@ -132,6 +230,11 @@ class SequenceTagger(BaseEstimator):
         self.executor = executor
         self.n_workers = n_workers
         self.solver = solver
+        self.backend = backend
+        self.epochs = epochs
+        self.eta0 = eta0
+        self.averaged = averaged
+        self.seed = seed
         self.active_rtol = active_rtol
         self.verbose = verbose
 
@@ -150,6 +253,9 @@ class SequenceTagger(BaseEstimator):
             prune_after=check_int(self.prune_after, "prune_after"),
             active_rtol=check_positive(self.active_rtol, "active_rtol", allow_zero=True),
             verbose=check_bool(self.verbose, "verbose"),
+            solver=_check_solver(self.solver), epochs=check_int(self.epochs, "epochs"),
+            eta0=None if self.eta0 is None else check_positive(self.eta0, "eta0"),
+            averaged=check_bool(self.averaged, "averaged"),
         )
 
     def _make_regularizer(self, name, p, groups, n_groups):
@@ -173,8 +279,13 @@ class SequenceTagger(BaseEstimator):
                                    feats.n_features, len(self.labels_), transitions=self.feature_index_.has_transitions,
                                    executor=get_executor(self.executor, self.n_workers))
 
-    def fit(self, X, y):
-        """Train on sentences ``X`` (lists of token rows of str) with label sequences ``y``."""
+    def fit(self, X, y, *, callback=None):
+        """Train on sentences ``X`` (lists of token rows of str) with label sequences ``y``.
+
+        ``callback`` is passed to the solver: ``callback(IterationInfo)`` per engine
+        iteration, ``callback(SPOMInfo)`` per SPOM evaluation (objectives on the scale
+        ``F / C``); returning True stops.
+        """
         from cutplane import minimize
 
         prm = self._check_params()
@@ -184,13 +295,15 @@ class SequenceTagger(BaseEstimator):
         n_groups = len(self.feature_index_.templates)
         reg = self._make_regularizer(prm["regularizer"], prm["p"], groups, n_groups)
         C = prm["C"]
+        if prm["solver"] == "spom":
+            return self._fit_spom(oracle, reg, groups, n_groups, prm, callback)
         kwargs = dict(eps=prm["eps"] / C, max_iter=prm["max_iter"], time_limit=prm["time_limit"],
                       max_cuts=prm["max_cuts"], prune_after=prm["prune_after"], verbose=prm["verbose"])
-        if self.solver is not None:
-            kwargs["solver"] = self.solver
+        if self.backend is not None:
+            kwargs["solver"] = self.backend
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", category=ConvergenceWarning)
-            res = minimize(oracle, reg, 1.0 / C, **kwargs)
+            res = minimize(oracle, reg, 1.0 / C, callback=callback, **kwargs)
         self.result_ = res
         self.coef_ = np.asarray(res.w, dtype=np.float64)
         self.n_iter_ = int(res.n_iter)
@@ -200,6 +313,28 @@ class SequenceTagger(BaseEstimator):
         if res.status != "converged":
             warnings.warn(f"SequenceTagger stopped with status {res.status!r} after {res.n_iter} iterations; "
                           f"certified gap {self.gap_:.4g} > eps {prm['eps']:.4g}", ConvergenceWarning, stacklevel=2)
+        return self
+
+    def _fit_spom(self, oracle, reg, groups, n_groups, prm, callback):
+        """SPOM on ``f_i = Omega / C + L_i`` (mean over sentences: ``F / C``); results on the scale of F."""
+        from cutplane.groups import group_norms
+        from cutplane.online import spom
+
+        C = prm["C"]
+        res = spom(_SequenceExamples(oracle), reg, 1.0 / C, groups=groups, n_groups=n_groups,
+                   epochs=prm["epochs"], eta0=prm["eta0"], averaged=prm["averaged"], seed=self.seed,
+                   batch_oracle=oracle, callback=callback, time_limit=prm["time_limit"], verbose=prm["verbose"])
+        self.result_ = res
+        self.coef_ = np.asarray(res.w, dtype=np.float64)
+        self.n_iter_ = int(res.epochs)
+        self.objective_, self.lower_bound_, self.gap_ = C * res.objective, None, None
+        mu = None
+        if prm["regularizer"] != "ssvm":  # w_j = mu_j v_j: mu_j = (||w_j|| / ||w||_p)^(2 - p) (mu on the simplex for p = 1)
+            p = 1.0 if prm["regularizer"] == "mtl" else prm["p"]
+            norms = group_norms(self.coef_, groups, n_groups)
+            total = float(np.sum(norms ** p)) ** (1.0 / p)
+            mu = (norms / total) ** (2.0 - p) if total > 0 else np.zeros(n_groups)
+        self._set_template_stats(groups, n_groups, mu, prm["active_rtol"])
         return self
 
     def _set_template_stats(self, groups, n_groups, mu, active_rtol):
