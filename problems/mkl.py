@@ -249,13 +249,17 @@ class KelleyMKL(ClassifierMixin, BaseEstimator):
 
     @staticmethod
     def _run(minimize, oracle, simplex, kw):
+        """One Kelley run; returns the engine result and the inner SVM solution(s) at its ``w``."""
         rec = _BestRecorder(oracle)
-        res = minimize(rec, simplex, 1.0, **kw)
-        if rec.best_beta is None or not np.allclose(rec.best_beta, res.w, atol=1e-12):
-            # the engine's best point comes from the same oracle calls: this cannot differ
-            raise RuntimeError("internal error: best kernel weights of the engine and of the recorder differ")
-        sols = rec.best_argmax if isinstance(rec.best_argmax, list) else [rec.best_argmax]
-        return res, sols
+        with warnings.catch_warnings():
+            # reported once by the estimator, with the number of runs concerned
+            warnings.filterwarnings("ignore", category=ConvergenceWarning)
+            res = minimize(rec, simplex, 1.0, **kw)
+        argmax = rec.best_argmax
+        if rec.best_beta is None or not np.array_equal(rec.best_beta, res.w):
+            # the engine skipped a point (e.g. outside the simplex by round-off): solve at its w
+            argmax = oracle(res.w).argmax
+        return res, (argmax if isinstance(argmax, list) else [argmax])
 
     def _store(self, runs, Y, grams, shared, classes, p):
         n_out = Y.shape[1]

@@ -257,3 +257,17 @@ def test_bad_input():
     with warnings.catch_warnings():
         warnings.simplefilter("error")                  # PSD input: no warning at all
         KelleyMKL(grams, eps=1e-3).fit(None, y)
+
+
+def test_max_iter_warns_once_with_the_certified_gap():
+    from cutplane.exceptions import ConvergenceWarning
+
+    grams, y = _problem(n=30)
+    with pytest.warns(ConvergenceWarning) as rec:
+        model = KelleyMKL(grams, C=1.0, eps=1e-9, max_iter=2).fit(None, y)
+    assert len([w for w in rec if issubclass(w.category, ConvergenceWarning)]) == 1
+    assert model.result_.status == "max_iter" and model.n_iter_ == 2
+    assert model.gap_ > 1e-9 and model.lower_bound_ <= model.objective_
+    # the returned weights are the engine's best point, and the model is usable
+    assert model.objective_ == pytest.approx(min(model.result_.history.upper))
+    assert model.predict([g for g in grams]).shape == (30,)
