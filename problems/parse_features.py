@@ -45,7 +45,7 @@ import re
 import numpy as np
 from numba import njit
 
-from cutplane.exceptions import InputError
+from cutplane.exceptions import InputError, ModelFormatError
 from oracles.parse_oracle import ArcFeatures
 
 __all__ = ["DEFAULT_TEMPLATES", "ArcFeaturizer", "distance_bin"]
@@ -464,3 +464,122 @@ class ArcFeaturizer:
     def group_sizes(self) -> np.ndarray:
         """Number of kept features per template: ndarray of shape (n_templates,)."""
         return np.bincount(self.coordinate_groups(), minlength=len(self.template_names_))
+
+    # -- restriction and persistence ----------------------------------------------------
+    def _specs(self):
+        specs = self._check_params()
+        if [s[0] for s in specs] != list(self.template_names_):
+            raise InputError("the templates changed since fit", field="templates")
+        return specs
+
+    def restrict(self, names) -> "ArcFeaturizer":
+        """A fitted featurizer that extracts only the templates ``names`` (others never built).
+
+        Parameters
+        ----------
+        names : iterable of str
+            Template names (``template_names_``) to keep; the order of the fitted templates
+            is kept.
+
+        Returns
+        -------
+        ArcFeaturizer
+            Its :meth:`transform` gives ids in ``0..len(columns_)-1``; attribute ``columns_``
+            (ndarray of shape (dim_,), int64) maps them to this featurizer's ids, so
+            ``transform`` of the restricted featurizer with weights ``w[columns_]`` scores
+            every arc as ``w`` does, minus the features of the dropped templates.
+        """
+        if not hasattr(self, "keys_"):
+            raise InputError("ArcFeaturizer is not fitted; call fit first")
+        specs = self._specs()
+        wanted = set(names)
+        unknown = wanted - set(self.template_names_)
+        if unknown:
+            raise InputError(f"unknown templates {sorted(unknown)}", field="templates")
+        keep = [t for t, s in enumerate(specs) if s[0] in wanted]
+        old_t = self.keys_ >> _TOP
+        new_id = np.full(len(specs), -1, np.int64)
+        new_id[keep] = np.arange(len(keep))
+        columns = np.flatnonzero(new_id[old_t] >= 0).astype(np.int64)
+        low = self.keys_[columns] & ((np.int64(1) << _TOP) - 1)
+        sub = ArcFeaturizer(self.templates, pos=self.pos, distance=self.distance, min_count=self.min_count,
+                            feature_source=self.feature_source, lowercase=self.lowercase,
+                            word_min_count=self.word_min_count, chunk_size=self.chunk_size)
+        sub.vocab_ = self.vocab_
+        sub.template_names_ = [specs[t][0] for t in keep]
+        bits = {k: max(1, (len(v) - 1).bit_length()) for k, v in self.vocab_.items()}
+        sub._tables = self._compile([specs[t] for t in keep], bits) if keep else self._compile(specs[:1], bits)
+        if not keep:  # nothing to extract: a template list that matches no key
+            sub._tables = tuple(a[:0] for a in sub._tables)
+        sub.keys_ = low | (new_id[old_t[columns]] << _TOP)
+        sub.dim_ = int(columns.shape[0])
+        sub._hash = _build_table(sub.keys_)
+        sub.columns_ = columns
+        return sub
+
+    def get_state(self):
+        """The fitted state as arrays and JSON metadata (for model files; no pickle).
+
+        Returns
+        -------
+        arrays : dict of str to ndarray
+            ``keys`` (int64, shape (dim_,)) and the vocabularies ``vocab_w``, ``vocab_l``,
+            ``vocab_p`` (unicode, in id order).
+        meta : dict
+            Constructor parameters and ``template_names``.
+        """
+        if not hasattr(self, "keys_"):
+            raise InputError("ArcFeaturizer is not fitted; call fit first")
+        arrays = {"keys": np.asarray(self.keys_, np.int64)}
+        for key in "wlp":
+            voc = self.vocab_[key]
+            arrays["vocab_" + key] = np.array(sorted(voc, key=voc.get), dtype=str)
+        # name/spec pairs, not a JSON object: the order of the templates is their group id
+        items = [[str(k), str(v)] for k, v in self.templates.items()] if isinstance(self.templates, dict) \
+            else [str(t) for t in self.templates]
+        meta = {"templates": items, "pos": self.pos, "distance": self.distance, "min_count": int(self.min_count),
+                "feature_source": self.feature_source, "lowercase": bool(self.lowercase),
+                "word_min_count": int(self.word_min_count), "chunk_size": int(self.chunk_size),
+                "template_names": list(self.template_names_)}
+        return arrays, meta
+
+    @classmethod
+    def from_state(cls, arrays, meta, *, path=None) -> "ArcFeaturizer":
+        """Rebuild a fitted featurizer from :meth:`get_state`; inconsistencies raise
+        :class:`~cutplane.exceptions.ModelFormatError`."""
+        try:
+            params = {k: meta[k] for k in ("templates", "pos", "distance", "min_count", "feature_source",
+                                           "lowercase", "word_min_count", "chunk_size")}
+            names = list(meta["template_names"])
+            keys = np.asarray(arrays["keys"])
+            vocabs = {k: [str(s) for s in arrays["vocab_" + k]] for k in "wlp"}
+        except (KeyError, TypeError) as exc:
+            raise ModelFormatError(f"featurizer state lacks {exc}", path=path, field="featurizer") from None
+        try:
+            tpl = params["templates"]
+            if tpl and all(isinstance(t, (list, tuple)) and len(t) == 2 for t in tpl):
+                params["templates"] = {str(k): str(v) for k, v in tpl}
+            est = cls(**params)
+            specs = est._check_params()
+        except (InputError, TypeError) as exc:
+            raise ModelFormatError(f"bad featurizer templates: {exc}", path=path,
+                                   field="templates") from None
+        if [s[0] for s in specs] != names:
+            raise ModelFormatError("template names do not match the templates", path=path, field="template_names")
+        if keys.dtype != np.int64 or keys.ndim != 1 or np.any(np.diff(keys) <= 0) \
+                or (keys.size and (keys[0] < 0 or (keys[-1] >> _TOP) >= len(specs))):
+            raise ModelFormatError("feature keys must be strictly increasing int64 of known templates",
+                                   path=path, field="keys")
+        est.vocab_ = {}
+        for k in "wlp":
+            voc = vocabs[k]
+            if tuple(voc[:len(_SPECIAL)]) != _SPECIAL or len(set(voc)) != len(voc):
+                raise ModelFormatError(f"vocabulary {k!r} is malformed", path=path, field="vocab_" + k)
+            est.vocab_[k] = {v: i for i, v in enumerate(voc)}
+        bits = {k: max(1, (len(v) - 1).bit_length()) for k, v in est.vocab_.items()}
+        est._tables = est._compile(specs, bits)
+        est.template_names_ = names
+        est.keys_ = keys
+        est.dim_ = int(keys.shape[0])
+        est._hash = _build_table(keys)
+        return est

@@ -1,0 +1,444 @@
+"""Arc-factored dependency parsing by the 1-slack structural SVM, MTL^parse and pMTL^parse.
+
+One estimator, three regularisers on the same MSTParser-style arc templates, features and
+oracle (Mao & Tsang, seed 004, sec. 3.1 and 3.4), as :class:`problems.SequenceTagger` does
+for chains:
+
+- ``"ssvm"``: ``Omega(w) = 1/2 ||w||^2``, the plain 1-slack structural SVM;
+- ``"mtl"``: ``Omega(w) = 1/2 (sum_j ||w_j||)^2`` over the arc templates (MTL^parse), the
+  QCQP reduced problem whose duals are the template weights ``mu`` (eq. 6-7);
+- ``"pmtl"``: ``Omega(w) = 1/2 (sum_j ||w_j||^p)^(2/p)``, ``p > 1``.
+
+The objective is ``F(w) = Omega(w) + C * (1/n) sum_i max_y [Delta(y_i, y) + <w, Phi(x_i, y) -
+Phi(x_i, y_i)>]`` with ``Delta`` the number of words with a wrong head (divided by the
+sentence length with ``normalize_loss=True``); the argmax runs over all trees by
+Chu-Liu-Edmonds, or over projective trees by Eisner (``projective=True``), with exactly one
+child of the root when ``single_root`` (UD). The engine minimises ``F / C`` (``lam = 1/C``);
+the reported objective, bounds and ``eps`` are on the scale of ``F``.
+
+Templates are given as a dict ``name -> atoms`` (see :mod:`problems.parse_features`), a list
+of atom strings, or a template *text*: one template per line, ``name = atoms`` or just
+``atoms`` (then also its name), ``#`` starts a comment (:func:`parse_arc_templates`).
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from cutplane.exceptions import ConvergenceWarning, InputError, ModelFormatError
+from cutplane.parallel import get_executor
+
+from .validation import check_bool, check_choice, check_int, check_positive
+
+__all__ = ["DependencyParser", "parse_arc_templates"]
+
+_REGULARIZERS = ("mtl", "ssvm", "pmtl")
+_MODEL_NAME = "DependencyParser"
+_FZ_PREFIX = "fz_"
+
+
+def parse_arc_templates(text, *, path=None) -> dict:
+    """Arc templates from text: ``name = atoms`` or ``atoms`` per line, ``#`` comments.
+
+    Parameters
+    ----------
+    text : str
+    path : str or os.PathLike, optional
+        The file the text came from, for error messages.
+
+    Returns
+    -------
+    dict of str to str
+        Template name -> atoms (``"hp_bp_mp"``; ``""`` is the direction-distance bias and
+        needs a name: ``dist =``).
+    """
+    from .parse_features import ArcFeaturizer
+
+    out = {}
+    for lineno, raw in enumerate(str(text).splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        name, eq, spec = line.partition("=")
+        name, spec = name.strip(), spec.strip()
+        if not eq:
+            spec = name
+        if not name or any(c.isspace() for c in name):
+            raise InputError(f"bad template line {raw.strip()!r}; expected 'name = atoms' or 'atoms'",
+                             path=path, line=lineno, field="templates")
+        if name in out:
+            raise InputError(f"duplicate template name {name!r}", path=path, line=lineno, field="templates")
+        try:
+            ArcFeaturizer({name: spec})._check_params()
+        except InputError as exc:
+            raise InputError(exc.message, path=path, line=lineno, field="templates") from None
+        out[name] = spec
+    if not out:
+        raise InputError("no templates", path=path, field="templates")
+    return out
+
+
+def _check_sentences(sentences, *, need_heads):
+    """A non-empty list of sentences with forms/lemmas/upos/xpos (and gold heads)."""
+    if isinstance(sentences, (str, bytes)) or not hasattr(sentences, "__len__"):
+        raise InputError("sentences must be a list of ConlluSentence-like objects", field="sentences")
+    sentences = list(sentences)
+    if not sentences:
+        raise InputError("no sentences: need at least one", field="sentences")
+    for i, s in enumerate(sentences):
+        for col in ("forms", "lemmas", "upos", "xpos"):
+            if not hasattr(s, col):
+                raise InputError(f"sentence {i} has no {col!r} column", field="sentences")
+        if len(s.forms) == 0:
+            raise InputError(f"sentence {i} has no words", field="sentences")
+        if need_heads and getattr(s, "heads", None) is None:
+            raise InputError(f"sentence {i} has no gold heads", field="heads",
+                             path=getattr(s, "path", None), line=getattr(s, "line", None) or None)
+    return sentences
+
+
+def _gold_trees(sentences, single_root):
+    """Gold trees (shape (n+1,), -1 first), checked to be trees (single-rooted if required)."""
+    from oracles.parsing import check_heads, is_tree
+
+    trees = []
+    for i, s in enumerate(sentences):
+        n = len(s.forms)
+        h = np.concatenate(([-1], np.asarray(s.heads)))
+        where = dict(path=getattr(s, "path", None), line=getattr(s, "line", None) or None)
+        try:
+            h = check_heads(h, n + 1)
+        except InputError as exc:
+            raise InputError(f"sentence {i}: {exc.message}", field="heads", **where) from None
+        if not is_tree(h):
+            raise InputError(f"sentence {i}: the gold heads are not a tree rooted at 0", field="heads", **where)
+        if single_root and int(np.sum(h[1:] == 0)) != 1:
+            raise InputError(f"sentence {i}: the root has {int(np.sum(h[1:] == 0))} children but "
+                             "single_root=True; use single_root=False for multi-rooted treebanks",
+                             field="heads", **where)
+        trees.append(h)
+    return trees
+
+
+class DependencyParser(BaseEstimator):
+    """Arc-factored dependency parser trained by cutting planes with a certified duality gap.
+
+    Parameters
+    ----------
+    templates : dict, list of str, str or None, default=None
+        Arc templates (see the module docstring); None: the built-in MSTParser-style set
+        :data:`problems.parse_features.DEFAULT_TEMPLATES` (24 templates).
+    C : float, default=1.0
+        Weight of the mean structured hinge loss.
+    regularizer : {"mtl", "ssvm", "pmtl"}, default="mtl"
+    p : float, default=1.0
+        Exponent of the p-block norm for ``regularizer="pmtl"`` (``p > 1``).
+    projective : bool, default=False
+        Eisner (projective trees) instead of Chu-Liu-Edmonds, in training and prediction.
+    single_root : bool, default=True
+        Exactly one child of the root (Universal Dependencies); False for CoNLL-X style
+        treebanks where the root may take several.
+    eps : float, default=0.1
+        Certified absolute tolerance on ``F`` (the engine gets ``eps / C``).
+    max_iter : int, default=500
+    time_limit : float, optional
+        Wall-clock limit in seconds.
+    min_count : int, default=1
+        Drop features seen fewer times on the gold arcs of the training sentences.
+    normalize_loss : bool, default=False
+        Divide each sentence's loss by its number of words.
+    pos : {"upos", "xpos"}, default="upos"
+        The POS column the templates read.
+    max_cuts : int, optional
+        Working-set budget.
+    prune_after : int, default=50
+        Drop cuts idle that many iterations.
+    executor : None, str or executor
+        Map of the oracle over chunks of sentences (``"threads"`` uses several cores).
+    n_workers : int, optional
+    solver : str, optional
+        Reduced-problem backend (None: the engine's preference order).
+    active_rtol : float, default=1e-5
+        A template is active when its weight norm exceeds ``active_rtol`` times the largest.
+    verbose : bool, default=False
+
+    Attributes
+    ----------
+    featurizer_ : problems.parse_features.ArcFeaturizer
+    coef_ : ndarray of shape (dim,)
+        ``w``, grouped by template (``featurizer_.coordinate_groups()``).
+    template_weights_ : dict of str to float
+        ``mu`` by template name: the QCQP duals (``"mtl"``), eq. (12) (``"pmtl"``), all 1 (``"ssvm"``).
+    template_norms_ : dict of str to float
+        ``||w_j||`` by template name.
+    active_templates_ : list of str
+        Templates with non-zero weights (relative ``active_rtol``); only these are
+        extracted at prediction time.
+    n_active_templates_ : int
+    objective_, lower_bound_, gap_ : float
+        On the scale of ``F``.
+    n_iter_ : int
+    result_ : cutplane.Result
+        The engine's result (scale ``F / C``) with the bound history.
+    """
+
+    def __init__(self, templates=None, *, C=1.0, regularizer="mtl", p=1.0, projective=False, single_root=True,
+                 eps=0.1, max_iter=500, time_limit=None, min_count=1, normalize_loss=False, pos="upos",
+                 max_cuts=None, prune_after=50, executor=None, n_workers=None, solver=None, active_rtol=1e-5,
+                 verbose=False):
+        self.templates = templates
+        self.C = C
+        self.regularizer = regularizer
+        self.p = p
+        self.projective = projective
+        self.single_root = single_root
+        self.eps = eps
+        self.max_iter = max_iter
+        self.time_limit = time_limit
+        self.min_count = min_count
+        self.normalize_loss = normalize_loss
+        self.pos = pos
+        self.max_cuts = max_cuts
+        self.prune_after = prune_after
+        self.executor = executor
+        self.n_workers = n_workers
+        self.solver = solver
+        self.active_rtol = active_rtol
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ fitting
+    def _check_params(self):
+        reg = check_choice(self.regularizer, "regularizer", _REGULARIZERS)
+        p = check_positive(self.p, "p")
+        if reg == "pmtl" and not p > 1.0:
+            raise InputError(f"regularizer='pmtl' needs p > 1, got {p}", field="p")
+        return dict(
+            C=check_positive(self.C, "C"), regularizer=reg, p=p, eps=check_positive(self.eps, "eps"),
+            projective=check_bool(self.projective, "projective"),
+            single_root=check_bool(self.single_root, "single_root"),
+            max_iter=check_int(self.max_iter, "max_iter"),
+            time_limit=None if self.time_limit is None else check_positive(self.time_limit, "time_limit"),
+            min_count=check_int(self.min_count, "min_count"),
+            normalize_loss=check_bool(self.normalize_loss, "normalize_loss"),
+            pos=check_choice(self.pos, "pos", ("upos", "xpos")),
+            max_cuts=check_int(self.max_cuts, "max_cuts", min_value=2, allow_none=True),
+            prune_after=check_int(self.prune_after, "prune_after"),
+            active_rtol=check_positive(self.active_rtol, "active_rtol", allow_zero=True),
+            verbose=check_bool(self.verbose, "verbose"),
+        )
+
+    def _template_dict(self):
+        if self.templates is None:
+            from .parse_features import DEFAULT_TEMPLATES
+
+            return dict(DEFAULT_TEMPLATES)
+        if isinstance(self.templates, str):
+            return parse_arc_templates(self.templates)
+        if isinstance(self.templates, dict):
+            return dict(self.templates)
+        try:
+            return {str(t): str(t) for t in self.templates}
+        except TypeError:
+            raise InputError(f"templates must be None, a dict, a list of atom strings or template text, "
+                             f"got {type(self.templates).__name__}", field="templates") from None
+
+    def make_oracle(self, sentences):
+        """Fit the featurizer on ``sentences`` (gold arcs) and return the 1-slack oracle."""
+        from oracles.parse_oracle import ParseOracle
+
+        from .parse_features import ArcFeaturizer
+
+        prm = self._check_params()
+        sentences = _check_sentences(sentences, need_heads=True)
+        trees = _gold_trees(sentences, prm["single_root"])
+        if prm["projective"]:
+            from oracles.parsing import is_projective
+
+            n_np = sum(not is_projective(t) for t in trees)
+            if n_np:
+                warnings.warn(f"{n_np} of {len(trees)} gold trees are not projective but projective=True: "
+                              "their hinge terms can be negative and they cannot be parsed right",
+                              UserWarning, stacklevel=3)
+        self.featurizer_ = ArcFeaturizer(self._template_dict(), pos=prm["pos"], min_count=prm["min_count"])
+        feats = self.featurizer_.fit_transform(sentences)
+        return ParseOracle(feats, trees, projective=prm["projective"], single_root=prm["single_root"],
+                           normalize_loss=prm["normalize_loss"],
+                           executor=get_executor(self.executor, self.n_workers))
+
+    def fit(self, sentences, y=None):
+        """Train on sentences with gold heads (e.g. :func:`problems.io.conllu.read_conllu`).
+
+        Parameters
+        ----------
+        sentences : list of ConlluSentence
+            Objects with ``forms``, ``lemmas``, ``upos``, ``xpos`` and ``heads`` (shape (n,),
+            0 = root) forming a tree.
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        from cutplane import minimize
+        from cutplane.mixed_norm import MixedNorm
+        from cutplane.regularizers import L2
+
+        prm = self._check_params()
+        oracle = self.make_oracle(sentences)
+        groups = self.featurizer_.coordinate_groups()
+        n_groups = len(self.featurizer_.template_names_)
+        if prm["regularizer"] == "ssvm":
+            reg = L2()
+        else:
+            reg = MixedNorm(groups, p=1.0 if prm["regularizer"] == "mtl" else prm["p"], n_groups=n_groups)
+        C = prm["C"]
+        kwargs = dict(eps=prm["eps"] / C, max_iter=prm["max_iter"], time_limit=prm["time_limit"],
+                      max_cuts=prm["max_cuts"], prune_after=prm["prune_after"], verbose=prm["verbose"])
+        if self.solver is not None:
+            kwargs["solver"] = self.solver
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", category=ConvergenceWarning)
+            res = minimize(oracle, reg, 1.0 / C, **kwargs)
+        self.result_ = res
+        self.coef_ = np.asarray(res.w, dtype=np.float64).copy()
+        self.n_iter_ = int(res.n_iter)
+        self.objective_, self.lower_bound_, self.gap_ = C * res.objective, C * res.lower_bound, C * res.gap
+        self._set_template_stats(groups, n_groups, res.mu if prm["regularizer"] != "ssvm" else None,
+                                 prm["active_rtol"])
+        self._zero_inactive(groups, oracle, reg, C)
+        if res.status != "converged" or self.gap_ > prm["eps"]:
+            warnings.warn(f"DependencyParser stopped with status {res.status!r} after {res.n_iter} iterations; "
+                          f"certified gap {self.gap_:.4g} (eps {prm['eps']:.4g})", ConvergenceWarning, stacklevel=2)
+        return self
+
+    def _set_template_stats(self, groups, n_groups, mu, active_rtol):
+        from cutplane.groups import group_norms
+
+        names = self.featurizer_.template_names_
+        norms = group_norms(self.coef_, groups, n_groups)
+        mu = np.ones(n_groups) if mu is None else np.asarray(mu, dtype=np.float64)
+        self.template_weights_ = {nm: float(m) for nm, m in zip(names, mu)}
+        self.template_norms_ = {nm: float(v) for nm, v in zip(names, norms)}
+        top = float(norms.max()) if norms.size else 0.0
+        active = norms > active_rtol * top if top > 0 else np.zeros(n_groups, bool)
+        self.active_templates_ = [nm for nm, a in zip(names, active) if a]
+        self.n_active_templates_ = int(active.sum())
+
+    def _zero_inactive(self, groups, oracle, reg, C):
+        """Set the weights of inactive templates to exactly zero, so that skipping them at
+        prediction changes nothing, and re-certify: ``objective_`` becomes ``F`` at the
+        thresholded weights (one more oracle call), ``gap_`` its distance to the lower bound."""
+        names = self.featurizer_.template_names_
+        inactive = np.array([nm not in set(self.active_templates_) for nm in names], dtype=bool)
+        mask = inactive[groups]
+        if not np.any(self.coef_[mask] != 0):
+            return
+        self.coef_[mask] = 0.0
+        value = float(reg(self.coef_)) + C * float(oracle(self.coef_).value)
+        self.objective_ = value
+        self.gap_ = value - self.lower_bound_
+        self.template_norms_.update({nm: 0.0 for nm, off in zip(names, inactive) if off})
+
+    # --------------------------------------------------------------- prediction
+    def _check_fitted(self):
+        if not hasattr(self, "coef_"):
+            raise InputError("this DependencyParser is not fitted yet; call fit first")
+
+    def predict(self, sentences, *, all_templates=False):
+        """Best tree of every sentence.
+
+        Templates of zero weight are not extracted unless ``all_templates`` (the predictions
+        are identical: their weights are zero).
+
+        Parameters
+        ----------
+        sentences : list of ConlluSentence
+            Heads are not needed.
+        all_templates : bool, default=False
+
+        Returns
+        -------
+        heads : list of ndarray of shape (n_i,), int64
+            ``heads[i][k]`` is the head of word ``k + 1`` (0 = root), the CoNLL-U convention.
+        """
+        from oracles.parse_oracle import decode
+
+        self._check_fitted()
+        sentences = _check_sentences(sentences, need_heads=False)
+        fz, w = self.featurizer_, self.coef_
+        if not all_templates and self.n_active_templates_ < len(fz.template_names_):
+            fz = fz.restrict(self.active_templates_)
+            w = self.coef_[fz.columns_]
+        feats = fz.transform(sentences)
+        trees = decode(feats, w, projective=bool(self.projective), single_root=bool(self.single_root),
+                       executor=get_executor(self.executor, self.n_workers))
+        return [t[1:].astype(np.int64) for t in trees]
+
+    def attachment_scores(self, sentences):
+        """UAS with and without punctuation and complete-sentence accuracy on gold sentences.
+
+        Returns
+        -------
+        problems.metrics.parsing.AttachmentScores
+        """
+        from .metrics.parsing import uas
+
+        sentences = _check_sentences(sentences, need_heads=True)
+        return uas(sentences, self.predict(sentences))
+
+    def score(self, sentences, y=None):
+        """Unlabelled attachment score without punctuation (UPOS ``PUNCT``), in [0, 1]."""
+        return float(self.attachment_scores(sentences).uas)
+
+    # ------------------------------------------------------------------- models
+    def save(self, path, *, extra_meta=None):
+        """Write the model as npz + JSON metadata (never pickle); ``extra_meta`` adds JSON fields."""
+        from .model_io import save_model
+
+        self._check_fitted()
+        fz_arrays, fz_meta = self.featurizer_.get_state()
+        arrays = {"coef": self.coef_, **{_FZ_PREFIX + k: v for k, v in fz_arrays.items()}}
+        params = {k: v for k, v in self.get_params().items() if k not in ("templates", "executor")}
+        meta = dict(extra_meta or {})
+        meta.update({"estimator": _MODEL_NAME, "featurizer": fz_meta, "params": params,
+                     "template_weights": self.template_weights_, "template_norms": self.template_norms_,
+                     "active_templates": self.active_templates_, "objective": self.objective_,
+                     "lower_bound": self.lower_bound_, "gap": self.gap_, "n_iter": self.n_iter_})
+        return save_model(path, arrays, meta)
+
+    @classmethod
+    def load(cls, path):
+        """Read a model written by :meth:`save`; validated, never unpickled."""
+        from .model_io import load_model
+        from .parse_features import ArcFeaturizer
+
+        arrays, meta = load_model(path, estimator=_MODEL_NAME)
+        try:
+            fz_meta, params = meta["featurizer"], meta["params"]
+            fz = ArcFeaturizer.from_state({k[len(_FZ_PREFIX):]: v for k, v in arrays.items()
+                                           if k.startswith(_FZ_PREFIX)}, fz_meta, path=path)
+            est = cls(fz.templates, **params)
+            names = fz.template_names_
+            est.template_weights_ = {str(k): float(meta["template_weights"][k]) for k in names}
+            est.template_norms_ = {str(k): float(meta["template_norms"][k]) for k in names}
+            active = [str(a) for a in meta["active_templates"]]
+            scalars = [float(meta[k]) for k in ("objective", "lower_bound", "gap")]
+            n_iter = int(meta["n_iter"])
+        except ModelFormatError:
+            raise
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ModelFormatError(f"model metadata is incomplete or malformed: {exc!r}", path=path) from None
+        if not set(active) <= set(names):
+            raise ModelFormatError("active templates not among the templates", path=path, field="active_templates")
+        coef = np.asarray(arrays["coef"], dtype=np.float64)
+        if coef.shape != (fz.dim_,):
+            raise ModelFormatError(f"coef has shape {coef.shape}, expected ({fz.dim_},)", path=path, field="coef")
+        est.featurizer_ = fz
+        est.coef_ = coef
+        est.active_templates_ = active
+        est.n_active_templates_ = len(active)
+        est.objective_, est.lower_bound_, est.gap_ = scalars
+        est.n_iter_ = n_iter
+        return est

@@ -1,0 +1,263 @@
+"""DependencyParser: certificates, template selection, valid / projective trees, model files,
+bad input, and the objective against a direct cvxpy solve on an enumerable treebank."""
+import warnings
+
+import numpy as np
+import pytest
+
+from cutplane.exceptions import InputError, ModelFormatError
+from oracles.brute_force.trees import enumerate_trees
+from oracles.parsing import is_projective, is_tree
+from problems.dependency_parsing import DependencyParser, parse_arc_templates
+from problems.io.conllu import ConlluSentence
+
+# the gold heads depend on POS (and distance) only; words and lemmas are noise
+INFORMATIVE = {"hp_mp": "hp_mp", "between": "hp_bp_mp", "dist": ""}
+NOISE = {"hw": "hw", "mw": "mw", "hl_ml": "hl_ml"}
+TEMPLATES = {**INFORMATIVE, **NOISE}
+_POS = ("NOUN", "VERB", "ADJ", "ADP", "PUNCT")
+
+
+def make_sentence(pos, rng, n_words=30, heads=True):
+    """A sentence with the given POS, random words and lemmas, and gold heads by the rule:
+    word 1 attaches to the root, every later word to the nearest preceding NOUN."""
+    n = len(pos)
+    forms = [f"w{rng.integers(n_words)}" for _ in range(n)]
+    lemmas = [f"l{rng.integers(n_words)}" for _ in range(n)]
+    h = None
+    if heads:
+        h = np.zeros(n, np.int64)
+        last = 0
+        for k in range(n):
+            h[k] = last if k > 0 else 0
+            if pos[k] == "NOUN":
+                last = k + 1
+    return ConlluSentence(forms=forms, lemmas=lemmas, upos=list(pos), xpos=["_"] * n, feats=["_"] * n,
+                          heads=h, deprels=["dep"] * n)
+
+
+def make_treebank(n_sentences, seed, min_len=3, max_len=9):
+    """Sentences starting with a NOUN, POS otherwise uniform (the rule gives projective,
+    single-rooted trees)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n_sentences):
+        n = int(rng.integers(min_len, max_len + 1))
+        pos = ["NOUN"] + [_POS[i] for i in rng.integers(len(_POS), size=n - 1)]
+        out.append(make_sentence(pos, rng))
+    return out
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_treebank(60, seed=0), make_treebank(60, seed=1)
+
+
+@pytest.fixture(scope="module")
+def fitted(data):
+    train, _ = data
+    mtl = DependencyParser(TEMPLATES, C=10.0, regularizer="mtl", eps=0.05).fit(train)
+    ssvm = DependencyParser(TEMPLATES, C=10.0, regularizer="ssvm", eps=0.05).fit(train)
+    return mtl, ssvm
+
+
+def test_certificates(fitted):
+    for est in fitted:
+        h = est.result_.history
+        assert est.result_.status == "converged"
+        assert est.gap_ <= 0.05 + 1e-12
+        assert est.lower_bound_ <= est.objective_ + 1e-9
+        assert np.all(np.diff(h.lower) >= -1e-12)
+        assert np.all(h.lower <= h.best_upper + 1e-9)
+        assert est.objective_ == pytest.approx(10.0 * est.result_.objective)
+
+
+def test_mtl_drops_noise_templates(data, fitted):
+    _, test = data
+    mtl, ssvm = fitted
+    norms = mtl.template_norms_
+    top = max(norms.values())
+    for name in NOISE:
+        assert norms[name] <= 1e-5 * top, (name, norms[name])
+        assert name not in mtl.active_templates_
+        assert mtl.template_weights_[name] <= 1e-5
+    assert sum(mtl.template_weights_.values()) == pytest.approx(1.0, abs=1e-6)
+    assert mtl.n_active_templates_ == len(mtl.active_templates_) <= len(INFORMATIVE)
+    # SSVM puts weight on the word templates
+    assert all(ssvm.template_norms_[name] > 1e-3 for name in NOISE)
+    assert mtl.score(test) >= ssvm.score(test) - 1e-12
+    assert mtl.score(test) > 0.95
+
+
+def test_predictions_are_single_rooted_trees_and_skipping_is_exact(data, fitted):
+    _, test = data
+    mtl, ssvm = fitted
+    rng = np.random.default_rng(5)
+    # POS in any order (not only the training distribution): still valid trees
+    shuffled = [make_sentence([_POS[i] for i in rng.integers(len(_POS), size=len(s))], rng, heads=False)
+                for s in test]
+    for est in fitted:
+        for sents in (test, shuffled):
+            pred = est.predict(sents)
+            assert [len(p) for p in pred] == [len(s) for s in sents]
+            for p in pred:
+                tree = np.concatenate(([-1], p))
+                assert is_tree(tree, single_root=True)
+    assert mtl.n_active_templates_ < len(TEMPLATES)
+    for sents in (test, shuffled):
+        a = mtl.predict(sents)
+        b = mtl.predict(sents, all_templates=True)
+        assert all(np.array_equal(x, y) for x, y in zip(a, b))
+
+
+def test_projective_gives_projective_trees(data):
+    train, _ = data
+    est = DependencyParser(TEMPLATES, C=1.0, regularizer="ssvm", projective=True, eps=0.05).fit(train)
+    rng = np.random.default_rng(7)
+    # word features seen in training, random POS: the arc scores favour crossing arcs sometimes
+    sents = [make_sentence([_POS[i] for i in rng.integers(len(_POS), size=8)], rng, heads=False)
+             for _ in range(200)]
+    pred = est.predict(sents)
+    assert all(is_projective(np.concatenate(([-1], p))) for p in pred)
+    assert all(is_tree(np.concatenate(([-1], p)), single_root=True) for p in pred)
+    est.projective = False  # same weights, unrestricted decoder: some trees cross
+    free = est.predict(sents)
+    assert any(not is_projective(np.concatenate(([-1], p))) for p in free)
+
+
+def test_save_load_roundtrip(tmp_path, data, fitted):
+    _, test = data
+    mtl, _ = fitted
+    path = mtl.save(tmp_path / "parser.npz")
+    back = DependencyParser.load(path)
+    assert all(np.array_equal(a, b) for a, b in zip(back.predict(test), mtl.predict(test)))
+    assert back.template_weights_ == mtl.template_weights_
+    assert back.active_templates_ == mtl.active_templates_
+    assert back.gap_ == mtl.gap_ and back.objective_ == mtl.objective_
+    np.testing.assert_array_equal(back.coef_, mtl.coef_)
+    data_bytes = path.read_bytes()
+    (tmp_path / "cut.npz").write_bytes(data_bytes[: len(data_bytes) // 2])
+    with pytest.raises(ModelFormatError):
+        DependencyParser.load(tmp_path / "cut.npz")
+
+
+def _enumerated_optimum(parser, sentences, C, regularizer):
+    """min Omega(w) + C/n sum_i max_y [Delta + <w, Phi(y) - Phi(y_i)>] over all trees, by cvxpy
+    (n-slack form with every tree of every sentence as a constraint)."""
+    import cvxpy as cp
+
+    fz = parser.featurizer_
+    feats = fz.transform(sentences)
+    dim = fz.dim_
+    w = cp.Variable(dim)
+    xi = cp.Variable(len(sentences))
+    cons = []
+    for i, s in enumerate(sentences):
+        gold = np.concatenate(([-1], s.heads))
+        phi_gold = feats.phi(i, gold).toarray().ravel()
+        trees = enumerate_trees(len(s), single_root=True)
+        rows = np.stack([feats.phi(i, t).toarray().ravel() - phi_gold for t in trees])
+        loss = np.array([np.sum(t[1:] != gold[1:]) for t in trees], dtype=float)
+        cons.append(xi[i] >= loss + rows @ w)
+    groups = fz.coordinate_groups()
+    if regularizer == "ssvm":
+        omega = 0.5 * cp.sum_squares(w)
+    else:
+        omega = 0.5 * cp.square(cp.sum(cp.hstack([cp.norm(w[np.flatnonzero(groups == j)], 2)
+                                                   for j in np.unique(groups)])))
+    prob = cp.Problem(cp.Minimize(omega + C * cp.sum(xi) / len(sentences)), cons)
+    prob.solve(solver=cp.CLARABEL)
+    return prob.value
+
+
+@pytest.mark.parametrize("regularizer", ["mtl", "ssvm"])
+def test_objective_matches_direct_cvxpy_solve(regularizer):
+    sents = make_treebank(4, seed=3, min_len=2, max_len=4)
+    C = 5.0
+    est = DependencyParser({"hp_mp": "hp_mp", "mw": "mw", "dist": ""}, C=C, regularizer=regularizer,
+                           eps=1e-4).fit(sents)
+    opt = _enumerated_optimum(est, sents, C, regularizer)
+    assert est.lower_bound_ - 1e-5 <= opt <= est.objective_ + 1e-5
+    assert est.objective_ - opt <= 1e-4 + 1e-5
+
+
+def test_parse_arc_templates():
+    text = "# comment\nhp_mp\nbetween = hp_bp_mp  # in-between POS\n\ndist =\n"
+    assert parse_arc_templates(text) == {"hp_mp": "hp_mp", "between": "hp_bp_mp", "dist": ""}
+    with pytest.raises(InputError) as err:
+        parse_arc_templates("hp_mp\nbad = hq_mp\n", path="t.txt")
+    assert err.value.line == 2
+    with pytest.raises(InputError):
+        parse_arc_templates("hp\nhp\n")
+    with pytest.raises(InputError):
+        parse_arc_templates("# nothing\n")
+
+
+@pytest.mark.parametrize("kwargs, field", [
+    (dict(C=0.0), "C"), (dict(C=-1.0), "C"), (dict(eps=0.0), "eps"),
+    (dict(regularizer="nope"), "regularizer"), (dict(regularizer="pmtl", p=1.0), "p"),
+    (dict(projective="yes"), "projective"),
+])
+def test_bad_hyper_parameters(data, kwargs, field):
+    with pytest.raises(InputError) as err:
+        DependencyParser(TEMPLATES, **kwargs).fit(data[0][:5])
+    assert err.value.field == field
+
+
+def test_bad_data(data):
+    train, test = data
+    est = DependencyParser(TEMPLATES)
+    with pytest.raises(InputError):
+        est.fit([])
+    with pytest.raises(InputError):
+        est.predict(test)  # not fitted
+    rng = np.random.default_rng(0)
+    no_heads = make_sentence(["NOUN", "VERB"], rng, heads=False)
+    with pytest.raises(InputError):
+        est.fit([train[0], no_heads])
+    two_roots = make_sentence(["NOUN", "VERB", "ADJ"], rng)
+    two_roots.heads = np.array([0, 0, 1])
+    with pytest.raises(InputError, match="single_root"):
+        est.fit([train[0], two_roots])
+    cycle = make_sentence(["NOUN", "VERB", "ADJ"], rng)
+    cycle.heads = np.array([0, 3, 2])
+    with pytest.raises(InputError, match="not a tree"):
+        est.fit([cycle])
+    out_of_range = make_sentence(["NOUN", "VERB"], rng)
+    out_of_range.heads = np.array([0, 5])
+    with pytest.raises(InputError):
+        est.fit([out_of_range])
+    with pytest.raises(InputError):
+        DependencyParser(TEMPLATES, C=1.0).fit("not a list")
+
+
+def test_multi_root_and_nonprojective_warning():
+    rng = np.random.default_rng(2)
+    s = make_sentence(["NOUN", "VERB", "NOUN", "ADJ"], rng)
+    s.heads = np.array([0, 0, 0, 3])  # three children of the root
+    est = DependencyParser(TEMPLATES, C=1.0, single_root=False, eps=0.05).fit([s, s])
+    assert est.result_.status == "converged"
+    crossing = make_sentence(["NOUN", "VERB", "NOUN", "ADJ"], rng)
+    crossing.heads = np.array([0, 3, 1, 2])  # 0->1, 1->3, 3->2, 2->4: arcs 1-3 and 2-4 cross
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        DependencyParser(TEMPLATES, C=1.0, projective=True, eps=0.05).fit([crossing])
+    assert is_tree(np.concatenate(([-1], crossing.heads)))
+    assert not is_projective(np.concatenate(([-1], crossing.heads)))
+    assert any("not projective" in str(w.message) for w in caught)
+
+
+def test_restricted_featurizer_scores_equal_masked_weights(data, fitted):
+    _, test = data
+    fz = fitted[1].featurizer_
+    rng = np.random.default_rng(11)
+    w = rng.normal(size=fz.dim_)
+    keep = ["between", "hw"]
+    sub = fz.restrict(keep)
+    assert sub.template_names_ == ["between", "hw"]
+    masked = np.where(np.isin(fz.coordinate_groups(), [fz.template_names_.index(k) for k in keep]), w, 0.0)
+    full, part = fz.transform(test[:10]), sub.transform(test[:10])
+    for i in range(10):
+        np.testing.assert_allclose(part.scores(i, w[sub.columns_]), full.scores(i, masked), atol=1e-12)
+    with pytest.raises(InputError):
+        fz.restrict(["no such template"])
