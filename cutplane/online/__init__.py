@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import importlib
 
+# Eager on purpose: the function shares its name with the submodule ``cutplane.online.spom``;
+# binding it here after the submodule import keeps ``cutplane.online.spom`` the function.
+from .spom import spom  # noqa: E402  (light: numpy only)
+
 _LAZY = {
-    "spom": ("cutplane.online.spom", "spom"),
     "OnlineProximal": ("cutplane.online.spom", "OnlineProximal"),
     "SPOMResult": ("cutplane.online.result", "SPOMResult"),
     "SPOMHistory": ("cutplane.online.result", "SPOMHistory"),
@@ -23,7 +26,7 @@ _LAZY = {
     "tune_eta0": ("cutplane.online.learning_rates", "tune_eta0"),
 }
 
-__all__ = sorted(_LAZY)
+__all__ = sorted(_LAZY) + ["spom"]
 
 
 def __getattr__(name):
