@@ -75,13 +75,17 @@ def _prepare_groups(v, groups):
 
 
 def _rescale_groups(v: np.ndarray, ids: np.ndarray, b0: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Prop. 1: ``w_j = b_j * (v_j / b0_j)`` (0 where ``b0_j = 0``); the unit direction first, so
-    neither a tiny ratio ``b_j / b0_j`` nor ``1 / b0_j`` of a subnormal norm costs precision."""
-    safe = np.where(b0 > 0, b0, 1.0)
-    w = (v / safe[ids]) * np.where(b0 > 0, b, 0.0)[ids]
-    same = (b == b0)[ids]  # untouched groups (e.g. tau = 0) are returned exactly
-    w[same] = v[same]
-    return w
+    """Prop. 1: ``w_j = (b_j / b0_j) v_j`` (0 where ``b0_j = 0``; exactly ``v_j`` where ``b_j = b0_j``).
+
+    When a ratio ``b_j / b0_j`` or a norm ``b0_j`` is subnormal, the unit direction is formed
+    first, ``w_j = b_j (v_j / b0_j)``, so no digits are lost through a subnormal factor."""
+    pos = b0 > 0
+    safe = np.where(pos, b0, 1.0)
+    factor = np.where(pos, b / safe, 0.0)
+    tiny = np.finfo(np.float64).tiny
+    if np.any(pos & (((factor < tiny) & (b > 0)) | (b0 < tiny))):
+        return (v / safe[ids]) * np.where(pos, b, 0.0)[ids]
+    return v * factor[ids]
 
 
 # --------------------------------------------------------------------------- separable

@@ -59,6 +59,8 @@ def test_bad_groups(groups, dim, n_groups, field):
 def test_group_norms_match_direct(data, dim):
     v = np.array(data.draw(st.lists(st.floats(-1e3, 1e3), min_size=dim, max_size=dim)))
     ids = np.array(data.draw(st.lists(st.integers(0, 4), min_size=dim, max_size=dim)))
+    if data.draw(st.booleans()):  # the contiguous layout takes the reduceat path
+        ids = np.sort(ids)
     direct = np.array([math.hypot(*v[ids == j]) for j in range(5)])  # scaled, no underflow
     np.testing.assert_allclose(group_norms(v, ids, 5), direct, rtol=1e-13, atol=0)
 
@@ -70,3 +72,7 @@ def test_group_norms_extreme_magnitudes():
     np.testing.assert_allclose(group_norms(v, ids), [5e200, 5e-200, 0.0, 5e-324], rtol=1e-14)
     assert group_norms(np.zeros(3), np.array([0, 2, 2])).tolist() == [0.0, 0.0, 0.0]
     assert group_norms(np.zeros(0), np.zeros(0, dtype=np.intp)).shape == (0,)
+    # sorted ids (reduceat path) with empty groups in between and at the end
+    v = np.array([3.0, 4.0, 1e-300, 1.0, 2.0, 2.0])
+    np.testing.assert_allclose(group_norms(v, np.array([0, 0, 2, 4, 4, 4]), 6), [5.0, 0.0, 1e-300, 0.0, 3.0, 0.0],
+                               rtol=1e-14)
