@@ -345,8 +345,11 @@ class _Base:
         self.n_calls = 0
 
     def _tolerance(self, primal):
+        # floored at 1e-11 |P|: below that the measured gap is round-off (polished gaps are
+        # 1e-15 to 1e-12 relative), and asking for less only re-solves in vain
+        floor = 1e-11 * max(1.0, abs(primal))
         if self.gap_tol is not None:
-            return self.gap_tol
+            return max(self.gap_tol, floor)
         return 1e-6 * max(1.0, abs(primal))
 
     def _beta(self, beta):
@@ -372,8 +375,10 @@ class SVMDualOracle(_Base):
     svm_tol : float, default=1e-5
         libsvm's KKT tolerance for the first solve at each ``beta``.
     gap_tol : float, optional
-        Accepted inner duality gap (absolute, on the scale of ``D``); default
-        ``1e-6 * max(1, P(beta))``. Above it the SVM is re-solved, then marked inexact.
+        Accepted inner duality gap (absolute, on the scale of ``D``), floored at
+        ``1e-11 * max(1, |P(beta)|)`` (round-off of the measured gap); default
+        ``1e-6 * max(1, |P(beta)|)``. Above it the SVM is polished, re-solved, then marked
+        inexact.
     max_refine : int, default=2
         Re-solves with a 100x smaller ``tol`` before giving up on ``gap_tol``.
     polish : bool, default=True
