@@ -193,6 +193,9 @@ def _add_train(p):
                    help="map of the structured oracle over sentences (default serial)")
     p.add_argument("--workers", type=_positive_int, default=None, help="workers of the executor")
     p.add_argument("--max-iter", type=_positive_int, default=1000, dest="max_iter")
+    p.add_argument("--plot", type=Path, metavar="DIR",
+                   help="structured tasks: write template weights and the bounds per iteration as PNG "
+                        "files here (needs matplotlib)")
     p.add_argument("--model", required=True, type=Path, help="output model file (.npz)")
     p.add_argument("--report", type=Path, help="output JSON report")
     p.add_argument("--verbose", action="store_true", help="progress bar and per-iteration log")
@@ -268,6 +271,8 @@ register_command("demo", Command("train on small generated data and print the ce
 
 
 from problems import cli_sequence  # noqa: E402,F401  (registers the sequence / segment tasks and evaluate)
+from problems import cli_compare  # noqa: E402,F401  (registers compare: batch MTL^struct vs online SPOM)
+from problems import cli_parse  # noqa: E402,F401  (registers the parse task and its evaluator)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -18,9 +18,14 @@ from pathlib import Path
 
 from cutplane.exceptions import InputError
 
-from .cli import Command, Task, register_command, register_task
+# task -> evaluate(model_path, test_path, args) -> dict of scores, for tasks of other modules
+# (e.g. problems.cli_parse). Defined before importing .cli: under ``python -m problems.cli``
+# that import re-enters problems.cli, which imports those modules while this one is partial.
+EVALUATORS: dict = {}
 
-__all__ = ["train_sequence", "train_segment", "evaluate_model", "tagger_report"]
+from .cli import Command, Task, register_command, register_task  # noqa: E402
+
+__all__ = ["train_sequence", "train_segment", "evaluate_model", "tagger_report", "EVALUATORS"]
 
 _SCHEME = "BMES"
 
@@ -80,6 +85,23 @@ def _fit_tagger(args, templates, X, y):
     return est.fit(X, y)
 
 
+def _plots(est, args, report):
+    """``--plot DIR``: template weights (sorted, log scale) and the bounds per iteration."""
+    if getattr(args, "plot", None) is None:
+        return
+    from .plots import matplotlib_available, plot_bounds, plot_template_weights
+
+    if not matplotlib_available():
+        raise InputError("--plot needs matplotlib (pip install cutplane[plot])", field="--plot")
+    args.plot.mkdir(parents=True, exist_ok=True)
+    report["plots"] = [
+        str(plot_template_weights(est.template_norms_, args.plot / "template_weights.png",
+                                  title=f"{est.regularizer} ||w_j||")),
+        str(plot_bounds(est.result_.history, args.plot / "bounds.png", scale=float(est.C),
+                        title=f"{est.regularizer}, C={est.C:g}")),
+    ]
+
+
 def _dev_scores(est, task, path):
     if path is None:
         return {}
@@ -97,6 +119,7 @@ def train_sequence(args):
     est = _fit_tagger(args, _templates_text(args.templates, "chunking"), corpus.inputs, corpus.labels)
     report = tagger_report(est)
     report.update(n_sentences=corpus.n_sentences, n_tokens=corpus.n_tokens, **_dev_scores(est, "sequence", args.dev))
+    _plots(est, args, report)
     return est, report
 
 
@@ -108,6 +131,7 @@ def train_segment(args):
     est = _fit_tagger(args, _templates_text(args.templates, "tp1"), corpus.inputs, corpus.labels)
     report = tagger_report(est)
     report.update(n_sentences=corpus.n_sentences, n_chars=corpus.n_tokens, **_dev_scores(est, "segment", args.dev))
+    _plots(est, args, report)
     return est, report
 
 
@@ -190,15 +214,18 @@ def _run_evaluate(args):
 
     meta = load_model(args.model).meta
     task = meta.get("task")
-    if task not in ("sequence", "segment"):
-        raise InputError(f"evaluate supports sequence and segment models, this one is {task!r}",
-                         path=args.model, field="task")
-    words = None
-    if args.train_words is not None:
-        from .io.segmentation import read_word_list
+    if task in EVALUATORS:
+        scores = EVALUATORS[task](args.model, args.test, args)
+    elif task not in ("sequence", "segment"):
+        raise InputError(f"evaluate supports {sorted({'sequence', 'segment', *EVALUATORS})} models, "
+                         f"this one is {task!r}", path=args.model, field="task")
+    else:
+        words = None
+        if args.train_words is not None:
+            from .io.segmentation import read_word_list
 
-        words = read_word_list(args.train_words)
-    scores = evaluate_model(SequenceTagger.load(args.model), task, args.test, train_words=words)
+            words = read_word_list(args.train_words)
+        scores = evaluate_model(SequenceTagger.load(args.model), task, args.test, train_words=words)
     sys.stdout.write(" ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
                               for k, v in scores.items()) + "\n")
     if args.report is not None:

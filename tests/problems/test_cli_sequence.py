@@ -30,8 +30,10 @@ def test_sequence_train_predict_evaluate(files, capsys):
     d = files
     code = main(["train", "--task", "sequence", "--templates", str(d / "t.tpl"), "--train", str(d / "train.txt"),
                  "--dev", str(d / "test.txt"), "--C", "10", "--regularizer", "mtl", "--eps", "0.05",
-                 "--model", str(d / "m.npz"), "--report", str(d / "r.json")])
+                 "--model", str(d / "m.npz"), "--report", str(d / "r.json"), "--plot", str(d / "plots")])
     assert code == 0
+    assert (d / "plots" / "template_weights.png").stat().st_size > 1000
+    assert (d / "plots" / "bounds.png").stat().st_size > 1000
     report = json.loads((d / "r.json").read_text())
     for key in ("objective", "lower_bound", "gap", "iterations", "status", "time_s", "oracle_time_s",
                 "solver_time_s", "backend", "template_weights", "n_active_templates", "dev"):

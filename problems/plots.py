@@ -1,0 +1,101 @@
+"""Figures of a training run: template weights (seed 004 Fig. 2/5/6 style) and the certified bounds.
+
+matplotlib is optional (``pip install cutplane[plot]``); every function imports it lazily,
+uses the non-interactive Agg backend and writes a PNG, returning its path.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from cutplane.exceptions import InputError
+
+__all__ = ["plot_template_weights", "plot_bounds", "matplotlib_available"]
+
+
+def matplotlib_available() -> bool:
+    """True when matplotlib can be imported."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_template_weights(weights, path, *, title="template weights", floor=1e-12):
+    """Sorted template weights on a log scale.
+
+    Parameters
+    ----------
+    weights : dict of str to float
+        Weight (``mu_j`` or ``||w_j||``) by template name.
+    path : str or os.PathLike
+        Output PNG.
+    floor : float
+        Weights below it (exact zeros included) are drawn at ``floor`` and counted as zero.
+    """
+    if not weights:
+        raise InputError("no template weights to plot", field="weights")
+    names = list(weights)
+    vals = np.array([float(weights[n]) for n in names])
+    order = np.argsort(-vals)
+    shown = np.maximum(vals[order], floor)
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.25 * len(names)), 4.0))
+    ax.bar(np.arange(len(names)), shown, color=np.where(vals[order] > floor, "tab:blue", "tab:gray"))
+    ax.set_yscale("log")
+    ax.set_xticks(np.arange(len(names)))
+    ax.set_xticklabels([names[i] for i in order], rotation=90, fontsize=7)
+    ax.set_ylabel("weight (log scale)")
+    ax.set_title(f"{title}: {int(np.sum(vals > floor))} of {len(names)} non-zero")
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plot_bounds(history, path, *, scale=1.0, title="certified bounds"):
+    """Best upper bound and lower bound per iteration, with the gap on a log scale.
+
+    Parameters
+    ----------
+    history : object with arrays ``best_upper``, ``lower`` (and ``upper``)
+        :attr:`cutplane.Result.history`.
+    scale : float
+        Multiplier to the user's objective scale (``C`` for the estimators).
+    """
+    best = scale * np.asarray(history.best_upper, dtype=float)
+    lower = scale * np.asarray(history.lower, dtype=float)
+    if best.size == 0:
+        raise InputError("empty history: nothing to plot", field="history")
+    it = np.arange(1, best.size + 1)
+    plt = _pyplot()
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10.0, 4.0))
+    ax1.plot(it, best, label="best upper bound F(w)")
+    finite = np.isfinite(lower)
+    ax1.plot(it[finite], lower[finite], label="lower bound")
+    ax1.set_xlabel("iteration")
+    ax1.set_ylabel("objective")
+    ax1.legend()
+    gap = best - lower
+    ok = finite & (gap > 0)
+    ax2.semilogy(it[ok], gap[ok])
+    ax2.set_xlabel("iteration")
+    ax2.set_ylabel("certified gap")
+    fig.suptitle(title)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
