@@ -1,0 +1,128 @@
+"""`cutplane train/predict/evaluate --task parse`, end to end on CoNLL-U files."""
+import json
+
+import numpy as np
+import pytest
+
+from oracles.parsing import is_projective, is_tree
+from problems.cli import main
+from problems.dependency_parsing import DependencyParser
+from problems.io.conllu import read_conllu, write_conllu
+from problems.metrics.parsing import uas
+from tests.problems.test_dependency_parser import make_treebank
+
+TEMPLATE_FILE = """# POS only: the synthetic heads follow POS
+hp_mp
+between = hp_bp_mp
+dist =
+hw   # noise
+"""
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("parse")
+    write_conllu(d / "train.conllu", make_treebank(40, seed=0))
+    write_conllu(d / "test.conllu", make_treebank(30, seed=1))
+    test = read_conllu(d / "test.conllu")
+    for s in test:  # raw input: no heads
+        s.heads = None
+    write_conllu(d / "input.conllu", test)
+    (d / "t.txt").write_text(TEMPLATE_FILE)
+    return d
+
+
+def test_train_predict_evaluate(files, capsys):
+    d = files
+    code = main(["train", "--task", "parse", "--train", str(d / "train.conllu"), "--templates", str(d / "t.txt"),
+                 "--dev", str(d / "test.conllu"), "--C", "10", "--regularizer", "mtl", "--eps", "0.05",
+                 "--model", str(d / "m.npz"), "--report", str(d / "r.json")])
+    assert code == 0
+    report = json.loads((d / "r.json").read_text())
+    for key in ("objective", "lower_bound", "gap", "iterations", "status", "time_s", "oracle_time_s",
+                "solver_time_s", "template_weights", "n_active_templates", "active_templates", "dev",
+                "train_uas"):
+        assert key in report
+    assert report["task"] == "parse"
+    assert report["status"] == "converged" and report["gap"] <= 0.05
+    assert report["lower_bound"] <= report["objective"]
+    assert set(report["template_weights"]) == {"hp_mp", "between", "dist", "hw"}
+    assert report["single_root"] is True and report["projective"] is False
+    capsys.readouterr()
+
+    assert main(["predict", "--model", str(d / "m.npz"), "--input", str(d / "input.conllu"),
+                 "--output", str(d / "pred.conllu")]) == 0
+    pred = read_conllu(d / "pred.conllu")
+    gold = read_conllu(d / "test.conllu")
+    assert [s.forms for s in pred] == [s.forms for s in gold]
+    assert [s.upos for s in pred] == [s.upos for s in gold]
+    for s in pred:
+        assert is_tree(np.concatenate(([-1], s.heads)), single_root=True)
+    # the written heads are the estimator's predictions
+    est = DependencyParser.load(d / "m.npz")
+    assert all(np.array_equal(a, b.heads) for a, b in zip(est.predict(gold), pred))
+
+    assert main(["evaluate", "--model", str(d / "m.npz"), "--test", str(d / "test.conllu"),
+                 "--report", str(d / "e.json")]) == 0
+    out = capsys.readouterr().out
+    ev = json.loads((d / "e.json").read_text())
+    ref = uas(gold, [s.heads for s in pred])
+    assert ev["uas"] == pytest.approx(ref.uas)
+    assert ev["uas_punct"] == pytest.approx(ref.uas_punct)
+    assert ev["complete"] == pytest.approx(ref.complete)
+    assert f"uas {ev['uas']:.4f}" in out and f"complete {ev['complete']:.4f}" in out
+    assert ev["uas"] == pytest.approx(report["dev"]["uas"])
+
+
+def test_predict_to_stdout_and_projective_ssvm(files, capsys):
+    d = files
+    assert main(["train", "--task", "parse", "--train", str(d / "train.conllu"), "--regularizer", "ssvm",
+                 "--projective", "--C", "1", "--model", str(d / "p.npz")]) == 0
+    assert DependencyParser.load(d / "p.npz").projective is True
+    capsys.readouterr()
+    assert main(["predict", "--model", str(d / "p.npz"), "--input", str(d / "input.conllu")]) == 0
+    out = capsys.readouterr().out
+    (d / "stdout.conllu").write_text(out, encoding="utf-8")
+    pred = read_conllu(d / "stdout.conllu")
+    assert len(pred) == 30
+    assert all(is_projective(np.concatenate(([-1], s.heads))) for s in pred)
+
+
+def test_bad_input(files, capsys):
+    d = files
+    (d / "bad.conllu").write_text("1\tA\ta\tNOUN\t_\t_\t2\tdep\t_\t_\n2\tB\tb\tVERB\t_\t_\t1\tdep\t_\t_\n\n")
+    assert main(["train", "--task", "parse", "--train", str(d / "bad.conllu"), "--model", str(d / "x.npz")]) == 2
+    err = capsys.readouterr().err
+    assert "bad.conllu" in err and "cycle" in err
+    (d / "bad_t.txt").write_text("hp_mp\nhq\n")
+    assert main(["train", "--task", "parse", "--train", str(d / "train.conllu"), "--templates",
+                 str(d / "bad_t.txt"), "--model", str(d / "x.npz")]) == 2
+    err = capsys.readouterr().err
+    assert "bad_t.txt" in err and ":2" in err
+    assert main(["train", "--task", "parse", "--train", str(d / "train.conllu"), "--regularizer", "l2",
+                 "--model", str(d / "x.npz")]) == 2
+    assert "--regularizer" in capsys.readouterr().err
+    assert not (d / "x.npz").exists()
+
+
+@pytest.mark.slow
+def test_danish_dev_subset(data_dir, tmp_path, capsys):
+    from problems.datasets import dataset_path
+
+    folder = dataset_path("ud-danish-ddt")
+    dev = read_conllu(folder / "da_ddt-ud-dev.conllu.gz")
+    write_conllu(tmp_path / "train.conllu", dev[:150])
+    write_conllu(tmp_path / "held.conllu", dev[400:500])
+    assert main(["train", "--task", "parse", "--train", str(tmp_path / "train.conllu"), "--C", "3",
+                 "--regularizer", "mtl", "--eps", "0.1", "--model", str(tmp_path / "m.npz"),
+                 "--report", str(tmp_path / "r.json")]) == 0
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["gap"] <= 0.1 and report["n_templates"] == 24
+    capsys.readouterr()
+    assert main(["evaluate", "--model", str(tmp_path / "m.npz"), "--test", str(tmp_path / "held.conllu"),
+                 "--report", str(tmp_path / "e.json")]) == 0
+    ev = json.loads((tmp_path / "e.json").read_text())
+    # far above attaching every word to its left neighbour (the chance-level baseline here)
+    held = read_conllu(tmp_path / "held.conllu")
+    left = uas(held, [np.arange(len(s)) for s in held])
+    assert ev["uas"] > left.uas + 0.1
