@@ -47,6 +47,8 @@ from problems.kernels import GaussianKernel, LinearKernel, PolynomialKernel  # n
 
 KERNELS = {"L": LinearKernel(normalize=True), "Q": PolynomialKernel(degree=2, coef0=1.0, normalize=True),
            "G": GaussianKernel(gamma=0.1)}
+WHY_SUBSAMPLE = ("libsvm on the full 4617 x 4617 precomputed Grams for 26 classes at each Kelley "
+                 "iteration is too long on this shared machine")
 BLOCK = 4000          # test rows per block of test-vs-train Gram matrices
 
 
@@ -171,7 +173,7 @@ def write_report(args, n, n_fold, n_test, t_gram, psd, rows, model, eps, per_cla
         f"- Data: OCR letters (Taskar et al. 2003), 16x8 binary pixels, 26 classes; no chain (each letter "
         f"classified alone).",
         f"- Train: fold {args.train_fold}, **a random subsample of {n} of its {n_fold} letters** (seed "
-        f"{args.seed}) {'(the whole fold)' if n == n_fold else '(libsvm on the full 4617 x 4617 precomputed Grams, 26 classes and 20-30 Kelley iterations is too long on this shared machine)'}.",
+        f"{args.seed}; {'the whole fold' if n == n_fold else WHY_SUBSAMPLE}).",
         f"- Test: {'all ' if args.n_test == 0 else 'a random subsample of '}{n_test} letters of the other nine folds.",
         "- Kernels (SPOM Table 1): linear and quadratic `(x.y + 1)^2` normalised to unit diagonal, Gaussian "
         "`exp(-||x - y||^2 / (2 sigma^2))` with sigma^2 = 5. Gram matrices "
@@ -221,7 +223,11 @@ def write_report(args, n, n_fold, n_test, t_gram, psd, rows, model, eps, per_cla
         "",
         "- The single-kernel and average rows are plain one-vs-rest libsvm (one kernel: the simplex is a "
         "point, Kelley stops after one oracle call). Their objective column is sum_c D_c at that kernel; "
-        "the MKL objective is the smallest of these over the simplex, certified to eps.",
+        "MKL minimises sum_c D_c over the whole simplex, so its objective is at most every other row's "
+        "(up to eps).",
+        "- MKL minimises the training objective (the SVM dual with the learned kernel), not test error: "
+        f"here it reached {100 * rows[-1][2]:.2f}% against {100 * max(r[2] for r in rows[:-1]):.2f}% for the "
+        "best fixed kernel.",
         "- Not comparable number-for-number with SPOM Table 1 (87.5% for MKL there): SPOM trains a chain "
         "(structural SVM with bigram features) on the whole fold with a cross-validated C and averages 10 "
         "folds; this run is per-character, on a subsample, one fold, one C.",
