@@ -21,10 +21,12 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+from numba import njit
 from sklearn.base import BaseEstimator
 
 from cutplane.exceptions import ConvergenceWarning, InputError, ModelFormatError
 from cutplane.parallel import get_executor
+from oracles.viterbi import viterbi_kernel
 
 from .feature_index import FeatureIndex, LabelAlphabet
 from .validation import check_bool, check_choice, check_int, check_positive
@@ -64,14 +66,68 @@ def _check_solver(solver):
     return solver
 
 
+@njit(cache=True)
+def _chain_example(w_sup, uf, inv, indptr, t0, t1, labels, K, nW, with_trans):
+    """Loss-augmented Viterbi on one sentence from the weights of its support, and the subgradient.
+
+    ``w_sup`` holds ``W[uf[l], k]`` at ``l * K + k`` then the (K, K) transitions; ``inv[p]`` is the
+    local id of the feature at position ``p`` of ``indices``. Returns the hinge value and the
+    sorted global coordinates / values of ``Phi(x, y^) - Phi(x, y)``.
+    """
+    n = t1 - t0
+    nf = uf.size
+    unary = np.zeros((n, K))
+    for t in range(n):
+        for p in range(indptr[t0 + t], indptr[t0 + t + 1]):
+            f = inv[p]
+            for k in range(K):
+                unary[t, k] += w_sup[f * K + k]
+    trans_t = np.zeros((K, K))
+    if with_trans:
+        for a in range(K):
+            for b in range(K):
+                trans_t[b, a] = w_sup[nf * K + a * K + b]
+    y = labels[t0:t1]
+    yhat = np.empty(n, dtype=np.int32)
+    viterbi_kernel(unary, trans_t, y, True, np.empty((n, K)), np.zeros((n, K), dtype=np.int32), yhat)
+    acc = np.zeros(nf * K + K * K)
+    value = 0.0
+    for t in range(n):
+        a, b = yhat[t], y[t]
+        if a != b:
+            value += 1.0 + unary[t, a] - unary[t, b]
+            for p in range(indptr[t0 + t], indptr[t0 + t + 1]):
+                acc[inv[p] * K + a] += 1.0
+                acc[inv[p] * K + b] -= 1.0
+        if with_trans and t > 0:
+            pa, pb = yhat[t - 1], y[t - 1]
+            value += trans_t[a, pa] - trans_t[b, pb]
+            acc[nf * K + pa * K + a] += 1.0
+            acc[nf * K + pb * K + b] -= 1.0
+    nnz = 0
+    for q in range(acc.size):
+        if acc[q] != 0.0:
+            nnz += 1
+    idx = np.empty(nnz, dtype=np.int64)
+    val = np.empty(nnz)
+    j = 0
+    for q in range(acc.size):
+        if acc[q] != 0.0:
+            idx[j] = uf[q // K] * K + q % K if q < nf * K else nW + (q - nf * K)
+            val[j] = acc[q]
+            j += 1
+    return value, idx, val
+
+
 class _SequenceExamples:
     """SPOM's per-example view of a :class:`~oracles.sequence.SequenceHingeOracle`.
 
-    ``example_support(i)``: the coordinates sentence ``i`` reads (its features times all labels,
-    then the transition block); ``example_subgradient(i, w_support)``: loss-augmented Viterbi on
-    those weights only (the oracle's own kernels), the hinge value and the sparse subgradient
-    ``Phi(x_i, y^_i) - Phi(x_i, y_i)``, with no O(dim) work (the protocol of
-    :mod:`cutplane.online.example_oracles`).
+    ``example_support(i)``: the coordinates sentence ``i`` reads (its distinct features times all
+    labels, then the transition block); ``example_subgradient(i, w_support)``: loss-augmented
+    Viterbi (the oracle's kernel) on those weights only, the hinge value and the sparse
+    subgradient ``Phi(x_i, y^_i) - Phi(x_i, y_i)`` -- the protocol of
+    :mod:`cutplane.online.example_oracles`, with no O(dim) work per sentence. The distinct
+    features of every sentence are found once here (one ``np.unique`` per sentence).
     """
 
     def __init__(self, oracle):
@@ -79,59 +135,33 @@ class _SequenceExamples:
         self.n_samples, self.dim = oracle.n_samples, oracle.dim
         self.K = oracle.n_labels
         self._nW = oracle.n_features * self.K
-        self._trans = oracle.transitions
+        self._trans = bool(oracle.transitions)
         self._labels = np.arange(self.K, dtype=np.int64)
         self._tcoords = self._nW + np.arange(self.K * self.K, dtype=np.int64)
-        self._cache = (-1, None, None)
-
-    def _local(self, i):
-        """Sorted distinct features of sentence ``i`` and each occurrence's local id."""
-        if self._cache[0] != i:
-            o = self.oracle
-            t0, t1 = o.sentence_ptr[i], o.sentence_ptr[i + 1]
-            uf, inv = np.unique(o.indices[o.indptr[t0]:o.indptr[t1]], return_inverse=True)
-            self._cache = (i, uf.astype(np.int64), inv.astype(np.int32))
-        return self._cache[1], self._cache[2]
+        ufs, invs = [], []
+        ip, sp_ = oracle.indptr, oracle.sentence_ptr
+        for i in range(self.n_samples):
+            uf, inv = np.unique(oracle.indices[ip[sp_[i]]:ip[sp_[i + 1]]], return_inverse=True)
+            ufs.append(uf.astype(np.int64))
+            invs.append(inv.astype(np.int32))
+        self._uf_ptr = np.concatenate(([0], np.cumsum([u.size for u in ufs]))).astype(np.int64)
+        self._uf = np.concatenate(ufs) if ufs else np.zeros(0, np.int64)
+        self._inv = np.concatenate(invs) if invs else np.zeros(0, np.int32)  # aligned with oracle.indices
 
     def example_support(self, i):
-        uf, _ = self._local(i)
+        uf = self._uf[self._uf_ptr[i]:self._uf_ptr[i + 1]]
         coords = (uf[:, None] * self.K + self._labels).ravel()
         return np.concatenate([coords, self._tcoords]) if self._trans else coords
 
     def example_subgradient(self, i, w_support):
         from cutplane.online import ExampleSubgradient
-        from oracles.viterbi import sentence_unary, viterbi_kernel
 
-        o, K = self.oracle, self.K
-        uf, inv = self._local(i)
-        n_loc = uf.size * K
-        W = w_support[:n_loc].reshape(uf.size, K)
-        T = w_support[n_loc:].reshape(K, K) if self._trans else np.zeros((K, K))
-        t0, t1 = int(o.sentence_ptr[i]), int(o.sentence_ptr[i + 1])
-        n = t1 - t0
-        ip = o.indptr[t0:t1 + 1] - o.indptr[t0]
-        unary = np.empty((n, K))
-        sentence_unary(W, ip, inv, 0, n, unary)
-        y = o.labels[t0:t1]
-        yhat = np.empty(n, dtype=np.int32)
-        viterbi_kernel(unary, np.ascontiguousarray(T.T), y, True, np.empty((n, K)), np.zeros((n, K), np.int32),
-                       yhat)
-        rows = np.arange(n)
-        value = float(np.count_nonzero(yhat != y)) + float(unary[rows, yhat].sum() - unary[rows, y].sum())
-        tok = np.flatnonzero(yhat != y)
-        cnt = ip[tok + 1] - ip[tok]
-        pos = np.repeat(ip[tok] - (np.cumsum(cnt) - cnt), cnt) + np.arange(int(cnt.sum()))
-        feats = uf[inv[pos]] * K
-        idx = [feats + np.repeat(yhat[tok], cnt), feats + np.repeat(y[tok], cnt)]
-        val = [np.ones(feats.size), -np.ones(feats.size)]
-        if self._trans and n > 1:
-            value += float(T[yhat[:-1], yhat[1:]].sum() - T[y[:-1], y[1:]].sum())
-            idx += [self._nW + yhat[:-1].astype(np.int64) * K + yhat[1:], self._nW + y[:-1].astype(np.int64) * K + y[1:]]
-            val += [np.ones(n - 1), -np.ones(n - 1)]
-        uniq, where = np.unique(np.concatenate(idx), return_inverse=True)
-        sums = np.bincount(where, weights=np.concatenate(val), minlength=uniq.size)
-        keep = sums != 0
-        return ExampleSubgradient(value, uniq[keep], sums[keep])
+        o = self.oracle
+        value, idx, val = _chain_example(np.ascontiguousarray(w_support, dtype=np.float64),
+                                         self._uf[self._uf_ptr[i]:self._uf_ptr[i + 1]], self._inv, o.indptr,
+                                         int(o.sentence_ptr[i]), int(o.sentence_ptr[i + 1]), o.labels, self.K,
+                                         self._nW, self._trans)
+        return ExampleSubgradient(float(value), idx, val)
 
 
 def _restricted_index(index: FeatureIndex, keep) -> FeatureIndex:
