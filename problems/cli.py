@@ -271,6 +271,7 @@ register_command("demo", Command("train on small generated data and print the ce
 
 
 from problems import cli_sequence  # noqa: E402,F401  (registers the sequence / segment tasks and evaluate)
+from problems import cli_compare  # noqa: E402,F401  (registers compare: batch MTL^struct vs online SPOM)
 from problems import cli_parse  # noqa: E402,F401  (registers the parse task and its evaluator)
 
 
