@@ -105,6 +105,9 @@ def train_parse(args):
                   train_uas=scores_dict(est.attachment_scores(sentences)))
     if args.dev is not None:
         report["dev"] = evaluate_parser(est, args.dev)
+    from .cli_sequence import _plots  # --plot DIR: the same figures as the sequence tasks
+
+    _plots(est, args, report)
     return est, report
 
 

@@ -1,5 +1,6 @@
 """`cutplane train/predict/evaluate --task parse`, end to end on CoNLL-U files."""
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -36,7 +37,7 @@ def test_train_predict_evaluate(files, capsys):
     d = files
     code = main(["train", "--task", "parse", "--train", str(d / "train.conllu"), "--templates", str(d / "t.txt"),
                  "--dev", str(d / "test.conllu"), "--C", "10", "--regularizer", "mtl", "--eps", "0.05",
-                 "--model", str(d / "m.npz"), "--report", str(d / "r.json")])
+                 "--model", str(d / "m.npz"), "--report", str(d / "r.json"), "--plot", str(d / "plots")])
     assert code == 0
     report = json.loads((d / "r.json").read_text())
     for key in ("objective", "lower_bound", "gap", "iterations", "status", "time_s", "oracle_time_s",
@@ -48,6 +49,8 @@ def test_train_predict_evaluate(files, capsys):
     assert report["lower_bound"] <= report["objective"]
     assert set(report["template_weights"]) == {"hp_mp", "between", "dist", "hw"}
     assert report["single_root"] is True and report["projective"] is False
+    assert sorted(Path(f).name for f in report["plots"]) == ["bounds.png", "template_weights.png"]
+    assert all(Path(f).stat().st_size > 0 for f in report["plots"])
     capsys.readouterr()
 
     assert main(["predict", "--model", str(d / "m.npz"), "--input", str(d / "input.conllu"),
