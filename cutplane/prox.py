@@ -20,7 +20,6 @@ modify ``v`` and return a new float64 array of the shape of ``v``.
 from __future__ import annotations
 
 import numbers
-from typing import NamedTuple
 
 import numpy as np
 
@@ -68,10 +67,10 @@ def _as_scalar(x, field: str, *, allow_inf: bool = False, low: float = 0.0, stri
     return val
 
 
-def _prepare_groups(v, groups):
+def _prepare_groups(v, groups, n_groups=None):
     v = _as_vector(v)
-    ids = as_group_ids(groups, v.shape[0])
-    return v, ids, group_norms(v, ids)
+    ids = as_group_ids(groups, v.shape[0], n_groups)
+    return v, ids, group_norms(v, ids, n_groups)
 
 
 def _rescale_groups(v: np.ndarray, ids: np.ndarray, b0: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -131,15 +130,23 @@ def prox_group_l21(v, tau, groups):
 
 
 # --------------------------------------------------------------------------- squared l1
-def _squared_l1_threshold(y_sorted: np.ndarray, tau: float) -> float:
-    """Alg. 2 of seed 000, steps 3-4, on ``y_1 >= ... >= y_M >= 0``: the threshold ``tau * ||w||_1``."""
-    j = np.arange(1, y_sorted.size + 1)
-    cums = np.cumsum(y_sorted)
-    active = np.flatnonzero(y_sorted - tau / (1.0 + j * tau) * cums > 0)
-    if active.size == 0:  # v = 0
+def _squared_l1_threshold(y_sorted: np.ndarray, inv_tau: float) -> float:
+    """Alg. 2 of seed 000, steps 3-4, on ``y_1 >= ... >= y_M >= 0``: the threshold ``tau * ||w||_1``.
+
+    Takes ``1 / tau`` (``inf`` for ``tau = 0``). The test of step 3,
+    ``y_j - tau/(1 + j tau) sum_{r<=j} y_r > 0``, is evaluated as ``y_j / tau > D_j`` with
+    ``D_j = sum_{r<=j} (y_r - y_j) = D_{j-1} + (j-1)(y_{j-1} - y_j) >= 0`` (no cancellation, so
+    neither a huge nor a tiny ``tau`` misjudges the active set), and the threshold of step 4,
+    ``tau/(1 + rho tau) sum_{r<=rho} y_r``, as ``sum_{r<=rho} y_r / (1/tau + rho)``.
+    """
+    if y_sorted.size == 0 or inv_tau == np.inf or y_sorted[0] == 0.0:
         return 0.0
-    rho = active[-1] + 1
-    return tau / (1.0 + rho * tau) * cums[rho - 1]
+    j = np.arange(1, y_sorted.size + 1)
+    D = np.cumsum(np.concatenate(([0.0], (j[:-1] * (y_sorted[:-1] - y_sorted[1:])))))
+    with np.errstate(over="ignore", under="ignore"):  # inf / 0 products keep the comparison's truth
+        active = (y_sorted * inv_tau > D) | ((D == 0.0) & (y_sorted > 0))
+    rho = np.flatnonzero(active)[-1]  # j = 1 always qualifies: y_1 > 0 = D_1
+    return float(np.sum(y_sorted[: rho + 1])) / (inv_tau + rho + 1)
 
 
 def prox_squared_l1(v, tau):
@@ -162,7 +169,7 @@ def prox_squared_l1(v, tau):
     v = _as_vector(v)
     tau = _as_scalar(tau, "tau")
     a = np.abs(v)
-    theta = _squared_l1_threshold(-np.sort(-a), tau)
+    theta = _squared_l1_threshold(-np.sort(-a), np.inf if tau == 0.0 else 1.0 / tau)
     return np.sign(v) * np.maximum(a - theta, 0.0)
 
 
@@ -197,10 +204,18 @@ def prox_squared_weighted_l1(v, tau, weights):
     pen = d > 0
     order = np.argsort(-(a[pen] / d[pen]), kind="stable")
     ap, dp = a[pen][order], d[pen][order]
-    A = np.cumsum(dp * ap)
+    inv_tau = np.inf if tau == 0.0 else 1.0 / tau
+    if inv_tau == np.inf or ap.size == 0 or ap[0] == 0.0:  # no penalty, or nothing penalised is nonzero
+        return v.copy()
+    r = ap / dp
     B = np.cumsum(dp * dp)
-    active = np.flatnonzero(ap / dp - tau * A / (1.0 + tau * B) > 0)
-    theta = 0.0 if active.size == 0 else tau * A[active[-1]] / (1.0 + tau * B[active[-1]])
+    # r_j - tau A_j / (1 + tau B_j) > 0  <=>  r_j / tau > E_j = A_j - r_j B_j = sum_{i<=j} d_i^2 (r_i - r_j),
+    # accumulated as E_j = E_{j-1} + B_{j-1} (r_{j-1} - r_j) >= 0 without cancellation
+    E = np.cumsum(np.concatenate(([0.0], B[:-1] * (r[:-1] - r[1:]))))
+    with np.errstate(over="ignore", under="ignore"):
+        active = (r * inv_tau > E) | ((E == 0.0) & (r > 0))
+    rho = np.flatnonzero(active)[-1]
+    theta = float(np.sum(dp[: rho + 1] * ap[: rho + 1])) / (inv_tau + B[rho])  # tau A / (1 + tau B)
     return np.sign(v) * np.maximum(a - d * theta, 0.0)
 
 
@@ -216,20 +231,26 @@ def prox_squared_group_l1(v, tau, groups, weights=None):
     tau : float >= 0
     groups : array-like of int of shape (dim,) or list of index arrays
     weights : array-like of shape (n_groups,), optional
-        Group weights ``d_j >= 0``; ``n_groups = max id + 1``.
+        Group weights ``d_j >= 0``, one per group (trailing empty groups included); every
+        group id must be smaller than ``len(weights)``.
 
     Returns
     -------
     w : ndarray of shape (dim,)
     """
-    v, ids, b0 = _prepare_groups(v, groups)
-    b = prox_squared_l1(b0, tau) if weights is None else prox_squared_weighted_l1(b0, tau, weights)
-    return _rescale_groups(v, ids, b0, b)
+    if weights is None:
+        v, ids, b0 = _prepare_groups(v, groups)
+        return _rescale_groups(v, ids, b0, prox_squared_l1(b0, tau))
+    d = _as_vector(weights, "weights")
+    v, ids, b0 = _prepare_groups(v, groups, n_groups=d.size)
+    return _rescale_groups(v, ids, b0, prox_squared_weighted_l1(b0, tau, d))
 
 
 # --------------------------------------------------------------------------- powers
-def _power_shrink(b0: np.ndarray, tau: float, q: float) -> np.ndarray:
+def _power_shrink(b0: np.ndarray, tau: float, q: float, log_tau: float | None = None) -> np.ndarray:
     r"""Solve ``b + tau q b^(q-1) = b0`` for ``b in [0, b0]``, elementwise (``b0 >= 0``, ``q > 1``).
+
+    ``log_tau`` may replace ``tau`` (pass ``tau=None``) when ``tau`` itself would overflow.
 
     With ``b = b0 e^u`` the equation is ``H(u) = e^u + e^(log c + (q-1) u) - 1 = 0`` with
     ``c = tau q b0^(q-2)``: ``H`` is increasing and convex, so Newton started where ``H >= 0``
@@ -241,10 +262,16 @@ def _power_shrink(b0: np.ndarray, tau: float, q: float) -> np.ndarray:
     b0 = np.asarray(b0, dtype=np.float64)
     out = b0.copy()
     pos = b0 > 0
-    if tau == 0.0 or not pos.any():
+    if log_tau is None:
+        if tau == 0.0:
+            return out
+        log_tau = np.log(tau)
+    if not pos.any() or log_tau == -np.inf:
         return out
+    with np.errstate(over="ignore"):
+        tau = np.exp(log_tau)  # may be inf: the linear-domain polish below then rejects its step
     logb0 = np.log(b0[pos])
-    logc = np.log(tau * q) + (q - 2.0) * logb0
+    logc = log_tau + np.log(q) + (q - 2.0) * logb0
     hi = np.minimum(0.0, -logc / (q - 1.0))
     lo = np.minimum(-np.log(2.0), -(logc + np.log(2.0)) / (q - 1.0))
     u = hi.copy()
@@ -308,45 +335,55 @@ def prox_group_l2q(v, tau, groups, q):
 
 
 # --------------------------------------------------------------------------- squared lp
-class _LpShrink(NamedTuple):
-    """``x = scale * x_unit`` solves ``x_unit + kappa_unit x_unit^(p-1) = b / scale``."""
+def _pnorm(x: np.ndarray, p: float) -> float:
+    """``||x||_p`` of a non-negative vector, scaled by its maximum so ``x^p`` cannot underflow."""
+    top = float(x.max(initial=0.0))
+    if top == 0.0:
+        return 0.0
+    return top * float(np.sum((x / top) ** p)) ** (1.0 / p)
 
-    x_unit: np.ndarray
-    kappa_unit: float
-    scale: float
 
+def _half_sq_lp(b: np.ndarray, tau: float, p: float) -> np.ndarray:
+    r"""``x = prox_{tau/2 ||.||_p^2}(b)`` for ``1 < p < inf``, ``p != 2``, ``b >= 0``, ``b != 0``, ``tau > 0``.
 
-def _half_sq_lp_shrink(b: np.ndarray, tau: float, p: float) -> _LpShrink:
-    r"""``x = prox_{tau/2 ||.||_p^2}(b)`` for ``1 < p < 2``, ``b >= 0``, ``b != 0``.
-
-    The prox of a 2-homogeneous function is positively homogeneous, so ``b`` is first scaled
-    to ``||b||_p = 1``. Optimality: ``x_i + kappa x_i^(p-1) = b_i`` with
-    ``kappa = tau ||x||_p^(2-p)``. For a given ``N = ||x||_p``, ``x(N)`` solves the separable
-    equations (:func:`_power_shrink` with step ``kappa/p``), and ``phi(t) = log ||x(e^t)||_p - t``
-    is strictly decreasing in ``t = log N`` (``x`` decreases as ``kappa`` grows); it is >= 0 at
-    ``t_lo = log ||x(kappa=tau)||_p`` and <= 0 at ``t = 0``. Brent's method finds its root.
+    The prox of a 2-homogeneous function is positively homogeneous, so ``b`` is scaled to
+    ``||b||_p = 1`` first. Optimality: ``x_i + lam x_i^(p-1) = b_i`` with ``lam = tau ||x||_p^(2-p)``.
+    For a given ``lam``, ``x(lam)`` solves the separable equations (:func:`_power_shrink` with
+    step ``lam / p``) and decreases with ``lam``; the consistency equation in ``t = log lam`` is
+    ``G(t) = t - log tau - (2-p) log ||x(e^t)||_p = 0``. Its root is unique (the prox is), and
+    ``G(log tau) = (p-2) log ||x(tau)||_p`` (as ``||x|| <= 1``) is >= 0 for ``p < 2`` and <= 0
+    for ``p > 2``. For ``p < 2``, ``G`` is increasing and ``log tau + (2-p) log ||x(tau)||_p``
+    is a lower end; for ``p > 2`` the upper end is found by doubling steps. Brent's method then
+    solves for ``t`` to machine precision.
     """
     from scipy.optimize import brentq
 
-    top = float(b.max())
-    scale = top * float(np.linalg.norm(b / top, ord=p))
+    scale = _pnorm(b, p)
     bn = b / scale
-
-    def x_of(kappa):
-        return _power_shrink(bn, kappa / p, p)
-
+    log_tau = np.log(tau)
     tiny = np.finfo(np.float64).tiny
 
-    def phi(t):  # a norm that underflows is replaced by the smallest normal: same sign for t >= t_lo
-        return np.log(max(np.linalg.norm(x_of(tau * np.exp((2.0 - p) * t)), ord=p), tiny)) - t
+    def x_of(t):  # lam = e^t itself may overflow (p > 2, large tau): pass its logarithm
+        return _power_shrink(bn, None, p, log_tau=t - np.log(p))
 
-    t_lo = np.log(max(np.linalg.norm(x_of(tau), ord=p), tiny))
-    if phi(t_lo) <= 0:  # root at the bracket end (or below the smallest normal number)
-        t = t_lo
+    def G(t):  # an underflowing norm is clamped to the smallest normal (moves G towards its sign)
+        return t - log_tau - (2.0 - p) * np.log(max(_pnorm(x_of(t), p), tiny))
+
+    t_mid = log_tau
+    g_mid = G(t_mid)
+    if g_mid == 0.0:
+        return scale * x_of(t_mid)
+    if p < 2.0:
+        lo, hi = log_tau + (2.0 - p) * np.log(max(_pnorm(x_of(log_tau), p), tiny)), t_mid
+        if G(lo) >= 0.0:
+            return scale * x_of(lo)
     else:
-        t = brentq(phi, t_lo, 0.0, xtol=1e-15, rtol=4 * _EPS, maxiter=500)
-    kappa = tau * np.exp((2.0 - p) * t)
-    return _LpShrink(x_of(kappa), kappa, scale)
+        lo, hi, step = t_mid, t_mid + 1.0, 1.0
+        while G(hi) <= 0.0:  # G grows at least like t / (p-1): a finite number of doublings
+            step *= 2.0
+            hi = t_mid + step
+    t = brentq(G, lo, hi, xtol=1e-15, rtol=4 * _EPS, maxiter=500)
+    return scale * x_of(t)
 
 
 def _prox_half_sq_lp_nonneg(b0: np.ndarray, tau: float, p: float) -> np.ndarray:
@@ -358,28 +395,20 @@ def _prox_half_sq_lp_nonneg(b0: np.ndarray, tau: float, p: float) -> np.ndarray:
     if p == 2.0:
         return b0 / (1.0 + tau)
     if np.isinf(p):  # Moreau: b0 - prox_{(1/tau)/2 ||.||_1^2}(b0) = min(b0, threshold)
-        theta = _squared_l1_threshold(-np.sort(-b0), 1.0 / tau)
+        theta = _squared_l1_threshold(-np.sort(-b0), tau)
         return np.minimum(b0, theta)
-    if p < 2.0:
-        sol = _half_sq_lp_shrink(b0, tau, p)
-        return sol.scale * sol.x_unit
-    # p > 2, Moreau with the dual exponent p* in (1, 2): prox_{tau f}(b) = b - y where
-    # y = prox_{(1/tau) f*}(b), f* = 1/2 ||.||_{p*}^2, and b - y = kappa y^(p*-1) (no cancellation)
-    ps = p / (p - 1.0)
-    sol = _half_sq_lp_shrink(b0, 1.0 / tau, ps)
-    return sol.scale * sol.kappa_unit * np.power(sol.x_unit, ps - 1.0)
+    return _half_sq_lp(b0, tau, p)
 
 
 def prox_squared_lp(v, tau, p):
     r"""Prox of ``Omega(w) = 1/2 ||w||_p^2``, ``1 <= p <= inf``.
 
     ``p = 1``: Alg. 2 (seed 000); ``p = 2``: ``v / (1 + tau)``; ``p = inf``: Moreau's identity
-    with the conjugate ``1/2 ||.||_1^2``. For ``1 < p < 2``: optimality ``x_i + kappa |x_i|^(p-1)
-    = |v_i|`` (signs of ``v``) with ``kappa = tau ||x||_p^(2-p)``; each ``x_i`` given ``kappa`` by
-    safeguarded Newton, ``kappa`` by Brent's method on the monotone consistency equation in
-    ``log ||x||_p`` (exact to machine precision, not an approximation). For ``2 < p < inf``:
-    Moreau, ``prox_{tau f}(v) = v - prox_{f*/tau}(v)`` with ``f* = 1/2 ||.||_{p/(p-1)}^2``,
-    evaluated without cancellation.
+    with the conjugate ``1/2 ||.||_1^2`` (``|w_i| = min(|v_i|, theta)``, theta from Alg. 2 with
+    step ``1/tau``). Other ``p``: optimality ``x_i + lam |x_i|^(p-1) = |v_i|`` (signs of ``v``)
+    with ``lam = tau ||x||_p^(2-p)``; each ``x_i`` given ``lam`` by safeguarded Newton, ``lam``
+    by Brent's method on the consistency equation in ``log lam``. Exact to machine precision
+    (a root find, not an approximation).
 
     Parameters
     ----------

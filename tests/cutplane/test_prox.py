@@ -294,6 +294,32 @@ def test_l2q_newton_residual_over_huge_ranges(q, tau):
     assert np.all(bound <= np.log(np.finfo(np.float64).tiny) + 1)
 
 
+@pytest.mark.parametrize("p", [1.5, 3.0, 100.0])
+def test_squared_lp_extreme_tau_asymptotics(p):
+    # tau -> inf: tau * prox_{tau f}(v) -> grad f*(v) = ||v||_q^(2-q) sign(v) |v|^(q-1), q = p/(p-1)
+    # tau -> 0:  (v - prox_{tau f}(v)) / tau -> grad f(v) = ||v||_p^(2-p) sign(v) |v|^(p-1)
+    v = np.array([1.0, -2.0, 0.5, 3.0])
+    q = p / (p - 1)
+    grad_conj = np.linalg.norm(v, q) ** (2 - q) * np.sign(v) * np.abs(v) ** (q - 1)
+    for tau in (1e8, 1e100, 1e300):
+        np.testing.assert_allclose(tau * prox_squared_lp(v, tau, p), grad_conj, rtol=1e-6)
+    grad = np.linalg.norm(v, p) ** (2 - p) * np.sign(v) * np.abs(v) ** (p - 1)
+    # (v - prox) / tau resolves only ~eps * |v| / tau = 7e-9 in absolute terms
+    np.testing.assert_allclose((v - prox_squared_lp(v, 1e-7, p)) / 1e-7, grad, rtol=1e-5, atol=2e-8)
+    for tau in (1e-100, 1e-300, 5e-324):
+        np.testing.assert_allclose(prox_squared_lp(v, tau, p), v, rtol=1e-15)
+
+
+@pytest.mark.parametrize("tau", [1e-300, 1e300])
+def test_squared_l1_extreme_tau(tau):
+    v = np.array([1.0, -2.0, 0.5, 2.0])
+    expected = v if tau < 1 else np.zeros(4)  # within eps * |v|: soft threshold's absolute accuracy
+    for w in (prox_squared_l1(v, tau), prox_squared_weighted_l1(v, tau, np.full(4, 2.0)),
+              prox_squared_lp(v, tau, np.inf) if tau < 1 else np.zeros(4)):
+        np.testing.assert_allclose(w, expected, rtol=1e-15, atol=4 * np.finfo(float).eps)
+    assert np.all(np.abs(prox_squared_lp(v, 1e300, np.inf)) <= 1e-299)
+
+
 def test_all_equal_entries_squared_l1():
     for n, c, tau in [(1, 3.0, 0.5), (5, -2.0, 1.0), (40, 1.5, 0.1)]:
         v = np.full(n, c)
@@ -382,6 +408,16 @@ def test_weighted_group_l1_matches_cvxpy(rng):
     p = prox_squared_group_l1(v, tau, ids, weights=d)
     omega = lambda w: 0.5 * np.dot(d, group_norms_np(w, ids)) ** 2  # noqa: E731
     check_against_cvxpy(v, tau, omega, p, lambda x: tau * 0.5 * cp.square(d @ cvx_blocks(x, ids)))
+
+
+def test_weights_cover_trailing_empty_groups(rng):
+    v = rng.normal(size=4)
+    d = np.array([1.0, 2.0, 5.0])  # group 2 is empty
+    w = prox_squared_group_l1(v, 0.3, [[0, 1], [2, 3], []], weights=d)
+    np.testing.assert_allclose(w, prox_squared_group_l1(v, 0.3, [0, 0, 1, 1], weights=d), rtol=1e-14)
+    with pytest.raises(InputError) as err:
+        prox_squared_group_l1(v, 0.3, [0, 0, 1, 3], weights=d)  # id 3 has no weight
+    assert err.value.field == "groups"
 
 
 def test_radius_inf_is_identity(rng):
