@@ -42,6 +42,8 @@ import numpy as np
 from cutplane.exceptions import InputError
 from cutplane.groups import as_group_ids
 
+from ._lazy_kernels import add_kernel, dead_groups_kernel, gather_kernel, renormalise_kernel
+
 __all__ = ["LazyGroupVector"]
 
 _SCALE_LO, _SCALE_HI = 1e-6, 1e6
@@ -95,6 +97,9 @@ class LazyGroupVector:
             self._acc = np.zeros(d)
             self._frozen = np.zeros(d)
             self._gen_S = np.zeros(max(2 * m, 16))  # S_j at the end of each finished generation
+        else:  # placeholders for the compiled kernels
+            self._S, self._acc, self._frozen, self._gen_S = (np.zeros(0) for _ in range(4))
+        self._dead = np.zeros(m, dtype=np.bool_)
 
     # ---------------------------------------------------------------- reading
     def norms(self) -> np.ndarray:
@@ -107,11 +112,9 @@ class LazyGroupVector:
 
     def gather(self, idx) -> np.ndarray:
         """``w[idx]``, ndarray of shape (len(idx),); O(len(idx))."""
-        idx = np.asarray(idx, dtype=np.int64)
-        cg = self._cgen[idx]
-        g = self._gen_group[cg]
-        out = self._s[g] * self._v[idx]
-        out[cg != self._gen[g]] = 0.0
+        idx = np.ascontiguousarray(idx, dtype=np.int64)
+        out = np.empty(idx.size)
+        gather_kernel(self._v, self._cgen, self._gen_group, self._gen, self._s, idx, out)
         return out
 
     def to_dense(self) -> np.ndarray:
@@ -144,25 +147,15 @@ class LazyGroupVector:
 
     def add(self, idx, vals) -> None:
         """``w[idx] += vals``; ``idx`` must not repeat. O(len(idx)) plus O(1) per restarted group."""
-        idx = np.asarray(idx, dtype=np.int64)
+        idx = np.ascontiguousarray(idx, dtype=np.int64)
         if idx.size == 0:
             return
-        vals = np.asarray(vals, dtype=np.float64)
-        cg = self._cgen[idx]
-        g = self._gen_group[cg]
-        dead = self._s[g] == 0.0
-        if dead.any():
-            self._restart(np.unique(g[dead]))
-        stale = cg != self._gen[g]
-        if stale.any():
-            self._freshen(idx[stale], g[stale])
-        s = self._s[g]
-        v_old = self._v[idx]
-        delta = vals / s
-        self._sq += np.bincount(g, weights=delta * (2.0 * v_old + delta), minlength=self.n_groups)
-        if self.track_average:
-            self._acc[idx] -= delta * self._S[g]
-        self._v[idx] = v_old + delta
+        vals = np.ascontiguousarray(vals, dtype=np.float64)
+        if dead_groups_kernel(self._cgen, self._gen_group, self._s, idx, self._dead):
+            self._restart(np.flatnonzero(self._dead))
+            self._dead[:] = False
+        add_kernel(self._v, self._cgen, self._gen_group, self._gen, self._s, self._sq, idx, vals,
+                   self.track_average, self._S, self._acc, self._frozen, self._gen_S)
 
     def scale_groups(self, factors) -> None:
         """``w_j <- factors_j w_j`` (``factors`` of shape (n_groups,), >= 0); O(m)."""
@@ -174,9 +167,10 @@ class LazyGroupVector:
         self._s *= float(factor)
         self._check_scales()
 
-    def set_group_norms(self, new_norms) -> None:
-        """Rescale every group to the given norms (Prop. 1 of seed 000); groups of norm 0 stay 0."""
-        old = self.norms()
+    def set_group_norms(self, new_norms, old_norms=None) -> None:
+        """Rescale every group to the given norms (Prop. 1 of seed 000); groups of norm 0 stay 0.
+        ``old_norms``: the current :meth:`norms`, when the caller has them."""
+        old = self.norms() if old_norms is None else old_norms
         new = np.asarray(new_norms, dtype=np.float64)
         f = np.zeros_like(old)
         pos = old > 0
@@ -194,28 +188,17 @@ class LazyGroupVector:
         """Fold the scale of the given groups into ``v`` (and their sums into ``frozen``); O(sum d_j)."""
         if self._members is None:
             ptr = np.concatenate(([0], np.cumsum(np.bincount(self.groups, minlength=self.n_groups))))
-            order = None if self._sorted else np.argsort(self.groups, kind="stable")
+            order = np.zeros(0, np.int64) if self._sorted else np.argsort(self.groups, kind="stable")
             self._members = (order, ptr)
         order, ptr = self._members
-        for j in groups_:  # in place on slices when the groups are contiguous ranges
-            idx = slice(ptr[j], ptr[j + 1]) if order is None else order[ptr[j]:ptr[j + 1]]
-            cg = self._cgen[idx]
-            stale = np.flatnonzero(cg != self._gen[j])
-            if stale.size:  # fold old generations first (they read as 0 afterwards)
-                sub = idx.start + stale if order is None else idx[stale]
-                self._freshen(sub, np.full(stale.size, j))
-            v = self._v[idx]
+        for j in groups_:  # ranges of coordinates when the groups are contiguous, else member lists
+            S_j = float(self._S[j]) if self.track_average else 0.0
+            self._sq[j] = renormalise_kernel(self._v, self._cgen, order, int(ptr[j]), int(ptr[j + 1]),
+                                             int(self._gen[j]), float(self._s[j]), self.track_average, S_j,
+                                             self._acc, self._frozen, self._gen_S)
             if self.track_average:
-                fr = self._frozen[idx]
-                fr += self._S[j] * v
-                fr += self._acc[idx]
-                self._frozen[idx] = fr
-                self._acc[idx] = 0.0
                 self._S[j] = 0.0
-            v *= self._s[j]
-            self._v[idx] = v
             self._s[j] = 1.0
-            self._sq[j] = float(v @ v)
 
     def _restart(self, groups_) -> None:
         """New generation for the given (zero-scale) groups: ``s = 1``, ``v = 0`` lazily."""
@@ -243,14 +226,6 @@ class LazyGroupVector:
             grown = np.zeros(max(n, 2 * self._gen_S.size))
             grown[:self._gen_S.size] = self._gen_S
             self._gen_S = grown
-
-    def _freshen(self, idx, g) -> None:
-        """Coordinates of an old generation: fold their total into ``frozen``, read 0 from now on."""
-        if self.track_average:
-            self._frozen[idx] += self._gen_S[self._cgen[idx]] * self._v[idx] + self._acc[idx]
-            self._acc[idx] = 0.0
-        self._v[idx] = 0.0
-        self._cgen[idx] = self._gen[g]
 
     def compact(self) -> None:
         """Fold scales, generations and average bookkeeping into plain arrays; O(dim).

@@ -109,11 +109,15 @@ class OnlineProximal:
         sg = self.oracle.example_subgradient(i, w_sup)
         if sg.indices.size:
             vec.add(sg.indices, -eta * sg.values)
+        b = None
         for term, c in self.terms:
             if c > 0:
-                vec.set_group_norms(term.prox_norms(vec.norms(), eta * self.lam * c))
+                b = vec.norms() if b is None else b
+                new = term.prox_norms(b, eta * self.lam * c)
+                vec.set_group_norms(new, b)
+                b = new
         if self.gamma is not None:
-            nrm = vec.norm()
+            nrm = float(np.sqrt(np.sum(b * b))) if b is not None else vec.norm()
             if nrm > self.gamma:
                 vec.scale(self.gamma / nrm)
         return float(sg.value)

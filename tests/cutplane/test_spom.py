@@ -322,3 +322,20 @@ def test_bad_input_raises_one_clear_error(kwargs, match):
         spom(**args)
     with pytest.raises(InputError, match="per-example"):
         as_example_oracle(object())
+
+
+@settings(max_examples=80)
+@given(b=st.lists(st.one_of(st.just(0.0), st.floats(1e-6, 1e3)), min_size=1, max_size=25),
+       tau=st.floats(1e-5, 1e2))
+def test_group_terms_prox_on_norms_equals_the_prox_functions(b, tau):
+    from cutplane.prox import prox_l1, prox_squared_l1, prox_squared_lp
+
+    b = np.array(b)
+    np.testing.assert_allclose(SquaredGroupNorm(1.0).prox_norms(b, tau), prox_squared_l1(b, tau), rtol=1e-12,
+                               atol=1e-12 * b.max())
+    np.testing.assert_allclose(SquaredGroupNorm(1.5).prox_norms(b, tau), prox_squared_lp(b, tau, 1.5), rtol=1e-12)
+    np.testing.assert_allclose(GroupLasso().prox_norms(b, tau), prox_l1(b, tau), rtol=1e-12)
+    np.testing.assert_allclose(GroupPower(2.0).prox_norms(b, tau), b / (1 + 2 * tau), rtol=1e-12)
+    # values on norms: 1/2 ||b||_p^2, sum b, sum b^q
+    assert SquaredGroupNorm(1.0).value(b) == pytest.approx(0.5 * b.sum() ** 2)
+    assert GroupPower(3.0).value(b) == pytest.approx(np.sum(b ** 3))
