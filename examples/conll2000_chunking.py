@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def run_one(method, C, eps_frac, train, test, args):
     est = SequenceTagger(CHUNKING, C=C, regularizer=method, p=args.p, eps=eps_frac * C, max_iter=args.max_iter,
+                         prune_after=args.prune_after,
                          time_limit=args.time_limit, executor=args.executor, n_workers=args.workers,
                          verbose=args.verbose)
     t0 = time.perf_counter()
@@ -96,6 +97,8 @@ def main(argv=None):
     ap.add_argument("--eps", type=float, default=0.01, help="certified gap as a fraction of C (default 0.01)")
     ap.add_argument("--max-iter", type=int, default=2000, dest="max_iter")
     ap.add_argument("--time-limit", type=float, default=None, dest="time_limit")
+    ap.add_argument("--prune-after", type=int, default=10, dest="prune_after",
+                    help="drop cuts whose dual weight stayed zero this many iterations (default 10)")
     ap.add_argument("--max-sentences", type=int, default=None, dest="max_sentences")
     ap.add_argument("--executor", default="threads", choices=["serial", "threads"])
     ap.add_argument("--workers", type=int, default=2)
