@@ -187,7 +187,8 @@ def compare_sequence(X_train, y_train, X_test, y_test, templates, *, C=1.0, regu
         "wall_time_s": spom_wall, "time_to_target_s": reach,
         "passes_to_target": None if idx is None else float(h.passes[idx]),
         "reached_target": reach is not None,
-        "relative_gap_to_mtl_lower_bound": (float(spom.objective_) - out_mtl["lower_bound"]) / abs(out_mtl["lower_bound"]),
+        "relative_gap_to_mtl_lower_bound":
+            (float(spom.objective_) - out_mtl["lower_bound"]) / abs(out_mtl["lower_bound"]),
         "test_metric": scorer(spom.coef_), "averaged": bool(averaged),
         "sparsity": _sparsity(sres.group_norms),
         "sparsity_last_iterate": _sparsity(group_norms(sres.w_last, groups, n_groups)),

@@ -359,7 +359,7 @@ class SequenceTagger(BaseEstimator):
         self.n_iter_ = int(res.epochs)
         self.objective_, self.lower_bound_, self.gap_ = C * res.objective, None, None
         mu = None
-        if prm["regularizer"] != "ssvm":  # w_j = mu_j v_j: mu_j = (||w_j|| / ||w||_p)^(2 - p) (mu on the simplex for p = 1)
+        if prm["regularizer"] != "ssvm":  # w_j = mu_j v_j, mu_j = (||w_j|| / ||w||_p)^(2 - p); simplex for p = 1
             p = 1.0 if prm["regularizer"] == "mtl" else prm["p"]
             norms = group_norms(self.coef_, groups, n_groups)
             total = float(np.sum(norms ** p)) ** (1.0 / p)
