@@ -6,7 +6,9 @@ of the L2 dual QP with each formulation of :class:`cutplane.reduced.qp.QPReduced
 - ``dpp``: parametrised problem compiled once per capacity bucket, parameters substituted;
 - ``direct``: a fresh ``quad_form(alpha, psd_wrap(G))`` problem per solve;
 
-and, as the floor, the backend's own solve time reported by cvxpy (``solver_stats``). Then a
+and, as the floor, the backend's own solve time reported by cvxpy (``solver_stats``); then the
+native active-set solver (``ACTIVESET``, the default backend since issue 5) on the same working
+sets, with its lower bound against the cvxpy one. Then a
 full BMRM run on a random hinge problem splits wall time into oracle / reduced solver /
 engine bookkeeping (everything else: working set, Gram rows, checks).
 
@@ -94,15 +96,28 @@ def main(argv=None):
             print(f"{backend:>9} {n:>5} {1e3 * t_dpp:8.2f} {1e3 * t_dir:8.2f} {1e3 * t_bk:8.2f} "
                   f"{t_dpp / t_dir:10.2f} {abs(s_dpp.lower_bound - s_dir.lower_bound):9.1e}")
 
+    print(f"\nnative ACTIVESET (cold start, no warm duals) vs cvxpy direct on {args.backends[0]}, median (ms)")
+    print(f"{'cuts':>5} {'native':>8} {'direct':>8} {'direct/native':>13} {'LB native - LB cvxpy':>21}")
+    for n in args.sizes:
+        ws = working_set(n, args.dim, rng)
+        t_nat, s_nat = time_solves(QPReducedSolver(L2(), "ACTIVESET"), ws, args.lam, args.repeat)
+        t_dir, s_dir = time_solves(QPReducedSolver(L2(), args.backends[0], formulation="direct"), ws, args.lam,
+                                   args.repeat)
+        print(f"{n:>5} {1e3 * t_nat:8.2f} {1e3 * t_dir:8.2f} {t_dir / t_nat:13.1f} "
+              f"{s_nat.lower_bound - s_dir.lower_bound:21.1e}")
+
     X = rng.standard_normal((args.n_train, 50)) / np.sqrt(50)
     y = np.sign(X @ rng.standard_normal(50) + 0.3 * rng.standard_normal(args.n_train))
     print(f"\nBMRM on a {args.n_train} x 50 hinge problem (lam={args.lam}, eps=1e-4), time split:")
     print(f"{'formulation':>11} {'iters':>6} {'total s':>8} {'oracle s':>8} {'solver s':>8} {'engine s':>8} "
           f"{'solver ms/it':>12} {'engine ms/it':>12}")
-    for formulation in ("auto", "dpp", "direct"):
+    for formulation in ("native", "auto", "dpp", "direct"):
         reg = L2()
-        reg.make_reduced_solver = (lambda backends=None, f=formulation:
-                                   QPReducedSolver(reg, backends, formulation=f))
+        if formulation == "native":
+            reg.make_reduced_solver = lambda backends=None: QPReducedSolver(reg, "ACTIVESET")
+        else:
+            reg.make_reduced_solver = (lambda backends=None, f=formulation:
+                                       QPReducedSolver(reg, args.backends, formulation=f))
         res = minimize(Hinge(X, y), reg, args.lam, eps=1e-4, max_iter=1000)
         engine = res.time_s - res.oracle_time_s - res.solver_time_s
         print(f"{formulation:>11} {res.n_iter:>6} {res.time_s:8.3f} {res.oracle_time_s:8.3f} "
