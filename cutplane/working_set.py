@@ -16,17 +16,9 @@ import scipy.sparse as sp
 
 from .cuts import Cut
 from .exceptions import InputError
+from .groups import as_group_ids
 
 __all__ = ["WorkingSet"]
-
-
-def _as_group_ids(groups, dim):
-    g = np.asarray(groups)
-    if g.ndim != 1 or g.shape[0] != dim:
-        raise InputError(f"groups must have shape ({dim},), got {g.shape}", field="groups")
-    if g.size and (not np.issubdtype(g.dtype, np.integer) or g.min() < 0):
-        raise InputError("groups must be non-negative integer group ids", field="groups")
-    return g.astype(np.int64, copy=False)
 
 
 class WorkingSet:
@@ -61,7 +53,7 @@ class WorkingSet:
             self._groups = None
             self.n_groups = 1
         else:
-            self._groups = _as_group_ids(groups, self.dim)
+            self._groups = as_group_ids(groups, self.dim).astype(np.int64, copy=False)
             self.n_groups = int(self._groups.max()) + 1 if self.dim else 1
         self.zero_tol = float(zero_tol)
         self.sparse = None

@@ -125,7 +125,8 @@ class QCQPReducedSolver:
         lam = float(lam)
         b = np.asarray(working_set.offsets, dtype=np.float64)
         m = reg.n_groups
-        grams = [working_set.gram(group=j) for j in range(m)]
+        grams = [working_set.gram(group=j) if j < working_set.n_groups
+                 else np.zeros((n, n)) for j in range(m)]
         traces = np.array([np.trace(G) for G in grams])
         top = float(traces.max()) if m else 0.0
         active = np.flatnonzero(traces > self.zero_rtol * top) if top > 0 else np.array([], dtype=int)

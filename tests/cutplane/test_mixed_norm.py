@@ -187,3 +187,19 @@ def test_bad_input():
     reg = MixedNorm([0, 1, 1])
     with pytest.raises(InputError):
         reg(np.zeros(4))
+
+
+@pytest.mark.parametrize("p", [1.0, 1.5])
+def test_trailing_empty_groups(p):
+    """A template with no feature left (e.g. all dropped by min_count) keeps its id and weight 0."""
+    rng = np.random.default_rng(4)
+    dim = 8
+    groups = np.arange(dim) % 3          # ids 0..2 used, 3 and 4 empty
+    A = rng.standard_normal((20, dim))
+    c = rng.uniform(0, 1, 20)
+    reg = MixedNorm(groups, p=p, n_groups=5)
+    res = minimize(_MaxAffine(A, c), reg, 0.5, eps=1e-5, max_iter=300)
+    opt, _ = _direct_reduced(MixedNorm(groups, p=p), A, c, 0.5)
+    assert res.status == "converged"
+    assert res.objective == pytest.approx(opt, abs=2e-5)
+    assert res.mu.shape == (5,) and np.all(res.mu[3:] == 0)
