@@ -1,9 +1,12 @@
 """DependencyParser: certificates, template selection, valid / projective trees, model files,
 bad input, and the objective against a direct cvxpy solve on an enumerable treebank."""
+import json
 import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cutplane.exceptions import InputError, ModelFormatError
 from oracles.brute_force.trees import enumerate_trees
@@ -247,17 +250,44 @@ def test_multi_root_and_nonprojective_warning():
     assert any("not projective" in str(w.message) for w in caught)
 
 
-def test_restricted_featurizer_scores_equal_masked_weights(data, fitted):
-    _, test = data
-    fz = fitted[1].featurizer_
-    rng = np.random.default_rng(11)
-    w = rng.normal(size=fz.dim_)
-    keep = ["between", "hw"]
+@pytest.fixture(scope="module")
+def featurized(data):
+    from problems.parse_features import ArcFeaturizer
+
+    train, test = data
+    fz = ArcFeaturizer(TEMPLATES, distance="both").fit(train)
+    return fz, test[:8], fz.transform(test[:8])
+
+
+@settings(max_examples=30)
+@given(keep=st.sets(st.sampled_from([*TEMPLATES, *(t + "/nd" for t in TEMPLATES)])), seed=st.integers(0, 2**16))
+def test_restricted_featurizer_scores_equal_masked_weights(featurized, keep, seed):
+    fz, sents, full = featurized
+    w = np.random.default_rng(seed).normal(size=fz.dim_)
     sub = fz.restrict(keep)
-    assert sub.template_names_ == ["between", "hw"]
-    masked = np.where(np.isin(fz.coordinate_groups(), [fz.template_names_.index(k) for k in keep]), w, 0.0)
-    full, part = fz.transform(test[:10]), sub.transform(test[:10])
-    for i in range(10):
+    assert sub.template_names_ == [t for t in fz.template_names_ if t in keep]
+    ids = [fz.template_names_.index(k) for k in keep]
+    masked = np.where(np.isin(fz.coordinate_groups(), ids), w, 0.0)
+    part = sub.transform(sents)
+    assert part.dim == len(sub.columns_) == int(np.isin(fz.coordinate_groups(), ids).sum())
+    for i in range(len(sents)):
         np.testing.assert_allclose(part.scores(i, w[sub.columns_]), full.scores(i, masked), atol=1e-12)
+
+
+def test_featurizer_state_roundtrip(featurized):
+    from problems.parse_features import ArcFeaturizer
+
+    fz, sents, full = featurized
+    arrays, meta = fz.get_state()
+    back = ArcFeaturizer.from_state(arrays, json.loads(json.dumps(meta, sort_keys=True)))
+    assert back.template_names_ == fz.template_names_
+    again = back.transform(sents)
+    np.testing.assert_array_equal(again.indptr, full.indptr)
+    np.testing.assert_array_equal(again.indices, full.indices)
     with pytest.raises(InputError):
         fz.restrict(["no such template"])
+    bad = dict(arrays, keys=arrays["keys"][::-1].copy())
+    with pytest.raises(ModelFormatError):
+        ArcFeaturizer.from_state(bad, meta)
+    with pytest.raises(ModelFormatError):
+        ArcFeaturizer.from_state(arrays, dict(meta, template_names=meta["template_names"][::-1]))
