@@ -80,6 +80,8 @@ def run(reg, C, args, dev, test):
 
 def markdown(rows, args, baseline, n_dev, n_test, n_dev_tok, n_test_tok):
     pct = lambda v: f"{100 * v:.2f}"  # noqa: E731
+    tol = f"eps = {args.eps:g}" if args.eps is not None else \
+        f"eps = {args.eps_rate:.4g} * C, i.e. {args.eps_rate:.4g} wrong heads per sentence on the scale F / C"
     lines = [
         "# Dependency parsing on UD Danish-DDT: MTL^parse vs structural SVM",
         "",
@@ -94,8 +96,7 @@ def markdown(rows, args, baseline, n_dev, n_test, n_dev_tok, n_test_tok):
         f"Settings: built-in MSTParser-style templates (24, conjoined with direction and binned distance), "
         f"UPOS, non-projective decoding (Chu-Liu-Edmonds) with one child of the root, loss = number of "
         f"words with a wrong head, F = Omega(w) + C * mean loss, certified tolerance eps on F "
-        f"({'eps = %g' % args.eps if args.eps is not None else 'eps = %.4g * C, i.e. %.4g wrong heads per sentence on the scale F / C' % (args.eps_rate, args.eps_rate)}), "
-        f"at most {args.max_iter} iterations"
+        f"({tol}), at most {args.max_iter} iterations"
         f"{'' if args.time_limit is None else ' and %g s' % args.time_limit} per model.",
         "",
         "| model | C | UAS | UASP | ACC | ACC (no punct) | templates kept | features | train time (s) "
@@ -120,7 +121,8 @@ def markdown(rows, args, baseline, n_dev, n_test, n_dev_tok, n_test_tok):
         "",
         "## Prediction on test: all templates vs only the active ones",
         "",
-        "| model | C | templates kept | all templates (s) | active templates only (s) | speed-up | identical predictions |",
+        "| model | C | templates kept | all templates (s) | active templates only (s) | speed-up "
+        "| identical predictions |",
         "|---|---|---|---|---|---|---|",
     ]
     for r in rows:
