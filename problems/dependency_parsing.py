@@ -30,11 +30,11 @@ from sklearn.base import BaseEstimator
 from cutplane.exceptions import ConvergenceWarning, InputError, ModelFormatError
 from cutplane.parallel import get_executor
 
-from .validation import check_bool, check_choice, check_int, check_positive
+from .template_learning import TemplateLearnerMixin
+from .validation import check_bool, check_choice
 
 __all__ = ["DependencyParser", "parse_arc_templates"]
 
-_REGULARIZERS = ("mtl", "ssvm", "pmtl")
 _MODEL_NAME = "DependencyParser"
 _FZ_PREFIX = "fz_"
 
@@ -122,7 +122,7 @@ def _gold_trees(sentences, single_root):
     return trees
 
 
-class DependencyParser(BaseEstimator):
+class DependencyParser(TemplateLearnerMixin, BaseEstimator):
     """Arc-factored dependency parser trained by cutting planes with a certified duality gap.
 
     Parameters
@@ -210,23 +210,12 @@ class DependencyParser(BaseEstimator):
 
     # ------------------------------------------------------------------ fitting
     def _check_params(self):
-        reg = check_choice(self.regularizer, "regularizer", _REGULARIZERS)
-        p = check_positive(self.p, "p")
-        if reg == "pmtl" and not p > 1.0:
-            raise InputError(f"regularizer='pmtl' needs p > 1, got {p}", field="p")
         return dict(
-            C=check_positive(self.C, "C"), regularizer=reg, p=p, eps=check_positive(self.eps, "eps"),
+            self._check_common_params(),
             projective=check_bool(self.projective, "projective"),
             single_root=check_bool(self.single_root, "single_root"),
-            max_iter=check_int(self.max_iter, "max_iter"),
-            time_limit=None if self.time_limit is None else check_positive(self.time_limit, "time_limit"),
-            min_count=check_int(self.min_count, "min_count"),
             normalize_loss=check_bool(self.normalize_loss, "normalize_loss"),
             pos=check_choice(self.pos, "pos", ("upos", "xpos")),
-            max_cuts=check_int(self.max_cuts, "max_cuts", min_value=2, allow_none=True),
-            prune_after=check_int(self.prune_after, "prune_after"),
-            active_rtol=check_positive(self.active_rtol, "active_rtol", allow_zero=True),
-            verbose=check_bool(self.verbose, "verbose"),
         )
 
     def _template_dict(self):
@@ -282,17 +271,12 @@ class DependencyParser(BaseEstimator):
         self
         """
         from cutplane import minimize
-        from cutplane.mixed_norm import MixedNorm
-        from cutplane.regularizers import L2
 
         prm = self._check_params()
         oracle = self.make_oracle(sentences)
         groups = self.featurizer_.coordinate_groups()
         n_groups = len(self.featurizer_.template_names_)
-        if prm["regularizer"] == "ssvm":
-            reg = L2()
-        else:
-            reg = MixedNorm(groups, p=1.0 if prm["regularizer"] == "mtl" else prm["p"], n_groups=n_groups)
+        reg = self._make_regularizer(prm["regularizer"], prm["p"], groups, n_groups)
         C = prm["C"]
         kwargs = dict(eps=prm["eps"] / C, max_iter=prm["max_iter"], time_limit=prm["time_limit"],
                       max_cuts=prm["max_cuts"], prune_after=prm["prune_after"], verbose=prm["verbose"])
@@ -305,26 +289,13 @@ class DependencyParser(BaseEstimator):
         self.coef_ = np.asarray(res.w, dtype=np.float64).copy()
         self.n_iter_ = int(res.n_iter)
         self.objective_, self.lower_bound_, self.gap_ = C * res.objective, C * res.lower_bound, C * res.gap
-        self._set_template_stats(groups, n_groups, res.mu if prm["regularizer"] != "ssvm" else None,
+        self._set_template_stats(self.featurizer_.template_names_, groups, n_groups, res.mu if prm["regularizer"] != "ssvm" else None,
                                  prm["active_rtol"])
         self._zero_inactive(groups, oracle, reg, C)
         if res.status != "converged" or self.gap_ > prm["eps"]:
             warnings.warn(f"DependencyParser stopped with status {res.status!r} after {res.n_iter} iterations; "
                           f"certified gap {self.gap_:.4g} (eps {prm['eps']:.4g})", ConvergenceWarning, stacklevel=2)
         return self
-
-    def _set_template_stats(self, groups, n_groups, mu, active_rtol):
-        from cutplane.groups import group_norms
-
-        names = self.featurizer_.template_names_
-        norms = group_norms(self.coef_, groups, n_groups)
-        mu = np.ones(n_groups) if mu is None else np.asarray(mu, dtype=np.float64)
-        self.template_weights_ = {nm: float(m) for nm, m in zip(names, mu)}
-        self.template_norms_ = {nm: float(v) for nm, v in zip(names, norms)}
-        top = float(norms.max()) if norms.size else 0.0
-        active = norms > active_rtol * top if top > 0 else np.zeros(n_groups, bool)
-        self.active_templates_ = [nm for nm, a in zip(names, active) if a]
-        self.n_active_templates_ = int(active.sum())
 
     def _zero_inactive(self, groups, oracle, reg, C):
         """Set the weights of inactive templates to exactly zero, so that skipping them at

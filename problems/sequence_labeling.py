@@ -29,11 +29,11 @@ from cutplane.parallel import get_executor
 from oracles.viterbi import viterbi_kernel
 
 from .feature_index import FeatureIndex, LabelAlphabet
-from .validation import check_bool, check_choice, check_int, check_positive
+from .template_learning import TemplateLearnerMixin
+from .validation import check_bool, check_int, check_positive
 
 __all__ = ["SequenceTagger"]
 
-_REGULARIZERS = ("mtl", "ssvm", "pmtl")
 _SOLVERS = ("cutting-plane", "spom")
 _MODEL_NAME = "SequenceTagger"
 
@@ -176,7 +176,7 @@ def _restricted_index(index: FeatureIndex, keep) -> FeatureIndex:
     return sub
 
 
-class SequenceTagger(BaseEstimator):
+class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
     """First-order chain tagger trained by cutting planes with a certified duality gap.
 
     Parameters
@@ -270,31 +270,12 @@ class SequenceTagger(BaseEstimator):
 
     # ------------------------------------------------------------------ fitting
     def _check_params(self):
-        reg = check_choice(self.regularizer, "regularizer", _REGULARIZERS)
-        p = check_positive(self.p, "p")
-        if reg == "pmtl" and not p > 1.0:
-            raise InputError(f"regularizer='pmtl' needs p > 1, got {p}", field="p")
         return dict(
-            C=check_positive(self.C, "C"), regularizer=reg, p=p, eps=check_positive(self.eps, "eps"),
-            max_iter=check_int(self.max_iter, "max_iter"),
-            time_limit=None if self.time_limit is None else check_positive(self.time_limit, "time_limit"),
-            min_count=check_int(self.min_count, "min_count"),
-            max_cuts=check_int(self.max_cuts, "max_cuts", min_value=2, allow_none=True),
-            prune_after=check_int(self.prune_after, "prune_after"),
-            active_rtol=check_positive(self.active_rtol, "active_rtol", allow_zero=True),
-            verbose=check_bool(self.verbose, "verbose"),
+            self._check_common_params(),
             solver=_check_solver(self.solver), epochs=check_int(self.epochs, "epochs"),
             eta0=None if self.eta0 is None else check_positive(self.eta0, "eta0"),
             averaged=check_bool(self.averaged, "averaged"),
         )
-
-    def _make_regularizer(self, name, p, groups, n_groups):
-        from cutplane.mixed_norm import MixedNorm
-        from cutplane.regularizers import L2
-
-        if name == "ssvm":
-            return L2()
-        return MixedNorm(groups, p=1.0 if name == "mtl" else p, n_groups=n_groups)
 
     def make_oracle(self, X, y):
         """Fit the feature index and label set on ``(X, y)`` and return the 1-slack oracle."""
@@ -338,7 +319,7 @@ class SequenceTagger(BaseEstimator):
         self.coef_ = np.asarray(res.w, dtype=np.float64)
         self.n_iter_ = int(res.n_iter)
         self.objective_, self.lower_bound_, self.gap_ = C * res.objective, C * res.lower_bound, C * res.gap
-        self._set_template_stats(groups, n_groups, res.mu if prm["regularizer"] != "ssvm" else None,
+        self._set_template_stats(self.feature_index_.template_names, groups, n_groups, res.mu if prm["regularizer"] != "ssvm" else None,
                                  prm["active_rtol"])
         if res.status != "converged":
             warnings.warn(f"SequenceTagger stopped with status {res.status!r} after {res.n_iter} iterations; "
@@ -364,21 +345,8 @@ class SequenceTagger(BaseEstimator):
             norms = group_norms(self.coef_, groups, n_groups)
             total = float(np.sum(norms ** p)) ** (1.0 / p)
             mu = (norms / total) ** (2.0 - p) if total > 0 else np.zeros(n_groups)
-        self._set_template_stats(groups, n_groups, mu, prm["active_rtol"])
+        self._set_template_stats(self.feature_index_.template_names, groups, n_groups, mu, prm["active_rtol"])
         return self
-
-    def _set_template_stats(self, groups, n_groups, mu, active_rtol):
-        from cutplane.groups import group_norms
-
-        names = self.feature_index_.template_names
-        norms = group_norms(self.coef_, groups, n_groups)
-        mu = np.ones(n_groups) if mu is None else np.asarray(mu, dtype=np.float64)
-        self.template_weights_ = {nm: float(m) for nm, m in zip(names, mu)}
-        self.template_norms_ = {nm: float(v) for nm, v in zip(names, norms)}
-        top = float(norms.max()) if norms.size else 0.0
-        active = norms > active_rtol * top if top > 0 else np.zeros(n_groups, bool)
-        self.active_templates_ = [nm for nm, a in zip(names, active) if a]
-        self.n_active_templates_ = int(active.sum())
 
     # --------------------------------------------------------------- prediction
     def _check_fitted(self):

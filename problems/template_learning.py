@@ -1,0 +1,65 @@
+"""What the template-weighted structured estimators share (sequence tagger, dependency parser).
+
+Both train ``F(w) = Omega(w) + C * mean structured hinge`` with ``Omega`` chosen by name:
+``"ssvm"`` (``1/2 ||w||^2``), ``"mtl"`` (``MixedNorm(p=1)`` over template groups, seed 004
+eq. 6-7) or ``"pmtl"`` (``MixedNorm(p)``, ``p > 1``), and report per-template weights.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from cutplane.exceptions import InputError
+
+from .validation import check_bool, check_choice, check_int, check_positive
+
+__all__ = ["TemplateLearnerMixin", "REGULARIZERS"]
+
+REGULARIZERS = ("mtl", "ssvm", "pmtl")
+
+
+class TemplateLearnerMixin:
+    """Hyper-parameter checks, the regulariser and the template statistics of a structured estimator.
+
+    The estimator stores ``C``, ``regularizer``, ``p``, ``eps``, ``max_iter``, ``time_limit``,
+    ``min_count``, ``max_cuts``, ``prune_after``, ``active_rtol`` and ``verbose``.
+    """
+
+    def _check_common_params(self) -> dict:
+        reg = check_choice(self.regularizer, "regularizer", REGULARIZERS)
+        p = check_positive(self.p, "p")
+        if reg == "pmtl" and not p > 1.0:
+            raise InputError(f"regularizer='pmtl' needs p > 1, got {p}", field="p")
+        return dict(
+            C=check_positive(self.C, "C"), regularizer=reg, p=p, eps=check_positive(self.eps, "eps"),
+            max_iter=check_int(self.max_iter, "max_iter"),
+            time_limit=None if self.time_limit is None else check_positive(self.time_limit, "time_limit"),
+            min_count=check_int(self.min_count, "min_count"),
+            max_cuts=check_int(self.max_cuts, "max_cuts", min_value=2, allow_none=True),
+            prune_after=check_int(self.prune_after, "prune_after"),
+            active_rtol=check_positive(self.active_rtol, "active_rtol", allow_zero=True),
+            verbose=check_bool(self.verbose, "verbose"),
+        )
+
+    @staticmethod
+    def _make_regularizer(name, p, groups, n_groups):
+        """``L2()`` for ``"ssvm"``, else ``MixedNorm(groups, p)`` (``p = 1`` for ``"mtl"``)."""
+        from cutplane.mixed_norm import MixedNorm
+        from cutplane.regularizers import L2
+
+        if name == "ssvm":
+            return L2()
+        return MixedNorm(groups, p=1.0 if name == "mtl" else p, n_groups=n_groups)
+
+    def _set_template_stats(self, names, groups, n_groups, mu, active_rtol):
+        """``template_weights_`` (``mu``; all 1 when None), ``template_norms_`` (``||w_j||``),
+        ``active_templates_`` (norm above ``active_rtol`` times the largest) and their count."""
+        from cutplane.groups import group_norms
+
+        norms = group_norms(self.coef_, groups, n_groups)
+        mu = np.ones(n_groups) if mu is None else np.asarray(mu, dtype=np.float64)
+        self.template_weights_ = {nm: float(m) for nm, m in zip(names, mu)}
+        self.template_norms_ = {nm: float(v) for nm, v in zip(names, norms)}
+        top = float(norms.max()) if norms.size else 0.0
+        active = norms > active_rtol * top if top > 0 else np.zeros(n_groups, bool)
+        self.active_templates_ = [nm for nm, a in zip(names, active) if a]
+        self.n_active_templates_ = int(active.sum())
