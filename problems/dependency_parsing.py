@@ -16,6 +16,13 @@ Chu-Liu-Edmonds, or over projective trees by Eisner (``projective=True``), with 
 child of the root when ``single_root`` (UD). The engine minimises ``F / C`` (``lam = 1/C``);
 the reported objective, bounds and ``eps`` are on the scale of ``F``.
 
+Two solvers minimise the same ``F`` with the same decoder: ``solver="cutting-plane"`` (the
+engine, certified gap) and ``solver="spom"`` (the online proximal baseline of Martins et al.,
+seed 000 Alg. 3, one sentence per round, no certificate), as for the tagger
+(:class:`~problems.template_learning.TemplateLearnerMixin`). SPOM reads each sentence through a
+per-sentence view of the parse oracle (:class:`_ParseExamples`) that touches only the weights
+of the features occurring on that sentence's arcs.
+
 Templates are given as a dict ``name -> atoms`` (see :mod:`problems.parse_features`), a list
 of atom strings, or a template *text*: one template per line, ``name = atoms`` or just
 ``atoms`` (then also its name), ``#`` starts a comment (:func:`parse_arc_templates`).
@@ -30,7 +37,7 @@ from sklearn.base import BaseEstimator
 from cutplane.exceptions import ConvergenceWarning, InputError, ModelFormatError
 from cutplane.parallel import get_executor
 
-from .template_learning import TemplateLearnerMixin
+from .template_learning import SOLVERS, TemplateLearnerMixin
 from .validation import check_bool, check_choice
 
 __all__ = ["DependencyParser", "parse_arc_templates"]
@@ -122,6 +129,59 @@ def _gold_trees(sentences, single_root):
     return trees
 
 
+class _ParseExamples:
+    """SPOM's per-sentence view of a parsing training set (:mod:`cutplane.online.example_oracles`).
+
+    ``example_support(i)`` is the sorted list of features on the arcs of sentence ``i``;
+    ``example_subgradient(i, w_support)`` runs the parse oracle's loss-augmented decoder on
+    that sentence with its features renumbered ``0..n_i - 1`` (one :class:`ParseOracle` over a
+    copy of the arc features with local ids, built once), so a round costs O(arcs of the
+    sentence), never O(dim). The value is the sentence's structured hinge, the subgradient
+    ``Phi(x_i, y^_i) - Phi(x_i, y_i)`` in global coordinates.
+
+    Parameters
+    ----------
+    features : oracles.parse_oracle.ArcFeatures
+    trees : list of ndarray of shape (n_i + 1,)
+        Gold heads.
+    projective, single_root, normalize_loss : bool
+        As in :class:`oracles.parse_oracle.ParseOracle`.
+    """
+
+    def __init__(self, features, trees, *, projective, single_root, normalize_loss):
+        from oracles.parse_oracle import ArcFeatures, ParseOracle
+
+        f = features
+        self.n_samples, self.dim = int(f.n_sentences), int(f.dim)
+        starts = f.indptr[f.arc_ptr]
+        local = np.empty_like(f.indices)
+        ufs = []
+        for i in range(self.n_samples):
+            a, b = int(starts[i]), int(starts[i + 1])
+            uf, inv = np.unique(f.indices[a:b], return_inverse=True)
+            ufs.append(uf.astype(np.int64))
+            local[a:b] = inv
+        self._uf = ufs
+        self._width = max(1, max((u.size for u in ufs), default=1))
+        self._local = ParseOracle(ArcFeatures(f.lengths, f.arc_ptr, f.indptr, local, self._width), trees,
+                                  projective=projective, single_root=single_root, normalize_loss=normalize_loss)
+
+    def example_support(self, i):
+        return self._uf[i]
+
+    def example_subgradient(self, i, w_support):
+        from cutplane.online import ExampleSubgradient
+
+        uf = self._uf[i]
+        w = np.zeros(self._width)
+        w[:uf.size] = w_support
+        cut = self._local.loss_augmented(int(i), w)
+        row = cut.dphi.tocsr()
+        row.sum_duplicates()
+        row.eliminate_zeros()
+        return ExampleSubgradient(float(cut.value), uf[row.indices], -row.data.astype(np.float64))
+
+
 class DependencyParser(TemplateLearnerMixin, BaseEstimator):
     """Arc-factored dependency parser trained by cutting planes with a certified duality gap.
 
@@ -158,8 +218,20 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
     executor : None, str or executor
         Map of the oracle over chunks of sentences (``"threads"`` uses several cores).
     n_workers : int, optional
-    solver : str, optional
-        Reduced-problem backend (None: the engine's preference order).
+    solver : {"cutting-plane", "spom"}, default="cutting-plane"
+        The engine (MTL^parse / SSVM / pMTL^parse by cutting planes, certified gap) or SPOM
+        (online proximal subgradient, seed 000 Alg. 3, same regulariser and decoder).
+    backend : str, optional
+        Reduced-problem backend of the cutting-plane solver (None: the engine's preference order).
+    epochs : int, default=20
+        SPOM: passes over the sentences.
+    eta0 : float, optional
+        SPOM: ``eta_t = eta0 / sqrt(t)``; None tunes it on a subsample
+        (:func:`cutplane.online.learning_rates.tune_eta0`).
+    averaged : bool, default=True
+        SPOM: return the averaged model (else the last iterate).
+    seed : int, default=0
+        SPOM: seed of the epoch orders (``np.random.default_rng``).
     active_rtol : float, default=1e-5
         A template is active when its weight norm exceeds ``active_rtol`` times the largest.
     verbose : bool, default=False
@@ -178,16 +250,18 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         extracted at prediction time.
     n_active_templates_ : int
     objective_, lower_bound_, gap_ : float
-        On the scale of ``F``.
+        On the scale of ``F``; ``lower_bound_`` and ``gap_`` are None for ``solver="spom"``
+        (it certifies nothing).
     n_iter_ : int
-    result_ : cutplane.Result
-        The engine's result (scale ``F / C``) with the bound history.
+        Engine iterations, or SPOM's completed epochs.
+    result_ : cutplane.Result or cutplane.online.SPOMResult
+        The solver's result (scale ``F / C``) with its history.
     """
 
     def __init__(self, templates=None, *, C=1.0, regularizer="mtl", p=1.0, projective=False, single_root=True,
                  eps=0.1, max_iter=500, time_limit=None, min_count=1, normalize_loss=False, pos="upos",
-                 max_cuts=None, prune_after=50, executor=None, n_workers=None, solver=None, active_rtol=1e-5,
-                 verbose=False):
+                 max_cuts=None, prune_after=50, executor=None, n_workers=None, solver="cutting-plane", backend=None,
+                 epochs=20, eta0=None, averaged=True, seed=0, active_rtol=1e-5, verbose=False):
         self.templates = templates
         self.C = C
         self.regularizer = regularizer
@@ -205,6 +279,11 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         self.executor = executor
         self.n_workers = n_workers
         self.solver = solver
+        self.backend = backend
+        self.epochs = epochs
+        self.eta0 = eta0
+        self.averaged = averaged
+        self.seed = seed
         self.active_rtol = active_rtol
         self.verbose = verbose
 
@@ -212,6 +291,7 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
     def _check_params(self):
         return dict(
             self._check_common_params(),
+            **self._check_spom_params(),
             projective=check_bool(self.projective, "projective"),
             single_root=check_bool(self.single_root, "single_root"),
             normalize_loss=check_bool(self.normalize_loss, "normalize_loss"),
@@ -235,6 +315,10 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
 
     def make_oracle(self, sentences):
         """Fit the featurizer on ``sentences`` (gold arcs) and return the 1-slack oracle."""
+        return self._make_oracle(sentences)[0]
+
+    def _make_oracle(self, sentences):
+        """The 1-slack oracle, the arc features and the gold trees (featurizer fitted)."""
         from oracles.parse_oracle import ParseOracle
 
         from .parse_features import ArcFeaturizer
@@ -252,11 +336,12 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
                               UserWarning, stacklevel=3)
         self.featurizer_ = ArcFeaturizer(self._template_dict(), pos=prm["pos"], min_count=prm["min_count"])
         feats = self.featurizer_.fit_transform(sentences)
-        return ParseOracle(feats, trees, projective=prm["projective"], single_root=prm["single_root"],
-                           normalize_loss=prm["normalize_loss"],
-                           executor=get_executor(self.executor, self.n_workers))
+        oracle = ParseOracle(feats, trees, projective=prm["projective"], single_root=prm["single_root"],
+                             normalize_loss=prm["normalize_loss"],
+                             executor=get_executor(self.executor, self.n_workers))
+        return oracle, feats, trees
 
-    def fit(self, sentences, y=None):
+    def fit(self, sentences, y=None, *, callback=None):
         """Train on sentences with gold heads (e.g. :func:`problems.io.conllu.read_conllu`).
 
         Parameters
@@ -265,6 +350,10 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
             Objects with ``forms``, ``lemmas``, ``upos``, ``xpos`` and ``heads`` (shape (n,),
             0 = root) forming a tree.
         y : ignored
+        callback : callable, optional
+            Passed to the solver: ``callback(IterationInfo)`` per engine iteration,
+            ``callback(SPOMInfo)`` per SPOM evaluation (objectives on the scale ``F / C``);
+            returning True stops.
 
         Returns
         -------
@@ -273,18 +362,25 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         from cutplane import minimize
 
         prm = self._check_params()
-        oracle = self.make_oracle(sentences)
+        oracle, feats, trees = self._make_oracle(sentences)
         groups = self.featurizer_.coordinate_groups()
-        n_groups = len(self.featurizer_.template_names_)
+        names = self.featurizer_.template_names_
+        n_groups = len(names)
         reg = self._make_regularizer(prm["regularizer"], prm["p"], groups, n_groups)
         C = prm["C"]
+        if prm["solver"] == "spom":
+            examples = _ParseExamples(feats, trees, projective=prm["projective"], single_root=prm["single_root"],
+                                      normalize_loss=prm["normalize_loss"])
+            self._run_spom(examples, oracle, reg, groups, n_groups, names, prm, callback)
+            self._zero_inactive(groups, oracle, reg, C)
+            return self
         kwargs = dict(eps=prm["eps"] / C, max_iter=prm["max_iter"], time_limit=prm["time_limit"],
                       max_cuts=prm["max_cuts"], prune_after=prm["prune_after"], verbose=prm["verbose"])
-        if self.solver is not None:
-            kwargs["solver"] = self.solver
+        if self.backend is not None:
+            kwargs["solver"] = self.backend
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", category=ConvergenceWarning)
-            res = minimize(oracle, reg, 1.0 / C, **kwargs)
+            res = minimize(oracle, reg, 1.0 / C, callback=callback, **kwargs)
         self.result_ = res
         self.coef_ = np.asarray(res.w, dtype=np.float64).copy()
         self.n_iter_ = int(res.n_iter)
@@ -309,7 +405,8 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         self.coef_[mask] = 0.0
         value = float(reg(self.coef_)) + C * float(oracle(self.coef_).value)
         self.objective_ = value
-        self.gap_ = value - self.lower_bound_
+        if self.lower_bound_ is not None:
+            self.gap_ = value - self.lower_bound_
         self.template_norms_.update({nm: 0.0 for nm, off in zip(names, inactive) if off})
 
     # --------------------------------------------------------------- prediction
@@ -390,12 +487,15 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
             fz_meta, params = meta["featurizer"], meta["params"]
             fz = ArcFeaturizer.from_state({k[len(_FZ_PREFIX):]: v for k, v in arrays.items()
                                            if k.startswith(_FZ_PREFIX)}, fz_meta, path=path)
+            if params.get("solver") not in (None,) + SOLVERS:  # models saved when solver was the backend
+                params["backend"] = params.pop("solver")
+            params["solver"] = params.get("solver") or "cutting-plane"
             est = cls(fz.templates, **params)
             names = fz.template_names_
             est.template_weights_ = {str(k): float(meta["template_weights"][k]) for k in names}
             est.template_norms_ = {str(k): float(meta["template_norms"][k]) for k in names}
             active = [str(a) for a in meta["active_templates"]]
-            scalars = [float(meta[k]) for k in ("objective", "lower_bound", "gap")]
+            scalars = [None if meta[k] is None else float(meta[k]) for k in ("objective", "lower_bound", "gap")]
             n_iter = int(meta["n_iter"])
         except ModelFormatError:
             raise

@@ -3,6 +3,9 @@
 Both train ``F(w) = Omega(w) + C * mean structured hinge`` with ``Omega`` chosen by name:
 ``"ssvm"`` (``1/2 ||w||^2``), ``"mtl"`` (``MixedNorm(p=1)`` over template groups, seed 004
 eq. 6-7) or ``"pmtl"`` (``MixedNorm(p)``, ``p > 1``), and report per-template weights.
+Both offer two solvers of the same ``F``: ``solver="cutting-plane"`` (the engine, certified
+gap) and ``solver="spom"`` (the online proximal baseline of seed 000, one example per round,
+no certificate; :meth:`TemplateLearnerMixin._run_spom`).
 """
 from __future__ import annotations
 
@@ -12,9 +15,10 @@ from cutplane.exceptions import InputError
 
 from .validation import check_bool, check_choice, check_int, check_positive
 
-__all__ = ["TemplateLearnerMixin", "REGULARIZERS"]
+__all__ = ["TemplateLearnerMixin", "REGULARIZERS", "SOLVERS"]
 
 REGULARIZERS = ("mtl", "ssvm", "pmtl")
+SOLVERS = ("cutting-plane", "spom")
 
 
 class TemplateLearnerMixin:
@@ -39,6 +43,63 @@ class TemplateLearnerMixin:
             active_rtol=check_positive(self.active_rtol, "active_rtol", allow_zero=True),
             verbose=check_bool(self.verbose, "verbose"),
         )
+
+    def _check_spom_params(self) -> dict:
+        """``solver`` (None, from models saved before the option, means cutting planes),
+        ``epochs``, ``eta0`` (None: tuned) and ``averaged``."""
+        solver = "cutting-plane" if self.solver is None else self.solver
+        if solver not in SOLVERS:
+            raise InputError(f"solver must be one of {SOLVERS}, got {solver!r} (the reduced-problem backend "
+                             "of the cutting-plane solver is the 'backend' parameter)", field="solver")
+        return dict(solver=solver, epochs=check_int(self.epochs, "epochs"),
+                    eta0=None if self.eta0 is None else check_positive(self.eta0, "eta0"),
+                    averaged=check_bool(self.averaged, "averaged"))
+
+    def _run_spom(self, examples, batch_oracle, reg, groups, n_groups, names, prm, callback=None):
+        """SPOM on ``f_i = Omega / C + L_i`` (mean over examples: ``F / C``); sets the fitted
+        attributes on the scale of ``F`` (``lower_bound_`` and ``gap_`` None: no certificate).
+
+        Parameters
+        ----------
+        examples : ExampleOracle
+            Per-example losses (:mod:`cutplane.online.example_oracles`).
+        batch_oracle : Oracle
+            ``R(w)`` for the objective evaluations (once per epoch).
+        reg : Regularizer
+            From :meth:`_make_regularizer`.
+        groups : ndarray of int of shape (dim,)
+        n_groups : int
+        names : list of str
+            Template names, one per group.
+        prm : dict
+            The checked parameters (``C``, ``regularizer``, ``p``, ``epochs``, ``eta0``,
+            ``averaged``, ``time_limit``, ``verbose``, ``active_rtol``).
+        callback : callable, optional
+            ``callback(SPOMInfo)`` per evaluation; returning True stops.
+
+        Returns
+        -------
+        cutplane.online.SPOMResult
+        """
+        from cutplane.groups import group_norms
+        from cutplane.online import spom
+
+        C = prm["C"]
+        res = spom(examples, reg, 1.0 / C, groups=groups, n_groups=n_groups, epochs=prm["epochs"],
+                   eta0=prm["eta0"], averaged=prm["averaged"], seed=self.seed, batch_oracle=batch_oracle,
+                   callback=callback, time_limit=prm["time_limit"], verbose=prm["verbose"])
+        self.result_ = res
+        self.coef_ = np.asarray(res.w, dtype=np.float64).copy()
+        self.n_iter_ = int(res.epochs)
+        self.objective_, self.lower_bound_, self.gap_ = C * res.objective, None, None
+        mu = None
+        if prm["regularizer"] != "ssvm":  # w_j = mu_j v_j, mu_j = (||w_j|| / ||w||_p)^(2 - p); simplex for p = 1
+            p = 1.0 if prm["regularizer"] == "mtl" else prm["p"]
+            norms = group_norms(self.coef_, groups, n_groups)
+            total = float(np.sum(norms ** p)) ** (1.0 / p)
+            mu = (norms / total) ** (2.0 - p) if total > 0 else np.zeros(n_groups)
+        self._set_template_stats(names, groups, n_groups, mu, prm["active_rtol"])
+        return res
 
     @staticmethod
     def _make_regularizer(name, p, groups, n_groups):
