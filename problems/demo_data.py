@@ -1,7 +1,10 @@
-"""Small generated classification datasets, for the demo, the README and quick tests.
+"""Small generated datasets, for the demo, the README and quick tests.
 
-The data are drawn from an explicit ``numpy.random.Generator`` seeded by the caller, so a
-given seed gives the same dataset on every machine; nothing is downloaded or shipped.
+Classification (:func:`make_binary`, :func:`make_multiclass`) and the tagging task of
+``cutplane demo`` (:func:`make_demo_tagging`: :func:`problems.synthetic.make_tagging_task`
+with the settings in :data:`DEMO_TAGGING`). The data are drawn from an explicit
+``numpy.random.Generator`` seeded by the caller, so a given seed gives the same dataset on
+every machine; nothing is downloaded or shipped.
 """
 from __future__ import annotations
 
@@ -14,7 +17,8 @@ import scipy.sparse as sp
 from cutplane.exceptions import InputError
 from problems.validation import check_int, check_positive
 
-__all__ = ["DemoData", "make_binary", "make_multiclass", "write_demo_files"]
+__all__ = ["DemoData", "make_binary", "make_multiclass", "write_demo_files", "DEMO_TAGGING", "make_demo_tagging",
+           "write_tagging_files"]
 
 
 class DemoData(NamedTuple):
@@ -139,4 +143,55 @@ def write_demo_files(folder, *, seed=0):
             path = folder / f"{task}.{split}.svm"
             write_svmlight(path, X, y)
             out[f"{task}.{split}"] = path
+    return out
+
+
+#: Settings of the tagging task of ``cutplane demo``: 3 informative columns (their words
+#: depend on the label with probability 0.5), 6 noise columns, 4 labels; about 6000 training
+#: tokens, a few seconds per training run.
+DEMO_TAGGING = dict(n_train=600, n_test=300, length=15, n_labels=4, n_informative=3, n_noise=6,
+                    signal=0.5, vocab=40)
+
+
+def make_demo_tagging(seed=0, **overrides):
+    """The demo's tagging task: :func:`~problems.synthetic.make_tagging_task` with
+    :data:`DEMO_TAGGING` (``overrides`` replace some of its settings, e.g. a smaller ``n_train``).
+
+    Returns
+    -------
+    problems.synthetic.TaggingTask
+    """
+    from problems.synthetic import make_tagging_task
+
+    unknown = set(overrides) - set(DEMO_TAGGING)
+    if unknown:
+        raise InputError(f"unknown setting(s) {sorted(unknown)}; accepted: {sorted(DEMO_TAGGING)}",
+                         field="overrides")
+    return make_tagging_task(**{**DEMO_TAGGING, **overrides}, seed=seed)
+
+
+def write_tagging_files(task, folder):
+    """Write ``train.txt``, ``test.txt`` (CoNLL columns, label last) and ``templates.txt``.
+
+    These are the inputs of ``cutplane train --task sequence`` and ``cutplane compare``.
+
+    Parameters
+    ----------
+    task : problems.synthetic.TaggingTask
+    folder : str or os.PathLike
+        Created when missing.
+
+    Returns
+    -------
+    dict of str to pathlib.Path
+        Keys ``"train"``, ``"test"``, ``"templates"``.
+    """
+    from problems.io.conll import write_columns
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    out = {"train": folder / "train.txt", "test": folder / "test.txt", "templates": folder / "templates.txt"}
+    for split, X, y in (("train", task.X_train, task.y_train), ("test", task.X_test, task.y_test)):
+        write_columns(out[split], [[tuple(row) + (lab,) for row, lab in zip(x, ys)] for x, ys in zip(X, y)])
+    out["templates"].write_text(task.templates)
     return out

@@ -65,18 +65,31 @@ def test_demo_runs_fast_and_prints_the_table(tmp_path, capsys):
     assert main(["demo", "--out-dir", str(tmp_path)]) == 0
     assert time.perf_counter() - t0 < 60
     out = capsys.readouterr().out
-    header = next(line for line in out.splitlines() if "objective" in line and "gap" in line)
-    assert "iters" in header and "test_acc" in header
-    rows = [line.split() for line in out.splitlines() if line.split()[:1] in (["binary"], ["multiclass"])]
-    assert [r[0] for r in rows] == ["binary", "multiclass"]
+    lines = out.splitlines()
+    header = next(line for line in lines if line.startswith("method") and "noise_dropped" in line)
     cols = header.split()
-    for r in rows:
-        assert float(r[cols.index("gap")]) <= 1e-2
-        assert float(r[cols.index("test_acc")]) > 0.5
-    for name in ("binary.train.svm", "multiclass.test.svm", "binary.model.npz", "multiclass.report.json"):
-        assert (tmp_path / name).exists()
-    assert main(["predict", "--model", str(tmp_path / "binary.model.npz"),
-                 "--input", str(tmp_path / "binary.test.svm"), "--output", str(tmp_path / "p")]) == 0
+    assert {"objective", "lower_bound", "gap", "test_acc", "active", "noise_dropped", "time_s"} <= set(cols)
+    rows = {line.split()[0]: line.split() for line in lines if line.split()[:1] in (["MTL^struct"], ["SPOM"], ["SSVM"])}
+    assert set(rows) == {"MTL^struct", "SPOM", "SSVM"}
+    mtl, spom, ssvm = rows["MTL^struct"], rows["SPOM"], rows["SSVM"]
+    n_noise = int(mtl[cols.index("noise_dropped")].split("/")[1])
+    assert n_noise > 0
+    assert mtl[cols.index("noise_dropped")] == f"{n_noise}/{n_noise}"  # MTL^struct drops every noise template
+    assert ssvm[cols.index("noise_dropped")] == f"0/{n_noise}"  # the plain SSVM keeps them all
+    for r in (mtl, ssvm):  # certified: objective - lower bound = gap <= eps (0.05), printed to 4 decimals
+        obj, low, gap = (float(r[cols.index(c)]) for c in ("objective", "lower_bound", "gap"))
+        assert low <= obj and 0 <= gap <= 0.05 and abs(obj - low - gap) <= 1e-4 + 1e-3 * gap
+    # SPOM's gap is measured against MTL^struct's lower bound of the same F
+    assert float(spom[cols.index("gap")].rstrip("*")) == pytest.approx(
+        float(spom[cols.index("objective")]) - float(mtl[cols.index("lower_bound")]), abs=2e-4, rel=1e-3)
+    assert float(spom[cols.index("objective")]) >= float(mtl[cols.index("lower_bound")])
+    for r in rows.values():
+        assert float(r[cols.index("test_acc")]) > 0.8
+    rep = json.loads((tmp_path / "report.json").read_text())
+    assert rep["methods"]["mtl"]["noise_dropped"] == rep["noise_templates"]
+    for name in ("bounds.png", "template_weights.png", "data/train.txt", "data/test.txt", "data/templates.txt"):
+        assert (tmp_path / name).exists() and str(tmp_path / name) in out
+    assert (tmp_path / "bounds.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def _err(capsys):
