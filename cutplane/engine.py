@@ -25,6 +25,8 @@ from .cuts import Cut, slope_dot
 from .exceptions import ConvergenceWarning, InexactCutWarning, InputError
 from .progress import ProgressReporter
 from .result import FallbackRecord, History, IterationInfo, Result
+from .checkpoint import (EngineState, InterruptGuard, fingerprint, load_checkpoint, save_checkpoint,
+                         working_set_from_state, working_set_state)
 from .steps import DirectStep, LineSearchStep, StepContext, StepOutcome
 from .working_set import WorkingSet
 
@@ -147,7 +149,8 @@ def _zero_like_slope(slope, dim):
 
 def minimize(oracle, regularizer, lam, *, method="bmrm", eps=1e-3, max_iter=1000, time_limit=None,
              max_cuts=None, prune_after=50, w0=None, solver=None, callback=None, verbose=False,
-             risk_lower_bound=None, theta=None) -> Result:
+             risk_lower_bound=None, theta=None, checkpoint=None, checkpoint_every=10, resume=False,
+             memory_limit=None) -> Result:
     """Minimise ``F(w) = lam * Omega(w) + R(w)`` to a certified gap ``eps``.
 
     Parameters
@@ -166,9 +169,9 @@ def minimize(oracle, regularizer, lam, *, method="bmrm", eps=1e-3, max_iter=1000
     eps : float
         Absolute gap on the scale of ``F``.
     max_iter : int
-        Oracle-call budget.
+        Oracle-call budget, counted over resumed runs too.
     time_limit : float, optional
-        Seconds; checked before each oracle call.
+        Seconds for this call; checked before each oracle call.
     max_cuts : int, optional
         Working-set budget (>= 2); the oldest cuts are aggregated (limited-memory BMRM).
     prune_after : int or None
@@ -188,14 +191,37 @@ def minimize(oracle, regularizer, lam, *, method="bmrm", eps=1e-3, max_iter=1000
     theta : float, optional
         LS-BMRM only: the cutting point's weight on the reduced minimiser, ``0 < theta <= 1``
         (default 0.1, chapter sec. 1.2.2).
+    checkpoint : str or os.PathLike, optional
+        File where the run's state is saved (:mod:`cutplane.checkpoint`): every
+        ``checkpoint_every`` iterations, when the run stops before convergence (``max_iter``,
+        ``time_limit``, callback) and on Ctrl-C or SIGTERM, which then return status
+        ``"interrupted"`` with the best point so far. While it runs in the main thread with a
+        checkpoint, SIGTERM (and SIGINT under Python's default handler) are caught and the
+        previous handlers restored on return.
+    checkpoint_every : int, default=10
+        Iterations between two saves.
+    resume : bool, default=False
+        Continue from ``checkpoint`` when that file exists (``w0`` is then ignored); the file is
+        verified (checksum, version, shapes, dim, and a fingerprint of the oracle's data and the
+        regulariser, ``lam``, ``method`` and ``theta``) and refused with
+        :class:`~cutplane.exceptions.ModelFormatError` if anything is off.
+    memory_limit : int, optional
+        Bytes for the working set (slopes and Gram blocks, :attr:`WorkingSet.nbytes`): before
+        each oracle call the oldest cuts are aggregated until the next cut fits, so
+        ``peak_working_set_bytes`` stays within ``memory_limit`` plus one cut (a limit below
+        one aggregated cut and a new one is logged and exceeded by that much).
 
     Returns
     -------
     Result
     """
-    t_start = time.perf_counter()
+    t_call = time.perf_counter()
     spec, dim, lam, eps, max_iter, time_limit, max_cuts, prune_after, w = _validate(
         oracle, regularizer, lam, method, eps, max_iter, time_limit, max_cuts, prune_after, w0)
+    checkpoint_every = _positive(checkpoint_every, "checkpoint_every", integer=True)
+    memory_limit = _positive(memory_limit, "memory_limit", integer=True, allow_none=True)
+    if resume and checkpoint is None:
+        raise InputError("resume=True needs the checkpoint path to resume from", field="resume")
     if method == "kelley":
         lam = 1.0
     if risk_lower_bound is None:
@@ -208,95 +234,228 @@ def minimize(oracle, regularizer, lam, *, method="bmrm", eps=1e-3, max_iter=1000
             raise InputError(f"theta applies to method 'ls-bmrm' only, not {method!r}", field="theta")
         options["theta"] = theta
     step = spec.step(**options)
-    working_set = WorkingSet(dim, groups=getattr(regularizer, "groups", None))
+    groups = getattr(regularizer, "groups", None)
+    ckpt = None
+    if checkpoint is not None:
+        ckpt = _Checkpointer(checkpoint, checkpoint_every, method, oracle, step,
+                             fingerprint(oracle, regularizer, lam, method,
+                                         {k: getattr(step, k) for k in spec.options}))
+    st = ckpt.restore(dim, groups, step) if (ckpt is not None and resume) else None
+    if st is None:
+        st = EngineState(WorkingSet(dim, groups=groups), w, w.copy())
     reduced = regularizer.make_reduced_solver(solver)
     reporter = ProgressReporter(verbose, max_iter, method)
-
-    best_w, best_upper, lower = w.copy(), np.inf, -np.inf
-    rows, fallbacks, exact, peak = [], [], True, 0
-    oracle_total = solver_total = 0.0
-    n_calls = n_searches = 0
-    solution, status, it = None, "max_iter", 0
-    try:
-        while it < max_iter:
-            if time_limit is not None and it > 0 and time.perf_counter() - t_start >= time_limit:
-                status = "time_limit"
-                break
-            it += 1
-            t0 = time.perf_counter()
-            res = oracle(w)
-            n_calls += 1
-            t_oracle = time.perf_counter() - t0
-            oracle_total += t_oracle
-            value, cut, cut_exact = _check_oracle_result(res, dim, w)
-            if not cut_exact and exact:
-                warnings.warn("the oracle returned an inexact cut: the certificate is relative to the "
-                              "approximation", InexactCutWarning, stacklevel=2)
-            exact = exact and cut_exact
-            upper = lam * float(regularizer(w)) + value
-            if upper < best_upper:
-                best_upper, best_w = upper, w.copy()
-            working_set.add(cut)
-            if it == 1 and risk_lower_bound is not None:
-                working_set.add(Cut(_zero_like_slope(cut.slope, dim), float(risk_lower_bound)))
-            peak = max(peak, working_set.nbytes)
-
-            t0 = time.perf_counter()
-            solution = reduced.solve(working_set, lam, warm_start=working_set.duals)
-            t_solve = time.perf_counter() - t0
-            solver_total += t_solve
-            fallbacks.extend(FallbackRecord(it, b, r) for b, r in solution.failures)
-            lower = _update_lower(lower, solution.lower_bound, best_upper, exact, it)
-            working_set.record_duals(solution.alpha)
-            outcome, t_step = None, 0.0
-            if best_upper - lower > eps:
+    t_start = t_call - st.elapsed  # elapsed times count over resumed runs
+    solution, outcome, status, phase, n_start = None, None, "max_iter", "boundary", st.n_iter
+    cut_bytes = 0
+    guard = InterruptGuard(enabled=ckpt is not None)
+    with guard:
+        try:
+            while True:
+                ws = st.working_set  # a memory budget may have rebuilt it
+                if st.pending is None:
+                    phase = "boundary"
+                    if st.n_iter >= max_iter:
+                        status = "max_iter"
+                        break
+                    if time_limit is not None and st.n_iter > n_start and time.perf_counter() - t_call >= time_limit:
+                        status = "time_limit"
+                        break
+                    phase = "oracle"
+                    t0 = time.perf_counter()
+                    res = oracle(st.w)
+                    t_oracle = time.perf_counter() - t0
+                    value, cut, cut_exact = _check_oracle_result(res, dim, st.w)
+                    with guard.critical():
+                        first = st.n_iter == 0
+                        st.n_calls += 1
+                        st.oracle_time += t_oracle
+                        if not cut_exact and st.exact:
+                            warnings.warn("the oracle returned an inexact cut: the certificate is relative to the "
+                                          "approximation", InexactCutWarning, stacklevel=2)
+                        st.exact = st.exact and cut_exact
+                        upper = lam * float(regularizer(st.w)) + value
+                        if upper < st.best_upper:
+                            st.best_upper, st.best_w = upper, st.w.copy()
+                        ws.add(cut)
+                        cut_bytes = _slope_bytes(cut.slope)
+                        if first and risk_lower_bound is not None:
+                            ws.add(Cut(_zero_like_slope(cut.slope, dim), float(risk_lower_bound)))
+                        st.peak_bytes = max(st.peak_bytes, ws.nbytes)
+                        st.pending = (upper, t_oracle)
+                it = st.n_iter
+                upper, t_oracle = st.pending
+                phase = "solve"
                 t0 = time.perf_counter()
-                outcome = step.next_query(solution, StepContext(oracle, regularizer, lam, best_w, best_upper, it))
-                t_step = time.perf_counter() - t0
-                n_calls += outcome.oracle_calls
-                n_searches += int(outcome.line_search)
-                if outcome.candidate is not None and outcome.candidate_value < best_upper:
-                    best_upper = float(outcome.candidate_value)
-                    best_w = np.array(outcome.candidate, dtype=np.float64)
-                    lower = _clip_lower(lower, best_upper, exact, it)
-            gap = best_upper - lower
-            rows.append((upper, best_upper, lower, gap, t_oracle, t_solve, working_set.n_cuts, t_step,
-                         np.nan if outcome is None or outcome.candidate is None else outcome.candidate_value,
-                         np.nan if outcome is None else outcome.step_length))
-            info = IterationInfo(it, upper, best_upper, lower, gap, working_set.n_cuts,
-                                 time.perf_counter() - t_start, w)
-            reporter.update(info)
-            if gap <= eps:
-                status = "converged"
-                break
-            if callback is not None and callback(info):
-                status = "callback"
-                break
-            if prune_after is not None:
-                working_set.prune(prune_after)
-            if max_cuts is not None:
-                working_set.aggregate(max_cuts - 1)
-            w = np.asarray(outcome.query, dtype=np.float64)
-    except KeyboardInterrupt:
-        status = "interrupted"
-        logger.warning("interrupted at iteration %d: returning the best point so far", it)
-    finally:
-        reporter.close(status)
+                solution = reduced.solve(ws, lam, warm_start=ws.duals)
+                t_solve = time.perf_counter() - t0
+                with guard.critical():
+                    st.solver_time += t_solve
+                    st.fallbacks.extend(FallbackRecord(it, b, r) for b, r in solution.failures)
+                    st.lower = _update_lower(st.lower, solution.lower_bound, st.best_upper, st.exact, it)
+                    ws.record_duals(solution.alpha)
+                    st.backend, st.alpha, st.mu = solution.backend, np.asarray(solution.alpha), solution.mu
+                    st.pending, outcome, phase = None, None, "step"
+                    st.rows.append(None)  # the row of this iteration, filled in below
+                t_step = 0.0
+                if st.best_upper - st.lower > eps:
+                    t0 = time.perf_counter()
+                    outcome = step.next_query(solution, StepContext(oracle, regularizer, lam, st.best_w,
+                                                                    st.best_upper, it))
+                    t_step = time.perf_counter() - t0
+                with guard.critical():
+                    _finish_iteration(st, outcome, upper, t_oracle, t_solve, t_step, it)
+                    phase = "callback"
+                info = IterationInfo(it, upper, st.best_upper, st.lower, st.best_upper - st.lower, ws.n_cuts,
+                                     time.perf_counter() - t_start, st.w)
+                reporter.update(info)
+                if st.best_upper - st.lower <= eps:
+                    status = "converged"
+                    break
+                stop = callback is not None and callback(info)
+                with guard.critical():
+                    _to_boundary(st, outcome, prune_after, max_cuts, memory_limit, cut_bytes, groups)
+                    phase = "boundary"
+                    if ckpt is not None and len(st.rows) % ckpt.every == 0 and not stop:
+                        ckpt.save(st, time.perf_counter() - t_start)
+                if stop:
+                    status = "callback"
+                    break
+        except KeyboardInterrupt:
+            status = "interrupted"
+            logger.warning("interrupted at iteration %d: returning the best point so far%s", st.n_iter,
+                           "" if ckpt is None else f"; state saved to {ckpt.path}")
+            with guard.critical():
+                if phase == "step":  # the step did not finish: query the reduced minimiser (a BMRM step)
+                    outcome = StepOutcome(solution.w)
+                    _finish_iteration(st, outcome, upper, t_oracle, t_solve, 0.0, it)
+                    phase = "callback"
+                if phase == "callback":
+                    _to_boundary(st, outcome, prune_after, max_cuts, memory_limit, cut_bytes, groups)
+        finally:
+            reporter.close(status)
+        if ckpt is not None and status != "converged":  # not reached when an error propagates
+            with guard.critical():
+                ckpt.save(st, time.perf_counter() - t_start)
 
     if status in ("max_iter", "time_limit"):
-        warnings.warn(f"{method} stopped ({status}) after {it} iterations with gap {best_upper - lower:.3g} "
-                      f"> eps = {eps:.3g}", ConvergenceWarning, stacklevel=2)
-    history = History.from_rows(rows)
+        warnings.warn(f"{method} stopped ({status}) after {st.n_iter} iterations with gap "
+                      f"{st.best_upper - st.lower:.3g} > eps = {eps:.3g}", ConvergenceWarning, stacklevel=2)
+    history = History.from_rows(st.rows)
     return Result(
-        w=best_w, objective=float(best_upper), lower_bound=float(lower), gap=float(best_upper - lower),
-        n_iter=len(rows), status=status, history=history,
-        backend=None if solution is None else solution.backend, fallbacks=fallbacks, exact=exact,
-        alpha=None if solution is None else np.asarray(solution.alpha),
-        mu=None if solution is None else solution.mu,
-        time_s=time.perf_counter() - t_start, oracle_time_s=oracle_total, solver_time_s=solver_total,
-        peak_working_set_bytes=int(peak), method=method, eps=eps,
-        n_oracle_calls=n_calls, n_line_searches=n_searches, step_time_s=float(history.step_time.sum()),
+        w=st.best_w, objective=float(st.best_upper), lower_bound=float(st.lower),
+        gap=float(st.best_upper - st.lower), n_iter=len(st.rows), status=status, history=history,
+        backend=st.backend, fallbacks=list(st.fallbacks), exact=st.exact, alpha=st.alpha, mu=st.mu,
+        time_s=time.perf_counter() - t_start, oracle_time_s=st.oracle_time, solver_time_s=st.solver_time,
+        peak_working_set_bytes=int(st.peak_bytes), method=method, eps=eps,
+        n_oracle_calls=st.n_calls, n_line_searches=st.n_searches, step_time_s=float(history.step_time.sum()),
     )
+
+
+class _Checkpointer:
+    """Where and how often :func:`minimize` saves; restores a run for ``resume``."""
+
+    def __init__(self, path, every, method, oracle, step, fp):
+        from pathlib import Path
+
+        self.path, self.every, self.method = Path(path), every, method
+        self.oracle, self.step, self.fingerprint = oracle, step, fp
+        if not self.path.parent.is_dir():
+            raise InputError(f"the folder of the checkpoint does not exist: {self.path.parent}", field="checkpoint")
+
+    def _rng(self):
+        rng = getattr(self.oracle, "rng", None)
+        return rng if isinstance(rng, np.random.Generator) else None
+
+    def save(self, st, elapsed):
+        st.elapsed = float(elapsed)
+        st.step_state = self.step.get_state()
+        rng = self._rng()
+        st.rng_state = None if rng is None else rng.bit_generator.state
+        save_checkpoint(self.path, st, fingerprint=self.fingerprint, method=self.method)
+
+    def restore(self, dim, groups, step):
+        if not self.path.exists():
+            logger.info("no checkpoint at %s yet: starting from scratch", self.path)
+            return None
+        st = load_checkpoint(self.path, dim=dim, fingerprint=self.fingerprint, groups=groups)
+        step.set_state(st.step_state)
+        rng = self._rng()
+        if rng is not None and st.rng_state is not None:
+            rng.bit_generator.state = st.rng_state
+        logger.info("resuming from %s at iteration %d", self.path, st.n_iter)
+        return st
+
+
+def _slope_bytes(slope):
+    """Bytes a sparse slope adds to the working set (index and value per nonzero); 0 when dense
+    (dense slopes live in the preallocated block counted by the capacity)."""
+    return 16 * int(slope.nnz) if sp.issparse(slope) else 0
+
+
+def _finish_iteration(st, outcome, upper, t_oracle, t_solve, t_step, it):
+    """Fold the step's line-search point into the bounds and write the iteration's history row."""
+    if outcome is not None:
+        st.n_calls += outcome.oracle_calls
+        st.n_searches += int(outcome.line_search)
+        if outcome.candidate is not None and outcome.candidate_value < st.best_upper:
+            st.best_upper = float(outcome.candidate_value)
+            st.best_w = np.array(outcome.candidate, dtype=np.float64)
+            st.lower = _clip_lower(st.lower, st.best_upper, st.exact, it)
+    st.rows[-1] = (upper, st.best_upper, st.lower, st.best_upper - st.lower, t_oracle, t_solve,
+                   st.working_set.n_cuts, t_step,
+                   np.nan if outcome is None or outcome.candidate is None else outcome.candidate_value,
+                   np.nan if outcome is None else outcome.step_length)
+
+
+def _to_boundary(st, outcome, prune_after, max_cuts, memory_limit, cut_bytes, groups):
+    """End of an iteration: prune, aggregate under the budgets, move to the next query point."""
+    if prune_after is not None:
+        st.working_set.prune(prune_after)
+    if max_cuts is not None:
+        st.working_set.aggregate(max_cuts - 1)
+    if memory_limit is not None:
+        st.working_set = _fit_memory(st.working_set, memory_limit, cut_bytes, groups)
+    st.w = np.asarray(outcome.query, dtype=np.float64)
+
+
+def _capacity(ws):
+    """Cuts the working set has room for before it grows its arrays."""
+    cap = getattr(ws, "capacity", None)
+    if cap is None:  # WorkingSet does not expose it (yet): the Gram block's allocated size
+        G = getattr(ws, "_G", None)
+        cap = ws.n_cuts if G is None else G.shape[1]
+    return int(cap)
+
+
+def _bytes_after_add(ws, cut_bytes):
+    """Predicted ``ws.nbytes`` after adding a cut of ``cut_bytes`` slope bytes (growth included)."""
+    n, cap = ws.n_cuts, _capacity(ws)
+    grow = 0
+    if n + 1 > cap:
+        new = max(8, 2 * cap, n + 1)
+        per_cut = 24 + (0 if ws.sparse else 8 * ws.dim)  # offset, dual, idle count (+ a dense row)
+        grow = 8 * ws.n_groups * (new * new - cap * cap) + per_cut * (new - cap)
+    return ws.nbytes + cut_bytes + grow
+
+
+def _fit_memory(ws, limit, cut_bytes, groups):
+    """Make room for one more cut within ``limit`` bytes; returns the (possibly rebuilt) working set.
+
+    Arrays with more than twice the room the cuts need are compacted first (a rebuild with the
+    same cuts, duals and idle counts); then the two oldest cuts are merged into one
+    (:meth:`WorkingSet.aggregate`) until the next cut fits.
+    """
+    while _bytes_after_add(ws, cut_bytes) > limit:
+        if _capacity(ws) > 2 * max(ws.n_cuts + 1, 8):
+            ws = working_set_from_state(working_set_state(ws), ws.dim, groups=groups, zero_tol=ws.zero_tol)
+        elif ws.n_cuts > 1:
+            ws.aggregate(ws.n_cuts - 1)
+        else:
+            logger.warning("memory_limit=%d bytes is below one aggregated cut and a new one (%d bytes)",
+                           limit, _bytes_after_add(ws, cut_bytes))
+            break
+    return ws
 
 
 def _clip_lower(lower, best_upper, exact, iteration):

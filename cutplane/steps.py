@@ -80,6 +80,13 @@ class DirectStep:
     def next_query(self, solution, context: StepContext) -> StepOutcome:
         return StepOutcome(solution.w)
 
+    def get_state(self) -> dict:
+        """JSON-serialisable state for a checkpoint (none: the step is memoryless)."""
+        return {}
+
+    def set_state(self, state: dict) -> None:
+        """Restore :meth:`get_state` (nothing to restore)."""
+
 
 def _is_half_squared_l2(regularizer) -> bool:
     from .regularizers import L2
@@ -116,6 +123,21 @@ class LineSearchStep:
         self.xtol = float(xtol)
         self.max_evals = int(max_evals)
         self.time_s = 0.0
+
+    def get_state(self) -> dict:
+        """JSON-serialisable state for a checkpoint: ``theta`` and the time spent so far.
+
+        The line search's base point ``w^b`` is the engine's best point, saved by the engine.
+        """
+        return {"theta": self.theta, "time_s": self.time_s}
+
+    def set_state(self, state: dict) -> None:
+        """Restore :meth:`get_state`; ``theta`` must be the one this strategy was built with."""
+        theta = state.get("theta", self.theta)
+        if not math.isclose(float(theta), self.theta, rel_tol=0.0, abs_tol=0.0):
+            raise InputError(f"the checkpoint was written with theta={theta}, this run has theta={self.theta}",
+                             field="theta")
+        self.time_s = float(state.get("time_s", 0.0))
 
     def _search(self, context, wb, d):
         from .linesearch import line_search, minimize_along

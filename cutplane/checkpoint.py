@@ -1,0 +1,442 @@
+"""Checkpoints of the cutting-plane loop: save, verify and restore everything needed to resume.
+
+A checkpoint is one ``.npz`` archive (never pickled) holding the numeric state and a JSON
+metadata entry:
+
+- the working set: offsets, duals and idle counts of the cuts, and the slopes (sparse slopes
+  as the CSR arrays ``indptr``, ``indices``, ``data`` of scipy's ``save_npz``; dense ones as a
+  (n_cuts, dim) block);
+- the next query point ``w``, the best point ``best_w``, the bounds and the per-iteration
+  history, the solver counters;
+- a pending iteration (a cut already added whose reduced problem was not solved yet), the
+  step strategy's state and the oracle's random generator state, if any.
+
+The metadata names the format and its version, the problem's ``dim``, a *fingerprint* of the
+oracle and regulariser settings (:func:`fingerprint`) and a SHA-256 checksum of the payload
+(every array and the rest of the metadata). Files are written atomically: a temporary file in
+the same folder, flushed and ``fsync``-ed, then renamed over the target. Loading verifies the
+format, version, checksum, shapes and the fingerprint and raises
+:class:`~cutplane.exceptions.ModelFormatError` with a clear message otherwise.
+
+:class:`InterruptGuard` turns SIGTERM (and SIGINT) into ``KeyboardInterrupt`` while the engine
+runs, deferring it out of the sections that modify the working set, so the saved state is
+always consistent.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import signal
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from .cuts import Cut
+from .exceptions import ModelFormatError
+from .result import FallbackRecord
+from .working_set import WorkingSet
+
+__all__ = ["EngineState", "save_checkpoint", "load_checkpoint", "fingerprint", "working_set_state",
+           "working_set_from_state", "InterruptGuard", "FORMAT_NAME", "FORMAT_VERSION"]
+
+logger = logging.getLogger("cutplane")
+
+FORMAT_NAME = "cutplane-checkpoint"
+FORMAT_VERSION = 1
+_META = "__meta__"
+_HISTORY_COLUMNS = 10
+# attributes that choose how an oracle runs, not what it computes: left out of the fingerprint
+_RUNTIME_ATTRS = frozenset({"executor", "chunks", "n_chunks", "n_workers", "verbose", "rng"})
+
+
+@dataclass
+class EngineState:
+    """The mutable state of one :func:`cutplane.minimize` run (what a checkpoint holds).
+
+    Attributes
+    ----------
+    working_set : WorkingSet
+    w : ndarray of shape (dim,)
+        The next query point (with ``pending``: the point whose cut was just added).
+    best_w : ndarray of shape (dim,)
+    best_upper, lower : float
+        Best upper bound ``F(best_w)`` and the certified lower bound.
+    exact : bool
+        False once an oracle returned an inexact cut.
+    rows : list of tuple
+        Per-iteration history rows (see :meth:`cutplane.result.History.from_rows`).
+    fallbacks : list of FallbackRecord
+    n_calls, n_searches : int
+        Oracle calls and line searches so far.
+    oracle_time, solver_time, elapsed : float
+        Seconds in the oracle, in reduced solves, and in total, over all resumed runs.
+    peak_bytes : int
+        Peak working-set memory so far.
+    pending : tuple of (float, float) or None
+        ``(upper, t_oracle)`` of an iteration whose cut is in the working set but whose
+        reduced problem was not solved (an interrupt during the solve).
+    step_state : dict
+        JSON-serialisable state of the step strategy.
+    rng_state : dict or None
+        ``bit_generator.state`` of the oracle's ``rng`` attribute, if it has one.
+    backend : str or None
+    alpha, mu : ndarray or None
+        Duals and group weights of the last reduced solve.
+    """
+
+    working_set: WorkingSet
+    w: np.ndarray
+    best_w: np.ndarray
+    best_upper: float = np.inf
+    lower: float = -np.inf
+    exact: bool = True
+    rows: list = field(default_factory=list)
+    fallbacks: list = field(default_factory=list)
+    n_calls: int = 0
+    n_searches: int = 0
+    oracle_time: float = 0.0
+    solver_time: float = 0.0
+    elapsed: float = 0.0
+    peak_bytes: int = 0
+    pending: tuple | None = None
+    step_state: dict = field(default_factory=dict)
+    rng_state: dict | None = None
+    backend: str | None = None
+    alpha: np.ndarray | None = None
+    mu: np.ndarray | None = None
+
+    @property
+    def n_iter(self) -> int:
+        """Iterations whose oracle call is done (the pending one included)."""
+        return len(self.rows) + (self.pending is not None)
+
+
+# ------------------------------------------------------------------ fingerprint
+def _feed(h, value):
+    if sp.issparse(value):
+        m = value.tocsr()
+        h.update(f"sparse{m.shape}".encode())
+        for part in (m.indptr, m.indices, m.data):
+            _feed(h, np.asarray(part))
+    elif isinstance(value, np.ndarray):
+        if value.dtype.kind not in "biufcU":
+            h.update(f"array<{value.dtype}>{value.shape}".encode())
+            return
+        h.update(f"{value.dtype.str}{value.shape}".encode())
+        h.update(np.ascontiguousarray(value).data)
+    else:
+        h.update(repr(value).encode())
+
+
+def _settings(obj):
+    """The public scalar and array attributes of ``obj`` that define what it computes."""
+    items = []
+    for name in sorted(getattr(obj, "__dict__", {})):
+        if name.startswith("_") or name in _RUNTIME_ATTRS:
+            continue
+        value = obj.__dict__[name]
+        if isinstance(value, (bool, int, float, str, type(None), np.ndarray, np.generic)) or sp.issparse(value):
+            items.append((name, value))
+    return items
+
+
+def fingerprint(oracle, regularizer, lam, method, options=None) -> str:
+    """SHA-256 (hex) of what defines the problem: the oracle's and regulariser's classes and data.
+
+    Covers ``method``, ``lam``, the step options (``theta``), the classes of ``oracle`` and
+    ``regularizer`` and their public scalar, array and sparse-matrix attributes (training data,
+    labels, groups, ``p``), except those that only choose how the oracle runs (executor,
+    chunks). An object may provide ``checkpoint_fingerprint()`` returning a string instead.
+    """
+    h = hashlib.sha256()
+    h.update(f"{method}|{float(lam)!r}|{sorted((options or {}).items())!r}".encode())
+    for obj in (oracle, regularizer):
+        h.update(f"|{type(obj).__module__}.{type(obj).__qualname__}|".encode())
+        custom = getattr(obj, "checkpoint_fingerprint", None)
+        if callable(custom):
+            h.update(str(custom()).encode())
+            continue
+        for name, value in _settings(obj):
+            h.update(name.encode())
+            _feed(h, value)
+    return h.hexdigest()
+
+
+# ------------------------------------------------------------------ working set <-> arrays
+def working_set_state(ws: WorkingSet) -> dict:
+    """The arrays that rebuild ``ws``: ``ws_offsets``, ``ws_duals``, ``ws_idle`` and the slopes
+    (``ws_indptr``, ``ws_indices``, ``ws_data`` when sparse, else ``ws_dense``)."""
+    out = {"ws_offsets": np.array(ws.offsets, dtype=np.float64), "ws_duals": np.array(ws.duals, dtype=np.float64),
+           "ws_idle": np.array(ws.idle_counts, dtype=np.int64)}
+    A = ws.matrix()
+    if ws.sparse:
+        A = sp.csr_matrix(A)
+        out.update(ws_indptr=A.indptr.astype(np.int64), ws_indices=A.indices.astype(np.int64),
+                   ws_data=A.data.astype(np.float64))
+    else:
+        out["ws_dense"] = np.array(A, dtype=np.float64).reshape(-1, ws.dim)
+    return out
+
+
+def _set_duals(ws, duals, idle):
+    """Restore duals and idle counts through the (writable) views ``ws.duals`` / ``ws.idle_counts``."""
+    d, i = ws.duals, ws.idle_counts
+    if not (np.shares_memory(d, ws.duals) and np.shares_memory(i, ws.idle_counts)):  # pragma: no cover
+        ws.record_duals(duals)  # storage changed: duals exact, idle counts recomputed
+        return
+    d[:] = duals
+    i[:] = idle
+
+
+def working_set_from_state(arrays, dim, *, groups=None, zero_tol=1e-7) -> WorkingSet:
+    """A :class:`WorkingSet` with the cuts, duals and idle counts of :func:`working_set_state`.
+
+    The Gram blocks are recomputed from the slopes (one row of inner products per cut).
+    """
+    ws = WorkingSet(dim, groups=groups, zero_tol=zero_tol)
+    offsets = arrays["ws_offsets"]
+    if "ws_dense" in arrays:
+        A = arrays["ws_dense"]
+        for r in range(offsets.shape[0]):
+            ws.add(Cut(A[r], float(offsets[r])))
+    else:
+        A = sp.csr_matrix((arrays["ws_data"], arrays["ws_indices"], arrays["ws_indptr"]),
+                          shape=(offsets.shape[0], dim))
+        for r in range(offsets.shape[0]):
+            ws.add(Cut(A[r], float(offsets[r])))
+    _set_duals(ws, arrays["ws_duals"], arrays["ws_idle"])
+    return ws
+
+
+# ------------------------------------------------------------------ save / load
+def _checksum(arrays, meta) -> str:
+    h = hashlib.sha256()
+    h.update(json.dumps(meta, sort_keys=True).encode())
+    for name in sorted(arrays):
+        h.update(name.encode())
+        _feed(h, arrays[name])
+    return h.hexdigest()
+
+
+def _opt(value):
+    return np.zeros(0) if value is None else np.asarray(value, dtype=np.float64).ravel()
+
+
+def save_checkpoint(path, state: EngineState, *, fingerprint: str, method: str) -> Path:
+    """Write ``state`` to ``path`` atomically (temporary file, fsync, rename)."""
+    path = Path(path)
+    ws = state.working_set
+    arrays = working_set_state(ws) if ws.n_cuts else {}
+    rows = np.array(state.rows, dtype=np.float64).reshape(-1, _HISTORY_COLUMNS)
+    arrays.update(w=np.asarray(state.w, dtype=np.float64), best_w=np.asarray(state.best_w, dtype=np.float64),
+                  history=rows, alpha=_opt(state.alpha), mu=_opt(state.mu),
+                  scalars=np.array([state.best_upper, state.lower, state.oracle_time, state.solver_time,
+                                    state.elapsed]),
+                  pending=np.array(state.pending if state.pending is not None else [], dtype=np.float64))
+    meta = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, "dim": int(ws.dim), "method": method,
+            "fingerprint": fingerprint, "n_iter": len(state.rows), "n_cuts": int(ws.n_cuts),
+            "n_groups": int(ws.n_groups), "sparse": ws.sparse, "exact": bool(state.exact),
+            "n_calls": int(state.n_calls), "n_searches": int(state.n_searches), "peak_bytes": int(state.peak_bytes),
+            "fallbacks": [[int(f.iteration), str(f.backend), str(f.reason)] for f in state.fallbacks],
+            "step_state": state.step_state, "rng_state": state.rng_state, "backend": state.backend,
+            "has_alpha": state.alpha is not None, "has_mu": state.mu is not None,
+            "arrays": {k: [list(a.shape), a.dtype.str] for k, a in arrays.items()}}
+    meta["checksum"] = _checksum(arrays, meta)
+    text = json.dumps(meta, sort_keys=True)
+    folder = path.parent if str(path.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.savez(f, **arrays, **{_META: np.array(text)})
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):  # make the rename durable (POSIX); not available everywhere
+        dfd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+    return path
+
+
+def _fail(msg, path, field=None):
+    raise ModelFormatError(msg, path=path, field=field)
+
+
+def _read(path):
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            if _META not in data.files:
+                _fail("not a cutplane checkpoint (no metadata entry)", path)
+            raw = data[_META]
+            arrays = {k: data[k] for k in data.files if k != _META}
+    except ModelFormatError:
+        raise
+    except FileNotFoundError:
+        _fail("checkpoint file not found", path)
+    except Exception as exc:  # noqa: BLE001 - a damaged zip can fail anywhere in zipfile / numpy
+        _fail(f"checkpoint is truncated or corrupted and was not used ({type(exc).__name__}: {exc})", path)
+    if raw.dtype.kind != "U" or raw.shape != ():
+        _fail("checkpoint metadata is not a JSON string", path, _META)
+    try:
+        meta = json.loads(str(raw))
+    except json.JSONDecodeError as exc:
+        _fail(f"checkpoint metadata is not valid JSON ({exc})", path, _META)
+    if not isinstance(meta, dict):
+        _fail("checkpoint metadata is not a JSON object", path, _META)
+    return arrays, meta
+
+
+def _check_header(arrays, meta, path, dim, fp):
+    if meta.get("format") != FORMAT_NAME:
+        _fail(f"not a cutplane checkpoint (format {meta.get('format')!r})", path, "format")
+    version = meta.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= FORMAT_VERSION:
+        _fail(f"unsupported checkpoint format_version {version!r} (this version reads 1..{FORMAT_VERSION})",
+              path, "format_version")
+    stored = meta.pop("checksum", None)
+    if stored != _checksum(arrays, meta):
+        _fail("checksum mismatch: the checkpoint is corrupted and was not used", path, "checksum")
+    if meta.get("dim") != dim:
+        _fail(f"checkpoint is for a problem of dim {meta.get('dim')}, this one has dim {dim}", path, "dim")
+    if meta.get("fingerprint") != fp:
+        _fail("checkpoint was written for a different problem (oracle data, regulariser, lam, method or "
+              "its options differ); delete it or train without resume", path, "fingerprint")
+
+
+def _check_shapes(arrays, meta, path, dim):
+    n, r = meta.get("n_cuts"), meta.get("n_iter")
+    expect = {"w": (dim,), "best_w": (dim,), "scalars": (5,), "history": (r, _HISTORY_COLUMNS)}
+    if n:
+        expect.update(ws_offsets=(n,), ws_duals=(n,), ws_idle=(n,))
+        if meta.get("sparse"):
+            expect["ws_indptr"] = (n + 1,)
+        else:
+            expect["ws_dense"] = (n, dim)
+    for name, shape in expect.items():
+        if name not in arrays or arrays[name].shape != shape:
+            got = arrays[name].shape if name in arrays else "missing"
+            _fail(f"array {name!r} has shape {got}, expected {shape}", path, name)
+    if "pending" not in arrays or arrays["pending"].shape not in ((0,), (2,)):
+        _fail("array 'pending' must have 0 or 2 entries", path, "pending")
+    floats = [k for k in arrays if arrays[k].dtype.kind == "f" and k != "scalars"]
+    if not all(np.all(np.isfinite(arrays[k])) for k in floats if k != "history"):
+        _fail("checkpoint holds NaN or infinite values", path)
+    if n and meta.get("sparse"):
+        ip, ix = arrays["ws_indptr"], arrays["ws_indices"]
+        if (ip[0] != 0 or ip[-1] != ix.shape[0] or np.any(np.diff(ip) < 0) or arrays["ws_data"].shape != ix.shape
+                or (ix.size and (ix.min() < 0 or ix.max() >= dim))):
+            _fail("inconsistent sparse slopes (indptr, indices, data)", path, "ws_indptr")
+
+
+def load_checkpoint(path, *, dim, fingerprint, groups=None) -> EngineState:
+    """Read and verify a checkpoint written by :func:`save_checkpoint`.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    dim : int
+        The problem's dimension; must match the file's.
+    fingerprint : str
+        :func:`fingerprint` of the problem being resumed; must match the file's.
+    groups : ndarray of shape (dim,), optional
+        Coordinate groups of the regulariser (per-group Gram blocks).
+
+    Raises
+    ------
+    ModelFormatError
+        Truncated or corrupted file, checksum mismatch, unknown version, wrong shapes, or a
+        checkpoint of a different problem.
+    """
+    path = Path(path)
+    arrays, meta = _read(path)
+    _check_header(arrays, meta, path, int(dim), fingerprint)
+    _check_shapes(arrays, meta, path, int(dim))
+    try:
+        ws = (working_set_from_state(arrays, int(dim), groups=groups) if meta["n_cuts"]
+              else WorkingSet(int(dim), groups=groups))
+        if ws.n_groups != meta["n_groups"]:
+            _fail(f"checkpoint has {meta['n_groups']} coordinate groups, the regulariser {ws.n_groups}", path,
+                  "n_groups")
+        s = arrays["scalars"]
+        pending = arrays["pending"]
+        state = EngineState(
+            working_set=ws, w=arrays["w"].copy(), best_w=arrays["best_w"].copy(), best_upper=float(s[0]),
+            lower=float(s[1]), exact=bool(meta["exact"]),
+            rows=[tuple(row) for row in arrays["history"].tolist()],
+            fallbacks=[FallbackRecord(int(i), str(b), str(r)) for i, b, r in meta["fallbacks"]],
+            n_calls=int(meta["n_calls"]), n_searches=int(meta["n_searches"]), oracle_time=float(s[2]),
+            solver_time=float(s[3]), elapsed=float(s[4]), peak_bytes=int(meta["peak_bytes"]),
+            pending=None if pending.size == 0 else (float(pending[0]), float(pending[1])),
+            step_state=dict(meta["step_state"] or {}), rng_state=meta["rng_state"], backend=meta["backend"],
+            alpha=arrays["alpha"].copy() if meta["has_alpha"] else None,
+            mu=arrays["mu"].copy() if meta["has_mu"] else None)
+    except ModelFormatError:
+        raise
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        _fail(f"checkpoint content is inconsistent ({type(exc).__name__}: {exc})", path)
+    return state
+
+
+# ------------------------------------------------------------------ interruption
+class InterruptGuard:
+    """While active in the main thread, SIGTERM (and SIGINT if Python's default handler is in
+    place) raise ``KeyboardInterrupt``, deferred to the end of any :meth:`critical` section.
+
+    Used as a context manager; the previous handlers are restored on exit. Outside the main
+    thread (signals are delivered there only) it installs nothing.
+    """
+
+    def __init__(self, enabled=True):
+        self.enabled = enabled
+        self.signal_received = None
+        self._depth = 0
+        self._deferred = False
+        self._previous = {}
+
+    def _handler(self, signum, frame):
+        self.signal_received = signum
+        if self._depth > 0:
+            self._deferred = True
+            return
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    def __enter__(self):
+        if self.enabled and threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                current = signal.getsignal(sig)
+                if sig == signal.SIGINT and current is not signal.default_int_handler:
+                    continue  # someone else's handler: leave it alone
+                self._previous[sig] = current
+                signal.signal(sig, self._handler)
+        return self
+
+    def __exit__(self, *exc):
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+        self._previous.clear()
+        return False
+
+    @contextlib.contextmanager
+    def critical(self):
+        """A section a signal must not cut in half: the interrupt is raised at its end."""
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self._depth -= 1
+        if self._depth == 0 and self._deferred:
+            self._deferred = False
+            raise KeyboardInterrupt(f"signal {self.signal_received}")
