@@ -111,6 +111,7 @@ class EngineState:
     backend: str | None = None
     alpha: np.ndarray | None = None
     mu: np.ndarray | None = None
+    memory_warned: bool = False  # not saved: the budget warning is logged once per run
 
     @property
     def n_iter(self) -> int:

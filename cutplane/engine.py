@@ -416,6 +416,11 @@ def _to_boundary(st, outcome, prune_after, max_cuts, memory_limit, cut_bytes, gr
         st.working_set.aggregate(max_cuts - 1)
     if memory_limit is not None:
         st.working_set = _fit_memory(st.working_set, memory_limit, cut_bytes, groups)
+        need = _bytes_after_add(st.working_set, cut_bytes)
+        if need > memory_limit and not st.memory_warned:
+            st.memory_warned = True
+            logger.warning("memory_limit=%d bytes is below one aggregated cut and a new one (%d bytes)",
+                           memory_limit, need)
     st.w = np.asarray(outcome.query, dtype=np.float64)
 
 
@@ -452,8 +457,6 @@ def _fit_memory(ws, limit, cut_bytes, groups):
         elif ws.n_cuts > 1:
             ws.aggregate(ws.n_cuts - 1)
         else:
-            logger.warning("memory_limit=%d bytes is below one aggregated cut and a new one (%d bytes)",
-                           limit, _bytes_after_add(ws, cut_bytes))
             break
     return ws
 

@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cutplane import minimize
+from cutplane.exceptions import ConvergenceWarning
 from cutplane.regularizers import L2
 
 from .test_engine import check_certificate, direct_solve, make_oracle
@@ -48,3 +49,49 @@ def test_pruning_shrinks_the_working_set_and_memory():
     assert limited.status == "converged" and limited.history.n_cuts.max() <= 3
     assert limited.peak_working_set_bytes < kept.peak_working_set_bytes
     assert limited.objective == pytest.approx(kept.objective, abs=eps)
+
+
+def _one_cut_bytes(dim):
+    """An upper bound on what one more cut adds: a slope with every coordinate set (index and
+    value) plus its offset, dual and idle count."""
+    return 16 * dim + 24
+
+
+@pytest.mark.parametrize("sparse", [True, False])
+def test_memory_limit_bounds_the_peak_and_keeps_the_optimum(sparse):
+    lam, eps, dim = 0.01, 1e-4, 20
+    kept = minimize(make_oracle("hinge", 3, 200, dim, sparse), L2(), lam, eps=eps, prune_after=None)
+    limit = kept.peak_working_set_bytes // 3
+    oracle = make_oracle("hinge", 3, 200, dim, sparse)
+    limited = minimize(oracle, L2(), lam, eps=eps, prune_after=None, memory_limit=limit, max_iter=5000)
+    assert limited.status == "converged"
+    assert limited.peak_working_set_bytes <= limit + _one_cut_bytes(dim)
+    assert limited.history.n_cuts.max() < kept.history.n_cuts.max()
+    check_certificate(limited, oracle, L2(), lam, eps)
+    assert limited.objective == pytest.approx(kept.objective, abs=eps)
+
+
+@settings(max_examples=8)
+@given(seed=st.integers(0, 2**31), sparse=st.booleans(), frac=st.floats(0.2, 0.6))
+def test_memory_limit_with_template_groups(seed, sparse, frac):
+    """Per-group Gram blocks (MixedNorm): the budget holds and the optimum is the direct solve's."""
+    from cutplane.mixed_norm import MixedNorm
+
+    lam, eps, dim = 0.05, 1e-3, 12
+    groups = np.arange(dim) % 4
+    reg = MixedNorm(groups, p=1.0)
+    kept = minimize(make_oracle("hinge", seed, 60, dim, sparse), reg, lam, eps=eps, prune_after=None)
+    limit = max(int(frac * kept.peak_working_set_bytes), 4000)
+    oracle = make_oracle("hinge", seed, 60, dim, sparse)
+    limited = minimize(oracle, reg, lam, eps=eps, prune_after=None, memory_limit=limit, max_iter=3000)
+    assert limited.status == "converged"
+    assert limited.peak_working_set_bytes <= limit + _one_cut_bytes(dim)
+    ref = direct_solve(oracle, lambda w: 0.5 * cp.square(sum(cp.norm(w[groups == j]) for j in range(4))), lam)
+    assert ref - 1e-5 <= limited.objective <= ref + eps + 1e-5
+
+
+def test_memory_limit_below_two_cuts_is_reported(caplog):
+    with caplog.at_level("WARNING", logger="cutplane"), pytest.warns(ConvergenceWarning):
+        res = minimize(make_oracle("hinge", 1, 50, 10, True), L2(), 0.01, eps=1e-3, memory_limit=100, max_iter=5)
+    assert caplog.text.count("memory_limit=100") == 1  # once per run, not per iteration
+    assert res.history.n_cuts[1:].max() <= 2
