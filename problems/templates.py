@@ -36,7 +36,9 @@ from cutplane.exceptions import InputError
 
 __all__ = ["Template", "parse_templates", "read_templates", "CHUNKING_TEMPLATES"]
 
-_MACRO = re.compile(r"%x\[\s*([+-]?\d+)\s*,\s*([+-]?\d+)\s*\]")
+_MACRO = re.compile(r"%x\[\s*([+-]?[0-9]+)\s*,\s*([+-]?[0-9]+)\s*\]")
+#: Largest ``|row|`` and ``col`` of a macro (larger ones are typos, not windows).
+MAX_OFFSET = 10 ** 6
 
 #: The CRF++ chunking template set (21 unigram templates and the label bigram ``B``).
 CHUNKING_TEMPLATES = """\
@@ -180,7 +182,13 @@ def _parse_line(raw: str, lineno: int, path) -> Template:
     pieces, macros, pos = [], [], 0
     for m in _MACRO.finditer(text):
         pieces.append(text[pos:m.start()])
+        if max(len(m.group(1)), len(m.group(2))) > 8:
+            raise InputError(f"row or column out of range in {m.group(0)[:40]!r}; expected |row|, col <= "
+                             f"{MAX_OFFSET}", path=path, line=lineno, field="template")
         row, col = int(m.group(1)), int(m.group(2))
+        if abs(row) > MAX_OFFSET or col > MAX_OFFSET:
+            raise InputError(f"row or column out of range in {m.group(0)!r}; expected |row|, col <= {MAX_OFFSET}",
+                             path=path, line=lineno, field="template")
         if col < 0:
             raise InputError(f"column index must be >= 0 in {m.group(0)!r}", path=path, line=lineno,
                              field="template")

@@ -8,26 +8,43 @@ for hand-written parsers). Both
 - decode UTF-8 strictly, one line at a time, so a bad byte raises
   :class:`~cutplane.exceptions.InputError` naming the file and the 1-based line;
 - drop a leading byte-order mark (U+FEFF) and turn ``\\r\\n`` line ends into ``\\n``;
-- report a truncated or corrupt gzip stream as an ``InputError`` naming the line reached.
+- report a truncated or corrupt gzip stream as an ``InputError`` naming the line reached;
+- report a missing file, a directory or an unreadable file as an ``InputError`` naming it.
+
+Policy shared by every reader (documented here once):
+
+- ``\\r\\n`` (Windows) line ends and a leading UTF-8 byte-order mark are accepted silently;
+  a lone ``\\r`` is not a line end (it stays inside the line, where the formats' own
+  whitespace splitting treats it as a separator);
+- any byte sequence that is not UTF-8 is an error (no replacement characters, no guessing);
+- a file with no record at all (empty, or only blank / comment lines) is an error of the
+  ``read_*`` functions (:func:`no_records`); the streaming ``iter_*`` functions yield nothing;
+- integers in numeric fields are ASCII digits only (:func:`parse_int`): no ``1_000``, no
+  superscripts or other scripts' digits, no values outside the int64 range.
 """
 from __future__ import annotations
 
 import gzip
 import io
 import os
+import re
 import zlib
 from contextlib import contextmanager
 from typing import Iterator
 
 from cutplane.exceptions import InputError
 
-__all__ = ["open_text", "iter_lines", "LineReader"]
+__all__ = ["open_text", "iter_lines", "LineReader", "parse_int", "no_records"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
+_INT = re.compile(r"[+-]?[0-9]+")
+_INT64_MAX = 2 ** 63 - 1
 
 
 def _open_binary(path) -> io.BufferedIOBase:
     """The raw byte stream of ``path``, gunzipped when it is gzip."""
+    if os.path.isdir(path):
+        raise InputError("is a directory; expected a file", path=path)
     try:
         raw = open(path, "rb")
     except OSError as exc:
@@ -72,7 +89,8 @@ class LineReader(io.TextIOBase):
         try:
             data = self._stream.readline()
         except (OSError, EOFError, zlib.error) as exc:
-            raise InputError(f"corrupt or truncated gzip data ({exc})", path=self.path,
+            what = "corrupt or truncated gzip data" if self._inner is not None else "cannot read file"
+            raise InputError(f"{what} ({exc})", path=self.path,
                              line=self.lineno + 1) from None
         if not data:
             return ""
@@ -160,3 +178,35 @@ def iter_lines(path) -> Iterator[tuple[int, str]]:
     with open_text(path) as reader:
         for line in reader:
             yield reader.lineno, line[:-1] if line.endswith("\n") else line
+
+
+def parse_int(text: str, *, path=None, line=None, field=None, min_value=None, max_value=None) -> int:
+    """A decimal integer written with ASCII digits (optional sign), within [min_value, max_value].
+
+    Python's ``int`` also accepts ``"1_000"``, other scripts' digits and surrounding spaces,
+    and has no range limit; file fields must be plain decimal numbers that fit in int64.
+
+    Raises
+    ------
+    InputError
+        Naming ``path``, ``line`` and ``field``, saying what was expected and found.
+    """
+    lo = -_INT64_MAX - 1 if min_value is None else min_value
+    hi = _INT64_MAX if max_value is None else max_value
+    if not _INT.fullmatch(text):
+        shown = text if len(text) <= 40 else text[:40] + "..."
+        raise InputError(f"{shown!r} is not an integer; expected ASCII decimal digits", path=path, line=line,
+                         field=field)
+    if len(text) > 25:  # clearly out of range; avoids int() on thousands of digits
+        raise InputError(f"integer with {len(text)} digits is out of range {lo}..{hi}", path=path, line=line,
+                         field=field)
+    value = int(text)
+    if not lo <= value <= hi:
+        raise InputError(f"integer {value} is out of range {lo}..{hi}", path=path, line=line, field=field)
+    return value
+
+
+def no_records(path, what: str) -> InputError:
+    """The error of a ``read_*`` function for a file that holds no ``what`` (e.g. "sentences")."""
+    return InputError(f"the file holds no {what} (it is empty, or has only blank or comment lines)",
+                      path=path)

@@ -5,6 +5,14 @@ CoNLL-2000 chunking (``word POS chunk``), CoNLL-2002 NER (``word POS NE``, with 
 whitespace-separated columns, the same number of columns on every token line, the label in
 the last column of a training file. Reading is streaming (:func:`iter_column_sentences`);
 every error names the file and the line. Gzip input is read transparently.
+
+Input policy (see also :mod:`problems.io._open`): columns are separated by any run of
+whitespace (Python's ``str.split()``, so also tabs, a stray ``\r`` and Unicode spaces); one
+or more blank lines end a sentence, so a sentence of length 0 cannot occur; a ``-DOCSTART-``
+line (CoNLL-2002) ends a sentence and is dropped; ``read_conll`` / ``read_crfpp`` refuse a
+file without any sentence. Labels are read as strings: whether a label is known is decided
+by :class:`problems.feature_index.LabelAlphabet` (an error for training, a warning and a
+wrong prediction at evaluation, see :meth:`LabelAlphabet.encode_unseen`).
 """
 from __future__ import annotations
 
@@ -15,7 +23,7 @@ from typing import Iterator, NamedTuple, Sequence
 
 from cutplane.exceptions import InputError
 
-from ._open import iter_lines
+from ._open import iter_lines, no_records
 
 __all__ = ["ColumnSentence", "ColumnCorpus", "iter_column_sentences", "read_conll", "read_crfpp",
            "write_columns"]
@@ -143,6 +151,13 @@ def read_conll(path, *, n_columns: int | None = None, labeled: bool = True,
     Returns
     -------
     ColumnCorpus
+
+    Raises
+    ------
+    InputError
+        Naming the file (and the line): no sentence at all, a token line whose column count
+        differs from the first one, a labelled file with one column, bad UTF-8 or a corrupt
+        gzip stream, a missing file or a directory.
     """
     inputs, labels, firsts = [], ([] if labeled else None), []
     for sent in iter_column_sentences(path, n_columns=n_columns, skip_docstart=skip_docstart):
@@ -155,6 +170,8 @@ def read_conll(path, *, n_columns: int | None = None, labeled: bool = True,
         else:
             inputs.append(list(sent.rows))
         firsts.append(sent.first_line)
+    if not inputs:
+        raise no_records(path, "sentences")
     return ColumnCorpus(inputs, labels, firsts, os.fspath(path))
 
 

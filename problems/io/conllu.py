@@ -10,7 +10,9 @@ The reader is hand-written on top of :func:`problems.io._open.iter_lines` (gzip 
 transparent, UTF-8 strict) so that every error names the file and the line: a wrong column
 count, a non-consecutive or non-integer ID, a non-integer HEAD, a head out of range, a cycle
 in the gold heads (the line of a word on the cycle) and bad UTF-8 all raise one
-:class:`~cutplane.exceptions.InputError`.
+:class:`~cutplane.exceptions.InputError`. IDs and heads are ASCII decimal integers (``01`` is
+not the ID ``1``); a sentence cannot be empty (a blank line after comments only is an
+error); a file with no sentence is refused by :func:`read_conllu`.
 
 Heads are kept in the file's convention, ``heads[k]`` the head of word ``k + 1`` with 0 the
 root; :meth:`ConlluSentence.tree` gives the decoders' convention (shape (n+1,), ``-1`` first).
@@ -25,7 +27,7 @@ import numpy as np
 
 from cutplane.exceptions import InputError
 
-from ._open import iter_lines
+from ._open import iter_lines, no_records
 
 __all__ = ["ConlluSentence", "iter_conllu", "read_conllu", "write_conllu"]
 
@@ -85,6 +87,11 @@ class ConlluSentence:
         return np.concatenate(([-1], self.heads)).astype(np.int64)
 
 
+def _is_index(text: str) -> bool:
+    """Non-negative decimal integer in ASCII digits (``str.isdigit`` also accepts ``'\u00b2'``)."""
+    return text.isascii() and text.isdigit()
+
+
 def _check_tree(heads: np.ndarray, lines: list, path) -> None:
     """Raise on a cycle in ``heads`` (file convention), naming a line on the cycle."""
     n = heads.shape[0]
@@ -119,13 +126,13 @@ def _finish(rows, lines, comments, path, allow_missing_heads) -> ConlluSentence:
     else:
         heads = np.empty(n, dtype=np.int64)
         for k, h in enumerate(raw_heads):
-            try:
-                value = int(h)
-            except ValueError:
-                raise InputError(f"HEAD must be an integer word index, got {h!r}", path=path,
-                                 line=lines[k], field="HEAD") from None
+            if not _is_index(h):
+                shown = h if len(h) <= 40 else h[:40] + "..."
+                raise InputError(f"HEAD must be an integer word index (ASCII digits), got {shown!r}",
+                                 path=path, line=lines[k], field="HEAD")
+            value = int(h) if len(h) <= 18 else n + 1  # longer: out of range anyway
             if not 0 <= value <= n or value == k + 1:
-                what = "itself" if value == k + 1 else f"{value}"
+                what = "itself" if value == k + 1 else (h if len(h) <= 40 else h[:40] + "...")
                 raise InputError(f"head of word {k + 1} is {what}; expected 0..{n} (0 = root) and "
                                  "not the word itself", path=path, line=lines[k], field="HEAD")
             heads[k] = value
@@ -184,12 +191,13 @@ def iter_conllu(path, *, allow_missing_heads: bool = False) -> Iterator[ConlluSe
         tid = cols[0]
         if "-" in tid or "." in tid:  # multiword token or empty node
             parts = tid.replace(".", "-").split("-")
-            if len(parts) != 2 or not all(p.isdigit() for p in parts):
-                raise InputError(f"bad ID {tid!r}; expected an integer, a range a-b or a decimal a.b",
+            if len(parts) != 2 or not all(_is_index(p) for p in parts):
+                raise InputError(f"bad ID {tid[:40]!r}; expected an integer, a range a-b or a decimal a.b",
                                  path=spath, line=lineno, field="ID")
             continue
-        if not tid.isdigit() or int(tid) != len(rows) + 1:
-            raise InputError(f"bad ID {tid!r}; expected {len(rows) + 1} (words numbered 1, 2, ...)",
+        if not _is_index(tid) or tid != str(len(rows) + 1):
+            shown = tid if len(tid) <= 40 else tid[:40] + "..."
+            raise InputError(f"bad ID {shown!r}; expected {len(rows) + 1} (words numbered 1, 2, ...)",
                              path=spath, line=lineno, field="ID")
         if cols[1] == "":
             raise InputError("empty FORM; expected a word or '_'", path=spath, line=lineno, field="FORM")
@@ -200,8 +208,12 @@ def iter_conllu(path, *, allow_missing_heads: bool = False) -> Iterator[ConlluSe
 
 
 def read_conllu(path, *, allow_missing_heads: bool = False) -> list:
-    """All sentences of a CoNLL-U file as a list (see :func:`iter_conllu`)."""
-    return list(iter_conllu(path, allow_missing_heads=allow_missing_heads))
+    """All sentences of a CoNLL-U file as a list (see :func:`iter_conllu`); a file without any
+    sentence is an :class:`~cutplane.exceptions.InputError`."""
+    out = list(iter_conllu(path, allow_missing_heads=allow_missing_heads))
+    if not out:
+        raise no_records(path, "sentences")
+    return out
 
 
 def _as_file_heads(h, n: int, index: int) -> np.ndarray:

@@ -4,6 +4,10 @@ Tab-separated, one letter per line: ``id``, ``letter`` (a-z), ``next_id`` (-1 at
 a word), ``word_id``, ``position`` (1-based), ``fold`` (0-9), then 128 pixels (0/1, 16 rows
 x 8 columns, row-major); lines end with a tab (an empty last field). The sequences are the
 words: the letters linked by ``next_id``, which in the file are consecutive lines.
+
+Input policy: integer fields are ASCII decimal numbers within int64; blank lines are
+skipped; a file with no letter, or ending inside a word, is an error; CRLF line ends and a
+trailing tab are accepted.
 """
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ import numpy as np
 
 from cutplane.exceptions import InputError
 
-from ._open import iter_lines
+from ._open import iter_lines, no_records, parse_int
 
 __all__ = ["OCRLetters", "read_ocr_letters", "OCR_ALPHABET"]
 
@@ -72,10 +76,7 @@ class OCRLetters:
 
 
 def _int(value: str, path, lineno, name) -> int:
-    try:
-        return int(value)
-    except ValueError:
-        raise InputError(f"expected an integer, found {value!r}", path=path, line=lineno, field=name) from None
+    return parse_int(value, path=path, line=lineno, field=name)
 
 
 def read_ocr_letters(path) -> OCRLetters:
@@ -136,6 +137,8 @@ def read_ocr_letters(path) -> OCRLetters:
             expect_next = -1
         else:
             expect_next = nxt
+    if not labels:
+        raise no_records(path, "letters")
     if expect_next != -1:
         raise InputError(f"file ends inside word {cur_word} (expected letter id {expect_next})", path=path,
                          line=lineno)

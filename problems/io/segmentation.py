@@ -1,7 +1,10 @@
 """Segmented Chinese text <-> character sequences with word-boundary labels.
 
 A segmented file has one sentence per line with words separated by whitespace (the SIGHAN
-gold files use one or two spaces, CRLF line ends, sometimes a BOM); empty lines are skipped.
+gold files use one or two spaces, CRLF line ends, sometimes a BOM); empty lines are skipped
+(so a sentence of length 0 cannot occur), and the ``read_*`` functions refuse a file with no
+sentence (or, for :func:`read_word_list`, no word). Words are split at any whitespace,
+including the ideographic space U+3000; a word list keeps each whole (stripped) line.
 Characters are labelled with one of two schemes:
 
 - ``"BMES"``: B = first character of a multi-character word, M = inner character,
@@ -20,7 +23,7 @@ from typing import Iterator, Sequence
 
 from cutplane.exceptions import InputError
 
-from ._open import iter_lines
+from ._open import iter_lines, no_records
 from .conll import ColumnCorpus
 
 __all__ = ["SCHEMES", "iter_segmented", "read_segmented", "read_word_list", "words_to_tags", "tags_to_words",
@@ -44,8 +47,11 @@ def iter_segmented(path) -> Iterator[tuple[int, list[str]]]:
 
 
 def read_segmented(path) -> list[list[str]]:
-    """All sentences of a segmented file, each a list of words."""
-    return [words for _, words in iter_segmented(path)]
+    """All sentences of a segmented file, each a list of words (an error when there is none)."""
+    out = [words for _, words in iter_segmented(path)]
+    if not out:
+        raise no_records(path, "sentences")
+    return out
 
 
 def read_word_list(path) -> set[str]:
@@ -55,6 +61,8 @@ def read_word_list(path) -> set[str]:
         w = line.strip()  # the whole line is the entry (CityU has 'Phang\u3000Nga')
         if w:
             out.add(w)
+    if not out:
+        raise no_records(path, "words")
     return out
 
 
@@ -134,6 +142,8 @@ def read_segmented_as_tags(path, scheme: str = "BMES") -> ColumnCorpus:
         inputs.append([(c,) for c in chars])
         labels.append(tags)
         firsts.append(lineno)
+    if not inputs:
+        raise no_records(path, "sentences")
     return ColumnCorpus(inputs, labels, firsts, os.fspath(path))
 
 

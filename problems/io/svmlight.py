@@ -1,15 +1,18 @@
 """SVMlight / LIBSVM sparse text format: ``<label> [qid:<q>] <index>:<value> ... [# comment]``.
 
 Reading goes through scikit-learn's compiled parser (fast path); when it fails, or when the
-file holds NaN or infinite numbers (which that parser accepts), the file is scanned again in
-Python to name the first offending line and field, and one
-:class:`~cutplane.exceptions.InputError` is raised. Feature indices are 1-based by default
+file holds NaN or infinite numbers (which that parser accepts), the file is read again in
+Python, which names the first offending line and field in one
+:class:`~cutplane.exceptions.InputError` (or reads what that parser refuses but the format
+allows, such as a byte-order mark). Feature indices are 1-based by default
 (the SVMlight convention); gzip input is read transparently (``.gz`` suffix or magic bytes).
 """
 from __future__ import annotations
 
 import gzip
+import io
 import math
+import numbers
 import os
 import zlib
 from pathlib import Path
@@ -19,9 +22,13 @@ import numpy as np
 
 from cutplane.exceptions import InputError
 
-__all__ = ["read_svmlight", "write_svmlight", "SvmlightData"]
+from ._open import iter_lines, no_records, parse_int
+
+__all__ = ["read_svmlight", "write_svmlight", "SvmlightData", "MAX_INDEX"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
+#: Largest feature index accepted (scipy's and scikit-learn's int32 index arrays).
+MAX_INDEX = 2 ** 31 - 2
 
 
 class SvmlightData(NamedTuple):
@@ -50,38 +57,43 @@ def _open_binary(path):
     return open(path, "rb")
 
 
+def _shown(token: str) -> str:
+    return repr(token if len(token) <= 40 else token[:40] + "...")
+
+
 def _parse_float(token, *, path, line, field):
+    if "_" in token:  # float() reads '1_0' as 10.0
+        raise InputError(f"cannot parse {_shown(token)} as a number", path=path, line=line, field=field)
     try:
         value = float(token)
     except ValueError:
-        raise InputError(f"cannot parse {token!r} as a number", path=path, line=line,
+        raise InputError(f"cannot parse {_shown(token)} as a number", path=path, line=line,
                          field=field) from None
     if not math.isfinite(value):
-        raise InputError(f"non-finite value {token!r}", path=path, line=line, field=field)
+        raise InputError(f"non-finite value {_shown(token)}", path=path, line=line, field=field)
     return value
 
 
-def _check_line(text, *, path, line, zero_based, n_features):
-    """Raise an InputError when one data line breaks the format; return nothing otherwise."""
+def _parse_line(text, *, path, line, zero_based, n_features):
+    """``(label, indices, values)`` of one data line (0-based indices), or None for a blank or
+    comment-only line; raises an InputError naming the line and token when it breaks the format."""
     body = text.split("#", 1)[0].strip()
     if not body:
-        return
+        return None
     tokens = body.split()
-    _parse_float(tokens[0], path=path, line=line, field="label")
+    label = _parse_float(tokens[0], path=path, line=line, field="label")
     prev = -1
     lowest = 0 if zero_based else 1
+    indices, values = [], []
     for k, tok in enumerate(tokens[1:], start=1):
         if k == 1 and tok.startswith("qid:"):
+            parse_int(tok[4:], path=path, line=line, field="qid")
             continue
         idx_s, sep, val_s = tok.partition(":")
         if not sep:
-            raise InputError(f"expected <index>:<value>, got {tok!r}", path=path, line=line,
+            raise InputError(f"expected <index>:<value>, got {_shown(tok)}", path=path, line=line,
                              field=f"token {k + 1}")
-        try:
-            idx = int(idx_s)
-        except ValueError:
-            raise InputError(f"feature index {idx_s!r} is not an integer", path=path, line=line,
-                             field=f"token {k + 1}") from None
+        idx = parse_int(idx_s, path=path, line=line, field=f"token {k + 1}", max_value=MAX_INDEX)
         if idx < lowest:
             hint = "" if zero_based else " (SVMlight indices start at 1; use zero_based=True)"
             raise InputError(f"invalid feature index {idx}{hint}", path=path, line=line,
@@ -93,15 +105,30 @@ def _check_line(text, *, path, line, zero_based, n_features):
         if n_features is not None and idx - lowest >= n_features:
             raise InputError(f"feature index {idx} exceeds n_features={n_features}", path=path,
                              line=line, field=f"token {k + 1}")
-        _parse_float(val_s, path=path, line=line, field=f"token {k + 1}")
+        indices.append(idx - lowest)
+        values.append(_parse_float(val_s, path=path, line=line, field=f"token {k + 1}"))
+    return label, indices, values
 
 
-def _locate_error(path, *, zero_based, n_features):
-    """Scan the file in Python and raise the InputError of its first bad line (if any)."""
-    from problems.io._open import iter_lines
+def _read_python(path, *, zero_based, n_features):
+    """The pure-Python reader: slower, but every error names its line (and BOM/CRLF are fine)."""
+    import scipy.sparse as sp
 
+    labels, indptr, indices, values = [], [0], [], []
     for line_no, text in iter_lines(path):
-        _check_line(text, path=path, line=line_no, zero_based=zero_based, n_features=n_features)
+        row = _parse_line(text, path=path, line=line_no, zero_based=zero_based, n_features=n_features)
+        if row is None:
+            continue
+        labels.append(row[0])
+        indices.extend(row[1])
+        values.extend(row[2])
+        indptr.append(len(indices))
+    if not labels:
+        raise no_records(path, "examples")
+    width = n_features if n_features is not None else max(indices, default=-1) + 1
+    X = sp.csr_matrix((np.asarray(values, dtype=np.float64), np.asarray(indices, dtype=np.int64),
+                       np.asarray(indptr, dtype=np.int64)), shape=(len(labels), width))
+    return X, np.asarray(labels, dtype=np.float64)
 
 
 def read_svmlight(path, n_features=None, *, zero_based=False) -> SvmlightData:
@@ -126,27 +153,41 @@ def read_svmlight(path, n_features=None, *, zero_based=False) -> SvmlightData:
     Raises
     ------
     InputError
-        Missing or empty file, or a malformed line (the message names the line and token).
+        Missing or empty file, or a malformed line (the message names the line and token):
+        a non-number or non-finite label or value, a feature index that is not an ASCII
+        integer in ``1..MAX_INDEX`` (``0..`` with ``zero_based``), indices not increasing, a
+        ``qid:`` that is not an integer, bad UTF-8, a corrupt gzip stream.
+
+    Notes
+    -----
+    Input policy: a UTF-8 byte-order mark and CRLF line ends are accepted; ``#`` starts a
+    comment; a file with no example is an error; the optional ``qid:`` is validated and
+    dropped. The fast path is scikit-learn's parser; when it fails or finds a non-finite
+    number, the pure-Python reader re-reads the file and either names the offending line or
+    (for what scikit-learn does not accept, e.g. a BOM) returns the data.
     """
     from sklearn.datasets import load_svmlight_file
 
-    if n_features is not None and (isinstance(n_features, bool) or int(n_features) != n_features
-                                   or n_features < 1):
-        raise InputError(f"must be a positive integer, got {n_features!r}", field="n_features")
+    if n_features is not None and (isinstance(n_features, bool) or not isinstance(n_features, numbers.Integral)
+                                   or not 1 <= n_features <= MAX_INDEX + 1):
+        raise InputError(f"must be an integer in 1..{MAX_INDEX + 1}, got {n_features!r}", field="n_features")
+    fast = False
     try:
         with _open_binary(path) as f:
-            X, y = load_svmlight_file(f, n_features=n_features, zero_based=zero_based,
-                                      dtype=np.float64)
+            data = f.read()
+        # Python's int/float (used by scikit-learn's parser) accept '1_0' as 10: such files, and
+        # those with a byte-order mark, go to the strict reader.
+        if b"_" not in data and not data.startswith(b"\xef\xbb\xbf"):
+            X, y, _ = load_svmlight_file(io.BytesIO(data), n_features=n_features, zero_based=zero_based,
+                                         dtype=np.float64, query_id=True)
+            fast = X.shape[0] > 0 and bool(np.all(np.isfinite(X.data)) and np.all(np.isfinite(y)))
     except InputError:
         raise
-    except (ValueError, TypeError, IndexError, OSError, EOFError, zlib.error) as exc:
-        _locate_error(path, zero_based=zero_based, n_features=n_features)
-        raise InputError(f"cannot read SVMlight data: {exc}", path=path) from None
-    if X.shape[0] == 0:
-        raise InputError("the file holds no examples (empty or only comments)", path=path)
-    if not (np.all(np.isfinite(X.data)) and np.all(np.isfinite(y))):
-        _locate_error(path, zero_based=zero_based, n_features=n_features)
-        raise InputError("contains NaN or infinite values", path=path)  # pragma: no cover
+    except (ValueError, TypeError, IndexError, OverflowError, MemoryError, OSError, EOFError,
+            zlib.error):
+        fast = False
+    if not fast:
+        X, y = _read_python(path, zero_based=zero_based, n_features=n_features)
     X = X.tocsr()
     X.sort_indices()
     return SvmlightData(X, np.asarray(y, dtype=np.float64))
