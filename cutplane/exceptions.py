@@ -33,6 +33,8 @@ class InputError(CutplaneError, ValueError):
     field : str, optional
         Column, argument or field name.
 
+    Notes
+    -----
     The string form is ``"path:line: field: message"`` with absent parts left out,
     the convention of compilers and linters, so editors can jump to the spot.
     """

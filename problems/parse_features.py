@@ -485,7 +485,7 @@ class ArcFeaturizer:
         -------
         ArcFeaturizer
             Its :meth:`transform` gives ids in ``0..len(columns_)-1``; attribute ``columns_``
-            (ndarray of shape (dim_,), int64) maps them to this featurizer's ids, so
+            (ndarray of shape ``(dim_,)``, int64) maps them to this featurizer's ids, so
             ``transform`` of the restricted featurizer with weights ``w[columns_]`` scores
             every arc as ``w`` does, minus the features of the dropped templates.
         """
@@ -523,7 +523,7 @@ class ArcFeaturizer:
         Returns
         -------
         arrays : dict of str to ndarray
-            ``keys`` (int64, shape (dim_,)) and the vocabularies ``vocab_w``, ``vocab_l``,
+            ``keys`` (int64, shape ``(dim_,)``) and the vocabularies ``vocab_w``, ``vocab_l``,
             ``vocab_p`` (unicode, in id order).
         meta : dict
             Constructor parameters and ``template_names``.

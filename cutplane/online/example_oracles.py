@@ -3,7 +3,7 @@ r"""The per-example oracle protocol of SPOM, and adapters for the package's stru
 SPOM (seed 000, Alg. 3 lines 4-7) needs, for one training example ``i`` at the current ``w``,
 the structured hinge ``L_i(w) = max_y [Delta(y_i, y) + <w, Phi(x_i, y) - Phi(x_i, y_i)>]`` and a
 subgradient ``g = Phi(x_i, y^_i) - Phi(x_i, y_i)`` from loss-augmented decoding.
-The protocol:
+The protocol::
 
     n_samples : int
     dim : int
