@@ -24,6 +24,8 @@ _LAZY = {
     "ExampleOracle": ("cutplane.online.example_oracles", "ExampleOracle"),
     "as_example_oracle": ("cutplane.online.example_oracles", "as_example_oracle"),
     "tune_eta0": ("cutplane.online.learning_rates", "tune_eta0"),
+    "KernelSPOMResult": ("cutplane.online.kernel_spom", "KernelSPOMResult"),
+    "PrecomputedKernelExamples": ("cutplane.online.kernel_spom", "PrecomputedKernelExamples"),
 }
 
 __all__ = sorted(_LAZY) + ["spom"]

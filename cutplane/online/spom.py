@@ -33,12 +33,14 @@ Storage: the weights are a :class:`~cutplane.online.lazy_groups.LazyGroupVector`
 scale times an unnormalised vector), so a round costs O(nnz + m log m) when the oracle
 exposes the support of each example; the averaged model is kept lazily as well and the
 vector is compacted (O(dim)) once per epoch, when the objective is evaluated. The
-kernelised form of sec. 3.4 (alpha coefficients) is not implemented: features are explicit.
+kernelised form of sec. 3.4 (alpha coefficients, implicit features) is
+:func:`cutplane.online.kernel_spom.kernel_spom`; it shares this epoch loop (:func:`run_epochs`).
 """
 from __future__ import annotations
 
 import logging
 import time
+from typing import NamedTuple
 
 import numpy as np
 
@@ -49,7 +51,7 @@ from .group_terms import as_group_terms
 from .lazy_groups import LazyGroupVector
 from .result import SPOMHistory, SPOMInfo, SPOMResult
 
-__all__ = ["spom", "OnlineProximal"]
+__all__ = ["spom", "OnlineProximal", "run_epochs", "EpochRun"]
 
 logger = logging.getLogger("cutplane.online")
 
@@ -121,6 +123,10 @@ class OnlineProximal:
             if nrm > self.gamma:
                 vec.scale(self.gamma / nrm)
         return float(sg.value)
+
+    def compact(self) -> None:
+        """Fold the lazy bookkeeping (O(dim)); called once per epoch."""
+        self.vec.compact()
 
     def w_last(self) -> np.ndarray:
         """The current iterate ``w_{t+1}``, ndarray of shape (dim,)."""
@@ -219,24 +225,11 @@ def spom(oracle, regularizer, lam, *, groups=None, n_groups=None, epochs=20, eta
     -------
     SPOMResult
     """
-    from .learning_rates import tune_eta0
-
     ex = as_example_oracle(oracle)
     n, dim = int(ex.n_samples), int(ex.dim)
-    lam = float(lam)
-    if not (np.isfinite(lam) and lam > 0):
-        raise InputError(f"lam must be finite and > 0, got {lam}", field="lam")
-    if isinstance(epochs, bool) or int(epochs) != epochs or epochs < 1:
-        raise InputError(f"epochs must be an integer >= 1, got {epochs!r}", field="epochs")
-    if schedule not in _SCHEDULES:
-        raise InputError(f"schedule must be one of {_SCHEDULES}, got {schedule!r}", field="schedule")
-    if eta0 is not None and not (np.isfinite(float(eta0)) and float(eta0) > 0):
-        raise InputError(f"eta0 must be finite and > 0, got {eta0!r}", field="eta0")
-    if eval_every is not None and (int(eval_every) != eval_every or eval_every < 1):
-        raise InputError(f"eval_every must be an integer >= 1, got {eval_every!r}", field="eval_every")
+    lam = _check_run_params(lam, epochs, schedule, eta0, eval_every)
     terms = as_group_terms(regularizer)
     ids, m = _resolve_groups(regularizer, groups, n_groups, dim)
-    rng = np.random.default_rng(seed)
     if batch_oracle is None and callable(oracle) and not hasattr(oracle, "example_subgradient"):
         batch_oracle = oracle
 
@@ -251,10 +244,85 @@ def spom(oracle, regularizer, lam, *, groups=None, n_groups=None, epochs=20, eta
         return float(np.mean([ex.example_subgradient(i, w if s is None else w[s]).value
                               for i, s in enumerate(sup)]))
 
+    def objective(state):
+        w = state.model()
+        return lam * state.regularizer_value(w) + risk(w), w
+
     t_start = time.perf_counter()
-    w0 = np.zeros(dim)
-    risk0 = risk(w0)
+    risk0 = risk(np.zeros(dim))
     radius = _projection_radius(gamma, terms, lam, risk0, m)
+    run = run_epochs(make, objective, n, risk0, radius, t_start, epochs=epochs, eta0=eta0, schedule=schedule,
+                     seed=seed, eval_every=eval_every, callback=callback, time_limit=time_limit, verbose=verbose,
+                     eta_grid=eta_grid, tune_samples=tune_samples, tune_epochs=tune_epochs)
+    state = run.state
+    w = state.model()
+    from cutplane.groups import group_norms
+
+    norms = group_norms(w, ids, m)
+    total = float(norms.sum())
+    return SPOMResult(w=w, w_last=state.w_last(), objective=float(run.history.objective[-1]), group_norms=norms,
+                      kernel_weights=norms / total if total > 0 else np.zeros_like(norms), history=run.history,
+                      n_rounds=state.t, epochs=run.epochs, status=run.status, eta0=float(state.eta0),
+                      schedule=schedule, sigma=float(state.sigma), gamma=radius, averaged=bool(averaged),
+                      lazy=ex.example_support(0) is not None, time_s=run.train_time, eval_time_s=run.eval_time,
+                      tune_time_s=run.tune_time, tuning=run.tuning)
+
+
+def _check_run_params(lam, epochs, schedule, eta0, eval_every) -> float:
+    lam = float(lam)
+    if not (np.isfinite(lam) and lam > 0):
+        raise InputError(f"lam must be finite and > 0, got {lam}", field="lam")
+    if isinstance(epochs, bool) or int(epochs) != epochs or epochs < 1:
+        raise InputError(f"epochs must be an integer >= 1, got {epochs!r}", field="epochs")
+    if schedule not in _SCHEDULES:
+        raise InputError(f"schedule must be one of {_SCHEDULES}, got {schedule!r}", field="schedule")
+    if eta0 is not None and not (np.isfinite(float(eta0)) and float(eta0) > 0):
+        raise InputError(f"eta0 must be finite and > 0, got {eta0!r}", field="eta0")
+    if eval_every is not None and (int(eval_every) != eval_every or eval_every < 1):
+        raise InputError(f"eval_every must be an integer >= 1, got {eval_every!r}", field="eval_every")
+    return lam
+
+
+class EpochRun(NamedTuple):
+    """What :func:`run_epochs` hands back to the function that builds the result."""
+
+    state: object
+    history: SPOMHistory
+    status: str
+    epochs: int
+    train_time: float
+    eval_time: float
+    tune_time: float
+    tuning: dict
+
+
+def run_epochs(make, objective, n, risk0, radius, t_start, *, epochs, eta0, schedule, seed, eval_every,
+               callback, time_limit, verbose, eta_grid, tune_samples, tune_epochs, desc="spom") -> EpochRun:
+    """The epoch loop shared by :func:`spom` and :func:`cutplane.online.kernel_spom.kernel_spom`.
+
+    Parameters
+    ----------
+    make : callable
+        ``make(eta0, gamma) -> state`` (an :class:`OnlineProximal` or subclass at ``w = 0``).
+    objective : callable
+        ``objective(state) -> (value, model)`` at the model the state would return now.
+    n : int
+        Number of examples.
+    risk0 : float
+        ``R(0)``, the first history point.
+    radius : float or None
+        Projection radius.
+    t_start : float
+        ``time.perf_counter()`` at the start of the run.
+    (others) : as in :func:`spom`.
+
+    Returns
+    -------
+    EpochRun
+    """
+    from .learning_rates import tune_eta0
+
+    rng = np.random.default_rng(seed)
     tune_time, tuning = 0.0, {}
     if eta0 is None and schedule == "sqrt":
         t0 = time.perf_counter()
@@ -269,18 +337,17 @@ def spom(oracle, regularizer, lam, *, groups=None, n_groups=None, epochs=20, eta
     if verbose:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=int(epochs), desc="spom", unit="epoch", dynamic_ncols=True)
+        bar = tqdm(total=int(epochs), desc=desc, unit="epoch", dynamic_ncols=True)
 
     def evaluate():
         nonlocal eval_time, loss_sum, loss_count
         e0 = time.perf_counter()
-        w = state.model()
-        obj = lam * state.regularizer_value(w) + risk(w)
+        obj, w = objective(state)
         rows.append((state.t, state.t / n, obj, train_time, time.perf_counter() - t_start,
                      loss_sum / loss_count if loss_count else np.nan))
         loss_sum, loss_count = 0.0, 0
         info = SPOMInfo(state.t, state.t / n, obj, train_time, time.perf_counter() - t_start, w)
-        logger.info("spom round %d (%.3g passes): objective %.10g, train %.3g s", info.rounds, info.passes,
+        logger.info("%s round %d (%.3g passes): objective %.10g, train %.3g s", desc, info.rounds, info.passes,
                     obj, train_time)
         stop = bool(callback(info)) if callback is not None else False
         eval_time += time.perf_counter() - e0
@@ -305,7 +372,7 @@ def spom(oracle, regularizer, lam, *, groups=None, n_groups=None, epochs=20, eta
                     tic = time.perf_counter()
             else:
                 epochs_done += 1
-            state.vec.compact()  # O(dim), once per epoch: exact norms, no drift in the lazy sums
+            state.compact()  # O(dim), once per epoch: exact norms, no drift in the lazy sums
             train_time += time.perf_counter() - tic
             if bar is not None:
                 bar.update(1)
@@ -324,15 +391,5 @@ def spom(oracle, regularizer, lam, *, groups=None, n_groups=None, epochs=20, eta
     finally:
         if bar is not None:
             bar.close()
-    history = SPOMHistory.from_rows(rows)
-    w = state.model()
-    from cutplane.groups import group_norms
-
-    norms = group_norms(w, ids, m)
-    total = float(norms.sum())
-    return SPOMResult(w=w, w_last=state.w_last(), objective=float(history.objective[-1]), group_norms=norms,
-                      kernel_weights=norms / total if total > 0 else np.zeros_like(norms), history=history,
-                      n_rounds=state.t, epochs=epochs_done, status=status, eta0=float(state.eta0),
-                      schedule=schedule, sigma=float(state.sigma), gamma=radius, averaged=bool(averaged),
-                      lazy=ex.example_support(0) is not None, time_s=train_time, eval_time_s=eval_time,
-                      tune_time_s=tune_time, tuning=tuning)
+    return EpochRun(state, SPOMHistory.from_rows(rows), status, epochs_done, train_time, eval_time, tune_time,
+                    tuning)
