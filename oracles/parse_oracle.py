@@ -21,7 +21,6 @@ so the result does not depend on the executor.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -29,12 +28,12 @@ import scipy.sparse as sp
 
 from cutplane.cuts import Cut, OracleResult, slope_dot
 from cutplane.exceptions import InputError
-from cutplane.parallel import chunk_bounds, get_executor
+from cutplane.parallel import bind_tasks, chunk_bounds, get_executor
 
 from ._parsing_kernels import arc_scores_kernel, decode_chunk_kernel, feature_diff_kernel
 from .parsing import check_heads
 
-__all__ = ["ArcFeatures", "ExampleCut", "ParseOracle", "decode"]
+__all__ = ["ArcFeatures", "ExampleCut", "ParseChunk", "ParseOracle", "decode"]
 
 
 @dataclass(frozen=True)
@@ -196,6 +195,51 @@ class _Chunk(NamedTuple):
     vals: np.ndarray
 
 
+class ParseChunk:
+    """A :class:`cutplane.parallel.ChunkTask`: sentences ``start..stop-1`` of a parsing dataset.
+
+    In this process it shares the dataset's arrays; pickled (for worker processes) it carries
+    only its own sentences, rebased to start at 0. ``chunk(w, augment, with_diff)`` returns the
+    predicted heads, per-sentence losses and margins and, with ``with_diff``, the chunk's summed
+    ``Phi(pred) - Phi(gold)`` as sorted unique ids and values.
+    """
+
+    def __init__(self, features, gold, head_ptr, loss_weight, start, stop, projective, single_root):
+        f = features
+        self.indptr, self.indices, self.arc_ptr, self.lengths = f.indptr, f.indices, f.arc_ptr, f.lengths
+        self.gold, self.head_ptr, self.loss_weight = gold, head_ptr, loss_weight
+        self.start, self.stop = int(start), int(stop)
+        self.projective, self.single_root = bool(projective), bool(single_root)
+
+    def __getstate__(self):
+        a, b = self.start, self.stop
+        r0, r1 = int(self.arc_ptr[a]), int(self.arc_ptr[b])
+        p0, p1 = int(self.indptr[r0]), int(self.indptr[r1])
+        h0, h1 = int(self.head_ptr[a]), int(self.head_ptr[b])
+        state = dict(self.__dict__)
+        state.update(indptr=self.indptr[r0:r1 + 1] - p0, indices=self.indices[p0:p1],
+                     arc_ptr=self.arc_ptr[a:b + 1] - r0, lengths=self.lengths[a:b], gold=self.gold[h0:h1],
+                     head_ptr=self.head_ptr[a:b + 1] - h0, loss_weight=self.loss_weight[a:b], start=0, stop=b - a)
+        return state
+
+    def __call__(self, w, augment=True, with_diff=True) -> _Chunk:
+        start, stop, hp = self.start, self.stop, self.head_ptr
+        pred = np.empty(hp[stop] - hp[start], dtype=np.int64)
+        loss = np.empty(stop - start)
+        margin = np.empty(stop - start)
+        decode_chunk_kernel(self.indptr, self.indices, self.arc_ptr, self.lengths, self.gold, hp, w, start, stop,
+                            augment, self.loss_weight, self.projective, self.single_root, pred, loss, margin)
+        if with_diff:
+            ids, vals = feature_diff_kernel(self.indptr, self.indices, self.arc_ptr, self.lengths, self.gold, hp,
+                                            pred, start, stop)
+            if ids.size:  # partial sum of this chunk
+                ids, inv = np.unique(ids, return_inverse=True)
+                vals = np.bincount(inv, weights=vals, minlength=ids.shape[0])
+        else:
+            ids, vals = np.empty(0, np.int64), np.empty(0)
+        return _Chunk(pred, loss, margin, ids, vals)
+
+
 class ParseOracle:
     """1-slack risk and cut of a dependency-parsing training set (see module docstring).
 
@@ -247,27 +291,23 @@ class ParseOracle:
         if int(k) < 1:
             raise InputError(f"n_chunks must be >= 1, got {n_chunks}", field="n_chunks")
         self._chunks = chunk_bounds(self.n_samples, int(k))
+        self._bound = None
 
     # -- kernels -----------------------------------------------------------------------
-    def _run(self, bounds, w, augment, with_diff):
-        start, stop = bounds
-        f = self.features
-        hp = self._head_ptr
-        pred = np.empty(hp[stop] - hp[start], dtype=np.int64)
-        loss = np.empty(stop - start)
-        margin = np.empty(stop - start)
-        decode_chunk_kernel(f.indptr, f.indices, f.arc_ptr, f.lengths, self._gold, hp, w, start, stop,
-                            augment, self._loss_weight, self.projective, self.single_root,
-                            pred, loss, margin)
-        if with_diff:
-            ids, vals = feature_diff_kernel(f.indptr, f.indices, f.arc_ptr, f.lengths, self._gold, hp,
-                                            pred, start, stop)
-            if ids.size:  # partial sum of this chunk
-                ids, inv = np.unique(ids, return_inverse=True)
-                vals = np.bincount(inv, weights=vals, minlength=ids.shape[0])
-        else:
-            ids, vals = np.empty(0, np.int64), np.empty(0)
-        return _Chunk(pred, loss, margin, ids, vals)
+    def _task(self, start, stop) -> ParseChunk:
+        return ParseChunk(self.features, self._gold, self._head_ptr, self._loss_weight, start, stop,
+                          self.projective, self.single_root)
+
+    def _map(self, w, augment, with_diff):
+        """The chunk tasks at ``w`` through the executor (bound, i.e. shipped, at the first call)."""
+        if self._bound is None:
+            self._bound = bind_tasks(self.executor, [self._task(a, b) for a, b in self._chunks])
+        return self._bound.map(w, augment, with_diff)
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_bound"] = None
+        return state
 
     def _split(self, pred):
         hp = self._head_ptr
@@ -277,7 +317,7 @@ class ParseOracle:
     def __call__(self, w) -> OracleResult:
         """Risk and cut at ``w``; ``argmax`` holds the most violated trees (list of arrays)."""
         w = _check_w(w, self.dim)
-        parts = self.executor.map(partial(self._run, w=w, augment=True, with_diff=True), self._chunks)
+        parts = self._map(w, True, True)
         n = self.n_samples
         slope = _sparse_row(np.concatenate([p.ids for p in parts]),
                             np.concatenate([p.vals for p in parts]), self.dim) / n
@@ -291,7 +331,7 @@ class ParseOracle:
         w = _check_w(w, self.dim)
         if not 0 <= int(i) < self.n_samples:
             raise InputError(f"sentence index {i} out of range 0..{self.n_samples - 1}", field="i")
-        part = self._run((int(i), int(i) + 1), w, True, True)
+        part = self._task(int(i), int(i) + 1)(w, True, True)
         dphi = _sparse_row(part.ids, -part.vals, self.dim)
         loss = float(part.loss[0])
         return ExampleCut(part.pred, loss, loss + float(part.margin[0]), dphi)
@@ -300,8 +340,7 @@ class ParseOracle:
         """Best trees under ``w`` (no loss) for ``features`` (default: the training sentences)."""
         if features is None or features is self.features:
             w = _check_w(w, self.dim)
-            parts = self.executor.map(partial(self._run, w=w, augment=False, with_diff=False),
-                                      self._chunks)
+            parts = self._map(w, False, False)
             return self._split(np.concatenate([p.pred for p in parts]))
         return decode(features, w, projective=self.projective, single_root=self.single_root,
                       executor=self.executor)

@@ -31,17 +31,19 @@ from numba import njit
 
 from cutplane.cuts import Cut, OracleResult, slope_dot
 from cutplane.exceptions import InputError
-from cutplane.parallel import get_executor
+from cutplane.parallel import bind_tasks, get_executor
 
 from .viterbi import sentence_unary, viterbi, viterbi_kernel
 
-__all__ = ["viterbi", "SequenceHingeOracle", "viterbi_decode"]
+__all__ = ["viterbi", "SequenceHingeOracle", "SequenceChunk", "ChunkPartial", "viterbi_decode"]
 
 
 @njit(nogil=True, cache=True)
 def _decode_chunk(W, trans, indptr, indices, sent_ptr, y, s0, s1, augment, yhat):
-    """Viterbi on sentences ``s0..s1``; writes ``yhat``; returns (sum of losses, sum of R_i)."""
+    """Viterbi on sentences ``s0..s1``; writes ``yhat`` (chunk-local: token ``t`` at
+    ``t - sent_ptr[s0]``); returns (sum of losses, sum of R_i)."""
     K = W.shape[1]
+    base = sent_ptr[s0]
     max_len = 0
     for i in range(s0, s1):
         max_len = max(max_len, sent_ptr[i + 1] - sent_ptr[i])
@@ -57,19 +59,19 @@ def _decode_chunk(W, trans, indptr, indices, sent_ptr, y, s0, s1, augment, yhat)
         if t1 == t0:
             continue
         sentence_unary(W, indptr, indices, t0, t1, unary)
-        viterbi_kernel(unary, trans_t, y[t0:t1], augment, score, back, yhat[t0:t1])
+        viterbi_kernel(unary, trans_t, y[t0:t1], augment, score, back, yhat[t0 - base:t1 - base])
         if augment:
             # R_i = Delta(y, y^) + score(y^) - score(y), recomputed along both paths
             diff = 0.0
             loss = 0
             for t in range(t1 - t0):
-                a = yhat[t0 + t]
+                a = yhat[t0 - base + t]
                 b = y[t0 + t]
                 if a != b:
                     loss += 1
                     diff += unary[t, a] - unary[t, b]
                 if t > 0:
-                    diff += trans[yhat[t0 + t - 1], a] - trans[y[t0 + t - 1], b]
+                    diff += trans[yhat[t0 - base + t - 1], a] - trans[y[t0 + t - 1], b]
             loss_sum += loss
             value_sum += loss + diff
     return loss_sum, value_sum
@@ -77,7 +79,7 @@ def _decode_chunk(W, trans, indptr, indices, sent_ptr, y, s0, s1, augment, yhat)
 
 @njit(nogil=True, cache=True)
 def _cut_chunk(indptr, indices, sent_ptr, y, yhat, s0, s1, n_features, K, with_trans):
-    """Sparse sum over sentences s0..s1 of Phi(x_i, y^_i) - Phi(x_i, y_i).
+    """Sparse sum over sentences s0..s1 of Phi(x_i, y^_i) - Phi(x_i, y_i) (``yhat`` chunk-local).
 
     Returns sorted int64 coordinates and float64 values (zeros removed).
     """
@@ -86,7 +88,7 @@ def _cut_chunk(indptr, indices, sent_ptr, y, yhat, s0, s1, n_features, K, with_t
     t_lo = sent_ptr[s0]
     t_hi = sent_ptr[s1]
     for t in range(t_lo, t_hi):
-        if yhat[t] != y[t]:
+        if yhat[t - t_lo] != y[t]:
             for p in range(indptr[t], indptr[t + 1]):
                 f = indices[p]
                 if slot[f] < 0:
@@ -103,7 +105,7 @@ def _cut_chunk(indptr, indices, sent_ptr, y, yhat, s0, s1, n_features, K, with_t
     tacc = np.zeros((K, K), dtype=np.int64)
     for i in range(s0, s1):
         for t in range(sent_ptr[i], sent_ptr[i + 1]):
-            a = yhat[t]
+            a = yhat[t - t_lo]
             b = y[t]
             if a != b:
                 for p in range(indptr[t], indptr[t + 1]):
@@ -111,7 +113,7 @@ def _cut_chunk(indptr, indices, sent_ptr, y, yhat, s0, s1, n_features, K, with_t
                     acc[s, a] += 1
                     acc[s, b] -= 1
             if with_trans and t > sent_ptr[i]:
-                pa = yhat[t - 1]
+                pa = yhat[t - 1 - t_lo]
                 pb = y[t - 1]
                 if pa != pb or a != b:
                     tacc[pa, a] += 1
@@ -145,13 +147,71 @@ def _cut_chunk(indptr, indices, sent_ptr, y, yhat, s0, s1, n_features, K, with_t
     return idx, val
 
 
-class _Partial(NamedTuple):
-    """One chunk's share of the 1-slack cut (unnormalised)."""
+class ChunkPartial(NamedTuple):
+    """One chunk's share of the 1-slack cut (unnormalised sums over its sentences).
+
+    Attributes
+    ----------
+    indices : ndarray of shape (nnz,), int64
+        Sorted coordinates of ``sum_i Phi(x_i, y^_i) - Phi(x_i, y_i)``.
+    values : ndarray of shape (nnz,), float64
+        Its nonzero entries (integer counts).
+    loss : float
+        ``sum_i Delta(y_i, y^_i)``.
+    value : float
+        ``sum_i R_i`` (the hinge terms).
+    yhat : ndarray of shape (n_chunk_tokens,), int32
+        The chunk's decoded labels.
+    """
 
     indices: np.ndarray
     values: np.ndarray
     loss: float
     value: float
+    yhat: np.ndarray
+
+
+class SequenceChunk:
+    """A :class:`cutplane.parallel.ChunkTask`: sentences ``s0..s1`` of a tagging dataset.
+
+    In this process it shares the dataset's arrays; pickled (for worker processes) it carries
+    only its own sentences, rebased to start at 0.
+
+    ``chunk(w, augment=True, with_cut=True)`` decodes its sentences at ``w`` (shape (dim,))
+    and returns a :class:`ChunkPartial` (empty ``indices`` when ``with_cut`` is False).
+    """
+
+    def __init__(self, indptr, indices, sentence_ptr, labels, s0, s1, n_features, n_labels, transitions):
+        self.indptr, self.indices, self.sentence_ptr, self.labels = indptr, indices, sentence_ptr, labels
+        self.s0, self.s1 = int(s0), int(s1)
+        self.n_features, self.n_labels, self.transitions = int(n_features), int(n_labels), bool(transitions)
+
+    def __getstate__(self):
+        t0, t1 = int(self.sentence_ptr[self.s0]), int(self.sentence_ptr[self.s1])
+        p0, p1 = int(self.indptr[t0]), int(self.indptr[t1])
+        state = dict(self.__dict__)
+        state.update(indptr=self.indptr[t0:t1 + 1] - p0, indices=self.indices[p0:p1],
+                     sentence_ptr=self.sentence_ptr[self.s0:self.s1 + 1] - t0, labels=self.labels[t0:t1],
+                     s0=0, s1=self.s1 - self.s0)
+        return state
+
+    @property
+    def n_tokens(self) -> int:
+        return int(self.sentence_ptr[self.s1] - self.sentence_ptr[self.s0])
+
+    def __call__(self, w, augment=True, with_cut=True) -> ChunkPartial:
+        K, nf = self.n_labels, self.n_features
+        W = w[:nf * K].reshape(nf, K)
+        T = w[nf * K:].reshape(K, K) if self.transitions else np.zeros((K, K))
+        yhat = np.empty(self.n_tokens, dtype=np.int32)
+        loss, value = _decode_chunk(W, T, self.indptr, self.indices, self.sentence_ptr, self.labels,
+                                    self.s0, self.s1, augment, yhat)
+        if with_cut:
+            idx, val = _cut_chunk(self.indptr, self.indices, self.sentence_ptr, self.labels, yhat, self.s0,
+                                  self.s1, nf, K, self.transitions)
+        else:
+            idx, val = np.empty(0, np.int64), np.empty(0)
+        return ChunkPartial(idx, val, float(loss), float(value), yhat)
 
 
 def _check_int_array(a, name, ndim=1):
@@ -160,6 +220,20 @@ def _check_int_array(a, name, ndim=1):
         raise InputError(f"expected an integer array with {ndim} dimension(s), got shape {arr.shape} "
                          f"dtype {arr.dtype}", field=name)
     return arr
+
+
+def _merge_counts(idx_parts, val_parts):
+    """Sum sparse vectors given as (sorted coordinates, values); zeros dropped."""
+    idx = np.concatenate(idx_parts)
+    val = np.concatenate(val_parts)
+    order = np.argsort(idx, kind="stable")
+    idx, val = idx[order], val[order]
+    if len(idx) == 0:
+        return idx, val
+    start = np.flatnonzero(np.concatenate(([True], idx[1:] != idx[:-1])))
+    sums = np.add.reduceat(val, start)
+    keep = sums != 0
+    return idx[start][keep], sums[keep]
 
 
 class SequenceHingeOracle:
@@ -226,6 +300,20 @@ class SequenceHingeOracle:
         if n_chunks is None:
             n_chunks = 1 if self.executor.n_workers == 1 else 2 * self.executor.n_workers
         self.chunks = self._token_balanced_chunks(int(n_chunks))
+        self.tasks = [SequenceChunk(self.indptr, self.indices, self.sentence_ptr, self.labels, s0, s1,
+                                    self.n_features, K, self.transitions) for s0, s1 in self.chunks]
+        self._bound = None
+
+    def _map(self, w, *args):
+        """The chunk tasks at ``w`` through the executor (bound, i.e. shipped, at the first call)."""
+        if self._bound is None:
+            self._bound = bind_tasks(self.executor, self.tasks)
+        return self._bound.map(w, *args)
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_bound"] = None
+        return state
 
     def _token_balanced_chunks(self, n_chunks):
         if n_chunks < 1:
@@ -254,32 +342,18 @@ class SequenceHingeOracle:
     # -- the 1-slack cut ----------------------------------------------------------------------
     def __call__(self, w) -> OracleResult:
         """Risk value and cut at ``w``; ``argmax`` is y^ for all tokens, int32 of shape (n_tokens,)."""
-        W, T = self.split_weights(w)
-        yhat = np.empty(len(self.labels), dtype=np.int32)
-        K, nf, tr = self.n_labels, self.n_features, self.transitions
-        ip, ix, sp_, y = self.indptr, self.indices, self.sentence_ptr, self.labels
-
-        def run(chunk):
-            s0, s1 = chunk
-            loss, value = _decode_chunk(W, T, ip, ix, sp_, y, s0, s1, True, yhat)
-            idx, val = _cut_chunk(ip, ix, sp_, y, yhat, s0, s1, nf, K, tr)
-            return _Partial(idx, val, loss, value)
-
-        parts = self.executor.map(run, self.chunks)
+        self.split_weights(w)  # validates
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        parts = self._map(w)
         n = self.n_samples
         if len(parts) == 1:
-            p = parts[0]
-            slope = sp.csr_matrix((p.values * (1.0 / n), p.indices, np.array([0, len(p.indices)])),
-                                  shape=(1, self.dim))
-        else:  # counts summed across chunks (exact integers), then scaled
-            slope = None
-            for p in parts:
-                m = sp.csr_matrix((p.values, p.indices, np.array([0, len(p.indices)])), shape=(1, self.dim))
-                slope = m if slope is None else slope + m
-            slope.eliminate_zeros()
-            slope = slope * (1.0 / n)
+            idx, cnt = parts[0].indices, parts[0].values
+        else:  # integer counts summed across chunks (exact, so the order does not matter)
+            idx, cnt = _merge_counts([p.indices for p in parts], [p.values for p in parts])
+        slope = sp.csr_matrix((cnt * (1.0 / n), idx, np.array([0, len(idx)])), shape=(1, self.dim))
         offset = sum(p.loss for p in parts) / n
-        value = slope_dot(slope, np.asarray(w, dtype=np.float64)) + offset
+        value = slope_dot(slope, w) + offset
+        yhat = np.concatenate([p.yhat for p in parts])
         return OracleResult(value=value, cut=Cut(slope, offset), exact=True, argmax=yhat)
 
     # -- per example (online learners, prediction) --------------------------------------------
@@ -297,11 +371,11 @@ class SequenceHingeOracle:
         return out
 
     def _decode_one(self, w, i, augment):
-        W, T = self.split_weights(w)
-        t0, t1 = self._span(i)
-        yhat = np.empty(len(self.labels), dtype=np.int32)
-        _decode_chunk(W, T, self.indptr, self.indices, self.sentence_ptr, self.labels, i, i + 1, augment, yhat)
-        return yhat[t0:t1].copy()
+        self.split_weights(w)
+        self._span(i)
+        task = SequenceChunk(self.indptr, self.indices, self.sentence_ptr, self.labels, i, i + 1,
+                             self.n_features, self.n_labels, self.transitions)
+        return task(np.ascontiguousarray(w, dtype=np.float64), augment, False).yhat
 
     def loss_augmented_argmax(self, w, i) -> np.ndarray:
         """y^_i of MTL eq. 9 for example ``i``: int32 array of shape (T_i,)."""
@@ -311,11 +385,9 @@ class SequenceHingeOracle:
         """Plain Viterbi prediction of example ``i`` (shape (T_i,)), or of all tokens when ``i`` is None."""
         if i is not None:
             return self._decode_one(w, i, False)
-        W, T = self.split_weights(w)
-        yhat = np.empty(len(self.labels), dtype=np.int32)
-        _decode_chunk(W, T, self.indptr, self.indices, self.sentence_ptr, self.labels, 0, self.n_samples,
-                      False, yhat)
-        return yhat
+        self.split_weights(w)
+        parts = self._map(np.ascontiguousarray(w, dtype=np.float64), False, False)
+        return np.concatenate([p.yhat for p in parts])
 
     def loss(self, i, y) -> int:
         """Hamming loss ``Delta(y_i, y)`` of an output of example ``i``."""
