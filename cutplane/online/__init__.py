@@ -24,6 +24,12 @@ _LAZY = {
     "ExampleOracle": ("cutplane.online.example_oracles", "ExampleOracle"),
     "as_example_oracle": ("cutplane.online.example_oracles", "as_example_oracle"),
     "tune_eta0": ("cutplane.online.learning_rates", "tune_eta0"),
+    # the functions pegasos / wrapper_mkl share their modules' names: import them from the modules
+    "PegasosResult": ("cutplane.online.pegasos", "PegasosResult"),
+    "gauss_seidel_mkl": ("cutplane.online.wrapper_mkl", "gauss_seidel_mkl"),
+    "simple_mkl": ("cutplane.online.wrapper_mkl", "simple_mkl"),
+    "WrapperMKLResult": ("cutplane.online.wrapper_mkl", "WrapperMKLResult"),
+    "WrapperMKLHistory": ("cutplane.online.wrapper_mkl", "WrapperMKLHistory"),
     "KernelSPOMResult": ("cutplane.online.kernel_spom", "KernelSPOMResult"),
     "PrecomputedKernelExamples": ("cutplane.online.kernel_spom", "PrecomputedKernelExamples"),
 }

@@ -104,3 +104,75 @@ def test_bad_inputs_raise_input_error():
         mkl_gradient([1.0, 1.0], [1.0, 0.0])
     with pytest.raises(InputError):
         simplemkl_direction([0.0, -1.0], [0.5, 0.6])
+
+
+# ---------------------------------------------------------------- the wrappers on a tiny chain
+def _tiny_chain(seed=0):
+    from oracles.dense_sequence import DenseSequenceOracle
+
+    rng = np.random.default_rng(seed)
+    lens = rng.integers(2, 5, size=12)
+    ptr = np.concatenate([[0], np.cumsum(lens)])
+    X = rng.normal(size=(ptr[-1], 6))
+    X[:, 3:] *= 0.2  # a weak block, so the kernel weights differ
+    y = rng.integers(0, 3, size=ptr[-1])
+    return DenseSequenceOracle(X, y, ptr, 3, feature_groups=np.array([0, 0, 1, 1, 2, 2]))
+
+
+@pytest.fixture(scope="module")
+def certified_mkl_optimum():
+    """MTL^struct (BMRM with MixedNorm p=1) on the tiny chain: the certified optimum of F."""
+    from cutplane import minimize
+    from cutplane.mixed_norm import MixedNorm
+
+    o = _tiny_chain()
+    reg = MixedNorm(o.groups, p=1, n_groups=o.n_groups)
+    res = minimize(o, reg, 0.3, eps=1e-7, max_iter=500)
+    assert res.status == "converged"
+    return o, reg, res
+
+
+@pytest.mark.parametrize("method", ["gauss-seidel", "simplemkl"])
+def test_wrappers_minimise_the_same_objective_as_mtl_struct(certified_mkl_optimum, method):
+    from cutplane.online.wrapper_mkl import wrapper_mkl
+
+    o, reg, ref = certified_mkl_optimum
+    lam = 0.3
+    res = wrapper_mkl(o, lam, o.groups, n_groups=o.n_groups, method=method, max_passes=400, seed=0)
+    # the reported objective is lam * MixedNorm(p=1) + R at the returned predictor ...
+    assert res.objective == pytest.approx(lam * reg(res.w) + o(res.w).value, rel=1e-12)
+    # ... hence never below MTL^struct's certified lower bound, and it gets close to the optimum
+    assert np.all(res.history.objective >= ref.lower_bound - 1e-9)
+    assert res.objective <= ref.objective * 1.005
+    assert res.passes == 400 and res.history.passes[-1] == 400
+    assert res.n_outer == 1 + int(np.ceil((400 - 20) / 3))
+    assert np.all(res.beta_history >= 0)
+    np.testing.assert_allclose(res.beta_history.sum(axis=1), 1.0)
+
+
+def test_gauss_seidel_update_keeps_the_predictor():
+    """After a beta update the warm start u = v / sqrt(beta) reproduces the same predictor v."""
+    from cutplane.online.wrapper_mkl import wrapper_mkl
+
+    o = _tiny_chain(1)
+    one = wrapper_mkl(o, 0.3, o.groups, max_passes=20, seed=0)  # one SVM call, then the update
+    two = wrapper_mkl(o, 0.3, o.groups, max_passes=21, seed=0)
+    assert one.n_outer == 1 and two.n_outer == 2
+    np.testing.assert_allclose(two.beta_history[1], gauss_seidel_weights(reg_norms(o, one.w)), rtol=1e-12)
+    assert two.history.objective[20] == pytest.approx(one.objective, rel=1e-12)
+
+
+def reg_norms(o, w):
+    from cutplane.groups import group_norms
+
+    return group_norms(w, o.groups, o.n_groups)
+
+
+def test_wrapper_bad_method():
+    from cutplane.online.wrapper_mkl import wrapper_mkl
+
+    o = _tiny_chain()
+    with pytest.raises(InputError):
+        wrapper_mkl(o, 0.3, o.groups, method="newton")
+    with pytest.raises(InputError):
+        wrapper_mkl(o, 0.3, o.groups, beta0=[0.5, 0.6, 0.0, 0.0])
