@@ -63,7 +63,7 @@ class MuTrace(NamedTuple):
     status: str
 
 
-def run(n_train=300, C=10.0, eps=0.05, seed=0) -> MuTrace:
+def run(n_train=200, C=10.0, eps=0.05, seed=0) -> MuTrace:
     """Train MTL^struct on the demo task (``n_train`` sentences), recording ``mu`` per iteration."""
     from cutplane.groups import group_norms
     from problems.demo_data import make_demo_tagging
@@ -132,7 +132,7 @@ def plot(trace, path):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=Path("runs/teaching"), help="output folder")
-    parser.add_argument("--n-train", type=int, default=300, dest="n_train", help="training sentences")
+    parser.add_argument("--n-train", type=int, default=200, dest="n_train", help="training sentences")
     parser.add_argument("--C", type=float, default=10.0)
     parser.add_argument("--eps", type=float, default=0.05, help="certified tolerance on F")
     parser.add_argument("--seed", type=int, default=0)

@@ -59,7 +59,7 @@ class BetaTrace(NamedTuple):
     eps: float
 
 
-def run(n_train=300, C=10.0, epochs=20, averaged=False, eps=0.05, seed=0) -> BetaTrace:
+def run(n_train=200, C=10.0, epochs=20, averaged=False, eps=0.05, seed=0) -> BetaTrace:
     """SPOM on the demo task, ``beta`` per epoch; MTL^struct for the certified lower bound."""
     from cutplane.groups import group_norms
     from problems.demo_data import make_demo_tagging
@@ -126,7 +126,7 @@ def plot(trace, path):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=Path("runs/teaching"), help="output folder")
-    parser.add_argument("--n-train", type=int, default=300, dest="n_train", help="training sentences")
+    parser.add_argument("--n-train", type=int, default=200, dest="n_train", help="training sentences")
     parser.add_argument("--C", type=float, default=10.0)
     parser.add_argument("--epochs", type=int, default=20)
     parser.add_argument("--averaged", action="store_true", help="record the averaged model instead of the last iterate")
