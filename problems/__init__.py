@@ -11,6 +11,8 @@ _LAZY = {
     "SequenceTagger": ("problems.sequence_labeling", "SequenceTagger"),
     "DependencyParser": ("problems.dependency_parsing", "DependencyParser"),
     "KelleyMKL": ("problems.mkl", "KelleyMKL"),
+    "GaussSeidelMKL": ("problems.mkl_wrappers", "GaussSeidelMKL"),
+    "SimpleMKL": ("problems.mkl_wrappers", "SimpleMKL"),
 }
 
 __all__ = sorted(_LAZY)

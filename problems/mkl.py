@@ -287,7 +287,7 @@ class KelleyMKL(ClassifierMixin, BaseEstimator):
         self.n_iter_ = int(sum(r.n_iter for r in results))
         not_conv = [r for r in results if r.status != "converged"]
         if not_conv:
-            warnings.warn(f"KelleyMKL: {len(not_conv)} Kelley run(s) stopped before the certified gap "
+            warnings.warn(f"{type(self).__name__}: {len(not_conv)} run(s) stopped before the certified gap "
                           f"reached eps = {p['eps']:.3g} (status {not_conv[0].status!r}, gap "
                           f"{not_conv[0].gap:.3g})", ConvergenceWarning, stacklevel=3)
 
