@@ -10,15 +10,21 @@ Layout of a model file (a zip archive written by :func:`numpy.savez_compressed`)
   and any other estimator-specific fields (classes, training report, ...).
 
 Loading always uses ``allow_pickle=False`` and validates the format name, the version, that
-the stored arrays are exactly those listed, and each array's shape and dtype; any mismatch,
-a truncated or corrupted archive, or invalid JSON raises
-:class:`~cutplane.exceptions.ModelFormatError`. The format is generic: later estimators
+the stored arrays are exactly those listed, each member's stored size against its declared
+shape and dtype (before decompressing it), each array's shape and dtype, and that float
+arrays are finite; for the package's estimators (:data:`MODEL_SCHEMAS`) also the required
+arrays and metadata keys, their kinds and JSON types, and the hyper-parameter names. Any
+mismatch, a truncated or corrupted archive, or invalid JSON raises one
+:class:`~cutplane.exceptions.ModelFormatError` naming the file and the problem. The format is generic: later estimators
 (sequence tagger, parser) save their own arrays and metadata through the same two functions.
 """
 from __future__ import annotations
 
 import json
 import os
+import struct
+import tokenize
+import warnings
 import zipfile
 import zlib
 from pathlib import Path
@@ -28,12 +34,16 @@ import numpy as np
 
 from cutplane.exceptions import InputError, ModelFormatError
 
-__all__ = ["save_model", "load_model", "LoadedModel", "FORMAT_NAME", "FORMAT_VERSION"]
+__all__ = ["save_model", "load_model", "LoadedModel", "ModelSchema", "MODEL_SCHEMAS", "register_schema",
+           "FORMAT_NAME", "FORMAT_VERSION"]
 
 FORMAT_NAME = "cutplane-model"
 FORMAT_VERSION = 1
 _META_KEY = "__meta__"
 _RESERVED = {"format", "format_version", "arrays"}
+_KINDS = "biufcU"
+_MAX_NPY_HEADER = 1 << 16  # bytes of .npy header a member may hold beyond its data
+_MAX_META_BYTES = 1 << 28
 
 
 class LoadedModel(NamedTuple):
@@ -56,7 +66,7 @@ def _check_array(name, value):
         raise InputError(f"array names must be identifiers other than {_META_KEY!r}, got "
                          f"{name!r}", field="arrays")
     arr = np.asarray(value)
-    if arr.dtype.kind not in "biufcU":
+    if arr.dtype.kind not in _KINDS:
         raise InputError(f"array {name!r} has dtype {arr.dtype}; only numeric, boolean and "
                          f"unicode arrays can be saved without pickle", field="arrays")
     return arr
@@ -103,25 +113,134 @@ def save_model(path, arrays, meta) -> Path:
     return path
 
 
+class ModelSchema(NamedTuple):
+    """What an estimator's model file must hold beyond the generic format (checked on load).
+
+    Attributes
+    ----------
+    arrays : dict of str to (str, int or None)
+        Required array name -> (allowed dtype kinds, e.g. ``"f"`` or ``"iu"``; number of
+        dimensions or None for any).
+    meta : dict of str to tuple of type
+        Required metadata key -> allowed JSON value types (``float`` accepts ints too; a
+        ``type(None)`` entry allows ``null``).
+    params_of : str, optional
+        ``"module:Class"`` of the estimator; the keys of ``meta["params"]`` must be among its
+        constructor parameters (``Class._get_param_names()``).
+    check : callable, optional
+        ``check(arrays, meta, path)`` for cross-field consistency; raises ModelFormatError.
+    """
+
+    arrays: dict
+    meta: dict
+    params_of: str | None = None
+    check: object = None
+
+
+def _check_tagger(arrays, meta, path):
+    n = arrays["feature_names"].shape[0]
+    groups, offsets = arrays["feature_groups"], arrays["group_offsets"]
+    if groups.shape != (n,):
+        raise ModelFormatError(f"feature_groups has shape {groups.shape}, expected ({n},)", path=path,
+                               field="feature_groups")
+    if offsets.size < 1 or offsets[0] != 0 or offsets[-1] != n or np.any(np.diff(offsets) < 0):
+        raise ModelFormatError("group_offsets must rise from 0 to the number of features", path=path,
+                               field="group_offsets")
+    if len(set(arrays["feature_names"].tolist())) != n:
+        raise ModelFormatError("duplicate feature names", path=path, field="feature_names")
+    labels = arrays["labels"].tolist()
+    if not labels or len(set(labels)) != len(labels):
+        raise ModelFormatError("labels must be non-empty and distinct", path=path, field="labels")
+
+
+_NUM = (float, type(None))
+#: Schemas of the package's estimators, by the ``estimator`` name in the metadata.
+MODEL_SCHEMAS: dict = {
+    "LinearSVM": ModelSchema(
+        arrays={"coef": ("f", 2), "intercept": ("f", 1), "classes": ("biufU", 1)},
+        meta={"params": (dict,), "n_features_in": (int,)},
+        params_of="problems.classification:LinearSVM"),
+    "SequenceTagger": ModelSchema(
+        arrays={"coef": ("f", 1), "feature_names": ("U", 1), "feature_groups": ("iu", 1),
+                "group_offsets": ("iu", 1), "labels": ("U", 1)},
+        meta={"templates": (str,), "params": (dict,), "template_weights": (dict,), "active_templates": (list,),
+              "objective": _NUM, "lower_bound": _NUM, "gap": _NUM, "n_iter": (int,)},
+        params_of="problems.sequence_labeling:SequenceTagger", check=_check_tagger),
+    "DependencyParser": ModelSchema(
+        arrays={"coef": ("f", 1)},
+        meta={"featurizer": (dict,), "params": (dict,), "template_weights": (dict,), "template_norms": (dict,),
+              "active_templates": (list,), "objective": _NUM, "lower_bound": _NUM, "gap": _NUM,
+              "n_iter": (int,)},
+        params_of="problems.dependency_parsing:DependencyParser"),
+}
+
+
+def register_schema(estimator: str, schema: ModelSchema) -> None:
+    """Declare what model files of ``estimator`` must hold (checked by :func:`load_model`)."""
+    if not isinstance(schema, ModelSchema):
+        raise InputError("schema must be a ModelSchema", field="schema")
+    MODEL_SCHEMAS[str(estimator)] = schema
+
+
+def _json_type_ok(value, types) -> bool:
+    if isinstance(value, bool):
+        return bool in types
+    if isinstance(value, int) and float in types:
+        return True
+    return isinstance(value, types)
+
+
+def _check_schema(schema: ModelSchema, arrays, meta, path) -> None:
+    for name, (kinds, ndim) in schema.arrays.items():
+        if name not in arrays:
+            raise ModelFormatError(f"required array {name!r} is missing", path=path, field=name)
+        arr = arrays[name]
+        if arr.dtype.kind not in kinds or (ndim is not None and arr.ndim != ndim):
+            raise ModelFormatError(f"array {name!r} has dtype {arr.dtype} and {arr.ndim} dimension(s); "
+                                   f"expected kind {kinds!r} with {ndim} dimension(s)", path=path, field=name)
+    for key, types in schema.meta.items():
+        if key not in meta:
+            raise ModelFormatError(f"required metadata {key!r} is missing", path=path, field=key)
+        if not _json_type_ok(meta[key], types):
+            want = " or ".join("null" if t is type(None) else t.__name__ for t in types)
+            raise ModelFormatError(f"metadata {key!r} is {type(meta[key]).__name__}, expected {want}",
+                                   path=path, field=key)
+    if schema.params_of is not None and isinstance(meta.get("params"), dict):
+        import importlib
+
+        module, _, cls_name = schema.params_of.partition(":")
+        allowed = set(getattr(importlib.import_module(module), cls_name)._get_param_names())
+        unknown = sorted(set(meta["params"]) - allowed)
+        if unknown:
+            raise ModelFormatError(f"unknown hyper-parameters {unknown}; expected some of {sorted(allowed)}",
+                                   path=path, field="params")
+    if schema.check is not None:
+        schema.check(arrays, meta, path)
+
+
+def _reject_constant(name):
+    raise ValueError(f"non-finite number {name} in JSON")
+
+
 def _read_meta(data, path):
     if _META_KEY not in data.files:
         raise ModelFormatError("not a cutplane model (no metadata entry)", path=path)
     raw = data[_META_KEY]
-    if raw.dtype.kind != "U" or raw.shape != ():
+    if not isinstance(raw, np.ndarray) or raw.dtype.kind != "U" or raw.shape != ():
         raise ModelFormatError("metadata entry is not a JSON string", path=path, field=_META_KEY)
     try:
-        meta = json.loads(str(raw))
-    except json.JSONDecodeError as exc:
-        raise ModelFormatError(f"metadata is not valid JSON ({exc})", path=path,
+        meta = json.loads(str(raw), parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
+        raise ModelFormatError(f"metadata is not valid JSON ({str(exc)[:200]})", path=path,
                                field=_META_KEY) from None
     if not isinstance(meta, dict):
         raise ModelFormatError("metadata is not a JSON object", path=path, field=_META_KEY)
     if meta.get("format") != FORMAT_NAME:
-        raise ModelFormatError(f"unknown format {meta.get('format')!r}, expected "
+        raise ModelFormatError(f"unknown format {str(meta.get('format'))[:80]!r}, expected "
                                f"{FORMAT_NAME!r}", path=path, field="format")
     version = meta.get("format_version")
     if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= FORMAT_VERSION:
-        raise ModelFormatError(f"unsupported format_version {version!r} (this version of "
+        raise ModelFormatError(f"unsupported format_version {str(version)[:80]!r} (this version of "
                                f"cutplane reads 1..{FORMAT_VERSION})", path=path,
                                field="format_version")
     declared = meta.get("arrays")
@@ -130,7 +249,43 @@ def _read_meta(data, path):
     return meta
 
 
-def load_model(path, *, estimator=None) -> LoadedModel:
+def _declared_spec(name, spec, path):
+    """``(shape, dtype)`` of a declared array, validated."""
+    shape = spec.get("shape") if isinstance(spec, dict) else None
+    if (not isinstance(shape, list) or len(shape) > 32
+            or not all(isinstance(d, int) and not isinstance(d, bool) and 0 <= d < 2 ** 62 for d in shape)):
+        raise ModelFormatError(f"declared shape of {name!r} is not a list of sizes: {str(spec)[:80]}", path=path,
+                               field=name)
+    try:
+        dtype = np.dtype(spec.get("dtype"))
+    except (TypeError, ValueError, SyntaxError):
+        raise ModelFormatError(f"declared dtype of {name!r} is not a dtype: {str(spec)[:80]}", path=path,
+                               field=name) from None
+    if dtype.kind not in _KINDS or dtype.str != spec.get("dtype") or dtype.itemsize == 0:
+        raise ModelFormatError(f"declared dtype {spec.get('dtype')!r} of {name!r} is not a plain numeric, "
+                               "boolean or unicode dtype", path=path, field=name)
+    return tuple(shape), dtype
+
+
+def _check_zip_entries(data, path):
+    """Refuse archive members that np.load would not read as .npy arrays, or cannot read safely."""
+    zf = getattr(data, "zip", None)
+    if zf is None:  # pragma: no cover - numpy always exposes it
+        return {}
+    sizes = {}
+    for info in zf.infolist():
+        if not info.filename.endswith(".npy") or info.filename.count("/"):
+            raise ModelFormatError(f"unexpected archive member {info.filename[:80]!r}", path=path)
+        if info.flag_bits & 0x1:
+            raise ModelFormatError(f"archive member {info.filename[:80]!r} is encrypted", path=path)
+        if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            raise ModelFormatError(f"archive member {info.filename[:80]!r} uses compression method "
+                                   f"{info.compress_type}; expected stored or deflated", path=path)
+        sizes[info.filename[:-4]] = info.file_size
+    return sizes
+
+
+def load_model(path, *, estimator=None, allow_nonfinite=()) -> LoadedModel:
     """Read and validate a model file written by :func:`save_model`.
 
     Parameters
@@ -138,6 +293,9 @@ def load_model(path, *, estimator=None) -> LoadedModel:
     path : str or os.PathLike
     estimator : str, optional
         When given, the file must have been written by this estimator class.
+    allow_nonfinite : iterable of str, default=()
+        Names of float arrays that may hold NaN or infinities; every other float array must
+        be finite.
 
     Returns
     -------
@@ -147,37 +305,73 @@ def load_model(path, *, estimator=None) -> LoadedModel:
     Raises
     ------
     ModelFormatError
-        Missing, truncated or corrupted file, unknown format or version, arrays missing,
-        extra, or of the wrong shape or dtype, or a different estimator.
+        Naming the file and the problem: missing file or a directory, truncated or corrupted
+        archive (bad zip, CRC error, unsupported or encrypted member), not an ``.npz``,
+        unknown format or version, metadata not a JSON object (or holding NaN), arrays
+        missing, extra, or of a shape, dtype or stored size other than declared, non-finite
+        values, a different estimator, or (for the package's estimators, see
+        :data:`MODEL_SCHEMAS`) required arrays or metadata missing or of the wrong type.
+
+    Notes
+    -----
+    Arrays are read with ``allow_pickle=False``; the stored size of each member is compared
+    with the declared shape and dtype before it is decompressed, so a corrupted or hostile
+    file cannot make the loader allocate more than it declares.
     """
     path = Path(path)
+    if path.is_dir():
+        raise ModelFormatError("is a directory; expected a model file", path=path)
     if not path.is_file():
         raise ModelFormatError("model file not found", path=path)
+    allow_nonfinite = set(allow_nonfinite)
     try:
-        with np.load(path, allow_pickle=False) as data:
+        data = np.load(path, allow_pickle=False, mmap_mode=None)
+        if not isinstance(data, np.lib.npyio.NpzFile):
+            raise ModelFormatError("not a model archive (a single .npy array, expected an .npz)", path=path)
+        with warnings.catch_warnings(), data:
+            # headers in the Python 2 style are parsed (and validated below) without a warning
+            warnings.filterwarnings("ignore", message="Reading `.npy`", category=UserWarning)
+            sizes = _check_zip_entries(data, path)
+            if sizes.get(_META_KEY, 0) > _MAX_META_BYTES:
+                raise ModelFormatError(f"metadata entry of {sizes[_META_KEY]} bytes is too large", path=path,
+                                       field=_META_KEY)
             meta = _read_meta(data, path)
             declared = meta["arrays"]
             stored = set(data.files) - {_META_KEY}
             if stored != set(declared):
                 raise ModelFormatError(
-                    f"arrays {sorted(stored)} do not match the declared {sorted(declared)}",
+                    f"arrays {sorted(stored)[:20]} do not match the declared {sorted(declared)[:20]}",
                     path=path, field="arrays")
             arrays = {}
             for name, spec in declared.items():
-                arr = data[name]
-                if (not isinstance(spec, dict) or list(arr.shape) != spec.get("shape")
-                        or arr.dtype.str != spec.get("dtype")):
+                shape, dtype = _declared_spec(name, spec, path)
+                nbytes = int(np.prod(shape, dtype=object)) * dtype.itemsize
+                extra = sizes.get(name, nbytes) - nbytes
+                if not 0 <= extra <= _MAX_NPY_HEADER:
                     raise ModelFormatError(
-                        f"array {name!r} has shape {arr.shape} and dtype {arr.dtype.str}, "
-                        f"declared {spec}", path=path, field=name)
+                        f"array {name!r}: stored entry of {sizes[name]} bytes does not match the declared "
+                        f"shape {list(shape)} and dtype {dtype.str}", path=path, field=name)
+                arr = data[name]
+                if not isinstance(arr, np.ndarray) or arr.shape != shape or arr.dtype.str != dtype.str:
+                    got = (arr.shape, arr.dtype.str) if isinstance(arr, np.ndarray) else type(arr).__name__
+                    raise ModelFormatError(
+                        f"array {name!r} has shape and dtype {got}, declared {spec}", path=path, field=name)
+                if arr.dtype.kind in "fc" and name not in allow_nonfinite and not np.all(np.isfinite(arr)):
+                    raise ModelFormatError(f"array {name!r} holds NaN or infinite values", path=path, field=name)
                 arrays[name] = arr
     except ModelFormatError:
         raise
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, KeyError) as exc:
-        # np.load raises ValueError for non-npz files and for object arrays (pickle refused).
-        raise ModelFormatError(f"not a readable model file (truncated or corrupted?): {exc}",
-                               path=path) from None
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, KeyError, NotImplementedError,
+            RuntimeError, struct.error, MemoryError, OverflowError, SyntaxError, tokenize.TokenError,
+            TypeError) as exc:
+        # np.load raises ValueError for non-npz files and for object arrays (pickle refused), and
+        # SyntaxError / TokenError / TypeError for .npy headers that are not a valid dict literal.
+        raise ModelFormatError(f"not a readable model file (truncated or corrupted?): "
+                               f"{type(exc).__name__}: {str(exc)[:200]}", path=path) from None
     if estimator is not None and meta["estimator"] != estimator:
-        raise ModelFormatError(f"the file holds a {meta['estimator']} model, expected "
+        raise ModelFormatError(f"the file holds a {meta['estimator'][:80]} model, expected "
                                f"{estimator}", path=path, field="estimator")
+    schema = MODEL_SCHEMAS.get(meta["estimator"])
+    if schema is not None:
+        _check_schema(schema, arrays, meta, path)
     return LoadedModel(arrays, meta)

@@ -123,3 +123,112 @@ def test_save_refuses_bad_arguments(tmp_path):
         save_model(tmp_path / "a.npz", ARRAYS, {**META, "nan": float("nan")})
     with pytest.raises(InputError, match="identifier"):
         save_model(tmp_path / "a.npz", {"__meta__": np.zeros(1)}, META)
+
+
+# -- hostile files: each refused with one ModelFormatError naming the file --------------------------
+def _meta_of(path):
+    with np.load(path, allow_pickle=False) as data:
+        return json.loads(str(data["__meta__"]))
+
+
+def test_directory_and_plain_npy_refused(tmp_path):
+    with pytest.raises(ModelFormatError, match="directory"):
+        load_model(tmp_path)
+    p = tmp_path / "single.npy"
+    np.save(p, np.zeros(3))
+    with pytest.raises(ModelFormatError, match="single .npy") as info:
+        load_model(p)
+    assert info.value.path == str(p)
+
+
+def test_non_finite_arrays_refused_unless_allowed(tmp_path):
+    arrays = {**ARRAYS, "coef": np.array([[1.0, np.nan, 0.0], [0.0, 0.0, np.inf]])}
+    path = save_model(tmp_path / "nan.npz", arrays, META)
+    with pytest.raises(ModelFormatError, match="NaN or infinite") as info:
+        load_model(path)
+    assert info.value.field == "coef"
+    got = load_model(path, allow_nonfinite=["coef"]).arrays["coef"]
+    assert np.isnan(got[0, 1]) and np.isinf(got[1, 2])
+
+
+@pytest.mark.parametrize("text, match", [
+    ('{"format": NaN}', "JSON"),
+    ("[" * 100000 + "]" * 100000, "JSON"),
+])
+def test_hostile_json_refused(tmp_path, text, match):
+    bad = _rewrite(_save(tmp_path), tmp_path / "bad.npz", raw_meta=text)
+    with pytest.raises(ModelFormatError, match=match):
+        load_model(bad)
+
+
+@pytest.mark.parametrize("spec", [{"shape": [2, -3], "dtype": "<f8"}, {"shape": "2x3", "dtype": "<f8"},
+                                  {"shape": [2, 3], "dtype": "|O"}, {"shape": [2, 3], "dtype": "nonsense"},
+                                  {"shape": [2, 3], "dtype": "<V8"}, [2, 3]])
+def test_bad_declarations_refused(tmp_path, spec):
+    path = _save(tmp_path)
+    arrays = dict(_meta_of(path)["arrays"], coef=spec)
+    bad = _rewrite(path, tmp_path / "bad.npz", meta_update={"arrays": arrays})
+    with pytest.raises(ModelFormatError) as info:
+        load_model(bad)
+    assert info.value.field == "coef" and str(bad) in str(info.value)
+
+
+def test_stored_size_checked_before_reading(tmp_path):
+    """A member whose declared shape is small but whose stored data is huge (or the reverse)."""
+    path = _save(tmp_path)
+    big = _rewrite(path, tmp_path / "big.npz", replace={"coef": np.zeros((400, 300))})
+    with pytest.raises(ModelFormatError, match="does not match the declared shape"):
+        load_model(big)
+
+
+def test_foreign_and_unsupported_members_refused(tmp_path):
+    import zipfile
+
+    path = _save(tmp_path)
+    for name, method in (("notes.txt", zipfile.ZIP_DEFLATED), ("sub/x.npy", zipfile.ZIP_DEFLATED),
+                         ("coef2.npy", zipfile.ZIP_BZIP2)):
+        bad = tmp_path / "bad.npz"
+        bad.write_bytes(path.read_bytes())
+        with zipfile.ZipFile(bad, "a", compression=method) as zf:
+            zf.writestr(name, b"x" * 10)
+        with pytest.raises(ModelFormatError, match="member") as info:
+            load_model(bad)
+        assert name in str(info.value)
+
+
+def test_schema_of_a_registered_estimator(tmp_path):
+    from problems.model_io import ModelSchema, register_schema
+
+    register_schema("Toy2", ModelSchema(arrays={"coef": ("f", 2), "classes": ("U", 1)},
+                                        meta={"params": (dict,), "n_iter": (int,), "gap": (float, type(None))}))
+    meta = {"estimator": "Toy2", "params": {"C": 1.0}, "n_iter": 3, "gap": None}
+    ok = save_model(tmp_path / "ok.npz", ARRAYS, meta)
+    assert load_model(ok).meta["n_iter"] == 3
+    cases = [({k: v for k, v in ARRAYS.items() if k != "classes"}, meta, "'classes' is missing"),
+             ({**ARRAYS, "coef": np.arange(3.0)}, meta, "dimension"),
+             ({**ARRAYS, "coef": np.ones((2, 3), dtype=int)}, meta, "kind"),
+             (ARRAYS, {**meta, "n_iter": "3"}, "expected int"),
+             (ARRAYS, {**meta, "n_iter": True}, "expected int"),
+             (ARRAYS, {**meta, "gap": "x"}, "float or null"),
+             (ARRAYS, {k: v for k, v in meta.items() if k != "params"}, "'params' is missing")]
+    for arrays, m, match in cases:
+        bad = save_model(tmp_path / "bad.npz", arrays, m)
+        with pytest.raises(ModelFormatError, match=match):
+            load_model(bad)
+    assert load_model(save_model(tmp_path / "g.npz", ARRAYS, {**meta, "gap": 2})).meta["gap"] == 2
+
+
+def test_package_estimator_schemas_check_hyper_parameter_names(tmp_path):
+    from problems.classification import LinearSVM
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 3))
+    est = LinearSVM(C=1.0, eps=1e-2).fit(X, (X[:, 0] > 0).astype(int))
+    path = est.save(tmp_path / "svm.npz")
+    params = dict(_meta_of(path)["params"], not_a_param=1)
+    bad = _rewrite(path, tmp_path / "bad.npz", meta_update={"params": params})
+    with pytest.raises(ModelFormatError, match="unknown hyper-parameters.*not_a_param"):
+        LinearSVM.load(bad)
+    nan = _rewrite(path, tmp_path / "nan.npz", replace={"coef": np.full_like(est.coef_, np.nan)})
+    with pytest.raises(ModelFormatError, match="NaN"):
+        LinearSVM.load(nan)
