@@ -376,10 +376,11 @@ def kernel_spom(grams, y, lam, *, loss=None, regularizer=None, epochs=20, eta0=N
         None: binary for two classes.
     regularizer : group term, MixedNorm, L2 or list of (term, weight), optional
         Default :class:`~cutplane.online.group_terms.SquaredGroupNorm` ``(p=1)``.
-    epochs, eta0, schedule, averaged, gamma, seed, eval_every, callback, time_limit, verbose,
-    eta_grid, tune_samples, tune_epochs :
+    epochs, eta0, schedule, averaged, gamma, seed, eval_every, callback :
         As in :func:`cutplane.online.spom` (``callback`` receives ``SPOMInfo`` whose ``w`` is the
         flat coefficient vector).
+    time_limit, verbose, eta_grid, tune_samples, tune_epochs :
+        As in :func:`cutplane.online.spom`.
 
     Returns
     -------
