@@ -55,6 +55,21 @@ def _viterbi_sentences(unary, trans, sent_ptr, y, s0, s1, augment, yhat):
             viterbi_kernel(unary[t0 - base:t1 - base], trans_t, y[t0:t1], augment, score, back, yhat[t0:t1])
 
 
+@njit(nogil=True, cache=True)
+def _csr_rows_times(data, indices, indptr, t0, t1, W, out):
+    """``out[t - t0] = X[t] @ W`` for CSR rows ``t0 <= t < t1`` (``out`` of shape (>= t1 - t0, K))."""
+    K = W.shape[1]
+    for t in range(t0, t1):
+        r = t - t0
+        for k in range(K):
+            out[r, k] = 0.0
+        for p in range(indptr[t], indptr[t + 1]):
+            x = data[p]
+            f = indices[p]
+            for k in range(K):
+                out[r, k] += x * W[f, k]
+
+
 class DenseSequenceOracle:
     """Structured hinge (Hamming loss) of a first-order chain with dense token features.
 
@@ -294,17 +309,58 @@ class DenseSequenceOracle:
         return None
 
     def example_subgradient(self, i, w) -> ExampleSubgradient:
-        """``L_i(w)`` and the subgradient ``Phi(x_i, y^_i) - Phi(x_i, y_i)`` as sparse coordinates."""
-        value, _, G, Tg = self._example(w, i)
+        """``L_i(w)`` and the subgradient ``Phi(x_i, y^_i) - Phi(x_i, y_i)`` as sparse coordinates.
+
+        Only the labels and (for CSR ``X``) the feature columns that the mistaken tokens touch
+        are formed: O(nnz of those tokens x labels involved), not O(dim).
+        """
+        W, T = self.split_weights(w)
+        t0, t1 = self._span(i)
         K = self.n_labels
-        cols = np.flatnonzero(np.any(G != 0, axis=0))
-        rows = np.flatnonzero(np.any(G[:, cols] != 0, axis=1)) if cols.size else np.zeros(0, np.intp)
-        sub = G[np.ix_(rows, cols)]
-        idx = (rows[:, None] * K + cols[None, :]).ravel()
-        val = sub.ravel()
-        nz = val != 0
-        idx, val = idx[nz], val[nz]
-        if self.transitions:
+        y = self.labels[t0:t1]
+        X = self.X
+        if sp.issparse(X):
+            U = np.empty((t1 - t0, K))
+            _csr_rows_times(X.data, X.indices, X.indptr, t0, t1, W, U)
+        else:
+            U = X[t0:t1] @ W
+        yh = np.zeros(t1 - t0, dtype=np.int32)
+        ptr = np.array([0, t1 - t0], dtype=np.int64)
+        _viterbi_sentences(U, T, ptr, y, 0, 1, True, yh)
+        starts = np.zeros(t1 - t0, dtype=bool)
+        starts[:1] = True
+        _, value = self._hinge_pieces(U, T, yh, y, starts)
+        mis = np.flatnonzero(yh != y)
+        idx = np.zeros(0, np.int64)
+        val = np.zeros(0)
+        if mis.size:
+            cols = np.unique(np.concatenate([yh[mis], y[mis]]))
+            M = np.zeros((mis.size, cols.size))
+            r = np.arange(mis.size)
+            M[r, np.searchsorted(cols, yh[mis])] += 1.0
+            M[r, np.searchsorted(cols, y[mis])] -= 1.0
+            if sp.issparse(X):  # the mistaken rows restricted to their columns, densely
+                lo, hi = X.indptr[t0 + mis], X.indptr[t0 + mis + 1]
+                take = np.concatenate([np.arange(a, b) for a, b in zip(lo, hi)])
+                feat = X.indices[take]
+                mark = np.zeros(self.n_features, dtype=np.int64)
+                mark[feat] = 1
+                rows = np.flatnonzero(mark)
+                mark[rows] = np.arange(rows.size)
+                Xd = np.zeros((mis.size, rows.size))
+                Xd[np.repeat(r, hi - lo), mark[feat]] = X.data[take]
+                G = Xd.T @ M
+            else:
+                rows = np.arange(self.n_features)
+                G = X[t0 + mis].T @ M
+            idx = (rows[:, None].astype(np.int64) * K + cols[None, :]).ravel()
+            val = G.ravel()
+            nz = val != 0
+            idx, val = idx[nz], val[nz]
+        if self.transitions and t1 - t0 > 1:
+            Tg = np.zeros((K, K))
+            np.add.at(Tg, (yh[:-1], yh[1:]), 1.0)
+            np.add.at(Tg, (y[:-1], y[1:]), -1.0)
             tz = np.flatnonzero(Tg.ravel())
             idx = np.concatenate([idx, self.n_features * K + tz])
             val = np.concatenate([val, Tg.ravel()[tz]])
