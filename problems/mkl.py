@@ -10,6 +10,15 @@ Scale convention: ``C`` is the constant of the chapter's primal (21),
 learn's ``SVC(C=...)`` and SPOM's ``C = 1/(lambda N)``. (The linear estimators of this
 package weight the *mean* loss: their ``C`` is this ``C`` times ``n_samples``.) ``eps``,
 ``objective_``, ``lower_bound_`` and ``gap_`` are on the scale of (21) = ``D``.
+
+Model files (:meth:`KelleyMKL.save` / :meth:`KelleyMKL.load`): npz + JSON through
+:mod:`problems.model_io`, never pickle. Kernels given as objects of :mod:`problems.kernels`
+(``LinearKernel``, ``PolynomialKernel``, ``GaussianKernel``, ``B1SplineKernel``) are saved by
+class name and parameters, with the support vectors; other callables cannot be saved
+(InputError). Precomputed training Gram matrices are **not** saved: the model keeps only
+what prediction needs (kernel weights, ``dual_coef_``, ``support_``, intercepts), and a loaded
+model predicts from test-vs-train Gram matrices as before; it cannot be refitted without
+new ``kernels``.
 """
 from __future__ import annotations
 
@@ -19,13 +28,14 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from cutplane.exceptions import ConvergenceWarning, InputError
+from cutplane.exceptions import ConvergenceWarning, InputError, ModelFormatError
 from problems.validation import (check_bool, check_choice, check_classification_targets, check_int,
                                  check_positive)
 
 __all__ = ["KelleyMKL"]
 
 _MULTICLASS = ("shared", "per-class", "none")
+_KERNEL_CLASSES = ("LinearKernel", "PolynomialKernel", "GaussianKernel", "B1SplineKernel")
 
 
 class _BestRecorder:
@@ -146,6 +156,9 @@ class KelleyMKL(ClassifierMixin, BaseEstimator):
 
     def _kernel_mode(self):
         ks = self.kernels
+        if ks is None:
+            raise InputError("no kernels (a model loaded with precomputed Gram matrices keeps none): set "
+                             "kernels to the training Gram matrices to refit", field="kernels")
         if callable(ks) or isinstance(ks, np.ndarray) or sp.issparse(ks):
             raise InputError("expected a list of kernels (callables or Gram matrices)", field="kernels")
         try:
@@ -293,7 +306,7 @@ class KelleyMKL(ClassifierMixin, BaseEstimator):
 
     def _test_grams(self, X):
         """Base kernels between X and the support vectors: list of (n_test, n_support)."""
-        ks = list(self.kernels)
+        ks = list(self.kernels) if self.kernels is not None else [None] * self._betas.shape[1]
         if self._callables:
             if X is None:
                 raise InputError("kernels are callables: pass the samples X", field="X")
@@ -374,3 +387,127 @@ class KelleyMKL(ClassifierMixin, BaseEstimator):
             W = np.asarray((Ps.T @ self.dual_coef_.T).T) * self._betas[:, k][:, None]
             out.append(W)
         return out
+
+    # ------------------------------------------------------------------- models
+    def save(self, path, *, extra_meta=None):
+        """Write the fitted model as npz + JSON metadata (never pickle); see the module docstring.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+        extra_meta : dict, optional
+            More JSON fields.
+
+        Returns
+        -------
+        pathlib.Path
+
+        Raises
+        ------
+        InputError
+            A kernel is a callable other than the classes of :mod:`problems.kernels`.
+        """
+        from .model_io import save_model
+
+        _not_fitted(self)
+        specs = None
+        arrays = {"classes": np.asarray(self.classes_), "kernel_weights": self._betas,
+                  "dual_coef": self.dual_coef_, "support": self.support_.astype(np.int64),
+                  "intercept": self.intercept_, "inner_gaps": self.inner_gaps_}
+        if self._callables:
+            specs = []
+            for k, kern in enumerate(self.kernels):
+                name = type(kern).__name__
+                if name not in _KERNEL_CLASSES or type(kern).__module__ != "problems.kernels":
+                    raise InputError(f"kernels[{k}] is a {name}: only the kernels of problems.kernels "
+                                     f"({', '.join(_KERNEL_CLASSES)}) can be saved (by name and parameters)",
+                                     field="kernels")
+                specs.append({"name": name, "params": kern._params()})
+            SV = self.support_vectors_
+            if sp.issparse(SV):
+                SV = SV.tocsr()
+                arrays.update(sv_data=SV.data, sv_indices=SV.indices.astype(np.int64),
+                              sv_indptr=SV.indptr.astype(np.int64), sv_shape=np.asarray(SV.shape, np.int64))
+            else:
+                arrays["support_vectors"] = np.asarray(SV, dtype=np.float64)
+        params = {k: v for k, v in self.get_params().items() if k != "kernels"}
+        meta = dict(extra_meta or {})
+        meta.update({"estimator": type(self).__name__, "params": params, "kernels": specs,
+                     "n_kernels": int(self._betas.shape[1]), "n_train": self.n_train_,
+                     "n_features_in": getattr(self, "n_features_in_", None),
+                     "shared": bool(np.ndim(self.kernel_weights_) == 1), "objective": self.objective_,
+                     "lower_bound": self.lower_bound_, "gap": self.gap_, "n_iter": self.n_iter_})
+        return save_model(path, arrays, meta)
+
+    @classmethod
+    def load(cls, path):
+        """Read a model written by :meth:`save` (validated, never unpickled).
+
+        Returns
+        -------
+        KelleyMKL (or the subclass that saved it)
+            ``kernels`` is rebuilt from the saved names and parameters, or None when the model
+            was fitted on precomputed Gram matrices (predict then takes test-vs-train matrices).
+        """
+        from . import kernels as kernel_module
+        from .model_io import load_model
+
+        arrays, meta = load_model(path, estimator=cls.__name__)
+        try:
+            specs, K, n_train = meta["kernels"], int(meta["n_kernels"]), int(meta["n_train"])
+            params = dict(meta["params"])
+            kernels = None
+            if specs is not None:
+                if len(specs) != K:
+                    raise ModelFormatError(f"{len(specs)} kernel specs for {K} kernels", path=path, field="kernels")
+                kernels = []
+                for spec in specs:
+                    if spec["name"] not in _KERNEL_CLASSES:
+                        raise ModelFormatError(f"unknown kernel {spec['name']!r}", path=path, field="kernels")
+                    kernels.append(getattr(kernel_module, spec["name"])(**spec["params"]))
+            est = cls(kernels, **params)
+            scalars = [float(meta[k]) for k in ("objective", "lower_bound", "gap")]
+            n_iter, shared = int(meta["n_iter"]), bool(meta["shared"])
+            n_features = meta["n_features_in"]
+            betas = np.asarray(arrays["kernel_weights"], dtype=np.float64)
+            dual, support = np.asarray(arrays["dual_coef"], np.float64), np.asarray(arrays["support"], np.int64)
+            intercept, inner = np.asarray(arrays["intercept"], np.float64), np.asarray(arrays["inner_gaps"], np.float64)
+            classes = arrays["classes"]
+        except ModelFormatError:
+            raise
+        except (KeyError, TypeError, ValueError, InputError) as exc:
+            raise ModelFormatError(f"model metadata is incomplete or malformed: {exc!r}", path=path) from None
+        n_out = 1 if classes.shape[0] == 2 else classes.shape[0]
+        for name, arr, shape in (("kernel_weights", betas, (n_out, K)), ("dual_coef", dual, (n_out, support.size)),
+                                 ("intercept", intercept, (n_out,)), ("inner_gaps", inner, (n_out,))):
+            if arr.shape != shape:
+                raise ModelFormatError(f"{name} has shape {arr.shape}, expected {shape}", path=path, field=name)
+        if support.ndim != 1 or (support.size and (support.min() < 0 or support.max() >= n_train)):
+            raise ModelFormatError(f"support indices outside 0..{n_train - 1}", path=path, field="support")
+        est._callables = kernels is not None
+        est.support_vectors_ = None
+        if est._callables:
+            if "support_vectors" in arrays:
+                SV = np.asarray(arrays["support_vectors"], dtype=np.float64)
+            elif "sv_data" in arrays:
+                try:
+                    SV = sp.csr_matrix((arrays["sv_data"], arrays["sv_indices"], arrays["sv_indptr"]),
+                                       shape=tuple(int(v) for v in arrays["sv_shape"]))
+                except (KeyError, ValueError) as exc:
+                    raise ModelFormatError(f"bad sparse support vectors: {exc}", path=path,
+                                           field="support_vectors") from None
+            else:
+                raise ModelFormatError("kernels are callables but no support vectors are stored", path=path,
+                                       field="support_vectors")
+            if SV.ndim != 2 or SV.shape[0] != support.size:
+                raise ModelFormatError(f"support vectors of shape {SV.shape} for {support.size} support indices",
+                                       path=path, field="support_vectors")
+            est.support_vectors_ = SV
+            est.n_features_in_ = int(n_features if n_features is not None else SV.shape[1])
+        est.classes_ = classes
+        est._betas = betas
+        est.kernel_weights_ = betas[0].copy() if shared else betas
+        est.dual_coef_, est.support_, est.intercept_, est.inner_gaps_ = dual, support, intercept, inner
+        est.objective_, est.lower_bound_, est.gap_ = scalars
+        est.n_iter_, est.n_train_ = n_iter, n_train
+        return est

@@ -1,11 +1,12 @@
 """KelleyMKL (problems/mkl.py): against a direct cvxpy solve of the MKL QCQP, primal recovery
-of eq. 27, kernel-weight sparsity, one-vs-rest variants and bad input."""
+of eq. 27, kernel-weight sparsity, one-vs-rest variants, bad input, and model files (save /
+load round trips predicting identically)."""
 import warnings
 
 import numpy as np
 import pytest
 
-from cutplane.exceptions import InputError
+from cutplane.exceptions import InputError, ModelFormatError
 from problems import KelleyMKL
 from problems.kernels import GaussianKernel, LinearKernel, NotPSDWarning, PolynomialKernel
 
@@ -271,3 +272,79 @@ def test_max_iter_warns_once_with_the_certified_gap():
     # the returned weights are the engine's best point, and the model is usable
     assert model.objective_ == pytest.approx(min(model.result_.history.upper))
     assert model.predict([g for g in grams]).shape == (30,)
+
+
+# ------------------------------------------------------------------------------ model files
+@pytest.mark.parametrize("multiclass, n_classes", [("shared", 2), ("shared", 3), ("per-class", 3)])
+def test_save_load_roundtrip_with_kernel_objects(tmp_path, multiclass, n_classes):
+    import scipy.sparse as sp
+
+    from problems.kernels import B1SplineKernel
+
+    rng = np.random.default_rng(4)
+    X, X_test = rng.standard_normal((45, 3)), rng.standard_normal((20, 3))
+    f = X[:, 0] - X[:, 1] ** 2
+    labels = np.array(["a", "b", "c"])[np.digitize(f, np.quantile(f, np.linspace(0, 1, n_classes + 1)[1:-1]))]
+    kernels = [LinearKernel(), GaussianKernel(0.3), PolynomialKernel(2, coef0=0.5, normalize=True),
+               B1SplineKernel(3.0)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NotPSDWarning)
+        model = KelleyMKL(kernels, C=1.0, eps=1e-3, multiclass=multiclass).fit(X, labels)
+    back = KelleyMKL.load(model.save(tmp_path / "mkl.npz"))
+    assert [repr(k) for k in back.kernels] == [repr(k) for k in kernels]
+    np.testing.assert_array_equal(back.predict(X_test), model.predict(X_test))
+    np.testing.assert_array_equal(back.decision_function(X_test), model.decision_function(X_test))
+    np.testing.assert_array_equal(back.kernel_weights_, model.kernel_weights_)
+    assert back.get_params(deep=False).keys() == model.get_params(deep=False).keys()
+    assert (back.objective_, back.gap_, back.n_iter_) == (model.objective_, model.gap_, model.n_iter_)
+    # sparse samples keep their support vectors sparse
+    sparse_model = KelleyMKL([LinearKernel(), GaussianKernel(0.3)], C=1.0, eps=1e-3).fit(sp.csr_matrix(X), f > 0)
+    again = KelleyMKL.load(sparse_model.save(tmp_path / "sparse.npz"))
+    assert sp.issparse(again.support_vectors_)
+    np.testing.assert_array_equal(again.predict(X_test), sparse_model.predict(X_test))
+
+
+def test_save_load_precomputed_grams_and_wrappers(tmp_path):
+    from problems.mkl_wrappers import GaussSeidelMKL
+
+    grams, y = _problem(n=40)
+    rng = np.random.default_rng(0)
+    test_grams = [G[rng.permutation(40)[:15]] for G in grams]  # rows of training points as "test" points
+    for cls in (KelleyMKL, GaussSeidelMKL):
+        model = cls(grams, C=1.0, eps=1e-3).fit(None, y)
+        back = cls.load(model.save(tmp_path / f"{cls.__name__}.npz"))
+        assert back.kernels is None  # precomputed Gram matrices are not saved
+        np.testing.assert_array_equal(back.decision_function(test_grams), model.decision_function(test_grams))
+        np.testing.assert_array_equal(back.predict(grams), model.predict(grams))
+        with pytest.raises(InputError, match="refit"):
+            back.fit(None, y)
+    with pytest.raises(ModelFormatError):  # a GaussSeidelMKL file is not a KelleyMKL model
+        KelleyMKL.load(tmp_path / "GaussSeidelMKL.npz")
+
+
+def test_save_rejects_foreign_callables_and_load_rejects_bad_files(tmp_path):
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((30, 2))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    model = KelleyMKL([LinearKernel(), lambda A, B=None: A @ (A if B is None else B).T], C=1.0, eps=1e-3).fit(X, y)
+    with pytest.raises(InputError) as err:
+        model.save(tmp_path / "m.npz")
+    assert err.value.field == "kernels"
+    good = KelleyMKL([LinearKernel(), GaussianKernel(0.5)], C=1.0, eps=1e-3).fit(X, y)
+    path = good.save(tmp_path / "good.npz")
+    data = path.read_bytes()
+    (tmp_path / "cut.npz").write_bytes(data[: len(data) // 2])
+    with pytest.raises(ModelFormatError):
+        KelleyMKL.load(tmp_path / "cut.npz")
+    from problems.model_io import load_model, save_model
+
+    arrays, meta = load_model(path)
+    meta = {k: v for k, v in meta.items() if k not in ("format", "format_version", "arrays")}
+    bad = dict(meta, kernels=[{"name": "os.system", "params": {}}, meta["kernels"][1]])
+    with pytest.raises(ModelFormatError):
+        KelleyMKL.load(save_model(tmp_path / "bad_kernel.npz", arrays, bad))
+    with pytest.raises(ModelFormatError):
+        KelleyMKL.load(save_model(tmp_path / "bad_support.npz", dict(arrays, support=arrays["support"] + 1000), meta))
+    with pytest.raises(ModelFormatError):
+        KelleyMKL.load(save_model(tmp_path / "no_sv.npz", {k: v for k, v in arrays.items()
+                                                           if k != "support_vectors"}, meta))
