@@ -10,10 +10,16 @@ Measured in one run, side by side:
 3. Kernels alone on precomputed unary scores: our numba Viterbi versus the REFERENCE, a plain
    numpy-vectorised Viterbi (one (K, K) broadcast + argmax per token, unary from a scipy
    sparse product), on the same scores; the outputs are checked to agree.
-4. An estimate of a straightforward C implementation: per token, unary = nnz_per_token * K
-   adds and Viterbi = K^2 adds + K^2 compares; at ~1e9 such scalar operations per second
-   per core (an assumption, not a measurement: no C Viterbi is available here) this gives
-   the "C estimate" in tokens/s, and our ratio to it.
+4. A C REFERENCE, measured: ``benchmarks/c_reference/viterbi_ref.c`` (plain C, our own code),
+   compiled at run time with ``cc -O2`` and with ``cc -O3 -march=native`` into a temporary shared
+   library loaded by ctypes. Two entry points on the same inputs: the Viterbi kernel alone on the
+   same precomputed unary scores, and the full oracle (unary from the CSR feature ids times W,
+   loss-augmented Viterbi, integer counts of the feature difference listed as a sparse cut). Its
+   outputs are checked equal to ours (labels, loss, cut coordinates and values); the ratios
+   ours/C are tokens/s over tokens/s (1.0 = as fast as C). Skipped, with the reason printed, when
+   no C compiler is found.
+
+Writes ``docs/results/viterbi_throughput.md`` from the run (``--no-write`` to skip).
 
 The machine is shared; the load average is printed with the figures.
 
@@ -22,8 +28,12 @@ Run: ``python benchmarks/viterbi_throughput.py [--repeat 3]``.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -31,7 +41,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-C_OPS_PER_SECOND = 1e9  # assumed scalar add/compare rate of plain C on one core
+ROOT = Path(__file__).resolve().parent.parent
+C_SOURCE = Path(__file__).resolve().parent / "c_reference" / "viterbi_ref.c"
+C_FLAGS = {"cc -O2": ["-O2"], "cc -O3 -march=native": ["-O3", "-march=native"]}
 
 
 def best_of(fn, repeat):
@@ -62,23 +74,65 @@ def numpy_viterbi_augmented(unary, trans, y):
     return out
 
 
+def compile_reference(flags, folder):
+    """Compile the C reference into a shared library in ``folder``; (ctypes library, None) or (None, reason)."""
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        return None, "no C compiler (cc/gcc/clang) on PATH"
+    out = Path(folder) / f"viterbi_ref_{abs(hash(tuple(flags)))}.so"
+    proc = subprocess.run([cc, *flags, "-shared", "-fPIC", "-o", str(out), str(C_SOURCE)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        return None, f"{cc} {' '.join(flags)} failed: {proc.stderr.strip()[:300]}"
+    lib = ctypes.CDLL(str(out))
+    from numpy.ctypeslib import ndpointer
+
+    f64, i64, i32 = (ndpointer(dt, flags="C_CONTIGUOUS") for dt in (np.float64, np.int64, np.int32))
+    lib.viterbi_all.argtypes = [f64, i64, ctypes.c_int64, ctypes.c_int64, f64, i32, i32]
+    lib.viterbi_all.restype = None
+    lib.oracle_all.argtypes = [f64, f64, ctypes.c_int64, ctypes.c_int64, i64, i32, i64, ctypes.c_int64, i32, i32,
+                               i64, f64, ctypes.c_int64, ctypes.POINTER(ctypes.c_double)]
+    lib.oracle_all.restype = ctypes.c_int64
+    return lib, None
+
+
+def c_oracle(lib, W, trans, X, y, nnz_cap):
+    """The C full oracle: (labels, loss, cut coordinates, cut values)."""
+    n_features, K = W.shape
+    yhat = np.empty(X.n_tokens, dtype=np.int32)
+    idx = np.empty(nnz_cap, dtype=np.int64)
+    val = np.empty(nnz_cap)
+    loss = ctypes.c_double()
+    q = lib.oracle_all(W, np.ascontiguousarray(trans), n_features, K, X.indptr.astype(np.int64),
+                       X.indices.astype(np.int32), X.sentence_ptr.astype(np.int64), X.n_sentences, y, yhat,
+                       idx, val, nnz_cap, ctypes.byref(loss))
+    return yhat, loss.value, idx[:q], val[:q]
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--no-write", action="store_true", help="do not write docs/results/viterbi_throughput.md")
     args = ap.parse_args(argv)
 
     from numba import njit
 
     from cutplane.parallel import ThreadExecutor
-    from oracles.sequence import SequenceHingeOracle
+    from oracles.sequence import SequenceChunk, SequenceHingeOracle
     from oracles.viterbi import viterbi_kernel
     from problems.datasets import dataset_path
     from problems.feature_index import FeatureIndex, LabelAlphabet
     from problems.io.conll import read_conll
     from problems.templates import CHUNKING_TEMPLATES
 
-    print(f"load average at start: {os.getloadavg()[0]:.2f} (cores: {os.cpu_count()})")
+    report = []
+
+    def say(line=""):
+        print(line, flush=True)
+        report.append(line)
+
+    load0 = os.getloadavg()
     t = time.perf_counter()
     corpus = read_conll(dataset_path("conll2000-chunking", "train.txt.gz"), n_columns=3)
     t_read = time.perf_counter() - t
@@ -87,35 +141,42 @@ def main(argv=None):
     X = fi.fit_transform(corpus.inputs)
     t_feat = time.perf_counter() - t
     labels = LabelAlphabet.fit(corpus.labels)
-    y = corpus.label_codes(labels)
-    K, n_tok = len(labels), X.n_tokens
-    print(f"read train: {t_read:.2f} s; {X.n_sentences} sentences, {n_tok} tokens, {K} labels")
-    print(f"features: {fi.n_features_} from {len(fi.templates)} templates, nnz {X.indices.size} "
-          f"({X.indices.size / n_tok:.1f}/token), build {t_feat:.2f} s; dim {fi.dim(K)}")
+    y = np.ascontiguousarray(corpus.label_codes(labels), dtype=np.int32)
+    K, n_tok, nf = len(labels), X.n_tokens, fi.n_features_
+    say(f"- machine: {os.cpu_count()} cores, shared; load average (1, 5, 15 min) at start "
+        f"{load0[0]:.2f}, {load0[1]:.2f}, {load0[2]:.2f}")
+    say(f"- data: CoNLL-2000 train, {X.n_sentences} sentences, {n_tok} tokens, {K} labels; read {t_read:.2f} s")
+    say(f"- features: {nf} from {len(fi.templates)} templates (CRF++ chunking set), nnz {X.indices.size} "
+        f"({X.indices.size / n_tok:.1f}/token), build {t_feat:.2f} s; dim {fi.dim(K)}")
+    say(f"- times: best of {args.repeat}, random w ~ N(0, 0.1^2) (seed {args.seed})")
+    say()
 
     rng = np.random.default_rng(args.seed)
-    serial = SequenceHingeOracle(X.indptr, X.indices, X.sentence_ptr, y, fi.n_features_, K)
+    serial = SequenceHingeOracle(X.indptr, X.indices, X.sentence_ptr, y, nf, K)
     w = rng.standard_normal(serial.dim) * 0.1
     serial(w)  # compile / load the numba cache
     t_serial, res = best_of(lambda: serial(w), args.repeat)
-    ex = ThreadExecutor(2)
-    try:
-        threaded = SequenceHingeOracle(X.indptr, X.indices, X.sentence_ptr, y, fi.n_features_, K, executor=ex)
+    whole = SequenceChunk(serial.indptr, serial.indices, serial.sentence_ptr, serial.labels, 0, serial.n_samples,
+                          nf, K, True)
+    t_chunk, part = best_of(lambda: whole(w), args.repeat)
+    with ThreadExecutor(2) as ex:
+        threaded = SequenceHingeOracle(X.indptr, X.indices, X.sentence_ptr, y, nf, K, executor=ex)
         threaded(w)
         t_thr, res2 = best_of(lambda: threaded(w), args.repeat)
-    finally:
-        ex.close()
     same = np.array_equal(res.argmax, res2.argmax) and abs(res.value - res2.value) <= 1e-9 * abs(res.value)
-    print(f"oracle (1-slack cut, random w): value {res.value:.3f}, cut nnz {res.cut.slope.nnz}")
-    print(f"  serial   : {t_serial:.3f} s/call, {n_tok / t_serial:,.0f} tokens/s")
-    print(f"  2 threads: {t_thr:.3f} s/call, {n_tok / t_thr:,.0f} tokens/s "
-          f"({n_tok / t_thr / 2:,.0f} per core), speedup {t_serial / t_thr:.2f}x, same cut as serial: {same}")
+    say(f"oracle (1-slack cut at random w): value {res.value:.3f}, cut nnz {res.cut.slope.nnz}")
+    say()
+    say("| what | s/call | tokens/s |")
+    say("|---|---:|---:|")
+    say(f"| our oracle, serial (decode + sparse cut + CSR + value) | {t_serial:.3f} | {n_tok / t_serial:,.0f} |")
+    say(f"| our oracle kernels alone (one chunk: decode + sparse cut) | {t_chunk:.3f} | {n_tok / t_chunk:,.0f} |")
+    say(f"| our oracle, 2 threads (same cut as serial: {same}) | {t_thr:.3f} | {n_tok / t_thr:,.0f} "
+        f"({n_tok / t_thr / 2:,.0f}/core) |")
 
-    # kernels alone on the same unary scores
-    W = w[:fi.n_features_ * K].reshape(fi.n_features_, K)
-    trans = w[fi.n_features_ * K:].reshape(K, K)
-    t_unary_sp, unary = best_of(lambda: np.asarray(X.to_csr() @ W), args.repeat)
-    sp_ = X.sentence_ptr
+    W = w[:nf * K].reshape(nf, K)
+    trans = w[nf * K:].reshape(K, K)
+    t_unary_sp, unary = best_of(lambda: np.ascontiguousarray(X.to_csr() @ W), args.repeat)
+    sp_ = np.ascontiguousarray(X.sentence_ptr, dtype=np.int64)
 
     @njit(nogil=True)
     def all_sentences(unary, trans_t, y, sp_, out):
@@ -139,25 +200,51 @@ def main(argv=None):
                                for a, b in zip(sp_[:-1], sp_[1:])])
 
     t_ref, ref = best_of(reference, 1)
-    agree = np.mean(ref == ours)
-    print("kernels on precomputed unary (loss-augmented Viterbi only):")
-    print(f"  numba (ours)            : {t_kernel:.3f} s, {n_tok / t_kernel:,.0f} tokens/s")
-    print(f"  numpy-vectorised (REF.) : {t_ref:.3f} s, {n_tok / t_ref:,.0f} tokens/s; "
-          f"ours/ref speed ratio {t_ref / t_kernel:.1f}x; labels agree on {100 * agree:.2f}% of tokens")
-    print(f"  unary by scipy sparse X @ W: {t_unary_sp:.3f} s; oracle total serial {t_serial:.3f} s "
-          f"(unary + Viterbi + sparse cut)")
+    say(f"| Viterbi kernel alone on precomputed unary, numba (ours) | {t_kernel:.3f} | {n_tok / t_kernel:,.0f} |")
+    say(f"| Viterbi alone, numpy-vectorised (labels agree: {np.array_equal(ref, ours)}) | {t_ref:.3f} "
+        f"| {n_tok / t_ref:,.0f} |")
+    say(f"| unary scores alone by scipy sparse X @ W | {t_unary_sp:.3f} | {n_tok / t_unary_sp:,.0f} |")
 
-    ops_unary = X.indices.size / n_tok * K
-    ops_vit = 2 * K * K
-    c_est = C_OPS_PER_SECOND / (ops_unary + ops_vit)
-    c_est_vit = C_OPS_PER_SECOND / ops_vit
-    print(f"C estimate (ASSUMED {C_OPS_PER_SECOND:.0e} scalar ops/s/core, not measured): "
-          f"{ops_unary:.0f} unary + {ops_vit} Viterbi ops/token -> {c_est:,.0f} tokens/s for unary+Viterbi, "
-          f"{c_est_vit:,.0f} tokens/s for Viterbi alone")
-    print(f"  ours / C estimate: oracle serial {n_tok / t_serial / c_est:.2f}, "
-          f"oracle per core with 2 threads {n_tok / t_thr / 2 / c_est:.2f}, "
-          f"Viterbi kernel {n_tok / t_kernel / c_est_vit:.2f}")
-    print(f"load average at end: {os.getloadavg()[0]:.2f}")
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="cutplane-cref-") as folder:
+        for name, flags in C_FLAGS.items():
+            lib, why = compile_reference(flags, folder)
+            if lib is None:
+                say(f"| C reference `{name}` | skipped: {why} | |")
+                continue
+            c_lab = np.empty(n_tok, dtype=np.int32)
+            lib.viterbi_all(unary, sp_, X.n_sentences, K, trans_t, y, c_lab)
+            t_ck, _ = best_of(lambda: lib.viterbi_all(unary, sp_, X.n_sentences, K, trans_t, y, c_lab),
+                              args.repeat)
+            cap = 2 * int(X.indices.size) * 2 + K * K
+            t_co, (c_yhat, c_loss, c_idx, c_val) = best_of(lambda: c_oracle(lib, W, trans, X, y, cap), args.repeat)
+            equal = (np.array_equal(c_lab, ours) and np.array_equal(c_yhat, res.argmax)
+                     and c_loss == part.loss and np.array_equal(c_idx, part.indices)
+                     and np.array_equal(c_val, part.values))
+            say(f"| C `{name}`: Viterbi kernel alone | {t_ck:.3f} | {n_tok / t_ck:,.0f} |")
+            say(f"| C `{name}`: full oracle (unary + Viterbi + sparse cut; outputs equal ours: {equal}) "
+                f"| {t_co:.3f} | {n_tok / t_co:,.0f} |")
+            rows.append((name, t_ck, t_co, equal))
+    say()
+    if rows:
+        say("Ours / C (speed ratio, tokens/s over tokens/s; >= 0.5 is the issue's goal):")
+        say()
+        say("| C build | Viterbi kernel | oracle kernels (decode + sparse cut) | full oracle call, serial | "
+            "full oracle, 2 threads, per core |")
+        say("|---|---:|---:|---:|---:|")
+        for name, t_ck, t_co, equal in rows:
+            say(f"| `{name}` | {t_ck / t_kernel:.2f} | {t_co / t_chunk:.2f} | {t_co / t_serial:.2f} | "
+                f"{t_co / (2 * t_thr):.2f} |")
+    load1 = os.getloadavg()
+    say()
+    say(f"- load average at end: {load1[0]:.2f}, {load1[1]:.2f}, {load1[2]:.2f}")
+    if not args.no_write:
+        out = ROOT / "docs" / "results" / "viterbi_throughput.md"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text("# Loss-augmented Viterbi throughput: ours vs a C reference\n\n"
+                       "Written by `python benchmarks/viterbi_throughput.py` (C source: "
+                       "`benchmarks/c_reference/viterbi_ref.c`, compiled in the run).\n\n" + "\n".join(report) + "\n")
+        print(f"wrote {out}")
 
 
 if __name__ == "__main__":

@@ -222,18 +222,52 @@ def _check_int_array(a, name, ndim=1):
     return arr
 
 
+@njit(nogil=True, cache=True)
+def _merge_two(ia, va, ib, vb):
+    """Sum of two sparse vectors with sorted unique coordinates (zeros dropped), in O(nnz)."""
+    n_a, n_b = ia.shape[0], ib.shape[0]
+    idx = np.empty(n_a + n_b, dtype=np.int64)
+    val = np.empty(n_a + n_b)
+    p = q = r = 0
+    while p < n_a and q < n_b:
+        if ia[p] < ib[q]:
+            idx[r] = ia[p]
+            val[r] = va[p]
+            p += 1
+            r += 1
+        elif ib[q] < ia[p]:
+            idx[r] = ib[q]
+            val[r] = vb[q]
+            q += 1
+            r += 1
+        else:
+            v = va[p] + vb[q]
+            if v != 0:
+                idx[r] = ia[p]
+                val[r] = v
+                r += 1
+            p += 1
+            q += 1
+    while p < n_a:
+        idx[r] = ia[p]
+        val[r] = va[p]
+        p += 1
+        r += 1
+    while q < n_b:
+        idx[r] = ib[q]
+        val[r] = vb[q]
+        q += 1
+        r += 1
+    return idx[:r], val[:r]
+
+
 def _merge_counts(idx_parts, val_parts):
-    """Sum sparse vectors given as (sorted coordinates, values); zeros dropped."""
-    idx = np.concatenate(idx_parts)
-    val = np.concatenate(val_parts)
-    order = np.argsort(idx, kind="stable")
-    idx, val = idx[order], val[order]
-    if len(idx) == 0:
-        return idx, val
-    start = np.flatnonzero(np.concatenate(([True], idx[1:] != idx[:-1])))
-    sums = np.add.reduceat(val, start)
-    keep = sums != 0
-    return idx[start][keep], sums[keep]
+    """Sum sparse vectors given as (sorted unique coordinates, values) by a tree of pairwise merges."""
+    parts = list(zip(idx_parts, val_parts))
+    while len(parts) > 1:
+        merged = [_merge_two(a[0], a[1], b[0], b[1]) for a, b in zip(parts[::2], parts[1::2])]
+        parts = merged + ([parts[-1]] if len(parts) % 2 else [])
+    return parts[0]
 
 
 class SequenceHingeOracle:

@@ -1,0 +1,148 @@
+"""Oracle-phase speed-up of the executors on CoNLL-2000 chunking: serial vs threads, processes, Dask.
+
+The 1-slack sequence oracle (CRF++ chunking templates, 22 labels, dim ~1e7) is called at two
+points, a random ``w`` (many wrong labels: a large, dense-ish cut) and a trained-ish ``w`` (a
+few BMRM iterations: few wrong labels, a small cut), with each executor on ``--workers`` workers
+(4 chunks per 2 workers, balanced by tokens). Reported per executor and point, best of
+``--repeat`` calls after a warm-up call (which binds, i.e. ships, the chunks):
+
+- ``call``: the whole oracle call (validation of w, the map over chunks, the merge of the
+  partial cuts, the CSR row, the value);
+- ``map``: the map over chunks alone (decode + partial cuts on the workers);
+- speed-up = serial time / parallel time, for both.
+
+Every parallel cut is checked equal to the serial one. The machine is shared with other jobs,
+so the load average (1 min) is printed before and after each row and the number of cores the
+run could expect is ``cores - load`` at best: a speed-up near 2 needs an otherwise idle machine.
+
+Run: ``python benchmarks/parallel_speedup.py [--repeat 5] [--workers 2] [--no-dask]``; writes
+``docs/results/parallel_speedup.md`` (``--no-write`` to skip).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def best_of(fn, repeat):
+    """Smallest wall time of ``repeat`` calls (and the last result)."""
+    best, out = float("inf"), None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t)
+    return best, out
+
+
+def load_task():
+    from problems.datasets import dataset_path
+    from problems.feature_index import FeatureIndex, LabelAlphabet
+    from problems.io.conll import read_conll
+    from problems.template_sets import CHUNKING
+
+    corpus = read_conll(dataset_path("conll2000-chunking", "train.txt.gz"), n_columns=3)
+    fi = FeatureIndex(CHUNKING)
+    X = fi.fit_transform(corpus.inputs)
+    labels = LabelAlphabet.fit(corpus.labels)
+    return X, np.asarray(corpus.label_codes(labels), dtype=np.int32), fi.n_features_, len(labels)
+
+
+def trained_ish(oracle, n_iter):
+    """``w`` after ``n_iter`` BMRM iterations (lam = 1e-3)."""
+    from cutplane import minimize
+    from cutplane.regularizers import L2
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return minimize(oracle, L2(), 1e-3, eps=1e-6, max_iter=n_iter).w
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--train-iter", type=int, default=8, help="BMRM iterations for the trained-ish w")
+    ap.add_argument("--no-dask", action="store_true")
+    ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+
+    from cutplane.parallel import available_executors, get_executor
+    from oracles.sequence import SequenceHingeOracle
+
+    report = []
+
+    def say(line=""):
+        print(line, flush=True)
+        report.append(line)
+
+    load0 = os.getloadavg()
+    t = time.perf_counter()
+    X, y, nf, K = load_task()
+    say(f"- machine: {os.cpu_count()} cores, shared; load average at start {load0[0]:.2f} (1 min), "
+        f"{load0[1]:.2f} (5 min)")
+    say(f"- data: CoNLL-2000 train, {X.n_sentences} sentences, {X.n_tokens} tokens, {nf} features, {K} labels "
+        f"(loaded and featurised in {time.perf_counter() - t:.1f} s)")
+
+    def make(executor):
+        return SequenceHingeOracle(X.indptr, X.indices, X.sentence_ptr, y, nf, K, executor=executor,
+                                   n_chunks=None if executor is None else 2 * args.workers)
+
+    serial = make(None)
+    rng = np.random.default_rng(args.seed)
+    points = {"random w": 0.1 * rng.standard_normal(serial.dim)}
+    t = time.perf_counter()
+    points["trained-ish w"] = trained_ish(serial, args.train_iter)
+    say(f"- trained-ish w: {args.train_iter} BMRM iterations ({time.perf_counter() - t:.1f} s); "
+        f"best of {args.repeat} calls per row")
+    names = [n for n in available_executors() if n != "serial" and not (n == "dask" and args.no_dask)]
+    say()
+    say("| w | executor | wrong tokens | cut nnz | call s | map s | call speed-up | map speed-up | "
+        "load before | load after |")
+    say("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for label, w in points.items():
+        serial(w)
+        l0 = os.getloadavg()[0]
+        t_ser, ref = best_of(lambda: serial(w), args.repeat)
+        t_ser_map, _ = best_of(lambda: serial._map(w), args.repeat)
+        wrong = int(np.count_nonzero(ref.argmax != y))
+        say(f"| {label} | serial | {wrong} | {ref.cut.slope.nnz} | {t_ser:.3f} | {t_ser_map:.3f} | 1 | 1 | "
+            f"{l0:.2f} | {os.getloadavg()[0]:.2f} |")
+        for name in names:
+            with get_executor(name, args.workers) as ex:
+                oracle = make(ex)
+                res = oracle(w)  # binds (ships the chunks), compiles in the workers
+                same = (np.array_equal(res.argmax, ref.argmax) and res.cut.slope.nnz == ref.cut.slope.nnz
+                        and np.array_equal(res.cut.slope.indices, ref.cut.slope.indices)
+                        and np.allclose(res.cut.slope.data, ref.cut.slope.data, rtol=1e-12))
+                if not same:
+                    raise SystemExit(f"{name}: the cut differs from the serial one")
+                l0 = os.getloadavg()[0]
+                t_par, _ = best_of(lambda: oracle(w), args.repeat)
+                t_map, _ = best_of(lambda: oracle._map(w), args.repeat)
+                say(f"| {label} | {name} ({ex.n_workers}) | {wrong} | {res.cut.slope.nnz} | {t_par:.3f} | "
+                    f"{t_map:.3f} | {t_ser / t_par:.2f} | {t_ser_map / t_map:.2f} | {l0:.2f} | "
+                    f"{os.getloadavg()[0]:.2f} |")
+    load1 = os.getloadavg()
+    say()
+    say(f"- load average at end {load1[0]:.2f} (1 min), {load1[1]:.2f} (5 min); every parallel cut equal to "
+        f"the serial one")
+    if not args.no_write:
+        out = ROOT / "docs" / "results" / "parallel_speedup.md"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text("# Oracle-phase speed-up of the executors (CoNLL-2000 chunking)\n\n"
+                       "Written by `python benchmarks/parallel_speedup.py`.\n\n" + "\n".join(report) + "\n")
+        print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
