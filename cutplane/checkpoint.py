@@ -254,6 +254,7 @@ def save_checkpoint(path, state: EngineState, *, fingerprint: str, method: str) 
     folder = path.parent if str(path.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=folder)
     try:
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would make the checkpoint unreadable to the group
         with os.fdopen(fd, "wb") as f:
             np.savez(f, **arrays, **{_META: np.array(text)})
             f.flush()

@@ -20,12 +20,12 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from cutplane.exceptions import ConvergenceWarning
+from cutplane.exceptions import ConvergenceWarning, InputError
 from problems.validation import (check_bool, check_choice, check_classification_targets,
                                  check_features, check_int, check_n_features, check_positive,
                                  check_X_y)
 
-__all__ = ["LinearSVM"]
+__all__ = ["LinearSVM", "check_checkpoint_params", "make_executor"]
 
 _REGULARIZERS = ("l2", "l1")
 
@@ -36,6 +36,35 @@ def _methods():
 
     return tuple(name for name, spec in METHODS.items()
                  if not getattr(spec, "needs_indicator", False))
+
+
+def check_checkpoint_params(est) -> dict:
+    """The engine's checkpoint and memory options of an estimator, validated.
+
+    Reads ``checkpoint`` (path or None), ``checkpoint_every``, ``resume`` and ``memory_limit``
+    (bytes or None), the keywords of the same names of :func:`cutplane.minimize`.
+    """
+    import os
+
+    path = est.checkpoint
+    if path is not None and not isinstance(path, (str, os.PathLike)):
+        raise InputError(f"must be a file path or None, got {type(path).__name__}", field="checkpoint")
+    resume = check_bool(est.resume, "resume")
+    if resume and path is None:
+        raise InputError("resume=True needs a checkpoint path", field="resume")
+    return dict(checkpoint=path, checkpoint_every=check_int(est.checkpoint_every, "checkpoint_every"),
+                resume=resume, memory_limit=check_int(est.memory_limit, "memory_limit", allow_none=True))
+
+
+def make_executor(est):
+    """``cutplane.parallel.get_executor`` for an estimator's ``executor``, ``n_workers`` and
+    ``scheduler`` (the Dask scheduler address)."""
+    from cutplane.parallel import get_executor
+
+    scheduler = getattr(est, "scheduler", None)
+    if scheduler is None:
+        return get_executor(est.executor, est.n_workers)
+    return get_executor(est.executor, est.n_workers, scheduler=scheduler)
 
 
 def _not_fitted(est):
@@ -79,6 +108,14 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         is regularised); ``intercept_`` is then ``b`` times that weight.
     solver : str, optional
         Reduced-problem backend forwarded to the engine (None: its own preference order).
+    checkpoint : str or os.PathLike, optional
+        File where the engine saves its state every ``checkpoint_every`` iterations and on
+        Ctrl-C / SIGTERM (:func:`cutplane.minimize`).
+    checkpoint_every : int, default=10
+    resume : bool, default=False
+        Continue from ``checkpoint`` when it exists (same data and hyper-parameters).
+    memory_limit : int, optional
+        Bytes for the engine's working set (oldest cuts aggregated to stay within it).
     verbose : bool, default=False
         Progress bar and per-iteration logging from the engine.
 
@@ -109,7 +146,8 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, *, C=1.0, regularizer="l2", method="bmrm", eps=1e-3, max_iter=1000,
-                 time_limit=None, max_cuts=None, bias=None, solver=None, verbose=False):
+                 time_limit=None, max_cuts=None, bias=None, solver=None, checkpoint=None, checkpoint_every=10,
+                 resume=False, memory_limit=None, verbose=False):
         self.C = C
         self.regularizer = regularizer
         self.method = method
@@ -119,6 +157,10 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         self.max_cuts = max_cuts
         self.bias = bias
         self.solver = solver
+        self.checkpoint = checkpoint
+        self.checkpoint_every = checkpoint_every
+        self.resume = resume
+        self.memory_limit = memory_limit
         self.verbose = verbose
 
     # ------------------------------------------------------------------ helpers
@@ -133,6 +175,7 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
             max_cuts=check_int(self.max_cuts, "max_cuts", min_value=2, allow_none=True),
             bias=None if self.bias is None else check_positive(self.bias, "bias"),
             verbose=check_bool(self.verbose, "verbose"),
+            **check_checkpoint_params(self),
         )
 
     @staticmethod
@@ -173,7 +216,9 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         reg = L2() if p["regularizer"] == "l2" else L1()
         C = p["C"]
         kwargs = dict(method=p["method"], eps=p["eps"] / C, max_iter=p["max_iter"],
-                      time_limit=p["time_limit"], max_cuts=p["max_cuts"], verbose=p["verbose"])
+                      time_limit=p["time_limit"], max_cuts=p["max_cuts"], verbose=p["verbose"],
+                      checkpoint=p["checkpoint"], checkpoint_every=p["checkpoint_every"], resume=p["resume"],
+                      memory_limit=p["memory_limit"])
         if self.solver is not None:
             kwargs["solver"] = self.solver
         with warnings.catch_warnings():
@@ -233,7 +278,9 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         if classes.dtype.kind not in "biufU":
             classes = classes.astype(str)
         meta = dict(extra_meta or {})
-        meta.update(estimator=type(self).__name__, params=self.get_params(),
+        params = self.get_params()
+        params["checkpoint"] = None if self.checkpoint is None else str(self.checkpoint)
+        meta.update(estimator=type(self).__name__, params=params,
                     n_features_in=int(self.n_features_in_),
                     objective=self.objective_, lower_bound=self.lower_bound_, gap=self.gap_,
                     n_iter=self.n_iter_)

@@ -4,13 +4,22 @@ Usage::
 
     cutplane train --task binary|multiclass --train FILE.svm --C 1 [--eps 1e-3] \\
         [--method bmrm] [--regularizer l2|l1] [--max-iter N] --model OUT.npz \\
-        [--report OUT.json] [--verbose]
+        [--report OUT.json] [--verbose] [--checkpoint PATH [--checkpoint-every K] [--resume]] \\
+        [--memory-limit BYTES] [--executor serial|threads|processes|dask --workers N \\
+        [--scheduler ADDRESS]]
     cutplane predict --model M.npz --input FILE.svm [--output OUT.txt]
     cutplane demo [--seed 0] [--out-dir DIR]
 
 Objective, bounds and ``eps`` are on the scale ``F(w) = Omega(w) + C * mean loss`` (see
 :mod:`problems.classification`). Bad input prints ``cutplane: error: <file:line: message>``
 on stderr and exits with status 2, without a traceback.
+
+``--checkpoint PATH`` saves the engine's state every ``--checkpoint-every`` iterations and on
+Ctrl-C / SIGTERM (the run then ends with status ``interrupted`` and the best model so far);
+the same command with ``--resume`` continues from it (a checkpoint of other data or
+hyper-parameters, or a damaged one, is refused with exit status 2). ``--memory-limit`` bounds
+the working set (``512K``, ``64M``, ``2G``: powers of 1024). ``--executor`` maps the
+structured oracles over sentences (:data:`cutplane.parallel.EXECUTORS`).
 
 Extending: a subcommand is a :class:`Command` in :data:`COMMANDS` (see
 :func:`register_command`); a training task (``--task``) is a :class:`Task` in :data:`TASKS`
@@ -29,7 +38,7 @@ from typing import Callable, NamedTuple
 from cutplane.exceptions import CutplaneError, InputError, SolverError
 
 __all__ = ["main", "build_parser", "Command", "Task", "COMMANDS", "TASKS", "register_command",
-           "register_task", "format_label", "svm_report"]
+           "register_task", "format_label", "svm_report", "byte_size", "engine_options"]
 
 PROG = "cutplane"
 
@@ -105,6 +114,7 @@ def svm_report(est) -> dict:
         "backend": res.backend, "exact": bool(res.exact),
         "fallbacks": [list(map(str, f)) for f in (res.fallbacks or [])],
         "method": est.method, "regularizer": est.regularizer,
+        "peak_working_set_bytes": int(res.peak_working_set_bytes),
         "n_features": int(est.n_features_in_), "n_classes": int(len(est.classes_)),
         "history": {
             "upper": (C * hist.upper).tolist(), "best_upper": (C * hist.best_upper).tolist(),
@@ -125,8 +135,12 @@ def _train_linear(args, *, binary):
     if binary and n_classes != 2:
         raise InputError(f"--task binary needs exactly 2 distinct labels, found {n_classes}",
                          path=args.train, field="label")
+    if args.executor not in (None, "serial") or args.scheduler is not None:
+        raise InputError("the linear tasks' oracle is one sparse matrix product in this process; --executor "
+                         "and --scheduler apply to the structured tasks (sequence, segment, parse)",
+                         field="--executor")
     est = LinearSVM(C=args.C, eps=args.eps, method=args.method, regularizer=args.regularizer,
-                    max_iter=args.max_iter, verbose=args.verbose)
+                    max_iter=args.max_iter, verbose=args.verbose, **engine_options(args))
     est.fit(X, y)
     report = svm_report(est)
     report.update(n_samples=int(X.shape[0]), train_accuracy=float(est.score(X, y)))
@@ -169,6 +183,31 @@ def _positive_int(text):
     return v
 
 
+def byte_size(text):
+    """``--memory-limit``: a number of bytes, optionally with a K, M or G suffix (powers of 1024)."""
+    t = text.strip().upper().removesuffix("IB").removesuffix("B")
+    scale = {"K": 2 ** 10, "M": 2 ** 20, "G": 2 ** 30}.get(t[-1:], 1)
+    try:
+        v = float(t[:-1] if scale > 1 else t) * scale
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected bytes such as 500000, 512K, 64M or 2G, got {text!r}") from None
+    if not 1 <= v < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be at least 1 byte, got {text!r}")
+    return int(v)
+
+
+def engine_options(args) -> dict:
+    """The estimators' checkpoint and memory keywords from ``train``'s options."""
+    return dict(checkpoint=None if args.checkpoint is None else str(args.checkpoint),
+                checkpoint_every=args.checkpoint_every, resume=args.resume, memory_limit=args.memory_limit)
+
+
+def _executor_names():
+    from cutplane.parallel import EXECUTORS
+
+    return list(EXECUTORS)
+
+
 _REGULARIZERS = ["l2", "l1", "mtl", "ssvm", "pmtl"]
 
 
@@ -189,9 +228,19 @@ def _add_train(p):
     p.add_argument("--dev", type=Path, help="labelled development file, scored after training")
     p.add_argument("--min-count", type=_positive_int, default=1, dest="min_count",
                    help="drop features seen fewer times (default 1)")
-    p.add_argument("--executor", choices=["serial", "threads"], default=None,
+    p.add_argument("--executor", choices=_executor_names(), default=None,
                    help="map of the structured oracle over sentences (default serial)")
     p.add_argument("--workers", type=_positive_int, default=None, help="workers of the executor")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address (with --executor dask; "
+                   "default: a local cluster of --workers workers)")
+    p.add_argument("--checkpoint", type=Path, metavar="PATH",
+                   help="save the solver's state here every --checkpoint-every iterations and on Ctrl-C / SIGTERM")
+    p.add_argument("--checkpoint-every", type=_positive_int, default=10, dest="checkpoint_every", metavar="K",
+                   help="iterations between checkpoints (default 10)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue from --checkpoint PATH if it exists (same data and options)")
+    p.add_argument("--memory-limit", type=byte_size, default=None, dest="memory_limit", metavar="BYTES",
+                   help="bytes for the solver's working set, e.g. 512M (oldest cuts aggregated to fit)")
     p.add_argument("--max-iter", type=_positive_int, default=1000, dest="max_iter")
     p.add_argument("--plot", type=Path, metavar="DIR",
                    help="structured tasks: write template weights and the bounds per iteration as PNG "
@@ -203,13 +252,18 @@ def _add_train(p):
 
 def _run_train(args):
     task = TASKS[args.task]
+    if args.resume and args.checkpoint is None:
+        raise InputError("--resume needs --checkpoint PATH (the file to resume from)", field="--resume")
+    if args.scheduler is not None and args.executor != "dask":
+        raise InputError("--scheduler needs --executor dask", field="--scheduler")
     if args.regularizer is None:
         args.regularizer = task.default_regularizer
     if args.eps is None:
         args.eps = task.default_eps
     est, report = task.train(args)
     report = {"task": args.task, "train_file": str(args.train), "model_file": str(args.model),
-              **report}
+              "checkpoint": None if args.checkpoint is None else str(args.checkpoint), "resumed": bool(args.resume),
+              "memory_limit": args.memory_limit, **report}
     summary = {k: v for k, v in report.items() if k != "history"}
     est.save(args.model, extra_meta={"task": args.task, "report": summary})
     if args.report is not None:
@@ -325,4 +379,8 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # under ``python -m problems.cli`` this file runs as __main__, a module apart from the
+    # problems.cli that the task modules register into: run that one
+    from problems.cli import main as _registered_main
+
+    sys.exit(_registered_main())

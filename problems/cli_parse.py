@@ -24,7 +24,7 @@ from pathlib import Path
 
 from cutplane.exceptions import InputError
 
-from .cli import COMMANDS, Command, Task, register_command, register_task
+from .cli import COMMANDS, Command, Task, engine_options, register_command, register_task
 from .cli_sequence import EVALUATORS
 
 __all__ = ["train_parse", "evaluate_parser", "parser_report"]
@@ -82,6 +82,21 @@ def evaluate_parser(est, path) -> dict:
     return scores_dict(est.attachment_scores(sentences))
 
 
+def _engine_options(args) -> dict:
+    """``--scheduler``, ``--checkpoint``, ``--memory-limit``... for the parser: those it accepts; a
+    given option it does not accept is refused rather than silently dropped."""
+    from .dependency_parsing import DependencyParser
+
+    wanted = dict(engine_options(args), scheduler=args.scheduler)
+    defaults = {"checkpoint": None, "checkpoint_every": 10, "resume": False, "memory_limit": None, "scheduler": None}
+    accepted = DependencyParser().get_params()
+    unsupported = [k for k, v in wanted.items() if k not in accepted and v != defaults[k]]
+    if unsupported:
+        raise InputError(f"the parse task does not support {', '.join('--' + k.replace('_', '-') for k in unsupported)} "
+                         "yet", field="--task parse")
+    return {k: v for k, v in wanted.items() if k in accepted}
+
+
 def train_parse(args):
     """``--task parse``: CoNLL-U with gold heads."""
     from .dependency_parsing import DependencyParser
@@ -98,7 +113,7 @@ def train_parse(args):
                            projective=bool(getattr(args, "projective", False)),
                            single_root=not getattr(args, "multi_root", False), eps=args.eps,
                            max_iter=args.max_iter, min_count=args.min_count, executor=args.executor,
-                           n_workers=args.workers, verbose=args.verbose)
+                           n_workers=args.workers, verbose=args.verbose, **_engine_options(args))
     est.fit(sentences)
     report = parser_report(est)
     report.update(n_sentences=len(sentences), n_tokens=int(sum(len(s) for s in sentences)),

@@ -23,7 +23,7 @@ from cutplane.exceptions import InputError
 # that import re-enters problems.cli, which imports those modules while this one is partial.
 EVALUATORS: dict = {}
 
-from .cli import Command, Task, register_command, register_task  # noqa: E402
+from .cli import Command, Task, engine_options, register_command, register_task  # noqa: E402
 
 __all__ = ["train_sequence", "train_segment", "evaluate_model", "tagger_report", "EVALUATORS"]
 
@@ -62,6 +62,7 @@ def tagger_report(est) -> dict:
         "time_s": float(res.time_s), "oracle_time_s": float(res.oracle_time_s),
         "solver_time_s": float(res.solver_time_s), "backend": res.backend, "exact": bool(res.exact),
         "regularizer": est.regularizer, "p": float(est.p),
+        "peak_working_set_bytes": int(getattr(res, "peak_working_set_bytes", 0)),
         "n_templates": len(est.template_weights_), "n_active_templates": est.n_active_templates_,
         "active_templates": est.active_templates_, "template_weights": est.template_weights_,
         "n_features": int(est.feature_index_.n_features_), "n_labels": len(est.labels_),
@@ -81,7 +82,7 @@ def _fit_tagger(args, templates, X, y):
                          field="--regularizer")
     est = SequenceTagger(templates, C=args.C, regularizer=reg, p=args.p, eps=args.eps, max_iter=args.max_iter,
                          min_count=args.min_count, executor=args.executor, n_workers=args.workers,
-                         verbose=args.verbose)
+                         scheduler=args.scheduler, verbose=args.verbose, **engine_options(args))
     return est.fit(X, y)
 
 

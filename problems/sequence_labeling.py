@@ -25,10 +25,10 @@ from numba import njit
 from sklearn.base import BaseEstimator
 
 from cutplane.exceptions import ConvergenceWarning, InputError, ModelFormatError
-from cutplane.parallel import get_executor
 from oracles.viterbi import viterbi_kernel
 
 from .feature_index import FeatureIndex, LabelAlphabet
+from .classification import check_checkpoint_params, make_executor
 from .template_learning import TemplateLearnerMixin
 from .validation import check_bool, check_int, check_positive
 
@@ -200,8 +200,11 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         Working-set budget; ``prune_after``: drop cuts idle that many iterations.
     prune_after : int, default=50
     executor : None, str or executor
-        Map of the oracle over chunks of sentences (``"threads"`` uses both cores).
+        Map of the oracle over chunks of sentences (``"threads"`` uses both cores; a name of
+        :data:`cutplane.parallel.EXECUTORS`).
     n_workers : int, optional
+    scheduler : str, optional
+        Address of a Dask scheduler (``executor="dask"`` only).
     solver : {"cutting-plane", "spom"}, default="cutting-plane"
         The engine (MTL^struct / SSVM / pMTL^struct by cutting planes, certified gap) or SPOM
         (online proximal subgradient, seed 000 Alg. 3, on the same regulariser and oracle).
@@ -218,6 +221,14 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         SPOM: seed of the epoch orders (``np.random.default_rng``).
     active_rtol : float, default=1e-5
         A template is active when its weight norm exceeds ``active_rtol`` times the largest.
+    checkpoint : str or os.PathLike, optional
+        Cutting-plane solver: file where the engine saves its state every ``checkpoint_every``
+        iterations and on Ctrl-C / SIGTERM (:func:`cutplane.minimize`).
+    checkpoint_every : int, default=10
+    resume : bool, default=False
+        Continue from ``checkpoint`` when it exists (same data, templates and hyper-parameters).
+    memory_limit : int, optional
+        Bytes for the engine's working set (oldest cuts aggregated to stay within it).
     verbose : bool, default=False
 
     Attributes
@@ -244,9 +255,10 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
     """
 
     def __init__(self, templates, *, C=1.0, regularizer="mtl", p=1.0, eps=0.1, max_iter=500, time_limit=None,
-                 min_count=1, max_cuts=None, prune_after=50, executor=None, n_workers=None,
+                 min_count=1, max_cuts=None, prune_after=50, executor=None, n_workers=None, scheduler=None,
                  solver="cutting-plane", backend=None, epochs=20, eta0=None, averaged=True, seed=0,
-                 active_rtol=1e-5, verbose=False):
+                 active_rtol=1e-5, checkpoint=None, checkpoint_every=10, resume=False, memory_limit=None,
+                 verbose=False):
         self.templates = templates
         self.C = C
         self.regularizer = regularizer
@@ -259,6 +271,7 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         self.prune_after = prune_after
         self.executor = executor
         self.n_workers = n_workers
+        self.scheduler = scheduler
         self.solver = solver
         self.backend = backend
         self.epochs = epochs
@@ -266,6 +279,10 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         self.averaged = averaged
         self.seed = seed
         self.active_rtol = active_rtol
+        self.checkpoint = checkpoint
+        self.checkpoint_every = checkpoint_every
+        self.resume = resume
+        self.memory_limit = memory_limit
         self.verbose = verbose
 
     # ------------------------------------------------------------------ fitting
@@ -275,6 +292,7 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
             solver=_check_solver(self.solver), epochs=check_int(self.epochs, "epochs"),
             eta0=None if self.eta0 is None else check_positive(self.eta0, "eta0"),
             averaged=check_bool(self.averaged, "averaged"),
+            **check_checkpoint_params(self),
         )
 
     def make_oracle(self, X, y):
@@ -288,7 +306,7 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         codes = self.labels_.encode_corpus(y)
         return SequenceHingeOracle(feats.indptr, feats.indices, feats.sentence_ptr, codes,
                                    feats.n_features, len(self.labels_), transitions=self.feature_index_.has_transitions,
-                                   executor=get_executor(self.executor, self.n_workers))
+                                   executor=make_executor(self))
 
     def fit(self, X, y, *, callback=None):
         """Train on sentences ``X`` (lists of token rows of str) with label sequences ``y``.
@@ -309,7 +327,9 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         if prm["solver"] == "spom":
             return self._fit_spom(oracle, reg, groups, n_groups, prm, callback)
         kwargs = dict(eps=prm["eps"] / C, max_iter=prm["max_iter"], time_limit=prm["time_limit"],
-                      max_cuts=prm["max_cuts"], prune_after=prm["prune_after"], verbose=prm["verbose"])
+                      max_cuts=prm["max_cuts"], prune_after=prm["prune_after"], verbose=prm["verbose"],
+                      checkpoint=prm["checkpoint"], checkpoint_every=prm["checkpoint_every"],
+                      resume=prm["resume"], memory_limit=prm["memory_limit"])
         if self.backend is not None:
             kwargs["solver"] = self.backend
         with warnings.catch_warnings():
@@ -394,7 +414,8 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         }
         meta = dict(extra_meta or {})
         meta.update({"estimator": _MODEL_NAME, "templates": "\n".join(t.text for t in idx.templates),
-                "params": {k: v for k, v in self.get_params().items() if k not in ("templates", "executor")},
+                "params": {k: v for k, v in self.get_params().items() if k not in ("templates", "executor")}
+                          | {"checkpoint": None if self.checkpoint is None else str(self.checkpoint)},
                 "template_weights": self.template_weights_, "active_templates": self.active_templates_,
                 "objective": self.objective_, "lower_bound": self.lower_bound_, "gap": self.gap_,
                 "n_iter": self.n_iter_})

@@ -1,0 +1,156 @@
+"""`cutplane train --checkpoint/--resume`: kill -9 mid-training, resume, same objective; bad
+checkpoints refused cleanly; the executor and memory options."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from problems.cli import byte_size, main
+from problems.demo_data import write_demo_files
+from problems.io.conll import write_columns
+from problems.synthetic import make_tagging_task
+
+ROOT = Path(__file__).resolve().parents[2]
+EPS = 0.02
+
+
+@pytest.fixture(scope="module")
+def seq(tmp_path_factory):
+    d = tmp_path_factory.mktemp("resume")
+    task = make_tagging_task(n_train=120, n_test=5, length=10, n_labels=4, n_informative=3, n_noise=3, signal=0.5,
+                             seed=1)
+    write_columns(d / "train.txt", task.X_train, task.y_train)
+    (d / "t.tpl").write_text(task.templates)
+    return d
+
+
+def train_args(d, tag, *extra):
+    return ["train", "--task", "sequence", "--train", str(d / "train.txt"), "--templates", str(d / "t.tpl"),
+            "--C", "10", "--eps", str(EPS), "--regularizer", "ssvm", "--model", str(d / f"{tag}.npz"),
+            "--report", str(d / f"{tag}.json"), *extra]
+
+
+def run_cli(args, cwd):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.Popen([sys.executable, "-m", "problems.cli", *args], cwd=cwd, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def checkpoint_iterations(path):
+    """Iterations recorded in a checkpoint (its JSON metadata), or 0 when not readable yet."""
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            return int(json.loads(str(f["__meta__"]))["n_iter"])
+    except (OSError, ValueError, KeyError):
+        return 0
+
+
+def test_kill_9_then_resume_ends_at_the_same_objective(seq, capsys):
+    assert main(train_args(seq, "ref")) == 0
+    ref = json.loads((seq / "ref.json").read_text())
+    assert ref["status"] == "converged" and ref["iterations"] > 30
+    ckpt = seq / "run.ckpt"
+    args = train_args(seq, "run", "--checkpoint", str(ckpt), "--checkpoint-every", "1")
+    proc = run_cli(args, seq)
+    deadline = time.monotonic() + 300
+    while checkpoint_iterations(ckpt) < 8 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert proc.poll() is None, "the run ended before it could be killed: " + proc.communicate()[1]
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate()
+    assert proc.returncode == -signal.SIGKILL
+    done = checkpoint_iterations(ckpt)
+    assert 8 <= done < ref["iterations"] and not (seq / "run.json").exists()
+    resumed = run_cli([*args, "--resume"], seq)
+    out, err = resumed.communicate(timeout=600)
+    assert resumed.returncode == 0, err
+    rep = json.loads((seq / "run.json").read_text())
+    assert rep["status"] == "converged" and rep["resumed"] is True
+    assert abs(rep["objective"] - ref["objective"]) <= EPS
+    assert rep["iterations"] > done  # the history carries the iterations before the kill
+
+
+def test_sigterm_saves_and_ends_with_status_interrupted(seq):
+    ckpt = seq / "term.ckpt"
+    proc = run_cli(train_args(seq, "term", "--checkpoint", str(ckpt), "--checkpoint-every", "1"), seq)
+    deadline = time.monotonic() + 300
+    while checkpoint_iterations(ckpt) < 3 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert proc.poll() is None, "the run ended before the signal: " + proc.communicate()[1]
+    proc.send_signal(signal.SIGTERM)  # the engine is running: its handler is installed
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0 and "Traceback" not in err, err
+    rep = json.loads((seq / "term.json").read_text())
+    assert rep["status"] == "interrupted"
+    assert checkpoint_iterations(ckpt) == rep["iterations"]  # the saved state is the returned one
+
+
+def _first_checkpoint(seq, tag):
+    ckpt = seq / f"{tag}.ckpt"
+    assert main(train_args(seq, tag, "--checkpoint", str(ckpt), "--max-iter", "4")) == 0
+    assert checkpoint_iterations(ckpt) == 4
+    return ckpt
+
+
+def test_truncated_checkpoint_is_refused_without_traceback(seq):
+    ckpt = _first_checkpoint(seq, "trunc")
+    data = ckpt.read_bytes()
+    ckpt.write_bytes(data[: len(data) // 2])
+    proc = run_cli(train_args(seq, "trunc2", "--checkpoint", str(ckpt), "--resume"), seq)
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 2
+    assert "Traceback" not in err and "truncated or corrupted" in err and str(ckpt) in err
+
+
+def test_flipped_byte_and_other_data_are_refused(seq, capsys):
+    ckpt = _first_checkpoint(seq, "flip")
+    data = bytearray(ckpt.read_bytes())
+    data[len(data) // 3] ^= 0x10  # inside the stored arrays
+    ckpt.write_bytes(bytes(data))
+    assert main(train_args(seq, "flip2", "--checkpoint", str(ckpt), "--resume")) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and ("checksum" in err or "corrupted" in err)
+    ckpt = _first_checkpoint(seq, "other")
+    assert main(train_args(seq, "other2", "--checkpoint", str(ckpt), "--resume", "--C", "3")) == 2
+    assert "different problem" in capsys.readouterr().err
+
+
+def test_binary_task_resume_and_option_errors(tmp_path, capsys):
+    write_demo_files(tmp_path, seed=0)
+    train = next(p for p in tmp_path.iterdir() if "binary" in p.name and "train" in p.name)
+    base = ["train", "--task", "binary", "--train", str(train), "--C", "10", "--eps", "1e-4",
+            "--model", str(tmp_path / "m.npz")]
+    ckpt = tmp_path / "c.ckpt"
+    assert main([*base, "--report", str(tmp_path / "ref.json")]) == 0
+    assert main([*base, "--checkpoint", str(ckpt), "--max-iter", "3", "--memory-limit", "64K"]) == 0
+    assert main([*base, "--checkpoint", str(ckpt), "--resume", "--memory-limit", "64K",
+                 "--report", str(tmp_path / "r.json")]) == 0
+    ref, rep = (json.loads((tmp_path / n).read_text()) for n in ("ref.json", "r.json"))
+    assert rep["status"] == "converged" and abs(rep["objective"] - ref["objective"]) <= 1e-4
+    assert rep["peak_working_set_bytes"] <= 64 * 1024 + 16 * rep["n_features"] + 24
+    capsys.readouterr()
+    for extra, code, msg in ((["--resume"], 2, "--checkpoint"), (["--executor", "threads"], 2, "structured"),
+                             (["--scheduler", "tcp://x:1"], 2, "dask"), (["--memory-limit", "lots"], 2, "512K")):
+        assert main([*base, *extra]) == code
+        err = capsys.readouterr().err
+        assert msg in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("text,value", [("1000", 1000), ("64K", 65536), ("1.5M", 1572864), ("2g", 2 ** 31),
+                                        ("10kB", 10240), ("3MiB", 3 * 2 ** 20)])
+def test_byte_sizes(text, value):
+    assert byte_size(text) == value
+
+
+@pytest.mark.parametrize("text", ["", "K", "-5", "0", "1e400", "12Q", "inf"])
+def test_bad_byte_sizes(text):
+    import argparse
+
+    with pytest.raises(argparse.ArgumentTypeError):
+        byte_size(text)
