@@ -145,7 +145,8 @@ def write_report(args, runs, f_star, f_low, risk0, names, train, oracle, total):
         f"{total:.0f} s.", "",
         "## Setting", "",
         f"- Data: OCR words, training on **{train.n_words} words ({train.n_chars} characters) of fold {args.fold}**"
-        f"{' (a random subsample, seed %d, to keep the run short on this machine)' % args.seed if args.n_train_words > 0 else ''}.",
+        + (f" (a random subsample, seed {args.seed}, to keep the run short on this machine)."
+           if args.n_train_words > 0 else "."),
         f"- Features per character: {', '.join(names[:-1])} blocks, each normalised to unit norm (linear 128, "
         f"exact quadratic map of (x.x'+1)^2 8257, Nystroem Gaussian sigma^2 = 5 with {args.n_components} landmarks),"
         f" plus the 26x26 transition block: {oracle.n_groups} groups, dim {oracle.dim}.",
@@ -153,8 +154,8 @@ def write_report(args, runs, f_star, f_low, risk0, names, train, oracle, total):
         f" (the package's F = Omega + C * mean loss, divided by C). In SPOM's notation C_SPOM = 1/(lam N) = "
         f"{args.C / train.n_words:.3g} with N = {train.n_words} (SPOM's C = 100 would be the package's C = "
         f"{100 * train.n_words}).",
-        f"- SPOM: eta_t = eta0/sqrt(t), averaged model, eta0 = {runs['SPOM']['eta0']:g} picked from {{0.01, 0.1, 1, 10}}"
-        f" on a subsample (tuning {runs['SPOM']['tune']:.0f} s, not in the curve).",
+        f"- SPOM: eta_t = eta0/sqrt(t), averaged model, eta0 = {runs['SPOM']['eta0']:g} picked from "
+        f"{{0.01, 0.1, 1, 10}} on a subsample (tuning {runs['SPOM']['tune']:.0f} s, not in the curve).",
         "- Wrappers: structured PEGASOS (eta_t = 1/(lam t), projection on the ball sqrt(2 R(0)/lam)), 20 epochs "
         "in the first SVM call, 3 in later ones, warm-started (u = v / sqrt(beta), the predictor kept);"
         " Gauss-Seidel beta_k = ||w_k|| / sum ||w_j||; SimpleMKL one reduced-gradient step with an exact line search"
