@@ -129,12 +129,15 @@ class ModelSchema(NamedTuple):
         constructor parameters (``Class._get_param_names()``).
     check : callable, optional
         ``check(arrays, meta, path)`` for cross-field consistency; raises ModelFormatError.
+    optional_meta : dict of str to tuple of type, optional
+        Metadata keys that may be absent but, when present, must have one of these types.
     """
 
     arrays: dict
     meta: dict
     params_of: str | None = None
     check: object = None
+    optional_meta: dict = {}
 
 
 def _check_tagger(arrays, meta, path):
@@ -159,7 +162,8 @@ MODEL_SCHEMAS: dict = {
     "LinearSVM": ModelSchema(
         arrays={"coef": ("f", 2), "intercept": ("f", 1), "classes": ("biufU", 1)},
         meta={"params": (dict,), "n_features_in": (int,)},
-        params_of="problems.classification:LinearSVM"),
+        params_of="problems.classification:LinearSVM",
+        optional_meta={"n_iter": (int,), "objective": _NUM, "lower_bound": _NUM, "gap": _NUM}),
     "SequenceTagger": ModelSchema(
         arrays={"coef": ("f", 1), "feature_names": ("U", 1), "feature_groups": ("iu", 1),
                 "group_offsets": ("iu", 1), "labels": ("U", 1)},
@@ -202,6 +206,11 @@ def _check_schema(schema: ModelSchema, arrays, meta, path) -> None:
         if key not in meta:
             raise ModelFormatError(f"required metadata {key!r} is missing", path=path, field=key)
         if not _json_type_ok(meta[key], types):
+            want = " or ".join("null" if t is type(None) else t.__name__ for t in types)
+            raise ModelFormatError(f"metadata {key!r} is {type(meta[key]).__name__}, expected {want}",
+                                   path=path, field=key)
+    for key, types in schema.optional_meta.items():
+        if key in meta and not _json_type_ok(meta[key], types):
             want = " or ".join("null" if t is type(None) else t.__name__ for t in types)
             raise ModelFormatError(f"metadata {key!r} is {type(meta[key]).__name__}, expected {want}",
                                    path=path, field=key)
@@ -265,6 +274,13 @@ def _declared_spec(name, spec, path):
         raise ModelFormatError(f"declared dtype {spec.get('dtype')!r} of {name!r} is not a plain numeric, "
                                "boolean or unicode dtype", path=path, field=name)
     return tuple(shape), dtype
+
+
+def _valid_unicode(arr: np.ndarray) -> bool:
+    """Every code point of a unicode array is at most U+10FFFF (numpy does not check on load)."""
+    native = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("="))
+    codes = np.frombuffer(native.tobytes(), dtype=np.uint32)
+    return bool(codes.size == 0 or codes.max() <= 0x10FFFF)
 
 
 def _check_zip_entries(data, path):
@@ -356,6 +372,9 @@ def load_model(path, *, estimator=None, allow_nonfinite=()) -> LoadedModel:
                     got = (arr.shape, arr.dtype.str) if isinstance(arr, np.ndarray) else type(arr).__name__
                     raise ModelFormatError(
                         f"array {name!r} has shape and dtype {got}, declared {spec}", path=path, field=name)
+                if arr.dtype.kind == "U" and not _valid_unicode(arr):
+                    raise ModelFormatError(f"array {name!r} holds invalid Unicode code points", path=path,
+                                           field=name)
                 if arr.dtype.kind in "fc" and name not in allow_nonfinite and not np.all(np.isfinite(arr)):
                     raise ModelFormatError(f"array {name!r} holds NaN or infinite values", path=path, field=name)
                 arrays[name] = arr

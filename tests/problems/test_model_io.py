@@ -232,3 +232,14 @@ def test_package_estimator_schemas_check_hyper_parameter_names(tmp_path):
     nan = _rewrite(path, tmp_path / "nan.npz", replace={"coef": np.full_like(est.coef_, np.nan)})
     with pytest.raises(ModelFormatError, match="NaN"):
         LinearSVM.load(nan)
+
+
+def test_invalid_code_points_refused(tmp_path):
+    """numpy loads a '<U' array holding code points above U+10FFFF; using it would crash later."""
+    bad_labels = np.frombuffer(np.array([0x110000, 65], dtype="<u4").tobytes(), dtype="<U2")
+    bad = _rewrite(_save(tmp_path), tmp_path / "bad.npz", add={"labels": bad_labels},
+                   meta_update={"arrays": {**_meta_of(_save(tmp_path))["arrays"],
+                                           "labels": {"shape": [1], "dtype": "<U2"}}})
+    with pytest.raises(ModelFormatError, match="code points") as info:
+        load_model(bad)
+    assert info.value.field == "labels"
