@@ -85,6 +85,10 @@ def main(argv=None):
     lines = [
         "# Working-set memory under a budget",
         "",
+        f"Command: `python benchmarks/memory_budget.py {' '.join(sys.argv[1:] if argv is None else argv)}`; "
+        f"run on {time.strftime('%Y-%m-%d %H:%M')}, load average {os.getloadavg()[0]:.1f} "
+        f"on {os.cpu_count()} cores.",
+        "",
         f"Written by `benchmarks/memory_budget.py` (BMRM, L2, lam = {args.lam:g}, sparse hinge problem: "
         f"n = {args.n}, dim = {args.dim}, density = {args.density:g}; pruning off; "
         f"memory_limit = {args.limit} bytes = {mib(args.limit)} MiB). Each iteration count is run twice in the "
