@@ -13,6 +13,13 @@ label). The transition block exists only when the templates contain a ``B`` temp
 Features of template ``j`` get contiguous ids, so group ``j`` (MTL's template group) is a
 contiguous block of rows of ``W``; the transition block is the ``B`` template's own group.
 Per-token feature ids are stored CSR-like (``indptr``, ``indices``), never one-hot.
+
+Predict-time policy (see :mod:`problems.validation`): a feature string not in the fitted
+dictionary is ignored by :meth:`FeatureIndex.transform` (it has no weight), as CRF++ does; a
+label never seen in training is an error when encoding training data
+(:meth:`LabelAlphabet.encode`) and, in gold labels used for evaluation, is encoded as ``-1``
+with one warning listing such labels (:meth:`LabelAlphabet.encode_unseen`), so it is scored as
+wrong and never crashes.
 """
 from __future__ import annotations
 
@@ -118,6 +125,32 @@ class LabelAlphabet:
                         path=path, line=None if line is None else line + t, field="label") from None
             raise  # pragma: no cover
 
+    def encode_unseen(self, label_sequences, *, path=None) -> np.ndarray:
+        """Codes of gold labels for evaluation: labels not in the set become ``-1``.
+
+        No code equals ``-1``, so such a token is scored as wrong against any prediction.
+        One :class:`problems.validation.UnseenLabelWarning` lists the unseen labels and their
+        counts (none when every label is known).
+
+        Parameters
+        ----------
+        label_sequences : sequence of sequences of str
+        path : str, optional
+            File the labels came from (named in the warning).
+
+        Returns
+        -------
+        ndarray of shape (n_tokens,), int32
+            Concatenated codes.
+        """
+        from .validation import warn_unseen_labels
+
+        label_sequences = [list(seq) for seq in label_sequences]
+        warn_unseen_labels(label_sequences, self.index, path=path, stacklevel=3)
+        get = self.index.get
+        n = sum(len(seq) for seq in label_sequences)
+        return np.fromiter((get(lab, -1) for seq in label_sequences for lab in seq), dtype=np.int32, count=n)
+
     def encode_corpus(self, label_sequences, *, path=None, first_lines=None) -> np.ndarray:
         """Codes of a corpus, concatenated: int32 of shape (n_tokens,)."""
         parts = [self.encode(seq, path=path, line=None if first_lines is None else first_lines[i])
@@ -150,6 +183,12 @@ class FeatureIndex:
         Features seen fewer than ``min_count`` times in the fitting corpus are dropped
         (CRF++'s ``-f``).
 
+    Notes
+    -----
+    :meth:`transform` ignores feature strings absent from the dictionary (unseen in training
+    or dropped by ``min_count``): a token whose features are all unseen gets no unigram
+    feature and is labelled by the transitions alone.
+
     Attributes
     ----------
     templates : list of Template
@@ -168,9 +207,9 @@ class FeatureIndex:
         self.templates = parse_templates(templates) if isinstance(templates, str) else list(templates)
         if not all(isinstance(t, Template) for t in self.templates):
             raise InputError("templates must be template text or a list of Template", field="templates")
-        if int(min_count) < 1:
-            raise InputError(f"min_count must be >= 1, got {min_count}", field="min_count")
-        self.min_count = int(min_count)
+        from .validation import check_int
+
+        self.min_count = check_int(min_count, "min_count")
         self._unigram = [j for j, t in enumerate(self.templates) if t.kind == "U"]
         self._n_columns = 1 + max((t.max_column for t in self.templates), default=-1)
 

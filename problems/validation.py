@@ -3,6 +3,17 @@
 Every check raises one :class:`cutplane.exceptions.InputError` naming the argument (``field``)
 and saying what was expected and what was found. Nothing is silently coerced: an array is
 converted to float64 only when that loses nothing (numbers, booleans), never from strings.
+
+Predict-time policy for what training never saw (shared by the estimators and the CLI):
+
+- *features* unseen in training are ignored (their weight is zero), as in CRF++; see
+  :meth:`problems.feature_index.FeatureIndex.transform`;
+- a *label* unseen in training that appears in gold labels used for evaluation is scored as
+  wrong (no model can predict it) and never raises: :func:`warn_unseen_labels` emits one
+  :class:`UnseenLabelWarning` listing them (with counts), and
+  :meth:`problems.feature_index.LabelAlphabet.encode_unseen` encodes them as ``-1``;
+- a label outside a fixed label set in *training* data is an error
+  (:meth:`problems.feature_index.LabelAlphabet.encode`).
 """
 from __future__ import annotations
 
@@ -14,6 +25,12 @@ import scipy.sparse as sp
 from cutplane.exceptions import InputError
 
 __all__ = [
+    "UnseenLabelWarning",
+    "warn_unseen_labels",
+    "check_finite_array",
+    "check_consistent_length",
+    "check_sequences",
+    "check_fraction",
     "check_features",
     "check_X_y",
     "check_n_features",
@@ -143,26 +160,211 @@ def check_classification_targets(y, *, min_classes=2):
     return classes, y_index.astype(np.int64).ravel()
 
 
-def check_positive(value, name, *, allow_zero=False):
-    """A finite real number > 0 (>= 0 with ``allow_zero``), returned as float."""
+def check_positive(value, name, *, allow_zero=False, max_value=None):
+    """A finite real number > 0 (>= 0 with ``allow_zero``; <= ``max_value`` if given), as float.
+
+    Strings, booleans and None are refused (no ``float("1e3")`` coercion).
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InputError(f"must be a real number, got {value!r}", field=name)
+        raise InputError(f"must be a real number, got {_short(value)}", field=name)
     value = float(value)
     if not np.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
         bound = ">= 0" if allow_zero else "> 0"
         raise InputError(f"must be finite and {bound}, got {value!r}", field=name)
+    if max_value is not None and value > max_value:
+        raise InputError(f"must be <= {max_value}, got {value!r}", field=name)
     return value
 
 
-def check_int(value, name, *, min_value=1, allow_none=False):
-    """An integer >= ``min_value`` (or None with ``allow_none``)."""
+def check_fraction(value, name, *, allow_zero=False, allow_one=True):
+    """A real number in (0, 1] (bounds adjustable), returned as float."""
+    value = check_positive(value, name, allow_zero=allow_zero, max_value=1.0)
+    if value == 1.0 and not allow_one:
+        raise InputError("must be < 1, got 1.0", field=name)
+    return value
+
+
+def check_int(value, name, *, min_value=1, max_value=None, allow_none=False):
+    """An integer in [``min_value``, ``max_value``] (or None with ``allow_none``).
+
+    Floats (even ``3.0``), strings and booleans are refused; numpy integers are accepted.
+    """
     if value is None and allow_none:
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise InputError(f"must be an integer, got {value!r}", field=name)
+        raise InputError(f"must be an integer, got {_short(value)}", field=name)
     if value < min_value:
         raise InputError(f"must be >= {min_value}, got {value}", field=name)
+    if max_value is not None and value > max_value:
+        raise InputError(f"must be <= {max_value}, got {value}", field=name)
     return int(value)
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:60] + "..."
+
+
+def check_finite_array(a, *, name, ndim=None, shape=None, dtype_kinds="biuf", allow_empty=False):
+    """A numeric ndarray, finite, with the given number of dimensions / shape.
+
+    Parameters
+    ----------
+    a : array-like
+    name : str
+        Argument name for error messages.
+    ndim : int, optional
+        Required number of dimensions.
+    shape : tuple of (int or None), optional
+        Required shape; None entries match any size.
+    dtype_kinds : str, default="biuf"
+        Accepted numpy dtype kinds (no strings, no objects).
+    allow_empty : bool, default=False
+
+    Returns
+    -------
+    ndarray
+        ``a`` as an ndarray (float kinds kept as they are; nothing is cast).
+    """
+    if sp.issparse(a):
+        raise InputError("expected a dense array, got a sparse matrix", field=name)
+    arr = np.asarray(a)
+    if arr.dtype.kind not in dtype_kinds:
+        raise InputError(f"expected numbers (dtype kind in {dtype_kinds!r}), got dtype {arr.dtype}", field=name)
+    if ndim is not None and arr.ndim != ndim:
+        raise InputError(f"expected {ndim} dimension(s), got shape {arr.shape}", field=name)
+    if shape is not None and (arr.ndim != len(shape)
+                              or any(s is not None and s != d for s, d in zip(shape, arr.shape))):
+        want = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
+        raise InputError(f"expected shape {want}, got {arr.shape}", field=name)
+    if arr.size == 0 and not allow_empty:
+        raise InputError(f"is empty (shape {arr.shape})", field=name)
+    if arr.dtype.kind in "fc":
+        bad = ~np.isfinite(arr)
+        if bad.any():
+            first = tuple(int(i) for i in np.argwhere(bad)[0])
+            raise InputError(f"contains NaN or infinite values ({int(bad.sum())} entries; first at index "
+                             f"{first})", field=name)
+    return arr
+
+
+def check_consistent_length(*arrays, names=None):
+    """Raise unless all arguments have the same ``len`` (numbers of samples / sentences).
+
+    Parameters
+    ----------
+    *arrays : sequences or arrays (sparse matrices count rows)
+    names : sequence of str, optional
+        Argument names for the error message.
+
+    Returns
+    -------
+    int
+        The common length.
+    """
+    names = list(names) if names is not None else [f"argument {i}" for i in range(len(arrays))]
+    lengths = []
+    for a, n in zip(arrays, names):
+        try:
+            lengths.append(a.shape[0] if hasattr(a, "shape") and len(a.shape) else len(a))
+        except TypeError:
+            raise InputError(f"expected a sequence, got {type(a).__name__}", field=n) from None
+    if len(set(lengths)) > 1:
+        detail = ", ".join(f"{n}: {k}" for n, k in zip(names, lengths))
+        first_bad = next(i for i, k in enumerate(lengths) if k != lengths[0])
+        raise InputError(f"inconsistent numbers of samples ({detail})", field=names[first_bad])
+    return lengths[0] if lengths else 0
+
+
+def check_sequences(X, y=None, *, name="X", min_sequences=1):
+    """Sentences as lists of token rows (tuples of str) and, when given, matching label lists.
+
+    Checks what the sequence estimators need: a non-empty list of non-empty sentences; each
+    token a row of str with the same number of columns within a sentence (and no whitespace
+    inside a cell, which could not be written back to a column file); labels str, one per
+    token.
+
+    Returns
+    -------
+    X : list of list of tuple of str
+    y : list of list of str or None
+    """
+    if isinstance(X, (str, bytes)) or not hasattr(X, "__len__") or sp.issparse(X):
+        raise InputError("expected a list of sentences (lists of token rows)", field=name)
+    if len(X) < min_sequences:
+        raise InputError(f"need at least {min_sequences} sentence(s), got {len(X)}", field=name)
+    out = []
+    for i, sent in enumerate(X):
+        if isinstance(sent, (str, bytes)) or not hasattr(sent, "__len__"):
+            raise InputError(f"sentence {i} is {type(sent).__name__}, expected a list of token rows", field=name)
+        if len(sent) == 0:
+            raise InputError(f"sentence {i} has no tokens (sequences of length 0 are not allowed)", field=name)
+        rows = []
+        width = None
+        for t, row in enumerate(sent):
+            cells = (row,) if isinstance(row, str) else row
+            if not isinstance(cells, (tuple, list)) or not all(isinstance(c, str) for c in cells):
+                raise InputError(f"sentence {i}, token {t}: expected a tuple of str, got {_short(row)}", field=name)
+            if width is None:
+                width = len(cells)
+            elif len(cells) != width:
+                raise InputError(f"sentence {i}, token {t}: {len(cells)} columns, the sentence's first token has "
+                                 f"{width}", field=name)
+            if width == 0 or any((not c) or any(ch.isspace() for ch in c) for c in cells):
+                raise InputError(f"sentence {i}, token {t}: empty cell or whitespace inside a cell "
+                                 f"{_short(cells)}", field=name)
+            rows.append(tuple(cells))
+        out.append(rows)
+    if y is None:
+        return out, None
+    check_consistent_length(out, y, names=(name, "y"))
+    labels = []
+    for i, (sent, lab) in enumerate(zip(out, y)):
+        if isinstance(lab, (str, bytes)) or not hasattr(lab, "__len__"):
+            raise InputError(f"labels of sentence {i} must be a list of str, got {_short(lab)}", field="y")
+        if len(lab) != len(sent):
+            raise InputError(f"sentence {i} has {len(sent)} tokens but {len(lab)} labels", field="y")
+        if not all(isinstance(v, str) and v and not any(ch.isspace() for ch in v) for v in lab):
+            raise InputError(f"labels of sentence {i} must be non-empty str without whitespace", field="y")
+        labels.append(list(lab))
+    return out, labels
+
+
+class UnseenLabelWarning(UserWarning):
+    """Gold labels used for evaluation include labels never seen in training (scored as wrong)."""
+
+
+def warn_unseen_labels(gold, known, *, path=None, stacklevel=2):
+    """Warn once about gold labels outside ``known``; they will be scored as wrong.
+
+    Parameters
+    ----------
+    gold : sequence of sequences of str
+        Gold labels per sentence (or a flat sequence of labels).
+    known : collection of str
+        Labels of the training data (e.g. ``LabelAlphabet.labels``).
+    path : str, optional
+        File the gold labels came from, named in the message.
+
+    Returns
+    -------
+    dict of str to int
+        Unseen label -> number of tokens carrying it (empty when all are known).
+    """
+    known = set(known)
+    counts: dict = {}
+    for seq in gold:
+        for lab in ([seq] if isinstance(seq, str) else seq):
+            if lab not in known:
+                counts[lab] = counts.get(lab, 0) + 1
+    if counts:
+        import warnings
+
+        listed = ", ".join(f"{lab!r} ({n})" for lab, n in sorted(counts.items(), key=lambda kv: str(kv[0])))
+        where = f"{path}: " if path is not None else ""
+        warnings.warn(f"{where}{sum(counts.values())} gold token(s) carry labels unseen in training, scored as "
+                      f"wrong: {listed}", UnseenLabelWarning, stacklevel=stacklevel)
+    return counts
 
 
 def check_choice(value, name, choices):
