@@ -201,3 +201,48 @@ def test_bad_weights_raise_input_error():
     w[0] = np.nan
     with pytest.raises(InputError):
         oracle(w)
+
+
+@settings(max_examples=60)
+@given(st.lists(st.dictionaries(st.integers(0, 40), st.integers(-3, 3).filter(bool), max_size=25),
+                min_size=1, max_size=6))
+def test_merge_of_partial_cuts_equals_the_dense_sum(parts):
+    """The chunks' partial cuts (sorted, no zeros) are merged in O(nnz): same as summing them densely."""
+    from oracles.sequence import _merge_counts
+
+    idx = [np.array(sorted(p), dtype=np.int64) for p in parts]
+    val = [np.array([float(p[i]) for i in sorted(p)]) for p in parts]
+    got_idx, got_val = _merge_counts(idx, val)
+    dense = np.zeros(41)
+    for i, v in zip(idx, val):
+        np.add.at(dense, i, v)
+    assert np.all(got_val != 0)
+    assert np.all(np.diff(got_idx) > 0)
+    out = np.zeros(41)
+    out[got_idx] = got_val
+    np.testing.assert_array_equal(out, dense)
+
+
+@settings(max_examples=20)
+@given(seed=st.integers(0, 2**16), n_chunks=st.integers(1, 12))
+def test_any_chunking_gives_the_serial_cut_and_decode(seed, n_chunks):
+    """Chunk tasks (as shipped to workers: pickled, rebased) reproduce the one-chunk oracle."""
+    import pickle
+
+    from cutplane.parallel import SerialExecutor
+
+    rng = np.random.default_rng(seed)
+    nf, K = 50, 4
+    data = random_data(rng, 25, 8, nf, K, max_feats=4)
+    one = SequenceHingeOracle(*data, nf, K)
+
+    class PicklingExecutor(SerialExecutor):
+        def bind(self, tasks):
+            return super().bind([pickle.loads(pickle.dumps(t)) for t in tasks])
+
+    many = SequenceHingeOracle(*data, nf, K, executor=PicklingExecutor(), n_chunks=n_chunks)
+    w = rng.standard_normal(one.dim)
+    r1, r2 = one(w), many(w)
+    assert np.array_equal(r1.argmax, r2.argmax) and r1.cut.offset == r2.cut.offset
+    np.testing.assert_array_equal(slope_to_dense(r1.cut.slope), slope_to_dense(r2.cut.slope))
+    np.testing.assert_array_equal(one.decode(w), many.decode(w))
