@@ -12,14 +12,27 @@ sets, with its lower bound against the cvxpy one. Then a
 full BMRM run on a random hinge problem splits wall time into oracle / reduced solver /
 engine bookkeeping (everything else: working set, Gram rows, checks).
 
+Then the structured case of issue 9: BMRM on generated first-order tagging data (the structure of
+``problems.synthetic.make_tagging_task``: Markov labels, informative and noise columns, unigram
+and previous-token templates; generated here directly as index arrays so that n = 1e5 sentences
+take seconds) for n = 1e3, 1e4, 1e5 sentences, running to a fixed number of cuts (no pruning,
+eps never reached) with the serial oracle; it reports the fraction of wall time outside the
+oracle, the reduced solver's share, and the time per iteration at the end of the run against n.
+``--profile N CUTS`` adds a cProfile of one run, listing the functions outside the oracle that
+take the time. That section is written to ``docs/results/engine_overhead.md``.
+
 Usage: ``python benchmarks/engine_overhead.py [--dim 500] [--sizes 10 50 200] [--repeat 5]``
+``[--skip-qp] [--grid small:10000:50,200 large:10000:200] [--profile large 10000 200] [--no-write]``
 """
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 import time
+import warnings
+from pathlib import Path
 
 import numpy as np
 
@@ -61,6 +74,128 @@ def backend_time(ws, lam, backend):
     return float(prob.solver_stats.solve_time or np.nan)
 
 
+def make_sequences(n, *, n_labels=8, vocab=5000, per_label=5, n_informative=2, n_noise=4, lengths=(6, 12),
+                   signal=0.7, seed=0):
+    """Generated tagging data as index arrays: (indptr, indices, sentence_ptr, labels, n_features).
+
+    Labels follow a Markov chain (stay with probability 1/2); an informative column shows one of
+    the label's ``per_label`` own words with probability ``signal``, else a word of the shared
+    vocabulary; noise columns always draw from it. Templates: ``U0j:%x[0,j]`` for every column
+    and ``U1j:%x[-1,j]`` for the informative ones (value ``BOS`` at a sentence start).
+    """
+    rng = np.random.default_rng(seed)
+    lens = rng.integers(lengths[0], lengths[1] + 1, size=n)
+    sentence_ptr = np.concatenate(([0], np.cumsum(lens)))
+    n_tok = int(sentence_ptr[-1])
+    first = np.zeros(n_tok, dtype=bool)
+    first[sentence_ptr[:-1]] = True
+    stay = (rng.random(n_tok) < 0.5) & ~first
+    segment = np.cumsum(~stay) - 1
+    labels = rng.integers(0, n_labels, size=int(segment[-1]) + 1)[segment].astype(np.int32)
+    n_vals = vocab + n_labels * per_label + 1  # shared words, label words, BOS
+    cols = []
+    for j in range(n_informative + n_noise):
+        v = rng.integers(0, vocab, size=n_tok)
+        if j < n_informative:
+            own = rng.random(n_tok) < signal
+            v[own] = vocab + labels[own] * per_label + rng.integers(0, per_label, size=int(own.sum()))
+        cols.append(v)
+    feats = [cols[j] for j in range(n_informative + n_noise)]
+    for j in range(n_informative):
+        prev = np.roll(cols[j], 1)
+        prev[first] = n_vals - 1
+        feats.append(prev)
+    n_templates = len(feats)
+    indices = (np.stack(feats, axis=1) + n_vals * np.arange(n_templates)).astype(np.int32).ravel()
+    indptr = np.arange(n_tok + 1, dtype=np.int64) * n_templates
+    return indptr, indices, sentence_ptr, labels, n_vals * n_templates
+
+
+CONFIGS = {  # make_tagging_task's defaults, and a large vocabulary (dense-ish cuts in a larger dim)
+    "small": dict(n_labels=4, vocab=30),
+    "large": dict(n_labels=8, vocab=5000),
+}
+
+
+def structured_run(n, n_cuts, lam, config="small", seed=0, profile=False):
+    """BMRM to ``n_cuts`` iterations on generated data; returns a dict of timings."""
+    from oracles.sequence import SequenceHingeOracle
+
+    indptr, indices, sentence_ptr, labels, n_features = make_sequences(n, seed=seed, **CONFIGS[config])
+    oracle = SequenceHingeOracle(indptr, indices, sentence_ptr, labels, n_features, CONFIGS[config]["n_labels"])
+    oracle(np.zeros(oracle.dim))  # numba cache
+    stamps = []
+    prof = None
+    if profile:
+        import cProfile
+
+        prof = cProfile.Profile()
+        prof.enable()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = minimize(oracle, L2(), lam, eps=1e-12, max_iter=n_cuts, prune_after=None,
+                       callback=lambda info: stamps.append(time.perf_counter()) and False)
+    if prof is not None:
+        prof.disable()
+    per_iter = np.diff(stamps)
+    tail = slice(max(0, len(per_iter) - max(5, len(per_iter) // 10)), None)
+    h = res.history
+    return dict(config=config, n=n, tokens=int(sentence_ptr[-1]), dim=oracle.dim, cuts=n_cuts, n_iter=res.n_iter,
+                n_cuts_end=int(h.n_cuts[-1]), total=res.time_s, oracle=res.oracle_time_s, solver=res.solver_time_s,
+                tail_iter=float(per_iter[tail].mean()), tail_oracle=float(h.oracle_time[1:][tail].mean()),
+                tail_solver=float(h.solver_time[1:][tail].mean()), profile=prof)
+
+
+def structured_section(grid, lam, profile_spec, say):
+    say(f"BMRM (L2, lam={lam:g}, no pruning, eps never reached) on generated tagging data: 6 columns "
+        "(2 informative), 8 templates, 6-12 tokens per sentence; serial oracle. Configurations: `small` = "
+        "make_tagging_task's defaults (4 labels, vocabulary 30 per column), `large` = 8 labels, vocabulary 5000.")
+    say()
+    say("| data | n | tokens | dim | cuts | total s | oracle s | solver s | outside oracle | "
+        "ms/iter (last 10%) | oracle ms/iter | solver ms/iter | other ms/iter |")
+    say("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    structured_run(200, 5, lam)  # warm-up: imports, numba caches of the oracle and the working set
+    rows = []
+    for config, n, cuts in grid:
+        r = structured_run(n, cuts, lam, config)
+        rows.append(r)
+        out = 1 - r["oracle"] / r["total"]
+        other = r["tail_iter"] - r["tail_oracle"] - r["tail_solver"]
+        say(f"| {config} | {n} | {r['tokens']} | {r['dim']} | {r['n_cuts_end']} | {r['total']:.2f} | {r['oracle']:.2f} | "
+            f"{r['solver']:.2f} | {100 * out:.1f}% | {1e3 * r['tail_iter']:.1f} | {1e3 * r['tail_oracle']:.1f} | "
+            f"{1e3 * r['tail_solver']:.1f} | {1e3 * other:.1f} |")
+    say()
+    by_cuts = {}
+    for r in rows:
+        by_cuts.setdefault((r["config"], r["cuts"]), []).append(r)
+    say("Time per iteration against n at a fixed number of cuts (linear: ratio = ratio of tokens):")
+    say()
+    for (config, cuts), rs in sorted(by_cuts.items()):
+        rs = sorted(rs, key=lambda r: r["n"])
+        for a, b in zip(rs[:-1], rs[1:]):
+            say(f"- {config}, {cuts} cuts: n {a['n']} -> {b['n']}: tokens x{b['tokens'] / a['tokens']:.1f}, "
+                f"time per iteration x{b['tail_iter'] / a['tail_iter']:.1f} "
+                f"(oracle x{b['tail_oracle'] / a['tail_oracle']:.1f})")
+    if profile_spec:
+        import pstats
+
+        config, n, cuts = profile_spec
+        structured_run(200, 5, lam, config)
+        r = structured_run(int(n), int(cuts), lam, config, profile=True)
+        buf = io.StringIO()
+        pstats.Stats(r["profile"], stream=buf).sort_stats("tottime").print_stats(25)
+        say()
+        say(f"cProfile of {config} data, n={n}, {cuts} cuts (total {r['total']:.2f} s, oracle {r['oracle']:.2f} s), "
+            "top functions by own time:")
+        say()
+        say("```")
+        for line in buf.getvalue().splitlines():
+            if line.strip() and not line.startswith(("   Ordered", "         ")) or "ncalls" in line:
+                say(line.rstrip()[:160])
+        say("```")
+    return rows
+
+
 class Hinge:
     def __init__(self, X, y):
         self.X, self.y, self.dim = X, y, X.shape[1]
@@ -81,8 +216,41 @@ def main(argv=None):
     p.add_argument("--backends", nargs="+", default=["CLARABEL", "ECOS"])
     p.add_argument("--lam", type=float, default=1e-2)
     p.add_argument("--n-train", type=int, default=5000)
+    p.add_argument("--skip-qp", action="store_true", help="only the structured section")
+    p.add_argument("--grid", nargs="+",
+                   default=["small:1000:50,200,500", "small:10000:50,200,500", "small:100000:50,200",
+                            "large:1000:50,200", "large:10000:50,200", "large:100000:50"],
+                   help="config:n:cuts,cuts,... for the structured section (config: small or large)")
+    p.add_argument("--struct-lam", type=float, default=1e-4)
+    p.add_argument("--profile", nargs=3, metavar=("CONFIG", "N", "CUTS"), default=None)
+    p.add_argument("--no-write", action="store_true")
     args = p.parse_args(argv)
     rng = np.random.default_rng(0)
+    if not args.skip_qp:
+        qp_sections(args, rng)
+    report = []
+
+    def say(line=""):
+        print(line, flush=True)
+        report.append(line)
+
+    load0 = os.getloadavg()
+    say(f"- machine: {os.cpu_count()} cores, shared; load average at start {load0[0]:.2f} (1 min)")
+    grid = [(g.split(":")[0], int(float(g.split(":")[1])), int(c)) for g in args.grid
+            for c in g.split(":")[2].split(",")]
+    structured_section(grid, args.struct_lam, args.profile, say)
+    say()
+    say(f"- load average at end {os.getloadavg()[0]:.2f} (1 min)")
+    if not args.no_write:
+        out = Path(__file__).resolve().parent.parent / "docs" / "results" / "engine_overhead.md"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text("# Engine overhead on structured data (time outside the oracle)\n\n"
+                       "Written by `python benchmarks/engine_overhead.py --skip-qp` (structured section).\n\n"
+                       + "\n".join(report) + "\n")
+        print(f"wrote {out}")
+
+
+def qp_sections(args, rng):
 
     print(f"reduced L2 QP solve, dim={args.dim}, lam={args.lam}, median of {args.repeat} (ms)")
     print(f"{'backend':>9} {'cuts':>5} {'dpp':>8} {'direct':>8} {'backend':>8} {'dpp/direct':>10} {'|dLB|':>9}")
