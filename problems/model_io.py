@@ -141,19 +141,44 @@ class ModelSchema(NamedTuple):
 
 
 def _check_tagger(arrays, meta, path):
+    """Consistency of a SequenceTagger file: templates, feature groups, labels, template weights."""
+    from .templates import parse_templates
+
+    try:
+        templates = parse_templates(meta["templates"], path=path)
+    except InputError as exc:
+        raise ModelFormatError(f"stored templates do not parse: {exc.message}", path=path,
+                               field="templates") from None
+    names = [t.name for t in templates]
     n = arrays["feature_names"].shape[0]
     groups, offsets = arrays["feature_groups"], arrays["group_offsets"]
     if groups.shape != (n,):
         raise ModelFormatError(f"feature_groups has shape {groups.shape}, expected ({n},)", path=path,
                                field="feature_groups")
-    if offsets.size < 1 or offsets[0] != 0 or offsets[-1] != n or np.any(np.diff(offsets) < 0):
-        raise ModelFormatError("group_offsets must rise from 0 to the number of features", path=path,
-                               field="group_offsets")
+    if (offsets.shape != (len(templates) + 1,) or offsets[0] != 0 or offsets[-1] != n
+            or np.any(np.diff(offsets.astype(np.int64)) < 0)):
+        raise ModelFormatError(f"group_offsets must rise from 0 to {n} in {len(templates) + 1} entries "
+                               "(one group per template)", path=path, field="group_offsets")
+    expected = np.repeat(np.arange(len(templates)), np.diff(offsets.astype(np.int64)))
+    if not np.array_equal(groups, expected):
+        raise ModelFormatError("feature_groups disagree with group_offsets", path=path, field="feature_groups")
     if len(set(arrays["feature_names"].tolist())) != n:
         raise ModelFormatError("duplicate feature names", path=path, field="feature_names")
     labels = arrays["labels"].tolist()
     if not labels or len(set(labels)) != len(labels):
         raise ModelFormatError("labels must be non-empty and distinct", path=path, field="labels")
+    if not all(isinstance(a, str) for a in meta["active_templates"]) or not set(meta["active_templates"]) <= set(
+            names):
+        raise ModelFormatError("active_templates must be names of the stored templates", path=path,
+                               field="active_templates")
+    weights = meta["template_weights"]
+    if not all(_json_type_ok(v, (float,)) for v in weights.values()):
+        raise ModelFormatError("template_weights must map template names to numbers", path=path,
+                               field="template_weights")
+    min_count = meta["params"].get("min_count", 1)
+    if not _json_type_ok(min_count, (int,)) or min_count < 1:
+        raise ModelFormatError(f"params.min_count must be an integer >= 1, got {str(min_count)[:40]!r}",
+                               path=path, field="params")
 
 
 _NUM = (float, type(None))

@@ -243,3 +243,43 @@ def test_invalid_code_points_refused(tmp_path):
     with pytest.raises(ModelFormatError, match="code points") as info:
         load_model(bad)
     assert info.value.field == "labels"
+
+
+@pytest.fixture(scope="module")
+def tagger_file(tmp_path_factory):
+    from problems.sequence_labeling import SequenceTagger
+
+    sents = [[("the", "DT"), ("dog", "NN")], [("a", "DT"), ("cat", "NN"), ("runs", "VB")]] * 3
+    labels = [["B", "I"], ["B", "I", "O"]] * 3
+    est = SequenceTagger("U00:%x[0,0]\nU01:%x[0,1]\nB\n", C=1.0, eps=0.5, max_iter=20).fit(sents, labels)
+    return est.save(tmp_path_factory.mktemp("tagger") / "tagger.npz"), sents
+
+
+@pytest.mark.parametrize("meta_update, replace, field", [
+    ({"templates": "abc"}, None, "templates"),
+    ({"templates": "U00:%x[0,0]\nB\n"}, None, "group_offsets"),  # one template fewer than the groups
+    ({"active_templates": ["nope"]}, None, "active_templates"),
+    ({"template_weights": {"U00": "x"}}, None, "template_weights"),
+    ({"params": {"min_count": "x"}}, None, "params"),
+    ({"params": {"bogus": 1}}, None, "params"),
+    ({"n_iter": 1.5}, None, "n_iter"),
+    (None, {"labels": np.array(["B", "B", "O"])}, "labels"),
+    (None, {"feature_groups": "reverse"}, "feature_groups"),
+])
+def test_sequence_tagger_files_checked_for_consistency(tmp_path, tagger_file, meta_update, replace, field):
+    from problems.sequence_labeling import SequenceTagger
+
+    path, sents = tagger_file
+    meta = _meta_of(path)
+    update = dict(meta_update or {})
+    if "params" in update:
+        update["params"] = {**meta["params"], **update["params"]}
+    replace = dict(replace or {})
+    if replace.get("feature_groups") == "reverse":
+        with np.load(path) as data:
+            replace["feature_groups"] = data["feature_groups"][::-1].copy()
+    bad = _rewrite(path, tmp_path / "bad.npz", meta_update=update, replace=replace)
+    with pytest.raises(ModelFormatError) as info:
+        SequenceTagger.load(bad)
+    assert info.value.field == field and str(bad) in str(info.value)
+    assert len(SequenceTagger.load(path).predict(sents[:2])) == 2  # the undamaged file still loads
