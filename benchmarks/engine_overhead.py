@@ -161,8 +161,8 @@ def structured_section(grid, lam, profile_spec, say):
         rows.append(r)
         out = 1 - r["oracle"] / r["total"]
         other = r["tail_iter"] - r["tail_oracle"] - r["tail_solver"]
-        say(f"| {config} | {n} | {r['tokens']} | {r['dim']} | {r['n_cuts_end']} | {r['total']:.2f} | {r['oracle']:.2f} | "
-            f"{r['solver']:.2f} | {100 * out:.1f}% | {1e3 * r['tail_iter']:.1f} | {1e3 * r['tail_oracle']:.1f} | "
+        say(f"| {config} | {n} | {r['tokens']} | {r['dim']} | {r['n_cuts_end']} | {r['total']:.2f} | "
+            f"{r['oracle']:.2f} | {r['solver']:.2f} | {100 * out:.1f}% | {1e3 * r['tail_iter']:.1f} | {1e3 * r['tail_oracle']:.1f} | "
             f"{1e3 * r['tail_solver']:.1f} | {1e3 * other:.1f} |")
     say()
     by_cuts = {}

@@ -271,15 +271,19 @@ def _shutdown_workers(workers, state):
 
 
 class _ProcessBinding:
-    def __init__(self, executor, key, n_tasks):
-        self._executor, self.key, self.n_tasks = executor, key, n_tasks
+    """Tasks kept by the worker processes under ``key``; bound again if the workers were restarted."""
+
+    def __init__(self, executor, key, tasks):
+        self._executor, self.key, self.tasks = executor, key, tasks
+        self.generation = executor._bind(key, tasks)
         self._finalizer = weakref.finalize(self, executor._pending_unbind.append, key)
 
     def map(self, w, *args):
-        return self._executor._call(self.key, self.n_tasks, w, args)
+        return self._executor._call(self, w, args)
 
     def close(self):
         self._finalizer()
+        self.tasks = []
 
 
 class ProcessExecutor(_ContextMixin):
@@ -310,6 +314,7 @@ class ProcessExecutor(_ContextMixin):
         self._keys = itertools.count()
         self._pending_unbind: list = []
         self._broken = False
+        self._generation = 0  # incremented at every start of the worker processes
         self._finalizer = weakref.finalize(self, _shutdown_workers, self._workers, self._state)
 
     def _start(self):
@@ -320,12 +325,15 @@ class ProcessExecutor(_ContextMixin):
         import multiprocessing as mp
 
         ctx = mp.get_context(self.start_method)
+        self._generation += 1
         for k in range(self.n_workers):
             parent, child = ctx.Pipe()
             proc = ctx.Process(target=_worker_main, args=(child,), daemon=True, name=f"cutplane-worker-{k}")
             proc.start()
             child.close()
             self._workers.append((proc, parent))
+        if not self._finalizer.alive:  # restarted after close()
+            self._finalizer = weakref.finalize(self, _shutdown_workers, self._workers, self._state)
 
     def _exchange(self, msgs):
         """Send ``msgs[k]`` to worker ``k`` (None: nothing), then collect every answer (in step)."""
@@ -377,17 +385,23 @@ class ProcessExecutor(_ContextMixin):
             return self._ordered(self._exchange(msgs), len(items))
 
     def bind(self, tasks) -> BoundTasks:
-        tasks = list(tasks)
         with self._lock:
-            key = next(self._keys)
-            self._exchange([("bind", key, [(j, t) for j, t in enumerate(tasks) if j % self.n_workers == k])
-                            for k in range(self.n_workers)])
-        return _ProcessBinding(self, key, len(tasks))
+            return _ProcessBinding(self, next(self._keys), list(tasks))
 
-    def _call(self, key, n_tasks, w, args):
+    def _bind(self, key, tasks):
+        """Ship ``tasks`` (task ``j`` to worker ``j % n_workers``); returns the workers' generation."""
+        self._exchange([("bind", key, [(j, t) for j, t in enumerate(tasks) if j % self.n_workers == k])
+                        for k in range(self.n_workers)])
+        return self._generation
+
+    def _call(self, binding, w, args):
         import numpy as np
 
         with self._lock:
+            if binding.generation != self._generation or not self._workers:  # restarted after close()
+                self._start()
+                binding.generation = self._bind(binding.key, binding.tasks)
+            key, n_tasks = binding.key, len(binding.tasks)
             wspec = ("inline", w)
             if isinstance(w, np.ndarray) and w.nbytes >= self._W_INLINE_BYTES:
                 wspec = self._share(np.ascontiguousarray(w))

@@ -239,6 +239,21 @@ def test_large_w_goes_through_the_shared_file_and_close_removes_it():
     assert not os.path.exists(path) and not any(p.is_alive() for p in procs)
 
 
+def test_bound_tasks_survive_close_and_restart(tagging):
+    """After close() the workers are gone; the next call starts new ones and ships the chunks again."""
+    serial = seq_oracle(tagging)
+    w = np.random.default_rng(9).standard_normal(serial.dim)
+    ex = ProcessExecutor(2)
+    par = seq_oracle(tagging, ex, n_chunks=3)
+    assert_same_result(par(w), serial(w))
+    old = [p for p, _ in ex._workers]
+    ex.close()
+    assert not any(p.is_alive() for p in old)
+    assert_same_result(par(w), serial(w))
+    assert ex._workers and not any(p in old for p, _ in ex._workers)
+    ex.close()
+
+
 def test_get_executor_resolution_and_errors(monkeypatch):
     assert isinstance(get_executor(), SerialExecutor)
     ex = ThreadExecutor(3)
