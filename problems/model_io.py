@@ -366,6 +366,14 @@ def load_model(path, *, estimator=None, allow_nonfinite=()) -> LoadedModel:
         raise ModelFormatError("model file not found", path=path)
     allow_nonfinite = set(allow_nonfinite)
     try:
+        with open(path, "rb") as f:
+            magic = f.read(6)
+    except OSError as exc:
+        raise ModelFormatError(f"cannot read model file: {exc.strerror or exc}", path=path) from None
+    if not (magic.startswith(b"PK") or magic == b"\x93NUMPY"):
+        raise ModelFormatError(f"not a model archive (starts with {magic!r}; expected a .npz zip archive, "
+                               "perhaps the file is empty, truncated or of another format)", path=path)
+    try:
         data = np.load(path, allow_pickle=False, mmap_mode=None)
         if not isinstance(data, np.lib.npyio.NpzFile):
             raise ModelFormatError("not a model archive (a single .npy array, expected an .npz)", path=path)
