@@ -187,13 +187,8 @@ def working_set_state(ws: WorkingSet) -> dict:
 
 
 def _set_duals(ws, duals, idle):
-    """Restore duals and idle counts through the (writable) views ``ws.duals`` / ``ws.idle_counts``."""
-    d, i = ws.duals, ws.idle_counts
-    if not (np.shares_memory(d, ws.duals) and np.shares_memory(i, ws.idle_counts)):  # pragma: no cover
-        ws.record_duals(duals)  # storage changed: duals exact, idle counts recomputed
-        return
-    d[:] = duals
-    i[:] = idle
+    """Restore duals and idle counts (:meth:`WorkingSet.set_duals`)."""
+    ws.set_duals(duals, idle)
 
 
 def working_set_from_state(arrays, dim, *, groups=None, zero_tol=1e-7) -> WorkingSet:

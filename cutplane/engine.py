@@ -426,11 +426,7 @@ def _to_boundary(st, outcome, prune_after, max_cuts, memory_limit, cut_bytes, gr
 
 def _capacity(ws):
     """Cuts the working set has room for before it grows its arrays."""
-    cap = getattr(ws, "capacity", None)
-    if cap is None:  # WorkingSet does not expose it (yet): the Gram block's allocated size
-        G = getattr(ws, "_G", None)
-        cap = ws.n_cuts if G is None else G.shape[1]
-    return int(cap)
+    return int(ws.capacity)
 
 
 def _bytes_after_add(ws, cut_bytes):

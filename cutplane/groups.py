@@ -117,17 +117,6 @@ def _ids_from_index_arrays(groups, dim: int, n_groups: int | None) -> np.ndarray
     return ids
 
 
-def _sum_by_group(x: np.ndarray, group_ids: np.ndarray, n_groups: int) -> np.ndarray:
-    """``out[j] = sum of x[i] over group_ids[i] == j``: ``np.add.reduceat`` over the runs when
-    the ids are sorted (the usual contiguous layout; ~4x faster), ``np.bincount`` otherwise."""
-    if x.size > 1 and np.all(group_ids[1:] >= group_ids[:-1]):
-        starts = np.flatnonzero(np.concatenate(([True], group_ids[1:] != group_ids[:-1])))
-        out = np.zeros(n_groups)
-        out[group_ids[starts]] = np.add.reduceat(x, starts)
-        return out
-    return np.bincount(group_ids, weights=x, minlength=n_groups)
-
-
 def group_norms(v: np.ndarray, group_ids: np.ndarray, n_groups: int | None = None) -> np.ndarray:
     """Euclidean norm of each group, ``b_j = ||v_j||_2``.
 
@@ -143,31 +132,13 @@ def group_norms(v: np.ndarray, group_ids: np.ndarray, n_groups: int | None = Non
     Returns
     -------
     norms : ndarray of shape (n_groups,)
-        Non-negative; empty groups have norm 0. Squares are taken of ``v / max|v|`` (one
-        ``bincount``), and again of ``v_j / max|v_j|`` for the groups whose norm is so small
-        relative to ``max|v|`` that their squares may have underflowed, so no group loses
-        precision.
+        Non-negative; empty groups have norm 0. Each group's squares are taken of
+        ``v_i / max_{i in j} |v_i|`` (a compiled two-pass loop, no temporaries of size dim),
+        so no group loses precision to under- or overflow whatever its scale.
     """
+    from ._ws_kernels import group_norms_kernel
+
     if n_groups is None:
         n_groups = int(group_ids.max()) + 1 if group_ids.size else 0
-    u = np.abs(v)
-    top = float(u.max()) if u.size else 0.0
-    if top == 0.0:
-        return np.zeros(n_groups)
-    u /= top  # in place: one temporary of size dim
-    u *= u
-    norms = top * np.sqrt(_sum_by_group(u, group_ids, n_groups))
-    # a group whose entries are all below ~1e-100 * max|v| may have lost its squares to underflow:
-    # recompute those groups with their own scale (zero groups only cost one gather here)
-    suspect = norms < 1e-100 * top
-    if suspect.any():
-        sel = np.flatnonzero(suspect[group_ids])
-        sub = np.abs(v[sel])
-        if sub.any():
-            sub_ids = group_ids[sel]
-            gmax = np.zeros(n_groups)
-            np.maximum.at(gmax, sub_ids, sub)
-            scale = np.where(gmax > 0, gmax, 1.0)
-            sq = _sum_by_group((sub / scale[sub_ids]) ** 2, sub_ids, n_groups)
-            norms[suspect] = (gmax * np.sqrt(sq))[suspect]
-    return norms
+    v = np.ascontiguousarray(v, dtype=np.float64)
+    return group_norms_kernel(v, np.ascontiguousarray(group_ids), int(n_groups))

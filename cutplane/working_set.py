@@ -16,6 +16,7 @@ import scipy.sparse as sp
 
 from .cuts import Cut
 from .exceptions import InputError
+from . import _ws_kernels as K
 from .groups import as_group_ids
 
 __all__ = ["WorkingSet"]
@@ -53,8 +54,12 @@ class WorkingSet:
             self._groups = None
             self.n_groups = 1
         else:
-            self._groups = as_group_ids(groups, self.dim).astype(np.int64, copy=False)
-            self.n_groups = int(self._groups.max()) + 1 if self.dim else 1
+            ids = as_group_ids(groups, self.dim)
+            self.n_groups = int(ids.max()) + 1 if self.dim else 1
+            self._groups = ids.astype(np.int32 if self.n_groups < 2**31 else np.int64, copy=False)
+        # the compiled loops take an empty id array for "one group"
+        self._kgroups = self._groups if self._groups is not None else np.zeros(0, dtype=np.int32)
+        self._index_dtype = np.int32 if self.dim < 2**31 else np.int64
         self.zero_tol = float(zero_tol)
         self.sparse = None
         self.n_cuts = 0
@@ -107,14 +112,14 @@ class WorkingSet:
             if slope.shape not in ((1, self.dim), (self.dim,)):
                 raise InputError(f"cut slope has shape {slope.shape}, expected (1, {self.dim})", field="slope")
             row = sp.csr_matrix(slope.reshape(1, self.dim))
-            row.sum_duplicates()
-            idx, data = row.indices.astype(np.int64), row.data.astype(np.float64)
+            row.sum_duplicates()  # also sorts the indices, as the merge joins need
+            idx, data = row.indices.astype(self._index_dtype), row.data.astype(np.float64)
         else:
             a = np.asarray(slope, dtype=np.float64)
             if a.shape not in ((self.dim,), (1, self.dim)):
                 raise InputError(f"cut slope has shape {a.shape}, expected ({self.dim},)", field="slope")
             a = a.ravel()
-            idx = np.flatnonzero(a)
+            idx = np.flatnonzero(a).astype(self._index_dtype)
             data = a[idx]
         if not np.all(np.isfinite(data)):
             raise InputError("cut slope has NaN or infinite entries", field="slope")
@@ -158,21 +163,15 @@ class WorkingSet:
                 return (self._dense[:n] @ dense_vec)[None, :]
             block = self._group_block(idx, data)
             return np.asarray(block.T @ self._dense[:n].T)
-        scatter = np.zeros(self.dim)
-        scatter[idx] = data
-        out = np.zeros((self.n_groups, n))
+        out = np.zeros((n, self.n_groups))
         for r, (ir, dr) in enumerate(self._rows):
-            prod = dr * scatter[ir]
-            if self._groups is None:
-                out[0, r] = prod.sum()
-            else:
-                out[:, r] = np.bincount(self._groups[ir], weights=prod, minlength=self.n_groups)
-        return out
+            K.group_dot_sorted(idx, data, ir, dr, self._kgroups, out[r])
+        return out.T
 
     def _self_gram(self, idx, data):
-        if self._groups is None:
-            return np.array([data @ data])
-        return np.bincount(self._groups[idx], weights=data * data, minlength=self.n_groups)
+        out = np.zeros(self.n_groups)
+        K.group_sq_sums(idx, data, self._kgroups, out)
+        return out
 
     def add(self, cut) -> int:
         """Append a cut; returns its index. Costs one row of inner products.
@@ -244,7 +243,7 @@ class WorkingSet:
             out = np.zeros(self.dim)
             for a, (ir, dr) in zip(alpha, self._rows):
                 if a != 0.0:
-                    out[ir] += a * dr  # indices are unique within a row
+                    K.scatter_add(out, ir, dr, float(a))  # indices are unique within a row
         else:
             out = alpha @ self._dense[: self.n_cuts]
         if group is not None:
@@ -257,7 +256,8 @@ class WorkingSet:
         if self.n_cuts == 0:
             return np.zeros(0)
         if self.sparse:
-            return np.array([float(dr @ w[ir]) for ir, dr in self._rows])
+            w = np.ascontiguousarray(w)
+            return np.array([K.sparse_dot(ir, dr, w) for ir, dr in self._rows])
         return self._dense[: self.n_cuts] @ w
 
     def model_value(self, w) -> float:
@@ -363,7 +363,7 @@ class WorkingSet:
         if self.sparse:
             merged = (sp.csr_matrix(beta[None, :]) @ self.matrix()[:k]).tocsr()
             merged.sum_duplicates()
-            merged_row = (merged.indices.astype(np.int64), merged.data.astype(np.float64))
+            merged_row = (merged.indices.astype(self._index_dtype), merged.data.astype(np.float64))
         else:
             merged_vec = beta @ self._dense[:k]
         b_new = float(beta @ self._b[:k])
@@ -391,6 +391,30 @@ class WorkingSet:
             arr[0] = first
         self.n_cuts = m
         return n_dropped + k - 1
+
+    @property
+    def capacity(self) -> int:
+        """Cuts the arrays have room for before the next growth (doubling)."""
+        return int(self._cap)
+
+    def set_duals(self, duals, idle_counts) -> None:
+        """Restore the duals and idle counts of the stored cuts (e.g. from a checkpoint).
+
+        Parameters
+        ----------
+        duals : ndarray of shape (n_cuts,)
+        idle_counts : ndarray of int of shape (n_cuts,)
+        """
+        n = self.n_cuts
+        duals = np.asarray(duals, dtype=np.float64)
+        idle = np.asarray(idle_counts)
+        if duals.shape != (n,) or idle.shape != (n,):
+            raise InputError(f"duals and idle_counts must have shape ({n},), got {duals.shape} and {idle.shape}",
+                             field="duals")
+        if not np.all(np.isfinite(duals)) or np.any(idle < 0):
+            raise InputError("duals must be finite and idle counts non-negative", field="duals")
+        self._duals[:n] = duals
+        self._idle[:n] = idle.astype(np.int64)
 
     @property
     def nbytes(self) -> int:
