@@ -308,7 +308,7 @@ def _run_predict(args):
 def _add_demo(p):
     p.add_argument("--seed", type=int, default=0, help="seed of the generated data")
     p.add_argument("--out-dir", type=Path, dest="out_dir",
-                   help="also write the generated SVMlight files and the models here")
+                   help="folder for the report, plots and generated data (default ./cutplane-demo)")
 
 
 def _run_demo(args):
@@ -320,7 +320,8 @@ def _run_demo(args):
 register_command("train", Command("train a model on an SVMlight file", _add_train, _run_train))
 register_command("predict", Command("label an SVMlight file with a trained model", _add_predict,
                                     _run_predict))
-register_command("demo", Command("train on small generated data and print the certified results",
+register_command("demo", Command("MTL^struct vs SPOM vs SSVM on a generated tagging task: certified results "
+                                 "and plots",
                                  _add_demo, _run_demo))
 
 
