@@ -11,7 +11,7 @@ and streams a temporary. These kernels do each operation in one pass without tem
 - :func:`group_sq_sums`: per-group sums of squares of a sparse row;
 - :func:`group_norms_kernel`: ``||v_j||_2`` per group with a per-group scale (no underflow or
   overflow of the squares);
-- :func:`scale_by_group`: ``v *= mu[groups]`` in place.
+- :func:`scale_by_group`: ``v *= mu[groups]`` in place; :func:`scaled_by_group` into a new array.
 
 All take group ids as an integer array of shape (dim,); a zero-length array means one group.
 """
@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 __all__ = ["group_dot_sorted", "scatter_add", "sparse_dot", "group_sq_sums", "group_norms_kernel",
-           "scale_by_group"]
+           "scale_by_group", "scaled_by_group"]
 
 
 @njit(nogil=True, cache=True)
@@ -113,3 +113,12 @@ def scale_by_group(v, mu, groups):
     """``v[i] *= mu[groups[i]]`` in place."""
     for i in range(v.shape[0]):
         v[i] *= mu[groups[i]]
+
+
+@njit(nogil=True, cache=True)
+def scaled_by_group(v, mu, groups):
+    """``mu[groups] * v`` in one pass (one read of ``v``, one write), ndarray of shape (dim,)."""
+    out = np.empty(v.shape[0])
+    for i in range(v.shape[0]):
+        out[i] = mu[groups[i]] * v[i]
+    return out

@@ -162,14 +162,13 @@ class MixedNorm:
 
     def from_group_weights(self, v, mu) -> np.ndarray:
         """``w_j = mu_j v_j`` for given group weights (seed 004 eq. 7 with ``v = -A alpha / lam``)."""
-        from ._ws_kernels import scale_by_group
+        from ._ws_kernels import scaled_by_group
 
-        out = np.array(self._vec(v, "v"), dtype=np.float64, copy=True)
+        v = np.ascontiguousarray(self._vec(v, "v"))
         mu = np.ascontiguousarray(mu, dtype=np.float64)
         if mu.shape != (self.n_groups,):
             raise InputError(f"mu has shape {mu.shape}, expected ({self.n_groups},)", field="mu")
-        scale_by_group(out, mu, self._kernel_groups)
-        return out
+        return scaled_by_group(v, mu, self._kernel_groups)
 
     def prox(self, v, step) -> np.ndarray:
         """``argmin_x step * Omega(x) + 1/2 ||x - v||^2`` (seed 000 Prop. 1 on the group norms)."""

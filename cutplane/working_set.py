@@ -11,6 +11,8 @@ weights keeps the reduced optimum unchanged, so neither operation breaks a bound
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -20,6 +22,23 @@ from . import _ws_kernels as K
 from .groups import as_group_ids
 
 __all__ = ["WorkingSet"]
+
+_PARALLEL_NNZ = 2_000_000  # stored nonzeros above which Gram rows are computed on threads
+_POOL = None
+
+
+def _n_threads() -> int:
+    return min(4, os.cpu_count() or 1)
+
+
+def _pool():
+    """A small process-wide thread pool for the Gram-row loops (created on first use)."""
+    global _POOL
+    if _POOL is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _POOL = ThreadPoolExecutor(max_workers=_n_threads(), thread_name_prefix="cutplane-gram")
+    return _POOL
 
 
 class WorkingSet:
@@ -148,9 +167,10 @@ class WorkingSet:
     def _cross(self, idx, data, dense_vec=None):
         """Per-group inner products of a slope with every stored cut, shape (n_groups, n_cuts).
 
-        Sparse cuts are visited row by row against one dense scatter of the new slope:
-        O(total nonzeros) and no re-stacking of the stored rows (at dim 1e7 with ~1e6
-        nonzeros per cut, stacking them per added cut cost seconds).
+        Sparse cuts are merge-joined row by row with the new slope (both have sorted
+        indices): O(total nonzeros), sequential memory access, no re-stacking of the stored
+        rows. Above ``_PARALLEL_NNZ`` stored nonzeros the rows are split into contiguous
+        chunks of equal nonzeros over a small thread pool (the compiled loop releases the GIL).
         """
         n = self.n_cuts
         if n == 0:
@@ -164,8 +184,23 @@ class WorkingSet:
             block = self._group_block(idx, data)
             return np.asarray(block.T @ self._dense[:n].T)
         out = np.zeros((n, self.n_groups))
-        for r, (ir, dr) in enumerate(self._rows):
-            K.group_dot_sorted(idx, data, ir, dr, self._kgroups, out[r])
+        rows, groups = self._rows, self._kgroups
+
+        def run(lo, hi):
+            for r in range(lo, hi):
+                ir, dr = rows[r]
+                K.group_dot_sorted(idx, data, ir, dr, groups, out[r])
+
+        sizes = np.fromiter((len(ir) + len(idx) for ir, _ in rows), dtype=np.int64, count=n)
+        workers = _n_threads()
+        if workers > 1 and n >= 2 and sizes.sum() >= _PARALLEL_NNZ:
+            cuts = np.searchsorted(np.cumsum(sizes), sizes.sum() * np.arange(1, workers) / workers)
+            bounds = np.unique(np.concatenate(([0], np.minimum(cuts + 1, n), [n])))
+            futures = [_pool().submit(run, lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:])]
+            for f in futures:
+                f.result()
+        else:
+            run(0, n)
         return out.T
 
     def _self_gram(self, idx, data):

@@ -158,3 +158,32 @@ def test_bad_input_is_reported():
         ws.combine(np.ones(2))
     with pytest.raises(InputError, match="group"):
         ws.gram(group=1)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n_cuts=st.integers(1, 9), n_groups=st.integers(1, 5))
+def test_threaded_gram_rows_equal_serial(seed, n_cuts, n_groups):
+    """The Gram rows computed on the thread pool (forced by a zero threshold) equal the
+    serial merge join and a direct sparse product, group by group."""
+    import cutplane.working_set as ws_module
+
+    rng = np.random.default_rng(seed)
+    dim = 300
+    groups = rng.integers(0, n_groups, dim)
+    slopes = [sp.random(1, dim, density=rng.uniform(0.05, 0.9), random_state=rng, format="csr")
+              for _ in range(n_cuts)]
+    grams = []
+    saved = ws_module._PARALLEL_NNZ
+    try:
+        for threshold in (10**15, 0):
+            ws_module._PARALLEL_NNZ = threshold
+            ws = WorkingSet(dim, groups=groups)
+            for a in slopes:
+                ws.add(Cut(a, 0.0))
+            grams.append(np.stack([ws.gram(group=j) for j in range(ws.n_groups)]))
+    finally:
+        ws_module._PARALLEL_NNZ = saved
+    A = sp.vstack(slopes).tocsr()
+    direct = np.stack([(A[:, groups == j] @ A[:, groups == j].T).toarray() for j in range(grams[0].shape[0])])
+    np.testing.assert_allclose(grams[1], grams[0], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(grams[0], direct, rtol=1e-10, atol=1e-12)
