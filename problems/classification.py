@@ -20,12 +20,13 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from cutplane.exceptions import ConvergenceWarning, InputError
+from cutplane.exceptions import ConvergenceWarning
+from problems.estimator_options import check_checkpoint_params
 from problems.validation import (check_bool, check_choice, check_classification_targets,
                                  check_features, check_int, check_n_features, check_positive,
                                  check_X_y)
 
-__all__ = ["LinearSVM", "check_checkpoint_params", "make_executor"]
+__all__ = ["LinearSVM"]
 
 _REGULARIZERS = ("l2", "l1")
 
@@ -36,35 +37,6 @@ def _methods():
 
     return tuple(name for name, spec in METHODS.items()
                  if not getattr(spec, "needs_indicator", False))
-
-
-def check_checkpoint_params(est) -> dict:
-    """The engine's checkpoint and memory options of an estimator, validated.
-
-    Reads ``checkpoint`` (path or None), ``checkpoint_every``, ``resume`` and ``memory_limit``
-    (bytes or None), the keywords of the same names of :func:`cutplane.minimize`.
-    """
-    import os
-
-    path = est.checkpoint
-    if path is not None and not isinstance(path, (str, os.PathLike)):
-        raise InputError(f"must be a file path or None, got {type(path).__name__}", field="checkpoint")
-    resume = check_bool(est.resume, "resume")
-    if resume and path is None:
-        raise InputError("resume=True needs a checkpoint path", field="resume")
-    return dict(checkpoint=path, checkpoint_every=check_int(est.checkpoint_every, "checkpoint_every"),
-                resume=resume, memory_limit=check_int(est.memory_limit, "memory_limit", allow_none=True))
-
-
-def make_executor(est):
-    """``cutplane.parallel.get_executor`` for an estimator's ``executor``, ``n_workers`` and
-    ``scheduler`` (the Dask scheduler address)."""
-    from cutplane.parallel import get_executor
-
-    scheduler = getattr(est, "scheduler", None)
-    if scheduler is None:
-        return get_executor(est.executor, est.n_workers)
-    return get_executor(est.executor, est.n_workers, scheduler=scheduler)
 
 
 def _not_fitted(est):

@@ -4,6 +4,9 @@ Registered into :mod:`problems.cli` when it is imported::
 
     cutplane train --task parse --train dev.conllu [--templates FILE] [--dev FILE] \\
         --C 1 --regularizer mtl|ssvm|pmtl [--p 1.5] [--projective] [--multi-root] \\
+        [--solver cutting-plane|spom [--epochs 20] [--eta0 X] [--last-iterate] [--seed 0]] \\
+        [--checkpoint PATH [--checkpoint-every K] [--resume]] [--memory-limit BYTES] \\
+        [--executor serial|threads|processes|dask --workers N [--scheduler ADDRESS]] \\
         --model M.npz --report R.json
     cutplane predict --model M.npz --input test.conllu [--output out.conllu]
         (the input back in CoNLL-U with the predicted heads; DEPREL and DEPS become "_")
@@ -15,7 +18,9 @@ Without ``--templates`` the built-in MSTParser-style set is used
 line, ``name = atoms`` or ``atoms`` (:func:`problems.dependency_parsing.parse_arc_templates`).
 ``--projective`` (Eisner) and ``--multi-root`` (the root may take several children, CoNLL-X
 style; the default is one child, as Universal Dependencies require) are options this module
-adds to ``train``.
+adds to ``train``; the solver options (``--solver``, ``--epochs``, ``--eta0``,
+``--last-iterate``, ``--seed``) are the sequence tasks' (:func:`problems.cli_sequence.add_solver_options`),
+and so is the report (:func:`problems.cli_sequence.solver_report`).
 """
 from __future__ import annotations
 
@@ -25,7 +30,8 @@ from pathlib import Path
 from cutplane.exceptions import InputError
 
 from .cli import COMMANDS, Command, Task, engine_options, register_command, register_task
-from .cli_sequence import EVALUATORS
+# only the names cli_sequence defines before it imports .cli (see there): the others at call time
+from .cli_sequence import EVALUATORS, SOLVER_TASKS
 
 __all__ = ["train_parse", "evaluate_parser", "parser_report"]
 
@@ -44,24 +50,12 @@ def _read_templates(spec):
 
 
 def parser_report(est) -> dict:
-    """The JSON report of a fitted :class:`~problems.dependency_parsing.DependencyParser` (scale F)."""
-    res, C = est.result_, float(est.C)
-    hist = res.history
-    return {
-        "objective": est.objective_, "lower_bound": est.lower_bound_, "gap": est.gap_, "eps": float(est.eps),
-        "C": C, "iterations": est.n_iter_, "status": res.status, "converged": res.status == "converged",
-        "time_s": float(res.time_s), "oracle_time_s": float(res.oracle_time_s),
-        "solver_time_s": float(res.solver_time_s), "backend": res.backend, "exact": bool(res.exact),
-        "regularizer": est.regularizer, "p": float(est.p), "projective": bool(est.projective),
-        "single_root": bool(est.single_root),
-        "n_templates": len(est.template_weights_), "n_active_templates": est.n_active_templates_,
-        "active_templates": est.active_templates_, "template_weights": est.template_weights_,
-        "template_norms": est.template_norms_, "n_features": int(est.featurizer_.dim_),
-        "history": {"upper": (C * hist.upper).tolist(), "best_upper": (C * hist.best_upper).tolist(),
-                    "lower": (C * hist.lower).tolist(), "gap": (C * hist.gap).tolist(),
-                    "oracle_time": hist.oracle_time.tolist(), "solver_time": hist.solver_time.tolist(),
-                    "n_cuts": hist.n_cuts.tolist()},
-    }
+    """The JSON report of a fitted :class:`~problems.dependency_parsing.DependencyParser` (scale F):
+    :func:`~problems.cli_sequence.solver_report` (either solver) and the parser's settings."""
+    from .cli_sequence import solver_report
+
+    return dict(solver_report(est), projective=bool(est.projective), single_root=bool(est.single_root),
+                template_norms=est.template_norms_, n_features=int(est.featurizer_.dim_))
 
 
 def scores_dict(scores) -> dict:
@@ -82,23 +76,9 @@ def evaluate_parser(est, path) -> dict:
     return scores_dict(est.attachment_scores(sentences))
 
 
-def _engine_options(args) -> dict:
-    """``--scheduler``, ``--checkpoint``, ``--memory-limit``... for the parser: those it accepts; a
-    given option it does not accept is refused rather than silently dropped."""
-    from .dependency_parsing import DependencyParser
-
-    wanted = dict(engine_options(args), scheduler=args.scheduler)
-    defaults = {"checkpoint": None, "checkpoint_every": 10, "resume": False, "memory_limit": None, "scheduler": None}
-    accepted = DependencyParser().get_params()
-    unsupported = [k for k, v in wanted.items() if k not in accepted and v != defaults[k]]
-    if unsupported:
-        raise InputError(f"the parse task does not support {', '.join('--' + k.replace('_', '-') for k in unsupported)} "
-                         "yet", field="--task parse")
-    return {k: v for k, v in wanted.items() if k in accepted}
-
-
 def train_parse(args):
     """``--task parse``: CoNLL-U with gold heads."""
+    from .cli_sequence import solver_options
     from .dependency_parsing import DependencyParser
     from .io.conllu import read_conllu
 
@@ -113,7 +93,8 @@ def train_parse(args):
                            projective=bool(getattr(args, "projective", False)),
                            single_root=not getattr(args, "multi_root", False), eps=args.eps,
                            max_iter=args.max_iter, min_count=args.min_count, executor=args.executor,
-                           n_workers=args.workers, verbose=args.verbose, **_engine_options(args))
+                           n_workers=args.workers, scheduler=args.scheduler, verbose=args.verbose,
+                           **engine_options(args), **solver_options(args))
     est.fit(sentences)
     report = parser_report(est)
     report.update(n_sentences=len(sentences), n_tokens=int(sum(len(s) for s in sentences)),
@@ -158,6 +139,7 @@ def _evaluate(model_path, test_path, args) -> dict:
 register_task("parse", Task("arc-factored dependency parser on CoNLL-U (MTL^parse, SSVM or pMTL)",
                             train_parse, _unsupported_predict, _predict_to, "mtl", 0.1))
 EVALUATORS["parse"] = _evaluate
+SOLVER_TASKS.add("parse")
 
 
 # ``train`` gains the parsing options (the other tasks ignore them).

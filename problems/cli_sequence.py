@@ -3,12 +3,20 @@
 Registered into :mod:`problems.cli` when it is imported::
 
     cutplane train --task sequence --templates T.tpl --train train.txt [--dev dev.txt] \\
-        --C 10 --regularizer mtl|ssvm|pmtl [--p 1.5] --model M.npz --report R.json
+        --C 10 --regularizer mtl|ssvm|pmtl [--p 1.5] --model M.npz --report R.json \\
+        [--solver cutting-plane|spom [--epochs 20] [--eta0 X] [--last-iterate] [--seed 0]]
     cutplane train --task segment --train words.txt [--templates tp1|tp2|FILE] ...
     cutplane predict --model M.npz --input FILE [--output OUT]     (the input format back,
         with the predicted column appended / the text segmented)
     cutplane evaluate --model M.npz --test FILE [--report R.json]  (chunk F1, or segmentation
         P/R/F1 and R_iv, or token accuracy)
+
+``--solver`` chooses between the two solvers of the same ``F`` offered by the structured
+estimators (:class:`~problems.template_learning.TemplateLearnerMixin`): the cutting-plane
+engine (default, certified gap) and SPOM (the online baseline, ``--epochs``, ``--eta0``,
+``--last-iterate``, ``--seed``; no certificate: the report's ``lower_bound`` and ``gap`` are
+null). These options are declared once here (:func:`add_solver_options`) for every task in
+:data:`SOLVER_TASKS` (the parse task adds itself).
 """
 from __future__ import annotations
 
@@ -22,10 +30,13 @@ from cutplane.exceptions import InputError
 # (e.g. problems.cli_parse). Defined before importing .cli: under ``python -m problems.cli``
 # that import re-enters problems.cli, which imports those modules while this one is partial.
 EVALUATORS: dict = {}
+#: Tasks whose estimator takes ``--solver`` (a structured estimator of TemplateLearnerMixin).
+SOLVER_TASKS: set = {"sequence", "segment"}
 
-from .cli import Command, Task, engine_options, register_command, register_task  # noqa: E402
+from .cli import COMMANDS, TASKS, Command, Task, engine_options, register_command, register_task  # noqa: E402
 
-__all__ = ["train_sequence", "train_segment", "evaluate_model", "tagger_report", "EVALUATORS"]
+__all__ = ["train_sequence", "train_segment", "evaluate_model", "tagger_report", "solver_report",
+           "add_solver_options", "solver_options", "EVALUATORS", "SOLVER_TASKS"]
 
 _SCHEME = "BMES"
 
@@ -52,25 +63,68 @@ def _templates_text(spec, default):
     return text
 
 
-def tagger_report(est) -> dict:
-    """The JSON report of a fitted :class:`~problems.sequence_labeling.SequenceTagger` (scale F)."""
+def solver_report(est) -> dict:
+    """The training figures of a fitted structured estimator (scale ``F``), for either solver.
+
+    Both: ``objective``, ``lower_bound`` and ``gap`` (null for SPOM, which certifies nothing),
+    ``iterations`` (engine iterations or SPOM epochs), ``status``, ``converged`` (a certified
+    gap <= eps), ``time_s``, ``solver``, the regulariser and the template weights. The
+    cutting-plane solver adds its oracle / reduced-solver times, backend, exactness, peak
+    working-set bytes and the bounds per iteration; SPOM its step size, averaging, seed and
+    the objective per evaluation (passes, seconds).
+    """
     res, C = est.result_, float(est.C)
     hist = res.history
-    return {
+    out = {
         "objective": est.objective_, "lower_bound": est.lower_bound_, "gap": est.gap_, "eps": float(est.eps),
         "C": C, "iterations": est.n_iter_, "status": res.status, "converged": res.status == "converged",
-        "time_s": float(res.time_s), "oracle_time_s": float(res.oracle_time_s),
-        "solver_time_s": float(res.solver_time_s), "backend": res.backend, "exact": bool(res.exact),
+        "time_s": float(res.time_s), "solver": est.solver or "cutting-plane",
         "regularizer": est.regularizer, "p": float(est.p),
-        "peak_working_set_bytes": int(getattr(res, "peak_working_set_bytes", 0)),
         "n_templates": len(est.template_weights_), "n_active_templates": est.n_active_templates_,
         "active_templates": est.active_templates_, "template_weights": est.template_weights_,
-        "n_features": int(est.feature_index_.n_features_), "n_labels": len(est.labels_),
-        "history": {"upper": (C * hist.upper).tolist(), "best_upper": (C * hist.best_upper).tolist(),
-                    "lower": (C * hist.lower).tolist(), "gap": (C * hist.gap).tolist(),
-                    "oracle_time": hist.oracle_time.tolist(), "solver_time": hist.solver_time.tolist(),
-                    "n_cuts": hist.n_cuts.tolist()},
     }
+    if est.lower_bound_ is None:  # SPOM
+        out.update(epochs=int(res.epochs), eta0=float(res.eta0), averaged=bool(res.averaged), seed=est.seed,
+                   eval_time_s=float(res.eval_time_s), tune_time_s=float(res.tune_time_s),
+                   history={"passes": hist.passes.tolist(), "objective": (C * hist.objective).tolist(),
+                            "train_time": hist.train_time.tolist(), "wall_time": hist.wall_time.tolist()})
+        return out
+    out.update(
+        oracle_time_s=float(res.oracle_time_s), solver_time_s=float(res.solver_time_s), backend=res.backend,
+        exact=bool(res.exact), peak_working_set_bytes=int(getattr(res, "peak_working_set_bytes", 0)),
+        history={"upper": (C * hist.upper).tolist(), "best_upper": (C * hist.best_upper).tolist(),
+                 "lower": (C * hist.lower).tolist(), "gap": (C * hist.gap).tolist(),
+                 "oracle_time": hist.oracle_time.tolist(), "solver_time": hist.solver_time.tolist(),
+                 "n_cuts": hist.n_cuts.tolist()})
+    return out
+
+
+def tagger_report(est) -> dict:
+    """The JSON report of a fitted :class:`~problems.sequence_labeling.SequenceTagger` (scale F):
+    :func:`solver_report` and the feature and label counts."""
+    return dict(solver_report(est), n_features=int(est.feature_index_.n_features_), n_labels=len(est.labels_))
+
+
+def add_solver_options(p):
+    """Declare ``--solver``, ``--epochs``, ``--eta0``, ``--last-iterate`` and ``--seed`` on ``p``."""
+    from .cli import _positive_float, _positive_int
+    from .template_learning import SOLVERS
+
+    g = p.add_argument_group("structured solver (--task " + "|".join(sorted(SOLVER_TASKS)) + ")")
+    g.add_argument("--solver", choices=SOLVERS, default="cutting-plane",
+                   help="cutting-plane (certified gap, default) or spom (online proximal baseline, no certificate)")
+    g.add_argument("--epochs", type=_positive_int, default=20, help="SPOM: passes over the data (default 20)")
+    g.add_argument("--eta0", type=_positive_float, default=None,
+                   help="SPOM: step size eta_t = eta0 / sqrt(t) (default: tuned on a subsample)")
+    g.add_argument("--last-iterate", action="store_true", dest="last_iterate",
+                   help="SPOM: return the last iterate instead of the averaged model")
+    g.add_argument("--seed", type=int, default=0, help="SPOM: seed of the epoch orders (default 0)")
+
+
+def solver_options(args) -> dict:
+    """The estimators' ``solver``, ``epochs``, ``eta0``, ``averaged`` and ``seed`` from ``train``'s options."""
+    return dict(solver=args.solver, epochs=args.epochs, eta0=args.eta0, averaged=not args.last_iterate,
+                seed=args.seed)
 
 
 def _fit_tagger(args, templates, X, y):
@@ -82,12 +136,14 @@ def _fit_tagger(args, templates, X, y):
                          field="--regularizer")
     est = SequenceTagger(templates, C=args.C, regularizer=reg, p=args.p, eps=args.eps, max_iter=args.max_iter,
                          min_count=args.min_count, executor=args.executor, n_workers=args.workers,
-                         scheduler=args.scheduler, verbose=args.verbose, **engine_options(args))
+                         scheduler=args.scheduler, verbose=args.verbose, **engine_options(args),
+                         **solver_options(args))
     return est.fit(X, y)
 
 
 def _plots(est, args, report):
-    """``--plot DIR``: template weights (sorted, log scale) and the bounds per iteration."""
+    """``--plot DIR``: template weights (sorted, log scale) and, for the cutting-plane solver, the
+    bounds per iteration."""
     if getattr(args, "plot", None) is None:
         return
     from .plots import matplotlib_available, plot_bounds, plot_template_weights
@@ -95,12 +151,11 @@ def _plots(est, args, report):
     if not matplotlib_available():
         raise InputError("--plot needs matplotlib (pip install cutplane[plot])", field="--plot")
     args.plot.mkdir(parents=True, exist_ok=True)
-    report["plots"] = [
-        str(plot_template_weights(est.template_norms_, args.plot / "template_weights.png",
-                                  title=f"{est.regularizer} ||w_j||")),
-        str(plot_bounds(est.result_.history, args.plot / "bounds.png", scale=float(est.C),
-                        title=f"{est.regularizer}, C={est.C:g}")),
-    ]
+    report["plots"] = [str(plot_template_weights(est.template_norms_, args.plot / "template_weights.png",
+                                                 title=f"{est.regularizer} ||w_j||"))]
+    if est.lower_bound_ is not None:  # SPOM has no bounds to draw
+        report["plots"].append(str(plot_bounds(est.result_.history, args.plot / "bounds.png", scale=float(est.C),
+                                               title=f"{est.regularizer}, C={est.C:g}")))
 
 
 def _dev_scores(est, task, path):
@@ -235,3 +290,53 @@ def _run_evaluate(args):
 
 
 register_command("evaluate", Command("score a trained model on a labelled file", _add_evaluate, _run_evaluate))
+
+
+# ``train`` gains the solver options of the structured tasks (the linear tasks refuse them).
+_base_train = COMMANDS["train"]
+_SPOM_REFUSED = (("--checkpoint", "checkpoint", None), ("--resume", "resume", False),
+                 ("--memory-limit", "memory_limit", None))
+
+
+def _add_train(p):
+    _base_train.add_arguments(p)
+    add_solver_options(p)
+
+
+def _run_train(args):
+    if args.task not in SOLVER_TASKS:
+        if args.solver != "cutting-plane":
+            raise InputError(f"--solver {args.solver} is for the tasks {sorted(SOLVER_TASKS)}, not {args.task!r}",
+                             field="--solver")
+        return _base_train.run(args)
+    if args.solver != "spom":
+        return _base_train.run(args)
+    given = [opt for opt, attr, default in _SPOM_REFUSED if getattr(args, attr) != default]
+    if given:
+        raise InputError(f"{', '.join(given)} apply to --solver cutting-plane only (SPOM keeps no working set "
+                         "and writes no checkpoint)", field=given[0])
+    return _run_train_uncertified(args)
+
+
+def _run_train_uncertified(args):
+    """``train`` for a solver without a certificate: as :mod:`problems.cli`'s, with a summary
+    line that reports no gap (that one formats ``gap`` as a number)."""
+    task = TASKS[args.task]
+    if args.regularizer is None:
+        args.regularizer = task.default_regularizer
+    if args.eps is None:
+        args.eps = task.default_eps
+    est, report = task.train(args)
+    report = {"task": args.task, "train_file": str(args.train), "model_file": str(args.model),
+              "checkpoint": None, "resumed": False, "memory_limit": None, **report}
+    est.save(args.model, extra_meta={"task": args.task, "report": {k: v for k, v in report.items() if k != "history"}})
+    if args.report is not None:
+        args.report.write_text(json.dumps(report, indent=2, allow_nan=True) + "\n")
+    sys.stdout.write(f"{args.task}: objective {report['objective']:.6g} ({args.solver}, no certificate), "
+                     f"{report['iterations']} epochs, status {report['status']}, {report['time_s']:.2f} s\n")
+    return 0
+
+
+_add_train._solver_options = True
+if not getattr(_base_train.add_arguments, "_solver_options", False):
+    register_command("train", Command(_base_train.help, _add_train, _run_train))

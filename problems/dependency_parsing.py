@@ -34,9 +34,9 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from cutplane.exceptions import ConvergenceWarning, InputError, ModelFormatError
-from cutplane.parallel import get_executor
+from cutplane.exceptions import InputError, ModelFormatError
 
+from .estimator_options import make_executor
 from .template_learning import SOLVERS, TemplateLearnerMixin
 from .validation import check_bool, check_choice
 
@@ -216,8 +216,11 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
     prune_after : int, default=50
         Drop cuts idle that many iterations.
     executor : None, str or executor
-        Map of the oracle over chunks of sentences (``"threads"`` uses several cores).
+        Map of the oracle (and of the decoder in :meth:`predict`) over chunks of sentences
+        (``"threads"`` uses several cores; a name of :data:`cutplane.parallel.EXECUTORS`).
     n_workers : int, optional
+    scheduler : str, optional
+        Address of a Dask scheduler (``executor="dask"`` only).
     solver : {"cutting-plane", "spom"}, default="cutting-plane"
         The engine (MTL^parse / SSVM / pMTL^parse by cutting planes, certified gap) or SPOM
         (online proximal subgradient, seed 000 Alg. 3, same regulariser and decoder).
@@ -234,6 +237,16 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         SPOM: seed of the epoch orders (``np.random.default_rng``).
     active_rtol : float, default=1e-5
         A template is active when its weight norm exceeds ``active_rtol`` times the largest.
+    checkpoint : str or os.PathLike, optional
+        Cutting-plane solver: file where the engine saves its state every ``checkpoint_every``
+        iterations and on Ctrl-C / SIGTERM (:func:`cutplane.minimize`).
+    checkpoint_every : int, default=10
+    resume : bool, default=False
+        Continue from ``checkpoint`` when it exists (same sentences, templates and
+        hyper-parameters; anything else is refused).
+    memory_limit : int, optional
+        Bytes for the engine's working set (oldest cuts aggregated to stay within it). The
+        checkpoint and memory options are refused with ``solver="spom"``.
     verbose : bool, default=False
 
     Attributes
@@ -260,8 +273,9 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
 
     def __init__(self, templates=None, *, C=1.0, regularizer="mtl", p=1.0, projective=False, single_root=True,
                  eps=0.1, max_iter=500, time_limit=None, min_count=1, normalize_loss=False, pos="upos",
-                 max_cuts=None, prune_after=50, executor=None, n_workers=None, solver="cutting-plane", backend=None,
-                 epochs=20, eta0=None, averaged=True, seed=0, active_rtol=1e-5, verbose=False):
+                 max_cuts=None, prune_after=50, executor=None, n_workers=None, scheduler=None, solver="cutting-plane",
+                 backend=None, epochs=20, eta0=None, averaged=True, seed=0, active_rtol=1e-5, checkpoint=None,
+                 checkpoint_every=10, resume=False, memory_limit=None, verbose=False):
         self.templates = templates
         self.C = C
         self.regularizer = regularizer
@@ -278,6 +292,7 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         self.prune_after = prune_after
         self.executor = executor
         self.n_workers = n_workers
+        self.scheduler = scheduler
         self.solver = solver
         self.backend = backend
         self.epochs = epochs
@@ -285,13 +300,17 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         self.averaged = averaged
         self.seed = seed
         self.active_rtol = active_rtol
+        self.checkpoint = checkpoint
+        self.checkpoint_every = checkpoint_every
+        self.resume = resume
+        self.memory_limit = memory_limit
         self.verbose = verbose
 
     # ------------------------------------------------------------------ fitting
     def _check_params(self):
         return dict(
             self._check_common_params(),
-            **self._check_spom_params(),
+            **self._check_solver_params(),
             projective=check_bool(self.projective, "projective"),
             single_root=check_bool(self.single_root, "single_root"),
             normalize_loss=check_bool(self.normalize_loss, "normalize_loss"),
@@ -338,7 +357,7 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         feats = self.featurizer_.fit_transform(sentences)
         oracle = ParseOracle(feats, trees, projective=prm["projective"], single_root=prm["single_root"],
                              normalize_loss=prm["normalize_loss"],
-                             executor=get_executor(self.executor, self.n_workers))
+                             executor=make_executor(self))
         return oracle, feats, trees
 
     def fit(self, sentences, y=None, *, callback=None):
@@ -359,8 +378,6 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         -------
         self
         """
-        from cutplane import minimize
-
         prm = self._check_params()
         oracle, feats, trees = self._make_oracle(sentences)
         groups = self.featurizer_.coordinate_groups()
@@ -374,23 +391,9 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
             self._run_spom(examples, oracle, reg, groups, n_groups, names, prm, callback)
             self._zero_inactive(groups, oracle, reg, C)
             return self
-        kwargs = dict(eps=prm["eps"] / C, max_iter=prm["max_iter"], time_limit=prm["time_limit"],
-                      max_cuts=prm["max_cuts"], prune_after=prm["prune_after"], verbose=prm["verbose"])
-        if self.backend is not None:
-            kwargs["solver"] = self.backend
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", category=ConvergenceWarning)
-            res = minimize(oracle, reg, 1.0 / C, callback=callback, **kwargs)
-        self.result_ = res
-        self.coef_ = np.asarray(res.w, dtype=np.float64).copy()
-        self.n_iter_ = int(res.n_iter)
-        self.objective_, self.lower_bound_, self.gap_ = C * res.objective, C * res.lower_bound, C * res.gap
-        self._set_template_stats(self.featurizer_.template_names_, groups, n_groups, res.mu if prm["regularizer"] != "ssvm" else None,
-                                 prm["active_rtol"])
+        self._run_cutting_plane(oracle, reg, groups, n_groups, names, prm, callback)
         self._zero_inactive(groups, oracle, reg, C)
-        if res.status != "converged" or self.gap_ > prm["eps"]:
-            warnings.warn(f"DependencyParser stopped with status {res.status!r} after {res.n_iter} iterations; "
-                          f"certified gap {self.gap_:.4g} (eps {prm['eps']:.4g})", ConvergenceWarning, stacklevel=2)
+        self._warn_uncertified(prm)
         return self
 
     def _zero_inactive(self, groups, oracle, reg, C):
@@ -441,7 +444,7 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
             w = self.coef_[fz.columns_]
         feats = fz.transform(sentences)
         trees = decode(feats, w, projective=bool(self.projective), single_root=bool(self.single_root),
-                       executor=get_executor(self.executor, self.n_workers))
+                       executor=make_executor(self))
         return [t[1:].astype(np.int64) for t in trees]
 
     def attachment_scores(self, sentences):
@@ -468,7 +471,8 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         self._check_fitted()
         fz_arrays, fz_meta = self.featurizer_.get_state()
         arrays = {"coef": self.coef_, **{_FZ_PREFIX + k: v for k, v in fz_arrays.items()}}
-        params = {k: v for k, v in self.get_params().items() if k not in ("templates", "executor")}
+        params = {k: v for k, v in self.get_params().items() if k not in ("templates", "executor", "scheduler")}
+        params["checkpoint"] = None if self.checkpoint is None else str(self.checkpoint)
         meta = dict(extra_meta or {})
         meta.update({"estimator": _MODEL_NAME, "featurizer": fz_meta, "params": params,
                      "template_weights": self.template_weights_, "template_norms": self.template_norms_,

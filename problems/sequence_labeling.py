@@ -18,23 +18,20 @@ the reported objective, bounds and ``eps`` are on the scale of ``F``.
 """
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 from numba import njit
 from sklearn.base import BaseEstimator
 
-from cutplane.exceptions import ConvergenceWarning, InputError, ModelFormatError
+from cutplane.exceptions import InputError, ModelFormatError
 from oracles.viterbi import viterbi_kernel
 
+from .estimator_options import make_executor
 from .feature_index import FeatureIndex, LabelAlphabet
-from .classification import check_checkpoint_params, make_executor
 from .template_learning import TemplateLearnerMixin
-from .validation import check_bool, check_int, check_positive
+from .validation import check_int
 
 __all__ = ["SequenceTagger"]
 
-_SOLVERS = ("cutting-plane", "spom")
 _MODEL_NAME = "SequenceTagger"
 
 
@@ -55,15 +52,6 @@ def _check_corpus(X, y=None):
         if len(sent) != len(labels):
             raise InputError(f"sentence {i} has {len(sent)} tokens but {len(labels)} labels", field="y")
     return list(X), list(y)
-
-
-def _check_solver(solver):
-    if solver is None:  # models saved before the option existed
-        return "cutting-plane"
-    if solver not in _SOLVERS:
-        raise InputError(f"solver must be one of {_SOLVERS}, got {solver!r} (the reduced-problem backend "
-                         "of the cutting-plane solver is the 'backend' parameter)", field="solver")
-    return solver
 
 
 @njit(cache=True)
@@ -228,7 +216,8 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
     resume : bool, default=False
         Continue from ``checkpoint`` when it exists (same data, templates and hyper-parameters).
     memory_limit : int, optional
-        Bytes for the engine's working set (oldest cuts aggregated to stay within it).
+        Bytes for the engine's working set (oldest cuts aggregated to stay within it). The
+        checkpoint and memory options are refused with ``solver="spom"``.
     verbose : bool, default=False
 
     Attributes
@@ -287,13 +276,7 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fitting
     def _check_params(self):
-        return dict(
-            self._check_common_params(),
-            solver=_check_solver(self.solver), epochs=check_int(self.epochs, "epochs"),
-            eta0=None if self.eta0 is None else check_positive(self.eta0, "eta0"),
-            averaged=check_bool(self.averaged, "averaged"),
-            **check_checkpoint_params(self),
-        )
+        return dict(self._check_common_params(), **self._check_solver_params())
 
     def make_oracle(self, X, y):
         """Fit the feature index and label set on ``(X, y)`` and return the 1-slack oracle."""
@@ -315,57 +298,18 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         iteration, ``callback(SPOMInfo)`` per SPOM evaluation (objectives on the scale
         ``F / C``); returning True stops.
         """
-        from cutplane import minimize
-
         prm = self._check_params()
         oracle = self.make_oracle(X, y)
         n_labels = len(self.labels_)
         groups = self.feature_index_.coordinate_groups(n_labels)
+        names = self.feature_index_.template_names
         n_groups = len(self.feature_index_.templates)
         reg = self._make_regularizer(prm["regularizer"], prm["p"], groups, n_groups)
-        C = prm["C"]
         if prm["solver"] == "spom":
-            return self._fit_spom(oracle, reg, groups, n_groups, prm, callback)
-        kwargs = dict(eps=prm["eps"] / C, max_iter=prm["max_iter"], time_limit=prm["time_limit"],
-                      max_cuts=prm["max_cuts"], prune_after=prm["prune_after"], verbose=prm["verbose"],
-                      checkpoint=prm["checkpoint"], checkpoint_every=prm["checkpoint_every"],
-                      resume=prm["resume"], memory_limit=prm["memory_limit"])
-        if self.backend is not None:
-            kwargs["solver"] = self.backend
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", category=ConvergenceWarning)
-            res = minimize(oracle, reg, 1.0 / C, callback=callback, **kwargs)
-        self.result_ = res
-        self.coef_ = np.asarray(res.w, dtype=np.float64)
-        self.n_iter_ = int(res.n_iter)
-        self.objective_, self.lower_bound_, self.gap_ = C * res.objective, C * res.lower_bound, C * res.gap
-        self._set_template_stats(self.feature_index_.template_names, groups, n_groups, res.mu if prm["regularizer"] != "ssvm" else None,
-                                 prm["active_rtol"])
-        if res.status != "converged":
-            warnings.warn(f"SequenceTagger stopped with status {res.status!r} after {res.n_iter} iterations; "
-                          f"certified gap {self.gap_:.4g} > eps {prm['eps']:.4g}", ConvergenceWarning, stacklevel=2)
-        return self
-
-    def _fit_spom(self, oracle, reg, groups, n_groups, prm, callback):
-        """SPOM on ``f_i = Omega / C + L_i`` (mean over sentences: ``F / C``); results on the scale of F."""
-        from cutplane.groups import group_norms
-        from cutplane.online import spom
-
-        C = prm["C"]
-        res = spom(_SequenceExamples(oracle), reg, 1.0 / C, groups=groups, n_groups=n_groups,
-                   epochs=prm["epochs"], eta0=prm["eta0"], averaged=prm["averaged"], seed=self.seed,
-                   batch_oracle=oracle, callback=callback, time_limit=prm["time_limit"], verbose=prm["verbose"])
-        self.result_ = res
-        self.coef_ = np.asarray(res.w, dtype=np.float64)
-        self.n_iter_ = int(res.epochs)
-        self.objective_, self.lower_bound_, self.gap_ = C * res.objective, None, None
-        mu = None
-        if prm["regularizer"] != "ssvm":  # w_j = mu_j v_j, mu_j = (||w_j|| / ||w||_p)^(2 - p); simplex for p = 1
-            p = 1.0 if prm["regularizer"] == "mtl" else prm["p"]
-            norms = group_norms(self.coef_, groups, n_groups)
-            total = float(np.sum(norms ** p)) ** (1.0 / p)
-            mu = (norms / total) ** (2.0 - p) if total > 0 else np.zeros(n_groups)
-        self._set_template_stats(self.feature_index_.template_names, groups, n_groups, mu, prm["active_rtol"])
+            self._run_spom(_SequenceExamples(oracle), oracle, reg, groups, n_groups, names, prm, callback)
+            return self
+        self._run_cutting_plane(oracle, reg, groups, n_groups, names, prm, callback)
+        self._warn_uncertified(prm)
         return self
 
     # --------------------------------------------------------------- prediction

@@ -5,14 +5,20 @@ Both train ``F(w) = Omega(w) + C * mean structured hinge`` with ``Omega`` chosen
 eq. 6-7) or ``"pmtl"`` (``MixedNorm(p)``, ``p > 1``), and report per-template weights.
 Both offer two solvers of the same ``F``: ``solver="cutting-plane"`` (the engine, certified
 gap) and ``solver="spom"`` (the online proximal baseline of seed 000, one example per round,
-no certificate; :meth:`TemplateLearnerMixin._run_spom`).
+no certificate; :meth:`TemplateLearnerMixin._run_spom`). The cutting-plane solver takes the
+engine options every estimator shares (checkpoint / resume, memory budget, executor:
+:mod:`problems.estimator_options`); SPOM refuses the checkpoint and memory options rather than
+ignoring them.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
-from cutplane.exceptions import InputError
+from cutplane.exceptions import ConvergenceWarning, InputError
 
+from .estimator_options import check_checkpoint_params, uses_engine_options
 from .validation import check_bool, check_choice, check_int, check_positive
 
 __all__ = ["TemplateLearnerMixin", "REGULARIZERS", "SOLVERS"]
@@ -25,7 +31,9 @@ class TemplateLearnerMixin:
     """Hyper-parameter checks, the regulariser and the template statistics of a structured estimator.
 
     The estimator stores ``C``, ``regularizer``, ``p``, ``eps``, ``max_iter``, ``time_limit``,
-    ``min_count``, ``max_cuts``, ``prune_after``, ``active_rtol`` and ``verbose``.
+    ``min_count``, ``max_cuts``, ``prune_after``, ``active_rtol`` and ``verbose``; the solver
+    options ``solver``, ``backend``, ``epochs``, ``eta0``, ``averaged`` and ``seed``; the engine
+    options ``checkpoint``, ``checkpoint_every``, ``resume`` and ``memory_limit``.
     """
 
     def _check_common_params(self) -> dict:
@@ -54,6 +62,73 @@ class TemplateLearnerMixin:
         return dict(solver=solver, epochs=check_int(self.epochs, "epochs"),
                     eta0=None if self.eta0 is None else check_positive(self.eta0, "eta0"),
                     averaged=check_bool(self.averaged, "averaged"))
+
+    def _check_solver_params(self) -> dict:
+        """:meth:`_check_spom_params` and the engine's checkpoint and memory options
+        (:func:`~problems.estimator_options.check_checkpoint_params`); with ``solver="spom"``
+        any of the latter set to a non-default value is refused (SPOM keeps no working set and
+        writes no checkpoint)."""
+        prm = self._check_spom_params()
+        engine = check_checkpoint_params(self)
+        used = uses_engine_options(engine) if prm["solver"] == "spom" else []
+        if used:
+            raise InputError(f"{', '.join(used)} apply to solver='cutting-plane' only (SPOM keeps no working set "
+                             "and writes no checkpoint)", field=used[0])
+        return dict(prm, **engine)
+
+    def _run_cutting_plane(self, oracle, reg, groups, n_groups, names, prm, callback=None):
+        """:func:`cutplane.minimize` on ``F / C`` (``lam = 1/C``, ``eps / C``) with the engine
+        options; sets the fitted attributes on the scale of ``F`` (template weights: the reduced
+        problem's ``mu``, all 1 for ``"ssvm"``).
+
+        Parameters
+        ----------
+        oracle : Oracle
+            The 1-slack oracle of the training set.
+        reg : Regularizer
+            From :meth:`_make_regularizer`.
+        groups : ndarray of int of shape (dim,)
+        n_groups : int
+        names : list of str
+            Template names, one per group.
+        prm : dict
+            The checked parameters (:meth:`_check_common_params` and :meth:`_check_solver_params`).
+        callback : callable, optional
+            ``callback(IterationInfo)`` per iteration; returning True stops.
+
+        Returns
+        -------
+        cutplane.Result
+            Its ``ConvergenceWarning`` (on the engine's scale) is suppressed: call
+            :meth:`_warn_uncertified` once the attributes are final.
+        """
+        from cutplane import minimize
+
+        C = prm["C"]
+        kwargs = dict(eps=prm["eps"] / C, max_iter=prm["max_iter"], time_limit=prm["time_limit"],
+                      max_cuts=prm["max_cuts"], prune_after=prm["prune_after"], verbose=prm["verbose"],
+                      checkpoint=prm["checkpoint"], checkpoint_every=prm["checkpoint_every"],
+                      resume=prm["resume"], memory_limit=prm["memory_limit"])
+        if self.backend is not None:
+            kwargs["solver"] = self.backend
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", category=ConvergenceWarning)
+            res = minimize(oracle, reg, 1.0 / C, callback=callback, **kwargs)
+        self.result_ = res
+        self.coef_ = np.asarray(res.w, dtype=np.float64).copy()
+        self.n_iter_ = int(res.n_iter)
+        self.objective_, self.lower_bound_, self.gap_ = C * res.objective, C * res.lower_bound, C * res.gap
+        self._set_template_stats(names, groups, n_groups, None if prm["regularizer"] == "ssvm" else res.mu,
+                                 prm["active_rtol"])
+        return res
+
+    def _warn_uncertified(self, prm):
+        """``ConvergenceWarning`` (on the scale of ``F``) when the cutting-plane run stopped
+        before convergence or its final gap exceeds ``eps`` (beyond round-off)."""
+        res = self.result_
+        if res.status != "converged" or self.gap_ > prm["eps"] * (1.0 + 1e-9):
+            warnings.warn(f"{type(self).__name__} stopped with status {res.status!r} after {res.n_iter} iterations; "
+                          f"certified gap {self.gap_:.4g} (eps {prm['eps']:.4g})", ConvergenceWarning, stacklevel=3)
 
     def _run_spom(self, examples, batch_oracle, reg, groups, n_groups, names, prm, callback=None):
         """SPOM on ``f_i = Omega / C + L_i`` (mean over examples: ``F / C``); sets the fitted

@@ -129,3 +129,76 @@ def test_danish_dev_subset(data_dir, tmp_path, capsys):
     held = read_conllu(tmp_path / "held.conllu")
     left = uas(held, [np.arange(len(s)) for s in held])
     assert ev["uas"] > left.uas + 0.1
+
+
+def test_spom_solver_trains_reports_and_predicts(files, capsys):
+    """``--solver spom`` (options shared with the sequence tasks): the model is the estimator's SPOM
+    fit, the report has no certificate and SPOM's own figures, predict / evaluate work on it."""
+    d = files
+    args = ["train", "--task", "parse", "--train", str(d / "train.conllu"), "--templates", str(d / "t.txt"),
+            "--C", "1", "--regularizer", "mtl", "--solver", "spom", "--epochs", "6", "--eta0", "0.1", "--seed", "3",
+            "--dev", str(d / "test.conllu"), "--model", str(d / "s.npz"), "--report", str(d / "s.json"),
+            "--plot", str(d / "splots")]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "no certificate" in out and "6 epochs" in out
+    report = json.loads((d / "s.json").read_text())
+    assert report["solver"] == "spom" and report["status"] == "completed" and report["converged"] is False
+    assert report["lower_bound"] is None and report["gap"] is None
+    assert report["iterations"] == report["epochs"] == 6 and report["eta0"] == 0.1 and report["seed"] == 3
+    assert report["averaged"] is True and "backend" not in report and "solver_time_s" not in report
+    hist = report["history"]
+    assert len(hist["passes"]) == len(hist["objective"]) and hist["passes"][-1] == pytest.approx(6.0)
+    assert [Path(f).name for f in report["plots"]] == ["template_weights.png"]
+    # the same fit through the estimator: same objective, same trees
+    est = DependencyParser({"hp_mp": "hp_mp", "between": "hp_bp_mp", "dist": "", "hw": "hw"}, C=1.0,
+                           regularizer="mtl", solver="spom", epochs=6, eta0=0.1, seed=3).fit(
+        read_conllu(d / "train.conllu"))
+    assert report["objective"] == pytest.approx(est.objective_, rel=1e-9)
+    model = DependencyParser.load(d / "s.npz")
+    assert model.solver == "spom" and model.seed == 3 and model.gap_ is None
+    gold = read_conllu(d / "test.conllu")
+    assert all(np.array_equal(a, b) for a, b in zip(model.predict(gold), est.predict(gold)))
+    assert main(["evaluate", "--model", str(d / "s.npz"), "--test", str(d / "test.conllu")]) == 0
+    assert "uas" in capsys.readouterr().out
+
+
+def test_solver_options_refused_where_they_do_not_apply(files, capsys, tmp_path):
+    d = files
+    base = ["train", "--task", "parse", "--train", str(d / "train.conllu"), "--solver", "spom",
+            "--model", str(tmp_path / "x.npz")]
+    for extra, opt in ((["--checkpoint", str(tmp_path / "c.npz")], "--checkpoint"),
+                       (["--memory-limit", "1M"], "--memory-limit")):
+        assert main(base + extra) == 2
+        err = capsys.readouterr().err
+        assert opt in err and "cutting-plane" in err and "Traceback" not in err
+    assert main(base[:-2] + ["--solver", "newton", "--model", str(tmp_path / "x.npz")]) == 2
+    assert "--solver" in capsys.readouterr().err
+    svm = tmp_path / "a.svm"
+    svm.write_text("1 1:1\n-1 1:-1\n1 1:2\n-1 1:-2\n")
+    assert main(["train", "--task", "binary", "--train", str(svm), "--solver", "spom",
+                 "--model", str(tmp_path / "x.npz")]) == 2
+    assert "--solver" in capsys.readouterr().err
+    assert not (tmp_path / "x.npz").exists() and not (tmp_path / "c.npz").exists()
+
+
+def test_checkpoint_resume_through_the_cli(files, tmp_path, capsys):
+    """--checkpoint / --resume / --executor reach the parser: a run stopped by --max-iter resumes to
+    the same objective as an uninterrupted one."""
+    d = files
+    base = ["train", "--task", "parse", "--train", str(d / "train.conllu"), "--templates", str(d / "t.txt"),
+            "--C", "10", "--eps", "0.01"]
+    assert main(base + ["--model", str(tmp_path / "full.npz"), "--report", str(tmp_path / "full.json")]) == 0
+    full = json.loads((tmp_path / "full.json").read_text())
+    ckpt = tmp_path / "c.npz"
+    assert main(base + ["--model", str(tmp_path / "a.npz"), "--checkpoint", str(ckpt), "--max-iter", "3",
+                        "--report", str(tmp_path / "a.json")]) == 0
+    first = json.loads((tmp_path / "a.json").read_text())
+    assert first["status"] == "max_iter" and ckpt.exists() and full["iterations"] > 3
+    assert main(base + ["--model", str(tmp_path / "b.npz"), "--checkpoint", str(ckpt), "--resume",
+                        "--executor", "threads", "--workers", "2", "--report", str(tmp_path / "b.json")]) == 0
+    resumed = json.loads((tmp_path / "b.json").read_text())
+    assert resumed["resumed"] is True and resumed["status"] == "converged"
+    assert resumed["iterations"] > first["iterations"]
+    assert abs(resumed["objective"] - full["objective"]) <= 0.01
+    capsys.readouterr()

@@ -367,3 +367,72 @@ def test_spom_model_roundtrip(tmp_path, data):
     assert back.solver == "spom" and back.lower_bound_ is None and back.gap_ is None
     assert back.objective_ == sp.objective_
     assert all(np.array_equal(a, b) for a, b in zip(back.predict(test), sp.predict(test)))
+
+
+# ------------------------------------------------------------------ engine options (checkpoint, executor)
+def _interrupt_at(k):
+    """A callback raising KeyboardInterrupt (as Ctrl-C would) at iteration k."""
+    def callback(info):
+        if info.iteration == k:
+            raise KeyboardInterrupt
+    return callback
+
+
+def test_interrupt_then_resume_reaches_the_uninterrupted_objective(tmp_path):
+    from cutplane.exceptions import ConvergenceWarning
+
+    train = make_treebank(25, seed=4)
+    eps = 1e-3
+    kw = dict(C=2.0, regularizer="mtl", eps=eps)
+    full = DependencyParser(TEMPLATES, **kw).fit(train)
+    assert full.result_.status == "converged" and full.n_iter_ > 4
+    ckpt = tmp_path / "parser.ckpt.npz"
+    with pytest.warns(ConvergenceWarning):
+        first = DependencyParser(TEMPLATES, checkpoint=ckpt, checkpoint_every=2, **kw).fit(
+            train, callback=_interrupt_at(3))
+    assert first.result_.status == "interrupted" and first.n_iter_ == 3 and ckpt.exists()
+    assert first.gap_ > eps
+    resumed = DependencyParser(TEMPLATES, checkpoint=ckpt, resume=True, **kw).fit(train)
+    assert resumed.result_.status == "converged" and resumed.gap_ <= eps
+    assert resumed.n_iter_ > first.n_iter_  # counted over both runs: it continued, did not restart
+    # both certified within eps of the same optimum
+    assert abs(resumed.objective_ - full.objective_) <= eps
+    assert resumed.lower_bound_ <= full.objective_ + 1e-9 and full.lower_bound_ <= resumed.objective_ + 1e-9
+    # other hyper-parameters: the checkpoint is refused, not silently used
+    with pytest.raises(ModelFormatError, match="different problem"):
+        DependencyParser(TEMPLATES, checkpoint=ckpt, resume=True, **dict(kw, C=3.0)).fit(train)
+
+
+def test_memory_limit_and_threads_executor_give_the_same_optimum():
+    train = make_treebank(20, seed=6)
+    kw = dict(C=2.0, regularizer="mtl", eps=1e-3)
+    ref = DependencyParser(TEMPLATES, **kw).fit(train)
+    budget = DependencyParser(TEMPLATES, memory_limit=25_000, **kw).fit(train)
+    threads = DependencyParser(TEMPLATES, executor="threads", n_workers=2, **kw).fit(train)
+    for est in (budget, threads):
+        assert est.result_.status == "converged"
+        assert abs(est.objective_ - ref.objective_) <= 1e-3
+    # the budget binds (the unbudgeted run needs more) and holds to within one cut
+    assert budget.result_.peak_working_set_bytes < ref.result_.peak_working_set_bytes
+    assert budget.result_.peak_working_set_bytes <= 25_000 + 16 * ref.featurizer_.dim_
+    assert all(np.array_equal(a, b) for a, b in zip(threads.predict(train), ref.predict(train)))
+
+
+@pytest.mark.parametrize("kwargs, field", [
+    (dict(checkpoint=3), "checkpoint"), (dict(resume=True), "resume"), (dict(checkpoint_every=0), "checkpoint_every"),
+    (dict(memory_limit=-5), "memory_limit"), (dict(executor="nope"), "executor"),
+    (dict(scheduler="tcp://127.0.0.1:1"), "scheduler"),
+    (dict(solver="spom", checkpoint="c.npz"), "checkpoint"), (dict(solver="spom", memory_limit=10**6), "memory_limit"),
+])
+def test_bad_engine_options(data, kwargs, field):
+    with pytest.raises(InputError) as err:
+        DependencyParser(TEMPLATES, **kwargs).fit(data[0][:5])
+    assert err.value.field == field
+
+
+def test_engine_options_roundtrip_through_model_files(tmp_path, data):
+    est = DependencyParser(TEMPLATES, C=1.0, checkpoint=tmp_path / "c.npz", checkpoint_every=3,
+                           memory_limit=10**7).fit(data[0][:10])
+    back = DependencyParser.load(est.save(tmp_path / "m.npz"))
+    assert back.checkpoint == str(tmp_path / "c.npz") and back.checkpoint_every == 3
+    assert back.memory_limit == 10**7 and back.scheduler is None
