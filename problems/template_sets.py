@@ -3,12 +3,20 @@
 - ``TP1`` and ``TP2``: Chinese word segmentation, Mao & Tsang (seed 004) Table 2, on one column
   of characters. TP2 adds seven character bi-gram templates to TP1.
 - ``CHUNKING``: the CoNLL-2000 set of ``shared/ANCHORS.md`` (CRF++'s chunking example).
+- ``NER134``: the CoNLL-2002 set of Mao & Tsang sec. 3.3 on ``word POS`` columns: uni-grams of
+  words and of POS at offsets -3..3 (14), bi-grams of words and of POS over every ordered pair
+  of distinct offsets (2 x 42), POS tri-grams over every set of three offsets (35) and ``B``:
+  134 templates. The paper does not list them; this enumeration is the one that gives its
+  count (ordered pairs make the bi-grams redundant in pairs, which is the paper's point about
+  redundant templates).
 """
 from __future__ import annotations
 
 from .templates import CHUNKING_TEMPLATES
 
-__all__ = ["TP1", "TP2", "CHUNKING", "TEMPLATE_SETS"]
+from itertools import combinations, permutations
+
+__all__ = ["TP1", "TP2", "CHUNKING", "NER134", "TEMPLATE_SETS", "select_templates"]
 
 _UNI = ["U00:%x[-2,0]", "U01:%x[-1,0]", "U02:%x[0,0]", "U03:%x[1,0]", "U04:%x[2,0]"]
 _TRI = ["U05:%x[-2,0]/%x[-1,0]/%x[0,0]", "U06:%x[-1,0]/%x[0,0]/%x[1,0]", "U07:%x[0,0]/%x[1,0]/%x[2,0]"]
@@ -21,4 +29,46 @@ TP2 = "\n".join(_UNI + _TRI + _BI1 + _BI2 + ["B"]) + "\n"
 CHUNKING = CHUNKING_TEMPLATES if isinstance(CHUNKING_TEMPLATES, str) else "\n".join(
     t.text for t in CHUNKING_TEMPLATES) + "\n"
 
-TEMPLATE_SETS = {"tp1": TP1, "tp2": TP2, "chunking": CHUNKING}
+
+
+def _ner134() -> str:
+    offsets = range(-3, 4)
+    lines = []
+
+    def add(cells):
+        lines.append(f"U{len(lines):03d}:" + "/".join(f"%x[{o},{c}]" for o, c in cells))
+
+    for col in (0, 1):
+        for o in offsets:
+            add([(o, col)])
+    for col in (0, 1):
+        for a, b in permutations(offsets, 2):
+            add([(a, col), (b, col)])
+    for trio in combinations(offsets, 3):
+        add([(o, 1) for o in trio])
+    return "\n".join(lines + ["B"]) + "\n"
+
+
+NER134 = _ner134()
+
+
+def select_templates(text: str, names) -> str:
+    """The lines of template set ``text`` whose names are in ``names`` (``B`` by its name too).
+
+    Raises
+    ------
+    cutplane.exceptions.InputError
+        If a name is not in the set.
+    """
+    from cutplane.exceptions import InputError
+
+    lines = [line for line in text.splitlines() if line.strip()]
+    by_name = {line.split(":", 1)[0]: line for line in lines}
+    missing = [n for n in names if n not in by_name]
+    if missing:
+        raise InputError(f"templates not in the set: {', '.join(missing)}", field="templates")
+    keep = set(names)
+    return "\n".join(line for line in lines if line.split(":", 1)[0] in keep) + "\n"
+
+
+TEMPLATE_SETS = {"tp1": TP1, "tp2": TP2, "chunking": CHUNKING, "ner134": NER134}

@@ -1,0 +1,156 @@
+"""Shared driver of the sequence-labelling reproductions (CoNLL-2000 chunking, CoNLL-2002 NER).
+
+One row per (method, C): train a :class:`problems.SequenceTagger` on the training file, score
+the task metric (chunk F1 with conlleval semantics) on the development file (if any) and the
+test file, and record the training time, iterations, certified gap, active templates, the
+working set's peak and the process's peak resident memory. The Markdown table (and JSON beside
+it) is rewritten after every row, straight from the run.
+
+Methods: ``mtl`` (MTL^struct, p = 1, QCQP), ``ssvm`` (1-slack structural SVM), ``pmtl``
+(p-block norm, ``--p``), ``spom`` (the online proximal solver on the MTL objective; no
+certificate, its objective is compared with MTL^struct's certified lower bound when both ran).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import platform
+import resource
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from problems.metrics.chunking import chunk_f1
+from problems.sequence_labeling import SequenceTagger
+
+ROOT = Path(__file__).resolve().parent.parent
+METHODS = ("mtl", "ssvm", "pmtl", "spom")
+
+
+def peak_rss_bytes() -> int:
+    """Peak resident set size of this process so far (Linux reports KiB)."""
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+
+
+def make_tagger(method, C, templates, args):
+    """The estimator of one row (keyword arguments from the command line)."""
+    common = dict(C=C, eps=args.eps * C, max_iter=args.max_iter, prune_after=args.prune_after,
+                  time_limit=args.time_limit, executor=args.executor, n_workers=args.workers,
+                  memory_limit=args.memory_limit, verbose=args.verbose)
+    if method == "spom":
+        return SequenceTagger(templates, regularizer="mtl", solver="spom", epochs=args.epochs, **common)
+    return SequenceTagger(templates, regularizer=method, p=args.p, **common)
+
+
+def run_one(method, C, train, test, dev, templates, args):
+    est = make_tagger(method, C, templates, args)
+    t0 = time.perf_counter()
+    est.fit(train.inputs, train.labels)
+    fit_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    pred = est.predict(test.inputs)
+    pred_s = time.perf_counter() - t0
+    score = chunk_f1(test.labels, pred)
+    dev_f1 = chunk_f1(dev.labels, est.predict(dev.inputs)).f1 if dev is not None else None
+    res = est.result_
+    name = {"pmtl": f"pmtl(p={args.p:g})", "spom": "spom(mtl)"}.get(method, method)
+    gap = est.gap_
+    return {
+        "method": name, "C": C, "eps": args.eps * C, "test_f1": score.f1, "precision": score.precision,
+        "recall": score.recall, "dev_f1": dev_f1, "train_s": fit_s,
+        "oracle_s": float(getattr(res, "oracle_time_s", float("nan"))),
+        "solver_s": float(getattr(res, "solver_time_s", float("nan"))),
+        "iterations": est.n_iter_, "status": res.status, "objective": est.objective_,
+        "lower_bound": est.lower_bound_, "gap": gap,
+        "relative_gap": None if gap is None else gap / max(abs(est.objective_), 1e-300),
+        "n_templates": len(est.template_weights_), "n_active_templates": est.n_active_templates_,
+        "inactive_templates": sorted(set(est.template_weights_) - set(est.active_templates_)),
+        "predict_s": pred_s, "n_features": int(est.feature_index_.n_features_), "n_labels": len(est.labels_),
+        "peak_working_set_bytes": int(getattr(res, "peak_working_set_bytes", 0) or 0),
+        "peak_rss_bytes": peak_rss_bytes(),
+    }
+
+
+def _fmt(x, spec):
+    return "-" if x is None else format(x, spec)
+
+
+def write_table(rows, meta, out, title, description):
+    out.parent.mkdir(parents=True, exist_ok=True)
+    lines = [
+        f"# {title}", "",
+        f"Produced by `{meta['command']}` on {meta['date']} ({meta['machine']}, load average before the run "
+        f"{meta['load_before']}). Train {meta['n_train']} sentences / {meta['n_train_tokens']} tokens, "
+        f"test {meta['n_test']} / {meta['n_test_tokens']}{meta.get('dev_text', '')}. {description} "
+        "Objective, bound and gap on F = Omega(w) + C * mean Hamming loss; memory limit of the working set: "
+        f"{meta['memory_limit']}.", "",
+        "| method | C | test F1 | P | R | dev F1 | train s | iterations | status | objective | certified gap (rel.) "
+        "| active templates | features | working-set peak MiB | process peak RSS MiB |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        gap = "-" if r["gap"] is None else f"{r['gap']:.3g} ({r['relative_gap']:.2%})"
+        lines.append(
+            f"| {r['method']} | {r['C']:g} | {r['test_f1']:.2f} | {r['precision']:.2f} | {r['recall']:.2f} "
+            f"| {_fmt(r['dev_f1'], '.2f')} | {r['train_s']:.0f} | {r['iterations']} | {r['status']} "
+            f"| {r['objective']:.4g} | {gap} | {r['n_active_templates']}/{r['n_templates']} | {r['n_features']} "
+            f"| {r['peak_working_set_bytes'] / 2**20:.0f} | {r['peak_rss_bytes'] / 2**20:.0f} |")
+    lines += ["", "Inactive templates (weight below 1e-5 of the largest):", ""]
+    lines += [f"- {r['method']} C={r['C']:g}: {', '.join(r['inactive_templates']) or 'none'}" for r in rows]
+    out.write_text("\n".join(lines) + "\n")
+    out.with_suffix(".json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")
+
+
+def parser(description, default_out, default_C=(100.0,), default_methods=("mtl", "ssvm")):
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--C", type=float, nargs="+", default=list(default_C))
+    ap.add_argument("--methods", nargs="+", default=list(default_methods), choices=METHODS)
+    ap.add_argument("--p", type=float, default=1.5, help="p of pmtl (default 1.5)")
+    ap.add_argument("--eps", type=float, default=0.01, help="certified gap as a fraction of C (default 0.01)")
+    ap.add_argument("--max-iter", type=int, default=2000, dest="max_iter")
+    ap.add_argument("--epochs", type=int, default=20, help="SPOM epochs (default 20)")
+    ap.add_argument("--time-limit", type=float, default=None, dest="time_limit")
+    ap.add_argument("--prune-after", type=int, default=10, dest="prune_after",
+                    help="drop cuts whose dual weight stayed zero this many iterations (default 10)")
+    ap.add_argument("--memory-limit", type=float, default=None, dest="memory_limit",
+                    help="bytes for the working set (aggregation of the oldest cuts beyond it)")
+    ap.add_argument("--max-sentences", type=int, default=None, dest="max_sentences")
+    ap.add_argument("--executor", default="threads", choices=["serial", "threads"])
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--out", type=Path, default=default_out)
+    ap.add_argument("--verbose", action="store_true")
+    return ap
+
+
+def run(args, argv, script, train, test, dev, templates, title, description):
+    """Train every (C, method), print a line each and rewrite the table after each row."""
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
+    if args.memory_limit is not None:
+        args.memory_limit = int(args.memory_limit)
+    if args.max_sentences:
+        train.inputs, train.labels = train.inputs[: args.max_sentences], train.labels[: args.max_sentences]
+    meta = {"command": f"python examples/{script} " + " ".join(argv if argv is not None else sys.argv[1:]),
+            "date": time.strftime("%Y-%m-%d %H:%M"), "machine": f"{platform.machine()}, {platform.python_version()}",
+            "load_before": " ".join(f"{x:.1f}" for x in os.getloadavg()),
+            "n_train": len(train.inputs), "n_train_tokens": int(sum(map(len, train.inputs))),
+            "n_test": len(test.inputs), "n_test_tokens": int(sum(map(len, test.inputs))),
+            "memory_limit": "none" if args.memory_limit is None else f"{args.memory_limit / 2**20:.0f} MiB"}
+    if dev is not None:
+        meta["dev_text"] = f", dev {len(dev.inputs)} / {int(sum(map(len, dev.inputs)))}"
+    rows = []
+    np.seterr(all="ignore")
+    for C in args.C:
+        for method in args.methods:
+            row = run_one(method, C, train, test, dev, templates, args)
+            rows.append(row)
+            gap = "-" if row["gap"] is None else f"{row['gap']:.3g} ({row['relative_gap']:.2%})"
+            print(f"{row['method']:>9} C={C:g}: F1 {row['test_f1']:.2f}  train {row['train_s']:.0f} s  "
+                  f"{row['iterations']} it  gap {gap}  active {row['n_active_templates']}/{row['n_templates']}  "
+                  f"{row['status']}  peak RSS {row['peak_rss_bytes'] / 2**20:.0f} MiB", flush=True)
+            write_table(rows, meta, args.out, title, description)
+    print(f"table written to {args.out}")
+    return 0
