@@ -161,7 +161,7 @@ def read_svmlight(path, n_features=None, *, zero_based=False) -> SvmlightData:
     Notes
     -----
     Input policy: a UTF-8 byte-order mark and CRLF line ends are accepted; ``#`` starts a
-    comment; a file with no example is an error; the optional ``qid:`` is validated and
+    comment; a file with no example, or (without ``n_features``) no feature at all, is an error; the optional ``qid:`` is validated and
     dropped. The fast path is scikit-learn's parser; when it fails or finds a non-finite
     number, the pure-Python reader re-reads the file and either names the offending line or
     (for what scikit-learn does not accept, e.g. a BOM) returns the data.
@@ -186,8 +186,13 @@ def read_svmlight(path, n_features=None, *, zero_based=False) -> SvmlightData:
     except (ValueError, TypeError, IndexError, OverflowError, MemoryError, OSError, EOFError,
             zlib.error):
         fast = False
+    if fast and n_features is None and X.nnz == 0:  # scikit-learn invents one column for a file without features
+        fast = False
     if not fast:
         X, y = _read_python(path, zero_based=zero_based, n_features=n_features)
+    if X.shape[1] == 0:
+        raise InputError("no example has a feature (expected <index>:<value> pairs after the labels); pass "
+                         "n_features to read such a file", path=path)
     X = X.tocsr()
     X.sort_indices()
     return SvmlightData(X, np.asarray(y, dtype=np.float64))

@@ -319,3 +319,14 @@ def test_unseen_label_in_evaluation_is_scored_wrong_and_never_crashes():
     score = chunk_f1(gold, pred)  # chunk types never predicted: counted as missed, not an error
     n_gold_chunks = 3  # NP, ADJP, PP
     assert score.recall <= 100.0 * 1 / n_gold_chunks + 1e-9
+
+
+def test_svmlight_without_any_feature(tmp_path):
+    """Found by the long fuzz run: a file of labels only gave X of shape (n, 0)."""
+    p = tmp_path / "labels_only.svm"
+    p.write_text("1\n-1 # no features\n", encoding="utf-8")
+    with pytest.raises(InputError, match="no example has a feature") as info:
+        read_svmlight(p)
+    assert info.value.path == str(p)
+    X, y = read_svmlight(p, n_features=3)
+    assert X.shape == (2, 3) and X.nnz == 0 and y.tolist() == [1.0, -1.0]
