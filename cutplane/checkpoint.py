@@ -12,15 +12,14 @@ metadata entry:
   step strategy's state and the oracle's random generator state, if any.
 
 The metadata names the format and its version, the problem's ``dim``, a *fingerprint* of the
-oracle and regulariser settings (:func:`fingerprint`) and a SHA-256 checksum of the payload
+oracle and regulariser settings (:func:`cutplane.fingerprint.fingerprint`) and a SHA-256 checksum of the payload
 (every array and the rest of the metadata). Files are written atomically: a temporary file in
 the same folder, flushed and ``fsync``-ed, then renamed over the target. Loading verifies the
 format, version, checksum, shapes and the fingerprint and raises
 :class:`~cutplane.exceptions.ModelFormatError` with a clear message otherwise.
 
-:class:`InterruptGuard` turns SIGTERM (and SIGINT) into ``KeyboardInterrupt`` while the engine
-runs, deferring it out of the sections that modify the working set, so the saved state is
-always consistent.
+:class:`Checkpointer` is the engine's side: where and how often it saves, and the restore for
+``resume``. Signals during a run are handled by :class:`cutplane.interrupt.InterruptGuard`.
 """
 from __future__ import annotations
 
@@ -29,9 +28,7 @@ import hashlib
 import json
 import logging
 import os
-import signal
 import tempfile
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,12 +36,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from .cuts import Cut
-from .exceptions import ModelFormatError
+from .exceptions import InputError, ModelFormatError
+from .fingerprint import update_hash
 from .result import FallbackRecord
 from .working_set import WorkingSet
 
-__all__ = ["EngineState", "save_checkpoint", "load_checkpoint", "fingerprint", "working_set_state",
-           "working_set_from_state", "InterruptGuard", "FORMAT_NAME", "FORMAT_VERSION"]
+__all__ = ["EngineState", "save_checkpoint", "load_checkpoint", "working_set_state",
+           "working_set_from_state", "Checkpointer", "FORMAT_NAME", "FORMAT_VERSION"]
 
 logger = logging.getLogger("cutplane")
 
@@ -52,8 +50,6 @@ FORMAT_NAME = "cutplane-checkpoint"
 FORMAT_VERSION = 1
 _META = "__meta__"
 _HISTORY_COLUMNS = 10
-# attributes that choose how an oracle runs, not what it computes: left out of the fingerprint
-_RUNTIME_ATTRS = frozenset({"executor", "chunks", "n_chunks", "n_workers", "verbose", "rng"})
 
 
 @dataclass
@@ -119,57 +115,6 @@ class EngineState:
         return len(self.rows) + (self.pending is not None)
 
 
-# ------------------------------------------------------------------ fingerprint
-def _feed(h, value):
-    if sp.issparse(value):
-        m = value.tocsr()
-        h.update(f"sparse{m.shape}".encode())
-        for part in (m.indptr, m.indices, m.data):
-            _feed(h, np.asarray(part))
-    elif isinstance(value, np.ndarray):
-        if value.dtype.kind not in "biufcU":
-            h.update(f"array<{value.dtype}>{value.shape}".encode())
-            return
-        h.update(f"{value.dtype.str}{value.shape}".encode())
-        h.update(np.ascontiguousarray(value).data)
-    else:
-        h.update(repr(value).encode())
-
-
-def _settings(obj):
-    """The public scalar and array attributes of ``obj`` that define what it computes."""
-    items = []
-    for name in sorted(getattr(obj, "__dict__", {})):
-        if name.startswith("_") or name in _RUNTIME_ATTRS:
-            continue
-        value = obj.__dict__[name]
-        if isinstance(value, (bool, int, float, str, type(None), np.ndarray, np.generic)) or sp.issparse(value):
-            items.append((name, value))
-    return items
-
-
-def fingerprint(oracle, regularizer, lam, method, options=None) -> str:
-    """SHA-256 (hex) of what defines the problem: the oracle's and regulariser's classes and data.
-
-    Covers ``method``, ``lam``, the step options (``theta``), the classes of ``oracle`` and
-    ``regularizer`` and their public scalar, array and sparse-matrix attributes (training data,
-    labels, groups, ``p``), except those that only choose how the oracle runs (executor,
-    chunks). An object may provide ``checkpoint_fingerprint()`` returning a string instead.
-    """
-    h = hashlib.sha256()
-    h.update(f"{method}|{float(lam)!r}|{sorted((options or {}).items())!r}".encode())
-    for obj in (oracle, regularizer):
-        h.update(f"|{type(obj).__module__}.{type(obj).__qualname__}|".encode())
-        custom = getattr(obj, "checkpoint_fingerprint", None)
-        if callable(custom):
-            h.update(str(custom()).encode())
-            continue
-        for name, value in _settings(obj):
-            h.update(name.encode())
-            _feed(h, value)
-    return h.hexdigest()
-
-
 # ------------------------------------------------------------------ working set <-> arrays
 def working_set_state(ws: WorkingSet) -> dict:
     """The arrays that rebuild ``ws``: ``ws_offsets``, ``ws_duals``, ``ws_idle`` and the slopes
@@ -217,7 +162,7 @@ def _checksum(arrays, meta) -> str:
     h.update(json.dumps(meta, sort_keys=True).encode())
     for name in sorted(arrays):
         h.update(name.encode())
-        _feed(h, arrays[name])
+        update_hash(h, arrays[name])
     return h.hexdigest()
 
 
@@ -347,7 +292,7 @@ def load_checkpoint(path, *, dim, fingerprint, groups=None) -> EngineState:
     dim : int
         The problem's dimension; must match the file's.
     fingerprint : str
-        :func:`fingerprint` of the problem being resumed; must match the file's.
+        :func:`~cutplane.fingerprint.fingerprint` of the problem being resumed; must match the file's.
     groups : ndarray of shape (dim,), optional
         Coordinate groups of the regulariser (per-group Gram blocks).
 
@@ -387,53 +332,54 @@ def load_checkpoint(path, *, dim, fingerprint, groups=None) -> EngineState:
     return state
 
 
-# ------------------------------------------------------------------ interruption
-class InterruptGuard:
-    """While active in the main thread, SIGTERM (and SIGINT if Python's default handler is in
-    place) raise ``KeyboardInterrupt``, deferred to the end of any :meth:`critical` section.
+# ------------------------------------------------------------------ the engine's saver
+class Checkpointer:
+    """Where and how often :func:`cutplane.minimize` saves its state; restores it for ``resume``.
 
-    Used as a context manager; the previous handlers are restored on exit. Outside the main
-    thread (signals are delivered there only) it installs nothing.
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The checkpoint file; its folder must exist.
+    every : int
+        Iterations between two saves (the engine reads ``self.every``).
+    method : str
+        The engine method, stored in the file.
+    oracle : Oracle
+        Its ``rng`` attribute (a ``numpy.random.Generator``), if any, is saved and restored.
+    step : step strategy
+        Has ``get_state()`` / ``set_state(dict)`` (:mod:`cutplane.steps`).
+    fp : str
+        :func:`~cutplane.fingerprint.fingerprint` of the problem.
     """
 
-    def __init__(self, enabled=True):
-        self.enabled = enabled
-        self.signal_received = None
-        self._depth = 0
-        self._deferred = False
-        self._previous = {}
+    def __init__(self, path, every, method, oracle, step, fp):
+        self.path, self.every, self.method = Path(path), every, method
+        self.oracle, self.step, self.fingerprint = oracle, step, fp
+        if not self.path.parent.is_dir():
+            raise InputError(f"the folder of the checkpoint does not exist: {self.path.parent}", field="checkpoint")
 
-    def _handler(self, signum, frame):
-        self.signal_received = signum
-        if self._depth > 0:
-            self._deferred = True
-            return
-        raise KeyboardInterrupt(f"signal {signum}")
+    def _rng(self):
+        rng = getattr(self.oracle, "rng", None)
+        return rng if isinstance(rng, np.random.Generator) else None
 
-    def __enter__(self):
-        if self.enabled and threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                current = signal.getsignal(sig)
-                if sig == signal.SIGINT and current is not signal.default_int_handler:
-                    continue  # someone else's handler: leave it alone
-                self._previous[sig] = current
-                signal.signal(sig, self._handler)
-        return self
+    def save(self, st, elapsed):
+        """Write ``st`` (an :class:`EngineState`) with ``elapsed`` seconds so far, atomically."""
+        st.elapsed = float(elapsed)
+        st.step_state = self.step.get_state()
+        rng = self._rng()
+        st.rng_state = None if rng is None else rng.bit_generator.state
+        save_checkpoint(self.path, st, fingerprint=self.fingerprint, method=self.method)
 
-    def __exit__(self, *exc):
-        for sig, handler in self._previous.items():
-            signal.signal(sig, handler)
-        self._previous.clear()
-        return False
-
-    @contextlib.contextmanager
-    def critical(self):
-        """A section a signal must not cut in half: the interrupt is raised at its end."""
-        self._depth += 1
-        try:
-            yield
-        finally:
-            self._depth -= 1
-        if self._depth == 0 and self._deferred:
-            self._deferred = False
-            raise KeyboardInterrupt(f"signal {self.signal_received}")
+    def restore(self, dim, groups, step):
+        """The saved :class:`EngineState` (step and rng states restored), or None when there is
+        no file yet; a damaged or foreign file raises :class:`~cutplane.exceptions.ModelFormatError`."""
+        if not self.path.exists():
+            logger.info("no checkpoint at %s yet: starting from scratch", self.path)
+            return None
+        st = load_checkpoint(self.path, dim=dim, fingerprint=self.fingerprint, groups=groups)
+        step.set_state(st.step_state)
+        rng = self._rng()
+        if rng is not None and st.rng_state is not None:
+            rng.bit_generator.state = st.rng_state
+        logger.info("resuming from %s at iteration %d", self.path, st.n_iter)
+        return st

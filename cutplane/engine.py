@@ -16,7 +16,7 @@ import numbers
 import time
 import warnings
 from dataclasses import dataclass
-from typing import Callable, NamedTuple
+from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
@@ -25,8 +25,11 @@ from .cuts import Cut, slope_dot
 from .exceptions import ConvergenceWarning, InexactCutWarning, InputError
 from .progress import ProgressReporter
 from .result import FallbackRecord, History, IterationInfo, Result
-from .checkpoint import (EngineState, InterruptGuard, fingerprint, load_checkpoint, save_checkpoint,
-                         working_set_from_state, working_set_state)
+from .bounds import clip_lower, update_lower
+from .checkpoint import Checkpointer, EngineState
+from .fingerprint import fingerprint
+from .interrupt import InterruptGuard
+from .memory_budget import bytes_after_add, fit_memory, slope_bytes
 from .steps import DirectStep, LineSearchStep, StepContext, StepOutcome
 from .working_set import WorkingSet
 
@@ -237,9 +240,9 @@ def minimize(oracle, regularizer, lam, *, method="bmrm", eps=1e-3, max_iter=1000
     groups = getattr(regularizer, "groups", None)
     ckpt = None
     if checkpoint is not None:
-        ckpt = _Checkpointer(checkpoint, checkpoint_every, method, oracle, step,
-                             fingerprint(oracle, regularizer, lam, method,
-                                         {k: getattr(step, k) for k in spec.options}))
+        ckpt = Checkpointer(checkpoint, checkpoint_every, method, oracle, step,
+                            fingerprint(oracle, regularizer, lam, method,
+                                        {k: getattr(step, k) for k in spec.options}))
     st = ckpt.restore(dim, groups, step) if (ckpt is not None and resume) else None
     if st is None:
         st = EngineState(WorkingSet(dim, groups=groups), w, w.copy())
@@ -278,7 +281,7 @@ def minimize(oracle, regularizer, lam, *, method="bmrm", eps=1e-3, max_iter=1000
                         if upper < st.best_upper:
                             st.best_upper, st.best_w = upper, st.w.copy()
                         ws.add(cut)
-                        cut_bytes = _slope_bytes(cut.slope)
+                        cut_bytes = slope_bytes(cut.slope)
                         if first and risk_lower_bound is not None:
                             ws.add(Cut(_zero_like_slope(cut.slope, dim), float(risk_lower_bound)))
                         st.peak_bytes = max(st.peak_bytes, ws.nbytes)
@@ -292,7 +295,7 @@ def minimize(oracle, regularizer, lam, *, method="bmrm", eps=1e-3, max_iter=1000
                 with guard.critical():
                     st.solver_time += t_solve
                     st.fallbacks.extend(FallbackRecord(it, b, r) for b, r in solution.failures)
-                    st.lower = _update_lower(st.lower, solution.lower_bound, st.best_upper, st.exact, it)
+                    st.lower = update_lower(st.lower, solution.lower_bound, st.best_upper, st.exact, it)
                     ws.record_duals(solution.alpha)
                     st.backend, st.alpha, st.mu = solution.backend, np.asarray(solution.alpha), solution.mu
                     st.pending, outcome, phase = None, None, "step"
@@ -352,47 +355,6 @@ def minimize(oracle, regularizer, lam, *, method="bmrm", eps=1e-3, max_iter=1000
     )
 
 
-class _Checkpointer:
-    """Where and how often :func:`minimize` saves; restores a run for ``resume``."""
-
-    def __init__(self, path, every, method, oracle, step, fp):
-        from pathlib import Path
-
-        self.path, self.every, self.method = Path(path), every, method
-        self.oracle, self.step, self.fingerprint = oracle, step, fp
-        if not self.path.parent.is_dir():
-            raise InputError(f"the folder of the checkpoint does not exist: {self.path.parent}", field="checkpoint")
-
-    def _rng(self):
-        rng = getattr(self.oracle, "rng", None)
-        return rng if isinstance(rng, np.random.Generator) else None
-
-    def save(self, st, elapsed):
-        st.elapsed = float(elapsed)
-        st.step_state = self.step.get_state()
-        rng = self._rng()
-        st.rng_state = None if rng is None else rng.bit_generator.state
-        save_checkpoint(self.path, st, fingerprint=self.fingerprint, method=self.method)
-
-    def restore(self, dim, groups, step):
-        if not self.path.exists():
-            logger.info("no checkpoint at %s yet: starting from scratch", self.path)
-            return None
-        st = load_checkpoint(self.path, dim=dim, fingerprint=self.fingerprint, groups=groups)
-        step.set_state(st.step_state)
-        rng = self._rng()
-        if rng is not None and st.rng_state is not None:
-            rng.bit_generator.state = st.rng_state
-        logger.info("resuming from %s at iteration %d", self.path, st.n_iter)
-        return st
-
-
-def _slope_bytes(slope):
-    """Bytes a sparse slope adds to the working set (index and value per nonzero); 0 when dense
-    (dense slopes live in the preallocated block counted by the capacity)."""
-    return 16 * int(slope.nnz) if sp.issparse(slope) else 0
-
-
 def _finish_iteration(st, outcome, upper, t_oracle, t_solve, t_step, it):
     """Fold the step's line-search point into the bounds and write the iteration's history row."""
     if outcome is not None:
@@ -401,7 +363,7 @@ def _finish_iteration(st, outcome, upper, t_oracle, t_solve, t_step, it):
         if outcome.candidate is not None and outcome.candidate_value < st.best_upper:
             st.best_upper = float(outcome.candidate_value)
             st.best_w = np.array(outcome.candidate, dtype=np.float64)
-            st.lower = _clip_lower(st.lower, st.best_upper, st.exact, it)
+            st.lower = clip_lower(st.lower, st.best_upper, st.exact, it)
     st.rows[-1] = (upper, st.best_upper, st.lower, st.best_upper - st.lower, t_oracle, t_solve,
                    st.working_set.n_cuts, t_step,
                    np.nan if outcome is None or outcome.candidate is None else outcome.candidate_value,
@@ -415,84 +377,10 @@ def _to_boundary(st, outcome, prune_after, max_cuts, memory_limit, cut_bytes, gr
     if max_cuts is not None:
         st.working_set.aggregate(max_cuts - 1)
     if memory_limit is not None:
-        st.working_set = _fit_memory(st.working_set, memory_limit, cut_bytes, groups)
-        need = _bytes_after_add(st.working_set, cut_bytes)
+        st.working_set = fit_memory(st.working_set, memory_limit, cut_bytes, groups=groups)
+        need = bytes_after_add(st.working_set, cut_bytes)
         if need > memory_limit and not st.memory_warned:
             st.memory_warned = True
             logger.warning("memory_limit=%d bytes is below one aggregated cut and a new one (%d bytes)",
                            memory_limit, need)
     st.w = np.asarray(outcome.query, dtype=np.float64)
-
-
-def _capacity(ws):
-    """Cuts the working set has room for before it grows its arrays."""
-    return int(ws.capacity)
-
-
-def _bytes_after_add(ws, cut_bytes):
-    """Predicted ``ws.nbytes`` after adding a cut of ``cut_bytes`` slope bytes (growth included)."""
-    n, cap = ws.n_cuts, _capacity(ws)
-    grow = 0
-    if n + 1 > cap:
-        new = max(8, 2 * cap, n + 1)
-        per_cut = 24 + (0 if ws.sparse else 8 * ws.dim)  # offset, dual, idle count (+ a dense row)
-        grow = 8 * ws.n_groups * (new * new - cap * cap) + per_cut * (new - cap)
-    return ws.nbytes + cut_bytes + grow
-
-
-def _fit_memory(ws, limit, cut_bytes, groups):
-    """Make room for one more cut within ``limit`` bytes; returns the (possibly rebuilt) working set.
-
-    Arrays with more than twice the room the cuts need are compacted first (a rebuild with the
-    same cuts, duals and idle counts); then the two oldest cuts are merged into one
-    (:meth:`WorkingSet.aggregate`) until the next cut fits.
-    """
-    while _bytes_after_add(ws, cut_bytes) > limit:
-        if _capacity(ws) > 2 * max(ws.n_cuts + 1, 8):
-            ws = working_set_from_state(working_set_state(ws), ws.dim, groups=groups, zero_tol=ws.zero_tol)
-        elif ws.n_cuts > 1:
-            ws.aggregate(ws.n_cuts - 1)
-        else:
-            break
-    return ws
-
-
-def _clip_lower(lower, best_upper, exact, iteration):
-    """After a line-search point lowered the best upper bound: keep ``lower <= best_upper``.
-
-    By weak duality ``F(w) >= min F >= lower`` at every point, so only round-off may put the
-    new best upper bound below the lower bound; the lower bound is then clipped to it (the same
-    convention as :func:`_update_lower`: it moves by round-off only). More than round-off is a
-    wrong cut: raised for exact cuts, logged and clipped for inexact ones.
-    """
-    if best_upper >= lower:
-        return lower
-    if lower - best_upper > 1e-6 * max(1.0, abs(best_upper)):
-        msg = (f"iteration {iteration}: the line search found F = {best_upper:.12g} below the certified "
-               f"lower bound {lower:.12g}; the oracle's cuts are not minorants of R")
-        if exact:
-            raise InputError(msg, field="oracle")
-        logger.warning("%s; clipped (inexact cuts)", msg)
-    return best_upper
-
-
-def _update_lower(lower, candidate, best_upper, exact, iteration):
-    """Running max of the reduced values, clipped at the best upper bound.
-
-    A reduced value above the best upper bound by more than round-off means a cut was not a
-    minorant of ``R``: with exact cuts that is an oracle error and raised; with inexact
-    cuts it is logged and clipped (the certificate is relative to the approximation).
-    """
-    tol = 1e-6 * max(1.0, abs(best_upper))
-    if candidate is None or not np.isfinite(candidate):
-        return min(lower, best_upper)
-    if candidate > best_upper + tol:
-        msg = (f"iteration {iteration}: reduced-problem lower bound {candidate:.12g} exceeds the best upper "
-               f"bound {best_upper:.12g}; the oracle's cuts are not minorants of R (wrong subgradient or "
-               "offset, or a non-convex risk)")
-        if exact:
-            raise InputError(msg, field="oracle")
-        logger.warning("%s; clipped (inexact cuts)", msg)
-    # when a new best upper bound meets the lower bound, round-off can put the old lower bound
-    # a few ulps above it: clip, so the gap is never negative (the bound moves by round-off only)
-    return min(max(lower, candidate), best_upper)

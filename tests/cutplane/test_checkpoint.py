@@ -9,12 +9,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cutplane import minimize
-from cutplane.checkpoint import InterruptGuard, load_checkpoint, save_checkpoint
+from cutplane.checkpoint import load_checkpoint, save_checkpoint
 from cutplane.exceptions import ConvergenceWarning, InputError, ModelFormatError
+from cutplane.interrupt import InterruptGuard
 from cutplane.mixed_norm import MixedNorm
 from cutplane.regularizers import L2
 
-from .test_engine import check_certificate, direct_solve, make_oracle
+from .test_engine import direct_solve, make_oracle
 
 LAM, EPS = 0.01, 1e-6
 
@@ -84,6 +85,7 @@ def test_resumed_bmrm_follows_the_uninterrupted_iterates(tmp_path):
     np.testing.assert_allclose(np.array(oracle.calls[:n]), np.array(full_oracle.calls[4:4 + n]), atol=1e-6)
     check = make_oracle("hinge", 4, 60, 6, False)
     assert resumed.objective == pytest.approx(LAM * L2()(resumed.w) + check.value(resumed.w), abs=1e-12)
+    assert resumed.status == full.status == "converged" and abs(resumed.objective - full.objective) <= EPS
 
 
 class _InterruptingSolverL2(L2):
@@ -122,7 +124,7 @@ def test_interrupt_during_the_reduced_solve_keeps_the_evaluated_cut(tmp_path):
 
 
 def _fp(oracle, reg, method="bmrm", lam=LAM, options=None):
-    from cutplane.checkpoint import fingerprint
+    from cutplane.fingerprint import fingerprint
 
     return fingerprint(oracle, reg, lam, method, options or {})
 
