@@ -174,9 +174,11 @@ def main(argv=None):
                 l0 = os.getloadavg()[0]
                 t_par, _ = best_of(lambda: oracle(w), args.repeat)
                 t_map, _ = best_of(lambda: oracle._map(w), args.repeat)
-                cpu = cpu_split(ex, oracle, w, args.repeat)[1] if name in ("threads", "processes") else np.nan
+                cpu_bound = "n/a"
+                if name in ("threads", "processes"):
+                    cpu_bound = f"{cpu_serial / cpu_split(ex, oracle, w, args.repeat)[1]:.2f}"
                 say(f"| {label} | {name} ({ex.n_workers}) | {wrong} | {res.cut.slope.nnz} | {t_par:.3f} | "
-                    f"{t_map:.3f} | {t_ser / t_par:.2f} | {t_ser_map / t_map:.2f} | {cpu_serial / cpu:.2f} | "
+                    f"{t_map:.3f} | {t_ser / t_par:.2f} | {t_ser_map / t_map:.2f} | {cpu_bound} | "
                     f"{l0:.2f} | {os.getloadavg()[0]:.2f} |")
     load1 = os.getloadavg()
     say()

@@ -28,6 +28,7 @@ garbage collected.
 from __future__ import annotations
 
 import itertools
+import numbers
 import os
 import threading
 import weakref
@@ -77,10 +78,12 @@ class BoundTasks(Protocol):
 
 
 def _check_workers(n_workers):
-    n = int(n_workers or os.cpu_count() or 1)
-    if n < 1:
-        raise InputError(f"n_workers must be >= 1, got {n_workers}", field="n_workers")
-    return n
+    """``None`` -> the number of cores; otherwise an int >= 1 (InputError naming ``n_workers``)."""
+    if n_workers is None:
+        return int(os.cpu_count() or 1)
+    if isinstance(n_workers, bool) or not isinstance(n_workers, numbers.Integral) or n_workers < 1:
+        raise InputError(f"n_workers must be an integer >= 1 or None, got {n_workers!r}", field="n_workers")
+    return int(n_workers)
 
 
 class _ContextMixin:

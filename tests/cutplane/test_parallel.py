@@ -266,8 +266,11 @@ def test_get_executor_resolution_and_errors(monkeypatch):
         get_executor("threads", 2, scheduler="tcp://localhost:8786")
     with pytest.raises(InputError):
         get_executor(42)
+    for bad in (-1, 0, 2.0, True, "2"):
+        with pytest.raises(InputError, match="n_workers"):
+            get_executor("threads", bad)
     with pytest.raises(InputError, match="n_workers"):
-        ThreadExecutor(-1)
+        ProcessExecutor(0)
     monkeypatch.setitem(sys.modules, "dask.distributed", None)  # as if dask were not installed
     with pytest.raises(ExecutorError, match=r"pip install cutplane\[dask\]") as info:
         get_executor("dask", 2)
