@@ -202,3 +202,45 @@ def test_checkpoint_resume_through_the_cli(files, tmp_path, capsys):
     assert resumed["iterations"] > first["iterations"]
     assert abs(resumed["objective"] - full["objective"]) <= 0.01
     capsys.readouterr()
+
+
+@pytest.mark.slow
+def test_kill_9_then_resume_ends_at_the_same_objective(tmp_path, capsys):
+    """Issue 9's acceptance for the parse task: SIGKILL mid-training, ``--resume``, same objective
+    (~30 s in a subprocess; the short versions: test_checkpoint_resume_through_the_cli and the
+    estimator's interrupt test in test_dependency_parser.py)."""
+    import signal
+    import time
+
+    from tests.problems.test_cli_resume import checkpoint_iterations, run_cli
+
+    write_conllu(tmp_path / "train.conllu", make_treebank(80, seed=0))
+    eps = 0.01
+
+    def args(tag, *extra):
+        return ["train", "--task", "parse", "--train", str(tmp_path / "train.conllu"), "--C", "10", "--eps", str(eps),
+                "--regularizer", "ssvm", "--model", str(tmp_path / f"{tag}.npz"),
+                "--report", str(tmp_path / f"{tag}.json"), *extra]
+
+    assert main(args("ref")) == 0
+    ref = json.loads((tmp_path / "ref.json").read_text())
+    assert ref["status"] == "converged" and ref["iterations"] > 40
+    ckpt = tmp_path / "run.ckpt"
+    run = args("run", "--checkpoint", str(ckpt), "--checkpoint-every", "1")
+    proc = run_cli(run, tmp_path)
+    deadline = time.monotonic() + 300
+    while checkpoint_iterations(ckpt) < 8 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert proc.poll() is None, "the run ended before it could be killed: " + proc.communicate()[1]
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate()
+    assert proc.returncode == -signal.SIGKILL
+    done = checkpoint_iterations(ckpt)
+    assert 8 <= done < ref["iterations"] and not (tmp_path / "run.json").exists()
+    resumed = run_cli([*run, "--resume"], tmp_path)
+    _, err = resumed.communicate(timeout=600)
+    assert resumed.returncode == 0, err
+    rep = json.loads((tmp_path / "run.json").read_text())
+    assert rep["status"] == "converged" and rep["resumed"] is True and rep["iterations"] > done
+    assert abs(rep["objective"] - ref["objective"]) <= eps
+    capsys.readouterr()
