@@ -15,8 +15,10 @@ rate). ``R(w) >= 0`` whenever each gold tree is in the search space (it is the c
 ``y = y_i``); a non-projective gold tree with ``projective=True`` can make its term negative.
 
 The map over sentences runs in chunks through a :mod:`cutplane.parallel` executor (the kernels
-release the GIL, so threads scale); each chunk returns partial sums which are added in order,
-so the result does not depend on the executor.
+release the GIL, so threads scale): each chunk is a :class:`ParseChunk` task bound to the executor
+once (worker processes and Dask workers receive only their own sentences, once), a call then sends
+``w`` and gets the chunk's partial sums back; they are added in order, so the result does not
+depend on the executor.
 """
 from __future__ import annotations
 

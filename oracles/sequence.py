@@ -19,7 +19,10 @@ with ``Delta`` the Hamming loss (number of wrong tokens), and returns the cut (M
 
 The slope is a scipy CSR row of shape (1, dim), accumulated in numba only over the tokens
 where ``y^`` differs from ``y``. The map over examples runs through an executor from
-:mod:`cutplane.parallel` over chunks of sentences (the kernels release the GIL).
+:mod:`cutplane.parallel` over chunks of sentences (the kernels release the GIL): each chunk is a
+:class:`SequenceChunk` task, bound to the executor once (for worker processes and Dask: shipped
+once, only its own sentences), after which a call sends ``w`` and gets back the chunk's
+:class:`ChunkPartial` (sorted integer counts, loss, labels); the counts are merged exactly.
 """
 from __future__ import annotations
 
