@@ -27,6 +27,7 @@ import numpy as np
 
 from .backends import resolve_backends, solve_with_fallback
 from .base import ReducedSolution, dual_value, to_simplex
+from .qcqp_direct import DIRECT_NAME, solve_qcqp_direct
 from .qp import psd_factor
 
 __all__ = ["QCQPReducedSolver"]
@@ -50,6 +51,10 @@ class QCQPReducedSolver:
         capacity bucket and number of blocks; beyond, a fresh problem per solve (padded dense
         parameters make larger DPP problems slower to compile and to solve: measured 14 s to
         compile and 2.3 s to solve at 128 cuts and 8 groups, against 0.2 s for a fresh one).
+    direct : bool, default=True
+        When CLARABEL is the first backend, solve each cone program with Clarabel's own API
+        (:mod:`cutplane.reduced.qcqp_direct`, no cvxpy compilation) and use cvxpy with
+        ``backends`` only when that fails; False: always through cvxpy.
     initial_groups, add_groups : int, default=4
         Group constraints are generated lazily: the groups that bound at the previous solve
         and the ``initial_groups`` largest at the warm start first, then up to ``add_groups``
@@ -59,9 +64,12 @@ class QCQPReducedSolver:
     kind = "socp"
 
     def __init__(self, regularizer, backends=None, *, zero_rtol=1e-12, dpp_max_cuts=16, initial_groups=4,
-                 add_groups=4):
+                 add_groups=4, direct=True):
         self.regularizer = regularizer
         self.backends = resolve_backends(backends, self.kind)
+        # the direct path is Clarabel: used when Clarabel is the backend of first choice
+        # (the default unless MOSEK is licensed, or when asked for by name)
+        self.direct = bool(direct) and bool(self.backends) and self.backends[0] == "CLARABEL"
         self.zero_rtol = float(zero_rtol)
         self.dpp_max_cuts = int(dpp_max_cuts)
         self.initial_groups = int(initial_groups)
@@ -172,17 +180,23 @@ class QCQPReducedSolver:
         for _ in range(len(active)):
             ordered = np.array(sorted(work))
             blocks = [grams[j] for j in ordered]
-            build = self._dpp_problem if n <= self.dpp_max_cuts else self._problem
-            prob, get_alpha, quad = build(blocks, b, lam, warm)
+            direct = None
+            if self.direct:
+                direct = solve_qcqp_direct([psd_factor(Q) for Q in blocks], b, lam)
+            if direct is not None:
+                (alpha, duals), backend, status = direct, DIRECT_NAME, "optimal"
+            else:
+                build = self._dpp_problem if n <= self.dpp_max_cuts else self._problem
+                prob, get_alpha, quad = build(blocks, b, lam, warm)
 
-            def extract(p):
-                duals = np.array([float(np.ravel(c.dual_value)[0]) if c.dual_value is not None else 0.0
-                                  for c in quad])
-                return get_alpha(), duals
+                def extract(p):
+                    duals = np.array([float(np.ravel(c.dual_value)[0]) if c.dual_value is not None else 0.0
+                                      for c in quad])
+                    return get_alpha(), duals
 
-            (alpha, duals), backend, status, fails = solve_with_fallback(
-                prob, self.backends, extract, warm_start=warm is not None)
-            failures.extend(fails)
+                (alpha, duals), backend, status, fails = solve_with_fallback(
+                    prob, self.backends, extract, warm_start=warm is not None)
+                failures.extend(fails)
             alpha = to_simplex(alpha, n)
             vals = np.array([alpha @ grams[j] @ alpha for j in active])
             bound = max(float(np.max(vals[np.isin(active, ordered)])), 0.0)

@@ -67,14 +67,19 @@ def test_conjugate_matches_cvxpy(p):
     assert reg.conjugate(v) == pytest.approx(prob.value, rel=1e-6, abs=1e-8)
 
 
+@pytest.mark.parametrize("direct", [True, False])
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("seed", range(5))
-def test_qcqp_matches_direct_solve(seed, sparse):
+def test_qcqp_matches_direct_solve(seed, sparse, direct):
+    """Both paths (Clarabel's own API, and cvxpy) against a cvxpy solve of the reduced primal."""
     groups, A, b = _random_setup(seed, sparse=sparse)
     lam = 0.7
     reg = MixedNorm(groups, p=1.0)
     ws = _working_set(groups, A, b, sparse)
-    sol = reg.make_reduced_solver().solve(ws, lam)
+    solver = reg.make_reduced_solver("CLARABEL", direct=direct)
+    sol = solver.solve(ws, lam)
+    if ws.n_cuts > 1:
+        assert (sol.backend == "CLARABEL(direct)") == direct
     opt, _ = _direct_reduced(reg, A, b, lam)
     # certified lower bound and the recovered w's value bracket the optimum tightly
     assert sol.lower_bound <= opt + 1e-6
