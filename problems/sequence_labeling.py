@@ -356,10 +356,12 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
             "feature_groups": idx.feature_groups_, "group_offsets": idx.group_offsets_,
             "labels": np.array(self.labels_.labels, dtype=str),
         }
+        # how it ran (executor, Dask scheduler) is not part of the model
+        params = {k: v for k, v in self.get_params().items() if k not in ("templates", "executor", "scheduler")}
+        params["checkpoint"] = None if self.checkpoint is None else str(self.checkpoint)
         meta = dict(extra_meta or {})
         meta.update({"estimator": _MODEL_NAME, "templates": "\n".join(t.text for t in idx.templates),
-                "params": {k: v for k, v in self.get_params().items() if k not in ("templates", "executor")}
-                          | {"checkpoint": None if self.checkpoint is None else str(self.checkpoint)},
+                "params": params,
                 "template_weights": self.template_weights_, "active_templates": self.active_templates_,
                 "objective": self.objective_, "lower_bound": self.lower_bound_, "gap": self.gap_,
                 "n_iter": self.n_iter_})
