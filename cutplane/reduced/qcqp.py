@@ -55,6 +55,10 @@ class QCQPReducedSolver:
         When CLARABEL is the first backend, solve each cone program with Clarabel's own API
         (:mod:`cutplane.reduced.qcqp_direct`, no cvxpy compilation) and use cvxpy with
         ``backends`` only when that fails; False: always through cvxpy.
+    direct_max_cuts : int, default=200
+        The direct path is used up to this many cuts: its dense cone rows make Clarabel's
+        factorisation grow faster than cvxpy's form (measured on 22 random groups: 2x faster at
+        50 cuts, 1.8x at 150, 1.5x slower at 300).
     initial_groups, add_groups : int, default=4
         Group constraints are generated lazily: the groups that bound at the previous solve
         and the ``initial_groups`` largest at the warm start first, then up to ``add_groups``
@@ -64,12 +68,13 @@ class QCQPReducedSolver:
     kind = "socp"
 
     def __init__(self, regularizer, backends=None, *, zero_rtol=1e-12, dpp_max_cuts=16, initial_groups=4,
-                 add_groups=4, direct=True):
+                 add_groups=4, direct=True, direct_max_cuts=200):
         self.regularizer = regularizer
         self.backends = resolve_backends(backends, self.kind)
         # the direct path is Clarabel: used when Clarabel is the backend of first choice
         # (the default unless MOSEK is licensed, or when asked for by name)
         self.direct = bool(direct) and bool(self.backends) and self.backends[0] == "CLARABEL"
+        self.direct_max_cuts = int(direct_max_cuts)
         self.zero_rtol = float(zero_rtol)
         self.dpp_max_cuts = int(dpp_max_cuts)
         self.initial_groups = int(initial_groups)
@@ -181,7 +186,7 @@ class QCQPReducedSolver:
             ordered = np.array(sorted(work))
             blocks = [grams[j] for j in ordered]
             direct = None
-            if self.direct:
+            if self.direct and n <= self.direct_max_cuts:
                 direct = solve_qcqp_direct([psd_factor(Q) for Q in blocks], b, lam)
             if direct is not None:
                 (alpha, duals), backend, status = direct, DIRECT_NAME, "optimal"
