@@ -209,7 +209,10 @@ def evaluate_model(est, task, path, *, train_words=None) -> dict:
     from .io.conll import read_conll
     from .metrics.chunking import chunk_f1
 
+    from .validation import warn_unseen_labels
+
     corpus = read_conll(path)
+    warn_unseen_labels(corpus.labels, est.labels_.labels, path=path)
     pred = est.predict(corpus.inputs)
     s = chunk_f1(corpus.labels, pred)
     return {"precision": s.precision, "recall": s.recall, "f1": s.f1, "accuracy": s.accuracy,

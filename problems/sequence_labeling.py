@@ -28,7 +28,7 @@ from oracles.viterbi import viterbi_kernel
 from .estimator_options import make_executor
 from .feature_index import FeatureIndex, LabelAlphabet
 from .template_learning import TemplateLearnerMixin
-from .validation import check_int
+from .validation import check_int, check_sequences, warn_unseen_labels
 
 __all__ = ["SequenceTagger"]
 
@@ -36,22 +36,9 @@ _MODEL_NAME = "SequenceTagger"
 
 
 def _check_corpus(X, y=None):
-    """Sentences as lists of token rows (tuples of str) and, when given, matching label lists."""
-    if isinstance(X, (str, bytes)) or not hasattr(X, "__len__"):
-        raise InputError("X must be a list of sentences (lists of token rows)", field="X")
-    if len(X) == 0:
-        raise InputError("X is empty: need at least one sentence", field="X")
-    for i, sent in enumerate(X):
-        if len(sent) == 0:
-            raise InputError(f"sentence {i} has no tokens", field="X")
-    if y is None:
-        return list(X), None
-    if len(y) != len(X):
-        raise InputError(f"X has {len(X)} sentences but y has {len(y)} label sequences", field="y")
-    for i, (sent, labels) in enumerate(zip(X, y)):
-        if len(sent) != len(labels):
-            raise InputError(f"sentence {i} has {len(sent)} tokens but {len(labels)} labels", field="y")
-    return list(X), list(y)
+    """Sentences as lists of token rows (tuples of str) and, when given, matching label lists
+    (:func:`problems.validation.check_sequences`: equal row widths, str cells, one label per token)."""
+    return check_sequences(X, y)
 
 
 @njit(cache=True)
@@ -340,6 +327,8 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
     def score(self, X, y):
         """Per-token accuracy (use :mod:`problems.metrics` for chunk F1 or segmentation F1)."""
         X, y = _check_corpus(X, y)
+        self._check_fitted()
+        warn_unseen_labels(y, self.labels_.labels)
         pred = self.predict(X)
         hits = sum(int(a == b) for ps, ys in zip(pred, y) for a, b in zip(ps, ys))
         return hits / sum(len(s) for s in y)
