@@ -6,6 +6,8 @@ and streams a temporary. These kernels do each operation in one pass without tem
 
 - :func:`group_dot_sorted`: per-group inner products of two sparse rows with sorted indices
   (a merge join: sequential access only, no dense scatter);
+- :func:`group_dot_gather`: the same against a dense scatter of one of the rows (for cuts
+  dense enough that the merge join's branches cost more than the random gathers);
 - :func:`scatter_add`: ``out[idx] += a * data``;
 - :func:`sparse_dot`: ``sum(data * w[idx])``;
 - :func:`group_sq_sums`: per-group sums of squares of a sparse row;
@@ -20,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["group_dot_sorted", "scatter_add", "sparse_dot", "group_sq_sums", "group_norms_kernel",
+__all__ = ["group_dot_sorted", "group_dot_gather", "scatter_add", "sparse_dot", "group_sq_sums", "group_norms_kernel",
            "scale_by_group", "scaled_by_group"]
 
 
@@ -51,6 +53,20 @@ def group_dot_sorted(i1, d1, i2, d2, groups, out):
             q += 1
     if one:
         out[0] += acc
+
+
+@njit(nogil=True, cache=True)
+def group_dot_gather(ir, dr, dense, groups, out):
+    """``out[g] += sum over k with groups[ir[k]] == g of dr[k] * dense[ir[k]]``."""
+    if groups.shape[0] == 0:
+        acc = 0.0
+        for k in range(ir.shape[0]):
+            acc += dr[k] * dense[ir[k]]
+        out[0] += acc
+    else:
+        for k in range(ir.shape[0]):
+            i = ir[k]
+            out[groups[i]] += dr[k] * dense[i]
 
 
 @njit(nogil=True, cache=True)

@@ -53,11 +53,11 @@ class L2:
 
     def __call__(self, w) -> float:
         w = _vec(w)
-        return 0.5 * float(w @ w)
+        return 0.5 * float(np.einsum("i,i->", w, w))  # no BLAS: its threads cost 80x under load
 
     def conjugate(self, v) -> float:
         v = _vec(v)
-        return 0.5 * float(v @ v)
+        return 0.5 * float(np.einsum("i,i->", v, v))
 
     def grad_conjugate(self, v) -> np.ndarray:
         return _vec(v).copy()

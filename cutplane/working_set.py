@@ -24,6 +24,7 @@ from .groups import as_group_ids
 __all__ = ["WorkingSet"]
 
 _PARALLEL_NNZ = 2_000_000  # stored nonzeros above which Gram rows are computed on threads
+_DENSE_FRACTION = 16  # a new cut with more than dim / 16 nonzeros is scattered densely for its Gram row
 _POOL = None
 
 
@@ -186,10 +187,20 @@ class WorkingSet:
         out = np.zeros((n, self.n_groups))
         rows, groups = self._rows, self._kgroups
 
-        def run(lo, hi):
-            for r in range(lo, hi):
-                ir, dr = rows[r]
-                K.group_dot_sorted(idx, data, ir, dr, groups, out[r])
+        if len(idx) * _DENSE_FRACTION >= self.dim:
+            # a nearly dense new cut: scatter it once and gather along every stored row
+            dense = np.zeros(self.dim)
+            dense[idx] = data
+
+            def run(lo, hi):
+                for r in range(lo, hi):
+                    ir, dr = rows[r]
+                    K.group_dot_gather(ir, dr, dense, groups, out[r])
+        else:
+            def run(lo, hi):
+                for r in range(lo, hi):
+                    ir, dr = rows[r]
+                    K.group_dot_sorted(idx, data, ir, dr, groups, out[r])
 
         sizes = np.fromiter((len(ir) + len(idx) for ir, _ in rows), dtype=np.int64, count=n)
         workers = _n_threads()

@@ -163,8 +163,8 @@ def test_bad_input_is_reported():
 @settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), n_cuts=st.integers(1, 9), n_groups=st.integers(1, 5))
 def test_threaded_gram_rows_equal_serial(seed, n_cuts, n_groups):
-    """The Gram rows computed on the thread pool (forced by a zero threshold) equal the
-    serial merge join and a direct sparse product, group by group."""
+    """The Gram rows computed on the thread pool (forced by a zero threshold), by merge join
+    or by dense scatter and gather, equal the serial merge join and a direct sparse product."""
     import cutplane.working_set as ws_module
 
     rng = np.random.default_rng(seed)
@@ -173,17 +173,19 @@ def test_threaded_gram_rows_equal_serial(seed, n_cuts, n_groups):
     slopes = [sp.random(1, dim, density=rng.uniform(0.05, 0.9), random_state=rng, format="csr")
               for _ in range(n_cuts)]
     grams = []
-    saved = ws_module._PARALLEL_NNZ
+    saved = ws_module._PARALLEL_NNZ, ws_module._DENSE_FRACTION
     try:
-        for threshold in (10**15, 0):
-            ws_module._PARALLEL_NNZ = threshold
+        # serial merge join; threads; threads with the dense-scatter gather for every cut
+        for threshold, fraction in ((10**15, 0), (0, 0), (0, 10**9)):
+            ws_module._PARALLEL_NNZ, ws_module._DENSE_FRACTION = threshold, fraction
             ws = WorkingSet(dim, groups=groups)
             for a in slopes:
                 ws.add(Cut(a, 0.0))
             grams.append(np.stack([ws.gram(group=j) for j in range(ws.n_groups)]))
     finally:
-        ws_module._PARALLEL_NNZ = saved
+        ws_module._PARALLEL_NNZ, ws_module._DENSE_FRACTION = saved
     A = sp.vstack(slopes).tocsr()
     direct = np.stack([(A[:, groups == j] @ A[:, groups == j].T).toarray() for j in range(grams[0].shape[0])])
     np.testing.assert_allclose(grams[1], grams[0], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(grams[2], grams[0], rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(grams[0], direct, rtol=1e-10, atol=1e-12)
