@@ -131,7 +131,7 @@ class QCQPReducedSolver:
 
     def solve(self, working_set, lam, warm_start=None) -> ReducedSolution:
         """Solve the reduced QCQP of ``working_set`` (at least one cut)."""
-        from threadpoolctl import threadpool_limits
+        from .._blas import single_thread_blas
 
         reg = self.regularizer
         n = working_set.n_cuts
@@ -157,7 +157,7 @@ class QCQPReducedSolver:
                 warm = to_simplex(warm_start)
             # small dense factorisations: BLAS threads only add contention (90x slower measured
             # on a loaded 2-core machine)
-            with threadpool_limits(1):
+            with single_thread_blas():
                 alpha, duals, work, backend, status, failures = self._solve_by_group_generation(
                     grams, active, b, lam, warm)
             if duals.sum() > 0:

@@ -180,11 +180,11 @@ class QPReducedSolver:
             warm = None
             if warm_start is not None and np.shape(warm_start) == (n,) and np.sum(warm_start) > 0:
                 warm = to_simplex(warm_start)
-            from threadpoolctl import threadpool_limits
+            from .._blas import single_thread_blas
 
             # small dense algebra: BLAS threads only add contention (measured 80-90x slower on
             # a loaded 2-core machine)
-            with threadpool_limits(1):
+            with single_thread_blas():
                 alpha, backend, status, failures = self._solve_backends(G, b, float(lam), warm)
             alpha = to_simplex(alpha, n)
         lower, v = dual_value(self.regularizer, working_set, alpha, lam)

@@ -85,9 +85,9 @@ class SmoothDualReducedSolver:
         self.max_iter = int(max_iter)
 
     def solve(self, working_set, lam, warm_start=None) -> ReducedSolution:
-        from threadpoolctl import threadpool_limits
+        from .._blas import single_thread_blas
 
-        with threadpool_limits(1):  # small dense products: BLAS threads only add contention
+        with single_thread_blas():  # small dense products: BLAS threads only add contention
             return self._solve(working_set, lam, warm_start)
 
     def _solve(self, working_set, lam, warm_start):
