@@ -268,9 +268,14 @@ def _run_train(args):
     est.save(args.model, extra_meta={"task": args.task, "report": summary})
     if args.report is not None:
         args.report.write_text(json.dumps(report, indent=2, allow_nan=True) + "\n")
-    sys.stdout.write(f"{args.task}: objective {report['objective']:.6g}, certified gap "
-                     f"{report['gap']:.3g}, {report['iterations']} iterations, "
-                     f"status {report['status']}, {report['time_s']:.2f} s\n")
+    if report.get("gap") is None:  # an online solver: no certificate, iterations are epochs
+        solver = getattr(args, "solver", "online")
+        sys.stdout.write(f"{args.task}: objective {report['objective']:.6g} ({solver}, no certificate), "
+                         f"{report['iterations']} epochs, status {report['status']}, {report['time_s']:.2f} s\n")
+    else:
+        sys.stdout.write(f"{args.task}: objective {report['objective']:.6g}, certified gap "
+                         f"{report['gap']:.3g}, {report['iterations']} iterations, "
+                         f"status {report['status']}, {report['time_s']:.2f} s\n")
     return 0
 
 

@@ -316,28 +316,9 @@ def _run_train(args):
         return _base_train.run(args)
     given = [opt for opt, attr, default in _SPOM_REFUSED if getattr(args, attr) != default]
     if given:
-        raise InputError(f"{', '.join(given)} apply to --solver cutting-plane only (SPOM keeps no working set "
+        raise InputError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to --solver cutting-plane only (SPOM keeps no working set "
                          "and writes no checkpoint)", field=given[0])
-    return _run_train_uncertified(args)
-
-
-def _run_train_uncertified(args):
-    """``train`` for a solver without a certificate: as :mod:`problems.cli`'s, with a summary
-    line that reports no gap (that one formats ``gap`` as a number)."""
-    task = TASKS[args.task]
-    if args.regularizer is None:
-        args.regularizer = task.default_regularizer
-    if args.eps is None:
-        args.eps = task.default_eps
-    est, report = task.train(args)
-    report = {"task": args.task, "train_file": str(args.train), "model_file": str(args.model),
-              "checkpoint": None, "resumed": False, "memory_limit": None, **report}
-    est.save(args.model, extra_meta={"task": args.task, "report": {k: v for k, v in report.items() if k != "history"}})
-    if args.report is not None:
-        args.report.write_text(json.dumps(report, indent=2, allow_nan=True) + "\n")
-    sys.stdout.write(f"{args.task}: objective {report['objective']:.6g} ({args.solver}, no certificate), "
-                     f"{report['iterations']} epochs, status {report['status']}, {report['time_s']:.2f} s\n")
-    return 0
+    return _base_train.run(args)
 
 
 _add_train._solver_options = True

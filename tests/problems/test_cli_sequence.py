@@ -80,3 +80,28 @@ def test_errors_are_clean(files, capsys):
     assert main(["train", "--task", "sequence", "--templates", str(d / "t.tpl"), "--train", str(d / "train.txt"),
                  "--regularizer", "l1", "--model", str(d / "x.npz")]) == 2
     assert main(["evaluate", "--model", str(d / "missing.npz"), "--test", str(d / "test.txt")]) == 2
+
+
+def test_sequence_spom_through_the_cli_matches_the_estimator(files, capsys):
+    """``--solver spom``: no certificate in the report or the summary line, the same objective
+    as the estimator trained directly with the same settings, a model that predicts."""
+    from problems.sequence_labeling import SequenceTagger
+
+    d = files
+    code = main(["train", "--task", "sequence", "--templates", str(d / "t.tpl"), "--train", str(d / "train.txt"),
+                 "--C", "10", "--regularizer", "mtl", "--solver", "spom", "--epochs", "5", "--seed", "1",
+                 "--model", str(d / "ms.npz"), "--report", str(d / "rs.json")])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "no certificate" in out and "5 epochs" in out
+    report = json.loads((d / "rs.json").read_text())
+    assert report["gap"] is None and report["lower_bound"] is None
+    corpus = read_conll(d / "train.txt")
+    est = SequenceTagger(d.joinpath("t.tpl").read_text(), C=10, regularizer="mtl", solver="spom", epochs=5,
+                         seed=1).fit(corpus.inputs, corpus.labels)
+    assert report["objective"] == pytest.approx(est.objective_, rel=1e-9)
+    assert main(["evaluate", "--model", str(d / "ms.npz"), "--test", str(d / "test.txt")]) == 0
+    capsys.readouterr()
+    assert main(["train", "--task", "sequence", "--templates", str(d / "t.tpl"), "--train", str(d / "train.txt"),
+                 "--solver", "spom", "--checkpoint", str(d / "ck.npz"), "--model", str(d / "x.npz")]) == 2
+    assert "--checkpoint applies to --solver cutting-plane only" in capsys.readouterr().err
