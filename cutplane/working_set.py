@@ -28,8 +28,11 @@ _DENSE_FRACTION = 16  # a new cut with more than dim / 16 nonzeros is scattered 
 _POOL = None
 
 
+_CPUS = min(4, os.cpu_count() or 1)
+
+
 def _n_threads() -> int:
-    return min(4, os.cpu_count() or 1)
+    return _CPUS
 
 
 def _pool():
@@ -86,6 +89,7 @@ class WorkingSet:
         self._cap = 0
         self._dense = None  # (cap, dim) when dense
         self._rows = []  # list of (indices, data) when sparse
+        self._row_nnz = []  # len(indices) of each row, kept beside _rows
         self._csr = None  # cached stacked CSR
         self._b = np.zeros(0)
         self._G = np.zeros((self.n_groups, 0, 0))
@@ -202,7 +206,7 @@ class WorkingSet:
                     ir, dr = rows[r]
                     K.group_dot_sorted(idx, data, ir, dr, groups, out[r])
 
-        sizes = np.fromiter((len(ir) + len(idx) for ir, _ in rows), dtype=np.int64, count=n)
+        sizes = np.asarray(self._row_nnz, dtype=np.int64) + len(idx)
         workers = _n_threads()
         if workers > 1 and n >= 2 and sizes.sum() >= _PARALLEL_NNZ:
             cuts = np.searchsorted(np.cumsum(sizes), sizes.sum() * np.arange(1, workers) / workers)
@@ -244,6 +248,7 @@ class WorkingSet:
         self._grow(n + 1)
         if self.sparse:
             self._rows.append((idx, data))
+            self._row_nnz.append(len(idx))
             self._csr = None
         else:
             self._dense[n] = dense_vec
@@ -331,6 +336,7 @@ class WorkingSet:
         m = len(sel)
         if self.sparse:
             self._rows = [self._rows[i] for i in sel]
+            self._row_nnz = [self._row_nnz[i] for i in sel]
             self._csr = None
         else:
             self._dense[:m] = self._dense[sel]
@@ -427,6 +433,7 @@ class WorkingSet:
         self._G[:, :m, :m] = newG
         if self.sparse:
             self._rows = [merged_row] + self._rows[k:]
+            self._row_nnz = [len(merged_row[0])] + self._row_nnz[k:]
             self._csr = None
         else:
             self._dense[1:m] = self._dense[k:n].copy()
