@@ -127,7 +127,8 @@ def trend(rows):
         paper = PAPER_TABLE8["small" if key[1] == "tp1" else "large"]["pku" if key[0] == "PKU" else "esp"]
         pbest = max(paper, key=lambda q: paper[q][2])
         pdrops = sum(paper[b][2] < paper[a][2] for a, b in zip(sorted(paper), sorted(paper)[1:]))
-        out.append(f"- {key[0]} {key[1].upper()} seed {key[2]}: F1 " + ", ".join(
+        seed = "" if key[2] == "-" else f" seed {key[2]}"
+        out.append(f"- {key[0]} {key[1].upper()}{seed}: F1 " + ", ".join(
             f"{r['f1']:.2f} (p={_p_name(r['p'])})" for r in rs) + f"; it falls at {drops} of the {len(rs) - 1} steps "
             f"of p, best at p = {_p_name(best['p'])} (the paper, same set: best at p = {_p_name(pbest)}, F1 falls at "
             f"{pdrops} of its 4 steps).")

@@ -18,6 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+# A few iterations on purpose: the runs stop at max_iter, and the tables report it.
+pytestmark = pytest.mark.filterwarnings("ignore::cutplane.exceptions.ConvergenceWarning")
 N_SENT = 60
 
 
