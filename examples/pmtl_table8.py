@@ -32,7 +32,7 @@ for _p in (_HERE.parent, _HERE):  # the repository root (packages) and examples/
         sys.path.insert(0, str(_p))
 
 from cws_segmentation import (TEMPLATE_SETS, add_common_arguments, fit_and_score, load_corpus,  # noqa: E402
-                              make_meta, split_sentences)
+                              make_meta, render_from_json, rendered_note, split_sentences)
 from sequence_experiment import ROOT, make_tagger, parser, peak_rss_bytes  # noqa: E402
 
 P_VALUES = (1.0, 4.0 / 3.0, 2.0, 4.0, 100.0)
@@ -142,7 +142,7 @@ def write_table(rows, meta, out):
     lines = [
         "# pMTL^struct by p (MTL Table 8)", "",
         f"Produced by `{meta['command']}` on {meta['date']} ({meta['machine']}, load average before the run "
-        f"{meta['load_before']}). PKU: seeds {meta['seeds']}, each an 80/20 split by sentence of the SIGHAN 2005 "
+        f"{meta['load_before']}){rendered_note(meta)}. PKU: seeds {meta['seeds']}, each an 80/20 split by sentence of the SIGHAN 2005 "
         f"gold test file (the training file is not in the data folder), tags {meta['scheme']}; "
         f"{meta.get('ner_text', 'Spanish NER not run (`--ner`)')}. F = Omega_p(w) + C * mean Hamming loss, "
         f"certified gap eps = {meta['eps']:g} x C, time limit per fit {meta['time_limit']}, {meta['executor']} "
@@ -180,6 +180,8 @@ def main(argv=None):
     ap.add_argument("--ner-C", type=float, default=100.0, dest="ner_C")
     ap.add_argument("--ner-max-sentences", type=int, default=None, dest="ner_max_sentences")
     args = ap.parse_args(argv)
+    if args.render is not None:
+        return render_from_json(args.render, args.out, "pmtl_table8.py", argv, write_table)
     if any(p < 1 for p in args.p_values):
         ap.error("--p-values must be >= 1 (1 is MTL^struct)")
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)

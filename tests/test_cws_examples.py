@@ -112,6 +112,11 @@ def test_cws_table_is_consistent(data_dir, tmp_path):
             assert s[key] == pytest.approx(np.mean(vals), rel=1e-12)
             assert s[key + "_std"] == pytest.approx(np.std(vals, ddof=1), rel=1e-9, abs=1e-12)
             assert f"{s['f1']:.2f} ± {s['f1_std']:.2f}" in text
+    again = tmp_path / "again.md"
+    assert cws.main(["--render", str(out.with_suffix(".json")), "--out", str(again)]) == 0
+    table = [line for line in text.splitlines() if line.startswith(("|", "- "))]
+    assert table and table == [line for line in again.read_text(encoding="utf-8").splitlines()
+                               if line.startswith(("|", "- "))]
     for d in data["tp1_to_tp2"]:
         f1 = {(r["seed"], r["templates"]): r["f1"] for r in rows if (r["method"], r["C"]) == (d["method"], d["C"])}
         assert d["deltas"] == pytest.approx([f1[(s, "tp2")] - f1[(s, "tp1")] for s in (0, 1)])
