@@ -150,7 +150,7 @@ def fit_and_score(method, C, templates, split, args, p=None):
         "C": C, "eps": args.eps * C, "precision": score.precision, "recall": score.recall, "f1": score.f1,
         "r_iv": score.r_iv, "r_oov": score.r_oov, "n_correct": score.n_correct, "n_gold": score.n_gold,
         "n_pred": score.n_pred, "n_gold_iv": score.n_gold_iv,
-        "n_train": len(split.train), "n_test": len(split.test),
+        "train_fraction": args.train_fraction, "n_train": len(split.train), "n_test": len(split.test),
         "n_train_chars": int(sum(len(x) for x in X)), "n_test_chars": int(sum(len(x) for x in Xt)),
         "train_s": fit_s, "iterations": est.n_iter_, "status": getattr(res, "status", "spom"), "objective": est.objective_,
         "lower_bound": est.lower_bound_, "gap": gap,
@@ -172,15 +172,20 @@ def mean_std(values):
     return float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else 0.0
 
 
+def _frac(row):
+    return row.get("train_fraction", 0.8)
+
+
 def summarize(rows):
-    """Aggregate per-seed rows by (dataset, templates, method, C): mean and std of each measure."""
+    """Aggregate per-seed rows by (dataset, templates, method, C, training fraction): mean and std."""
     groups: dict = {}
     for r in rows:
-        groups.setdefault((r["dataset"], r["templates"], r["method"], r["C"]), []).append(r)
+        groups.setdefault((r["dataset"], r["templates"], r["method"], r["C"], _frac(r)), []).append(r)
     out = []
-    for (ds, tp, method, C), rs in groups.items():
-        s = {"dataset": ds, "templates": tp, "method": method, "C": C, "seeds": [r["seed"] for r in rs]}
-        for key in METRICS + ("r_oov", "train_s", "iterations", "relative_gap", "gap", "n_active_templates"):
+    for (ds, tp, method, C, frac), rs in groups.items():
+        s = {"dataset": ds, "templates": tp, "method": method, "C": C, "train_fraction": frac,
+             "seeds": [r["seed"] for r in rs]}
+        for key in METRICS + ("r_oov", "n_train", "train_s", "iterations", "relative_gap", "gap", "n_active_templates"):
             s[key], s[key + "_std"] = mean_std([r[key] for r in rs])
         s["n_templates"] = rs[0]["n_templates"]
         statuses = [r["status"] for r in rs]
@@ -190,20 +195,25 @@ def summarize(rows):
 
 
 def tp_deltas(rows):
-    """Paired F1(TP2) - F1(TP1) over the seeds that ran both, per (dataset, method, C)."""
+    """Paired F1(TP2) - F1(TP1) over the seeds that ran both, per (dataset, method, C, training fraction)."""
     by = {}
     for r in rows:
-        by[(r["dataset"], r["method"], r["C"], r["seed"], r["templates"])] = r["f1"]
+        by[(r["dataset"], r["method"], r["C"], _frac(r), r["seed"], r["templates"])] = r["f1"]
     out = []
-    for ds, method, C in sorted({(r["dataset"], r["method"], r["C"]) for r in rows}):
-        d = [by[(ds, method, C, s, "tp2")] - by[(ds, method, C, s, "tp1")]
-             for s in sorted({r["seed"] for r in rows})
-             if (ds, method, C, s, "tp1") in by and (ds, method, C, s, "tp2") in by]
+    for key in sorted({(r["dataset"], r["method"], r["C"], _frac(r)) for r in rows}):
+        d = [by[key + (s, "tp2")] - by[key + (s, "tp1")] for s in sorted({r["seed"] for r in rows})
+             if key + (s, "tp1") in by and key + (s, "tp2") in by]
         if d:
             m, sd = mean_std(d)
-            out.append({"dataset": ds, "method": method, "C": C, "n_seeds": len(d), "delta_f1": m,
-                        "delta_f1_std": sd, "deltas": d})
+            out.append({"dataset": key[0], "method": key[1], "C": key[2], "train_fraction": key[3],
+                        "n_seeds": len(d), "delta_f1": m, "delta_f1_std": sd, "deltas": d})
     return out
+
+
+def _part(x):
+    """Label of a training fraction, empty for the default 80%."""
+    f = x.get("train_fraction", 0.8)
+    return "" if abs(f - 0.8) < 1e-12 else f", training part {f:.0%}"
 
 
 def _pm(s, key, spec=".2f"):
@@ -219,7 +229,8 @@ def findings(ds, summ, deltas, meta):
              "this alone is expected to cost F1 and R_iv, since far fewer words are seen in training."]
     if "oov" in meta and ds in meta["oov"]:
         o = meta["oov"][ds]
-        r_oov, _ = mean_std([s["r_oov"] for s in mine])
+        main_frac = meta.get("train_fraction", 0.8)
+        r_oov, _ = mean_std([s["r_oov"] for s in mine if abs(s["train_fraction"] - main_frac) < 1e-12])
         lines.append(f"- Test words unseen in training: {100 * np.mean(o['split']):.1f}% of the test part here, "
                      f"against {100 * np.mean(o['official']):.1f}% outside the official training word list (the corpus "
                      "the paper trains on; its random split of train + test should see even fewer)"
@@ -227,47 +238,71 @@ def findings(ds, summ, deltas, meta):
     unconverged = [s for s in mine if not s["status"].startswith("converged") or "," in s["status"]]
     if unconverged:
         lines.append("- Not every fit converged: " + "; ".join(
-            f"{s['method']} {s['templates'].upper()} C={s['C']:g}: {s['status']}" for s in unconverged)
+            f"{s['method']} {s['templates'].upper()} C={s['C']:g}{_part(s)}: {s['status']}" for s in unconverged)
             + " (their certified gap is in the table).")
     else:
         lines.append(f"- Every fit converged to a certified gap of at most eps = {meta['eps']:g} x C.")
     for d in (d for d in deltas if d["dataset"] == ds):
         verdict = ("holds" if d["delta_f1"] >= 0 else
                    "holds within the seed noise" if d["delta_f1"] + d["delta_f1_std"] >= 0 else "does NOT hold")
-        head = (f"- TP1 -> TP2, {d['method']} C={d['C']:g}: F1 changes by {d['delta_f1']:+.2f} ± "
+        head = (f"- TP1 -> TP2, {d['method']} C={d['C']:g}{_part(d)}: F1 changes by {d['delta_f1']:+.2f} ± "
                 f"{d['delta_f1_std']:.2f} (paired over {d['n_seeds']} seeds); ")
         if d["method"] == "mtl":
             lines.append(head + f"the paper's point, no loss for MTL^struct: {verdict}.")
         else:
             a, b = PAPER_TABLE3[ds]["SVM^hmm"]
             lines.append(head + f"the paper's SVM^hmm changes by {b[2] - a[2]:+.1f} (Table 3).")
-    for tp in ("tp1", "tp2"):
-        for C in sorted({s["C"] for s in mine}):
-            m = [s for s in mine if s["templates"] == tp and s["C"] == C]
-            mtl = next((s for s in m if s["method"] == "mtl"), None)
-            svm = next((s for s in m if s["method"] == "ssvm"), None)
-            if mtl and svm:
-                ref_m, ref_s = PAPER_TABLE3[ds]["MTL^hmm"][tp == "tp2"], PAPER_TABLE3[ds]["SVM^hmm"][tp == "tp2"]
-                lines.append(f"- {tp.upper()} C={C:g}: MTL^struct minus SSVM: F1 {mtl['f1'] - svm['f1']:+.2f}, "
-                             f"R_iv {mtl['r_iv'] - svm['r_iv']:+.2f} (the paper, MTL^hmm minus SVM^hmm: "
-                             f"F1 {ref_m[2] - ref_s[2]:+.1f}, R_iv {ref_m[3] - ref_s[3]:+.1f}).")
+    for tp, C, frac in sorted({(s["templates"], s["C"], s["train_fraction"]) for s in mine}):
+        m = [s for s in mine if (s["templates"], s["C"], s["train_fraction"]) == (tp, C, frac)]
+        mtl = next((s for s in m if s["method"] == "mtl"), None)
+        svm = next((s for s in m if s["method"] == "ssvm"), None)
+        if mtl and svm:
+            ref_m, ref_s = PAPER_TABLE3[ds]["MTL^hmm"][tp == "tp2"], PAPER_TABLE3[ds]["SVM^hmm"][tp == "tp2"]
+            lines.append(f"- {tp.upper()} C={C:g}{_part(mtl)}: MTL^struct minus SSVM: F1 {mtl['f1'] - svm['f1']:+.2f}, "
+                         f"R_iv {mtl['r_iv'] - svm['r_iv']:+.2f} (the paper, MTL^hmm minus SVM^hmm: "
+                         f"F1 {ref_m[2] - ref_s[2]:+.1f}, R_iv {ref_m[3] - ref_s[3]:+.1f}).")
+    for method, tp, C in sorted({(s["method"], s["templates"], s["C"]) for s in mine}):
+        curve = sorted((s for s in mine if (s["method"], s["templates"], s["C"]) == (method, tp, C)),
+                       key=lambda s: s["n_train"])
+        if len(curve) > 1:
+            a, b = curve[0], curve[-1]
+            per = (b["f1"] - a["f1"]) / np.log2(b["n_train"] / a["n_train"])
+            lines.append(f"- Learning curve, {method} {tp.upper()} C={C:g}: F1 " + ", ".join(
+                f"{s['f1']:.2f} with {s['n_train']:.0f} training sentences" for s in curve)
+                + f": {per:+.2f} F1 per doubling of the training part; {np.log2(PAPER_TRAIN_SENTENCES[ds] / b['n_train']):.1f} "
+                "more doublings separate the largest part here from the paper's training set.")
     return lines
 
 
 def rendered_note(meta):
-    """Header words for a page re-rendered from the run's JSON (``--render``)."""
+    """Header words for a page re-rendered from runs' JSON (``--render``), and the other runs merged."""
+    also = "".join(f"; with the rows of `{m['command']}` on {m['date']} (load average before {m['load_before']})"
+                   for m in meta.get("also", []))
     r = meta.get("rendered")
     if not r:
-        return ""
-    return (f"; page rendered again from that run's JSON by `{r['command']}` on {r['date']}"
+        return also
+    return (also + f"; page rendered again from the runs' JSON by `{r['command']}` on {r['date']}"
             + (" (the OOV rates, data statistics, recomputed from the files and seeds)" if r.get("oov_recomputed")
                else ""))
 
 
-def render_from_json(path, out, script, argv, write):
-    """Rewrite the Markdown page from the rows a previous run saved (no training): ``--render``."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    meta = dict(data["meta"], rendered={
+def render_from_json(paths, out, script, argv, write):
+    """Rewrite the Markdown page from the rows previous runs saved (no training): ``--render A.json [B.json ...]``.
+
+    The first file gives the page's settings; the rows of the others are appended (each keeps its own
+    training fraction) and their commands are named in the header.
+    """
+    datas = [json.loads(Path(p).read_text(encoding="utf-8")) for p in paths]
+    rows = []
+    for data in datas:
+        frac = data["meta"].get("train_fraction", 0.8)
+        rows += [dict(r, train_fraction=r.get("train_fraction", frac)) for r in data["rows"]]
+    first = {k: v for k, v in datas[0]["meta"].items() if k != "rendered"}
+    also = list(first.get("also", []))
+    for data in datas[1:]:
+        m = data["meta"]
+        also += [{k: m[k] for k in ("command", "date", "load_before")}] + list(m.get("also", []))
+    meta = dict(first, also=also, rendered={
         "command": f"python examples/{script} " + " ".join(argv if argv is not None else sys.argv[1:]),
         "date": time.strftime("%Y-%m-%d %H:%M")})
     if "oov" not in meta and "n_sentences" in meta:  # data statistics only (no model): seeds and files suffice
@@ -275,7 +310,7 @@ def render_from_json(path, out, script, argv, write):
         meta["oov"] = {ds: oov_rates(ds, load_corpus(ds, n), meta["seeds"], frac)
                        for ds, n in meta["n_sentences"].items()}
         meta["rendered"]["oov_recomputed"] = True
-    write(data["rows"], meta, out)
+    write(rows, meta, out)
     print(f"table written to {out}")
     return 0
 
@@ -286,8 +321,9 @@ def write_table(rows, meta, out):
     lines = [
         "# Chinese word segmentation: MTL^struct with TP1 and TP2 (MTL Tables 3-4)", "",
         f"Produced by `{meta['command']}` on {meta['date']} ({meta['machine']}, load average before the run "
-        f"{meta['load_before']}){rendered_note(meta)}. Seeds {meta['seeds']}: each splits the SIGHAN 2005 gold test file 80/20 by "
-        f"sentence (`np.random.default_rng(seed)`); the training files are not in the data folder. "
+        f"{meta['load_before']}){rendered_note(meta)}. Seeds {meta['seeds']}: each splits the SIGHAN 2005 gold test "
+        f"file by sentence (`np.random.default_rng(seed)`) into a training part (80%, or the fraction in the "
+        f"'train' column) and a test part; the training files are not in the data folder. "
         f"Tags {meta['scheme']} per character; templates TP1 (10 + B) and TP2 (17 + B) of the paper's Table 2. "
         f"F = Omega(w) + C * mean Hamming loss, certified gap eps = {meta['eps']:g} x C, time limit per fit "
         f"{meta['time_limit']}, {meta['executor']} executor with {meta['workers']} workers. C is fixed "
@@ -297,13 +333,14 @@ def write_table(rows, meta, out):
     ]
     for ds in [d for d in DATASETS if any(s["dataset"] == d for s in summ)]:
         lines += [f"## {DATASETS[ds][0]}", "",
-                  "| method | templates | C | seeds | P | R | F1 | R_iv | train s | iterations | status "
+                  "| method | templates | C | train | seeds | P | R | F1 | R_iv | train s | iterations | status "
                   "| mean certified gap (rel.) | active templates |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for s in (s for s in summ if s["dataset"] == ds):
             gap = "-" if s["relative_gap"] is None else f"{s['gap']:.3g} ({s['relative_gap']:.2%})"
             lines.append(
-                f"| {s['method']} | {s['templates'].upper()} | {s['C']:g} | {len(s['seeds'])} | {_pm(s, 'precision')} "
+                f"| {s['method']} | {s['templates'].upper()} | {s['C']:g} | {s['train_fraction']:.0%} ({s['n_train']:.0f}) "
+                f"| {len(s['seeds'])} | {_pm(s, 'precision')} "
                 f"| {_pm(s, 'recall')} | {_pm(s, 'f1')} | {_pm(s, 'r_iv')} | {_pm(s, 'train_s', '.0f')} "
                 f"| {_pm(s, 'iterations', '.0f')} | {s['status']} | {gap} "
                 f"| {_pm(s, 'n_active_templates', '.1f')} of {s['n_templates']} |")
@@ -312,7 +349,7 @@ def write_table(rows, meta, out):
             f"{name} R {a[0]} / {b[0]}, P {a[1]} / {b[1]}, F1 {a[2]} / {b[2]}, R_iv {a[3]} / {b[3]}"
             for name, (a, b) in ref.items()) + ".", "", "What this run shows:", ""]
         lines += findings(ds, summ, deltas, meta) + [""]
-    inactive = [f"- {r['dataset']} {r['templates'].upper()} {r['method']} C={r['C']:g} seed {r['seed']}: "
+    inactive = [f"- {r['dataset']} {r['templates'].upper()} {r['method']} C={r['C']:g}{_part(r)} seed {r['seed']}: "
                 f"{', '.join(r['inactive_templates']) or 'none'}" for r in rows]
     lines += ["## Inactive templates", "", "Weight norm below 1e-5 of the largest, per fit:", ""] + inactive
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -327,8 +364,8 @@ def add_common_arguments(ap):
     ap.add_argument("--scheme", choices=["BIE", "BMES"], default="BIE",
                     help="character tags (default BIE, the paper's sec. 3.2)")
     ap.add_argument("--train-fraction", type=float, default=0.8, dest="train_fraction")
-    ap.add_argument("--render", type=Path, default=None, metavar="JSON",
-                    help="only rewrite the page from the rows of a previous run's JSON (no training)")
+    ap.add_argument("--render", type=Path, nargs="+", default=None, metavar="JSON",
+                    help="only rewrite the page from the rows of previous runs' JSON files (no training)")
     ap.set_defaults(time_limit=1200.0)
     return ap
 

@@ -117,6 +117,20 @@ def test_cws_table_is_consistent(data_dir, tmp_path):
     table = [line for line in text.splitlines() if line.startswith(("|", "- "))]
     assert table and table == [line for line in again.read_text(encoding="utf-8").splitlines()
                                if line.startswith(("|", "- "))]
+    half = tmp_path / "half.md"
+    assert cws.main(["--max-sentences", str(N_SENT), "--seeds", "0", "1", "--datasets", "pku", "--templates", "tp1",
+                     "--methods", "mtl", "--C", "10", "--max-iter", "15", "--executor", "serial",
+                     "--train-fraction", "0.5", "--out", str(half)]) == 0
+    merged = tmp_path / "merged.md"
+    assert cws.main(["--render", str(out.with_suffix(".json")), str(half.with_suffix(".json")),
+                     "--out", str(merged)]) == 0
+    mdata = json.loads(merged.with_suffix(".json").read_text(encoding="utf-8"))
+    assert len(mdata["rows"]) == len(rows) + 2
+    assert {s["train_fraction"] for s in mdata["summary"]} == {0.5, 0.8}
+    half_mtl = next(s for s in mdata["summary"] if s["train_fraction"] == 0.5)
+    assert half_mtl["n_train"] == N_SENT // 2 and sorted(half_mtl["seeds"]) == [0, 1]
+    mtext = merged.read_text(encoding="utf-8")
+    assert "| 50% (30) |" in mtext and "--train-fraction 0.5" in mtext and "Learning curve, mtl TP1 C=10" in mtext
     for d in data["tp1_to_tp2"]:
         f1 = {(r["seed"], r["templates"]): r["f1"] for r in rows if (r["method"], r["C"]) == (d["method"], d["C"])}
         assert d["deltas"] == pytest.approx([f1[(s, "tp2")] - f1[(s, "tp1")] for s in (0, 1)])
