@@ -135,6 +135,11 @@ def trend(rows):
         out.append(f"  Active templates by p: " + ", ".join(
             f"{r['n_active_templates']}/{r['n_templates']}" for r in rs) + "; statuses: " + ", ".join(
             r["status"] for r in rs) + ".")
+        loose = [r for r in rs if r["status"] != "converged"]
+        if loose:
+            out.append("  Not certified within eps: " + ", ".join(
+                f"p={_p_name(r['p'])} ({r['status']}, relative gap {r['relative_gap']:.1%})" for r in loose)
+                + "; their F1 is that of the best iterate when the run stopped, not of the p-norm optimum.")
     return out
 
 
