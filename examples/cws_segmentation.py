@@ -286,7 +286,7 @@ def rendered_note(meta):
                else ""))
 
 
-def render_from_json(paths, out, script, argv, write):
+def render_from_json(paths, out, script, argv, write, data_stats=True):
     """Rewrite the Markdown page from the rows previous runs saved (no training): ``--render A.json [B.json ...]``.
 
     The first file gives the page's settings; the rows of the others are appended (each keeps its own
@@ -305,7 +305,7 @@ def render_from_json(paths, out, script, argv, write):
     meta = dict(first, also=also, rendered={
         "command": f"python examples/{script} " + " ".join(argv if argv is not None else sys.argv[1:]),
         "date": time.strftime("%Y-%m-%d %H:%M")})
-    if "oov" not in meta and "n_sentences" in meta:  # data statistics only (no model): seeds and files suffice
+    if data_stats and "oov" not in meta and "n_sentences" in meta:  # data statistics only (no model): seeds and files suffice
         frac = meta.get("train_fraction", 0.8)
         meta["oov"] = {ds: oov_rates(ds, load_corpus(ds, n), meta["seeds"], frac)
                        for ds, n in meta["n_sentences"].items()}

@@ -212,7 +212,7 @@ def main(argv=None):
     ap.add_argument("--ner-max-sentences", type=int, default=None, dest="ner_max_sentences")
     args = ap.parse_args(argv)
     if args.render is not None:
-        return render_from_json(args.render, args.out, "pmtl_table8.py", argv, write_table)
+        return render_from_json(args.render, args.out, "pmtl_table8.py", argv, write_table, data_stats=False)
     if any(p < 1 for p in args.p_values):
         ap.error("--p-values must be >= 1 (1 is MTL^struct)")
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
