@@ -213,6 +213,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.render is not None:
         return render_from_json(args.render, args.out, "pmtl_table8.py", argv, write_table, data_stats=False)
+    if args.methods != ["mtl", "ssvm"] or args.p != 1.5:  # options of the shared parser that do not apply here
+        ap.error("--methods and --p do not apply: the method is pMTL^struct, p comes from --p-values")
     if any(p < 1 for p in args.p_values):
         ap.error("--p-values must be >= 1 (1 is MTL^struct)")
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
