@@ -155,7 +155,8 @@ def fit_and_score(method, C, templates, split, args, p=None):
         "n_pred": score.n_pred, "n_gold_iv": score.n_gold_iv,
         "train_fraction": args.train_fraction, "n_train": len(split.train), "n_test": len(split.test),
         "n_train_chars": int(sum(len(x) for x in X)), "n_test_chars": int(sum(len(x) for x in Xt)),
-        "train_s": fit_s, "iterations": est.n_iter_, "status": getattr(res, "status", "spom"), "objective": est.objective_,
+        "train_s": fit_s, "iterations": est.n_iter_, "status": getattr(res, "status", "spom"),
+        "objective": est.objective_,
         "lower_bound": est.lower_bound_, "gap": gap,
         "relative_gap": None if gap is None else gap / max(abs(est.objective_), 1e-300),
         "n_templates": len(est.template_weights_), "n_active_templates": est.n_active_templates_,
@@ -272,7 +273,8 @@ def findings(ds, summ, deltas, meta):
             per = (b["f1"] - a["f1"]) / np.log2(b["n_train"] / a["n_train"])
             lines.append(f"- Learning curve, {method} {tp.upper()} C={C:g}: F1 " + ", ".join(
                 f"{s['f1']:.2f} with {s['n_train']:.0f} training sentences" for s in curve)
-                + f" (each tested on the rest of the gold file): {per:+.2f} F1 per doubling of the training part; {np.log2(PAPER_TRAIN_SENTENCES[ds] / b['n_train']):.1f} "
+                + f" (each tested on the rest of the gold file): {per:+.2f} F1 per doubling of the training part; "
+                f"{np.log2(PAPER_TRAIN_SENTENCES[ds] / b['n_train']):.1f} "
                 "more doublings separate the largest part here from the paper's training set.")
     return lines
 
@@ -308,7 +310,8 @@ def render_from_json(paths, out, script, argv, write, data_stats=True):
     meta = dict(first, also=also, rendered={
         "command": f"python examples/{script} " + " ".join(argv if argv is not None else sys.argv[1:]),
         "date": time.strftime("%Y-%m-%d %H:%M")})
-    if data_stats and "oov" not in meta and "n_sentences" in meta:  # data statistics only (no model): seeds and files suffice
+    # data statistics only (no model): the seeds and the files suffice
+    if data_stats and "oov" not in meta and "n_sentences" in meta:
         frac = meta.get("train_fraction", 0.8)
         meta["oov"] = {ds: oov_rates(ds, load_corpus(ds, n), meta["seeds"], frac)
                        for ds, n in meta["n_sentences"].items()}
@@ -342,7 +345,8 @@ def write_table(rows, meta, out):
         for s in (s for s in summ if s["dataset"] == ds):
             gap = "-" if s["relative_gap"] is None else f"{s['gap']:.3g} ({s['relative_gap']:.2%})"
             lines.append(
-                f"| {s['method']} | {s['templates'].upper()} | {s['C']:g} | {s['train_fraction']:.0%} ({s['n_train']:.0f}) "
+                f"| {s['method']} | {s['templates'].upper()} | {s['C']:g} "
+                f"| {s['train_fraction']:.0%} ({s['n_train']:.0f}) "
                 f"| {len(s['seeds'])} | {_pm(s, 'precision')} "
                 f"| {_pm(s, 'recall')} | {_pm(s, 'f1')} | {_pm(s, 'r_iv')} | {_pm(s, 'train_s', '.0f')} "
                 f"| {_pm(s, 'iterations', '.0f')} | {s['status']} | {gap} "

@@ -132,7 +132,7 @@ def trend(rows):
             f"{r['f1']:.2f} (p={_p_name(r['p'])})" for r in rs) + f"; it falls at {drops} of the {len(rs) - 1} steps "
             f"of p, best at p = {_p_name(best['p'])} (the paper, same set: best at p = {_p_name(pbest)}, F1 falls at "
             f"{pdrops} of its 4 steps).")
-        out.append(f"  Active templates by p: " + ", ".join(
+        out.append("  Active templates by p: " + ", ".join(
             f"{r['n_active_templates']}/{r['n_templates']}" for r in rs) + "; statuses: " + ", ".join(
             r["status"] for r in rs) + ".")
         loose = [r for r in rs if r["status"] != "converged"]
@@ -162,7 +162,8 @@ def ssvm_reference(rows, out):
                   and x["templates"] == r["templates"] and x["C"] == r["C"]
                   and x.get("n_train") == r.get("n_train")), None)
         if s is not None:
-            lines.append(f"- p = 2 is the SSVM objective (sum_j ||w_j||^2 = ||w||^2): here objective {r['objective']:.6g}, "
+            lines.append("- p = 2 is the SSVM objective (sum_j ||w_j||^2 = ||w||^2): here objective "
+                         f"{r['objective']:.6g}, "
                          f"F1 {r['f1']:.2f}; the SSVM row of cws_segmentation.json (same split, "
                          f"{r['templates'].upper()}, C={r['C']:g}): objective {s['objective']:.6g}, F1 {s['f1']:.2f} "
                          f"(certified gaps {r['gap']:.3g} and {s['gap']:.3g}).")
@@ -173,7 +174,8 @@ def write_table(rows, meta, out):
     lines = [
         "# pMTL^struct by p (MTL Table 8)", "",
         f"Produced by `{meta['command']}` on {meta['date']} ({meta['machine']}, load average before the run "
-        f"{meta['load_before']}){rendered_note(meta)}. PKU: seeds {meta['seeds']}, each an 80/20 split by sentence of the SIGHAN 2005 "
+        f"{meta['load_before']}){rendered_note(meta)}. PKU: seeds {meta['seeds']}, each an 80/20 split by sentence "
+        "of the SIGHAN 2005 "
         f"gold test file (the training file is not in the data folder), tags {meta['scheme']}; "
         f"{meta.get('ner_text', 'Spanish NER not run (`--ner`)')}. F = Omega_p(w) + C * mean Hamming loss, "
         f"certified gap eps = {meta['eps']:g} x C, time limit per fit {meta['time_limit']}, {meta['executor']} "
@@ -227,7 +229,8 @@ def main(argv=None):
         row["weights_summary"] = weight_summary(row["template_weights"])
         rows.append(row)
         print(f"{row['task']} {row['templates'].upper()} seed {row['seed']} p={_p_name(row['p'])}: F1 {row['f1']:.2f}  "
-              f"train {row['train_s']:.0f} s  {row['iterations']} it  gap {row['gap']:.3g} ({row['relative_gap']:.2%})  "
+              f"train {row['train_s']:.0f} s  {row['iterations']} it  "
+              f"gap {row['gap']:.3g} ({row['relative_gap']:.2%})  "
               f"active {row['n_active_templates']}/{row['n_templates']}  {row['status']}", flush=True)
         write_table(rows, meta, args.out)
 
