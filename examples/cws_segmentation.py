@@ -333,7 +333,9 @@ def write_table(rows, meta, out):
         f"Tags {meta['scheme']} per character; templates TP1 (10 + B) and TP2 (17 + B) of the paper's Table 2. "
         f"F = Omega(w) + C * mean Hamming loss, certified gap eps = {meta['eps']:g} x C, time limit per fit "
         f"{meta['time_limit']}, {meta['executor']} executor with {meta['workers']} workers. C is fixed "
-        f"(`--C`), not tuned: the paper picks C from n x {{0.01, ..., 100}}. Mean ± standard deviation "
+        f"(`--C`), not tuned: the paper picks C from n x {{0.01, ..., 100}} (n training sentences; here C / n = "
+        + ", ".join(f"{C / meta['n_train'][ds]:.2g} on {DATASETS[ds][0]}" for ds in meta["n_train"]
+                    for C in sorted({r["C"] for r in rows})) + "). Mean ± standard deviation "
         "(ddof=1) over the seeds; P, R, F1, R_iv in percent; R_iv counts gold words seen in the seed's "
         "training part.", "",
     ]
