@@ -311,6 +311,8 @@ def render_from_json(paths, out, script, argv, write, data_stats=True):
         "command": f"python examples/{script} " + " ".join(argv if argv is not None else sys.argv[1:]),
         "date": time.strftime("%Y-%m-%d %H:%M")})
     # data statistics only (no model): the seeds and the files suffice
+    if datas[0]["meta"].get("rendered", {}).get("oov_recomputed"):
+        meta["rendered"]["oov_recomputed"] = True  # an earlier rendering computed them
     if data_stats and "oov" not in meta and "n_sentences" in meta:
         frac = meta.get("train_fraction", 0.8)
         meta["oov"] = {ds: oov_rates(ds, load_corpus(ds, n), meta["seeds"], frac)
