@@ -44,6 +44,7 @@ from cutplane.mixed_norm import MixedNorm  # noqa: E402
 from cutplane.online import spom  # noqa: E402
 from cutplane.online.wrapper_mkl import wrapper_mkl  # noqa: E402
 from problems.ocr_chain import OCRChainFeaturizer, fold_split, load_ocr_letters, ocr_chain_oracle  # noqa: E402
+from problems.plots import save_figure  # noqa: E402
 
 
 METHODS = ("SPOM", "SPOM (last iterate)", "Gauss-Seidel", "SimpleMKL")
@@ -142,9 +143,7 @@ def write_report(args, runs, f_star, f_low, risk0, names, train, oracle, total):
     axes[1].set_xlabel("training time (s)")
     axes[0].legend()
     fig.suptitle(f"OCR chain, MKL L+Q+G+transitions, C = {args.C:g} ({train.n_words} words of fold {args.fold})")
-    fig.tight_layout()
-    fig.savefig(png, dpi=110)
-    plt.close(fig)
+    save_figure(fig, png, dpi=110)
 
     tol = [0.01, 0.002]
     lines = [

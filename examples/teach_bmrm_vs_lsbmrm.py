@@ -82,6 +82,7 @@ def plot(runs, path, eps=None):
 
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
+    from problems.plots import save_figure
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12.0, 4.5))
     colors = {"bmrm": "tab:blue", "ls-bmrm": "tab:red"}
@@ -103,12 +104,7 @@ def plot(runs, path, eps=None):
     ax2.set(xlabel="iteration", ylabel="certified gap", title="gap = best upper - lower bound")
     ax2.legend(fontsize=8)
     fig.suptitle("BMRM (chapter Alg. 1.3) vs LS-BMRM (Alg. 1.4): linear SVM")
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, dpi=110, make_dirs=True)
 
 
 def main(argv=None):

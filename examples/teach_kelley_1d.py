@@ -98,6 +98,7 @@ def plot(run_, path, n_panels=5):
 
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
+    from problems.plots import save_figure
 
     xs = np.linspace(LO, HI, 600)
     n_panels = min(n_panels, len(run_.points))
@@ -126,12 +127,7 @@ def plot(run_, path, n_panels=5):
     for k in range(n_panels, len(axes) - 1):
         axes[k].axis("off")
     fig.suptitle("Kelley's cutting-plane method (chapter Fig. 1.1b, Alg. 1.2) on f(x) = exp(x) - 2x + 0.5|x - 1|")
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, dpi=110, make_dirs=True)
 
 
 def main(argv=None):

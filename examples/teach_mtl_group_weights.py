@@ -100,6 +100,7 @@ def plot(trace, path):
 
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
+    from problems.plots import save_figure
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12.5, 4.5))
     noise = set(trace.noise)
@@ -121,12 +122,7 @@ def plot(trace, path):
     ax2.set(xlabel="iteration", ylabel="F(w) - lower bound", title=f"{trace.status}: gap {trace.gap:.3g}")
     ax2.legend(fontsize=8)
     fig.suptitle("MTL^struct: template weights during training (seed 004, Alg. 1)")
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, dpi=110, make_dirs=True)
 
 
 def main(argv=None):

@@ -92,6 +92,7 @@ def plot(trace, path):
 
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
+    from problems.plots import save_figure
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12.5, 4.5))
     noise = set(trace.noise)
@@ -115,12 +116,7 @@ def plot(trace, path):
     ax2.set(xlabel="epoch", ylabel="F(w)", title="SPOM's objective against a certified bound")
     ax2.legend(fontsize=8)
     fig.suptitle("SPOM (seed 000, Alg. 3): group weights along the epochs (cf. Fig. 3, bottom left)")
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, dpi=110, make_dirs=True)
 
 
 def main(argv=None):

@@ -32,6 +32,24 @@ def _pyplot():
     return plt
 
 
+def save_figure(fig, path, *, dpi=120, make_dirs=False) -> Path:
+    """``tight_layout``, write ``fig`` to ``path`` (creating its folder when ``make_dirs``), close it.
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+    """
+    plt = _pyplot()
+    fig.tight_layout()
+    path = Path(path)
+    if make_dirs:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    return path
+
+
 def plot_template_weights(weights, path, *, title="template weights", floor=1e-12):
     """Sorted template weights on a log scale.
 
@@ -58,11 +76,7 @@ def plot_template_weights(weights, path, *, title="template weights", floor=1e-1
     ax.set_xticklabels([names[i] for i in order], rotation=90, fontsize=7)
     ax.set_ylabel("weight (log scale)")
     ax.set_title(f"{title}: {int(np.sum(vals > floor))} of {len(names)} non-zero")
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def plot_bounds(history, path, *, scale=1.0, title="certified bounds"):
@@ -94,8 +108,4 @@ def plot_bounds(history, path, *, scale=1.0, title="certified bounds"):
     ax2.set_xlabel("iteration")
     ax2.set_ylabel("certified gap")
     fig.suptitle(title)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
