@@ -32,7 +32,7 @@ from cutplane.exceptions import InputError
 from cutplane.online.example_oracles import ExampleSubgradient
 from cutplane.parallel import get_executor
 
-from .viterbi import viterbi_kernel
+from .viterbi import split_chain_weights, viterbi_kernel
 
 __all__ = ["DenseSequenceOracle"]
 
@@ -163,17 +163,7 @@ class DenseSequenceOracle:
     # -- weights -------------------------------------------------------------------------------
     def split_weights(self, w):
         """Views ``(W, T)``: shapes (n_features, n_labels) and (n_labels, n_labels) (zeros without transitions)."""
-        w = np.asarray(w)
-        if w.shape != (self.dim,):
-            raise InputError(f"w must have shape ({self.dim},), got {w.shape}", field="w")
-        w = np.ascontiguousarray(w, dtype=np.float64)
-        if not np.all(np.isfinite(w)):
-            raise InputError("w must be finite (no NaN or inf)", field="w")
-        K = self.n_labels
-        nW = self.n_features * K
-        W = w[:nW].reshape(self.n_features, K)
-        T = w[nW:].reshape(K, K) if self.transitions else np.zeros((K, K))
-        return W, T
+        return split_chain_weights(w, self.n_features, self.n_labels, self.transitions)
 
     def _span(self, i):
         i = int(i)

@@ -36,7 +36,7 @@ from cutplane.cuts import Cut, OracleResult, slope_dot
 from cutplane.exceptions import InputError
 from cutplane.parallel import bind_tasks, get_executor
 
-from .viterbi import sentence_unary, viterbi, viterbi_kernel
+from .viterbi import sentence_unary, split_chain_weights, viterbi, viterbi_kernel
 
 __all__ = ["viterbi", "SequenceHingeOracle", "SequenceChunk", "ChunkPartial", "viterbi_decode"]
 
@@ -364,17 +364,7 @@ class SequenceHingeOracle:
     # -- weights ------------------------------------------------------------------------------
     def split_weights(self, w):
         """Views ``(W, T)`` of ``w``: shapes (n_features, n_labels) and (n_labels, n_labels) (zeros when no B)."""
-        w = np.asarray(w)
-        if w.shape != (self.dim,):
-            raise InputError(f"w must have shape ({self.dim},), got {w.shape}", field="w")
-        w = np.ascontiguousarray(w, dtype=np.float64)
-        if not np.all(np.isfinite(w)):
-            raise InputError("w must be finite (no NaN or inf)", field="w")
-        K = self.n_labels
-        nW = self.n_features * K
-        W = w[:nW].reshape(self.n_features, K)
-        T = w[nW:].reshape(K, K) if self.transitions else np.zeros((K, K))
-        return W, T
+        return split_chain_weights(w, self.n_features, self.n_labels, self.transitions)
 
     # -- the 1-slack cut ----------------------------------------------------------------------
     def __call__(self, w) -> OracleResult:

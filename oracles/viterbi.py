@@ -26,7 +26,7 @@ from numba import njit
 
 from cutplane.exceptions import InputError
 
-__all__ = ["viterbi", "viterbi_kernel", "sentence_unary"]
+__all__ = ["viterbi", "viterbi_kernel", "sentence_unary", "split_chain_weights"]
 
 
 @njit(nogil=True, cache=True)
@@ -155,3 +155,25 @@ def viterbi(unary, transition, y_true=None) -> np.ndarray:
     back = np.zeros((T, K), dtype=np.int32)
     viterbi_kernel(unary, np.ascontiguousarray(transition.T), yt, augment, score, back, out)
     return out
+
+
+def split_chain_weights(w, n_features, n_labels, transitions=True):
+    """Views ``(W, T)`` of a chain model's weights ``w`` of shape (n_features * n_labels + n_labels**2,)
+    (or without the ``n_labels**2`` block when ``transitions`` is False).
+
+    Returns ``W`` of shape (n_features, n_labels) and ``T`` of shape (n_labels, n_labels)
+    (zeros without transitions). Raises :class:`~cutplane.exceptions.InputError` when ``w`` has
+    the wrong shape or is not finite.
+    """
+    K, F = int(n_labels), int(n_features)
+    dim = F * K + (K * K if transitions else 0)
+    w = np.asarray(w)
+    if w.shape != (dim,):
+        raise InputError(f"w must have shape ({dim},), got {w.shape}", field="w")
+    w = np.ascontiguousarray(w, dtype=np.float64)
+    if not np.all(np.isfinite(w)):
+        raise InputError("w must be finite (no NaN or inf)", field="w")
+    nW = F * K
+    W = w[:nW].reshape(F, K)
+    T = w[nW:].reshape(K, K) if transitions else np.zeros((K, K))
+    return W, T
