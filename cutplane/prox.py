@@ -371,7 +371,9 @@ def _half_sq_lp(b: np.ndarray, tau: float, p: float) -> np.ndarray:
 
     t_mid = log_tau
     g_mid = G(t_mid)
-    if g_mid == 0.0:
+    # for p < 2, G(log tau) = -(2 - p) log ||x||_p >= 0 since ||x||_p <= ||bn||_p = 1; a negative
+    # value is rounding of a norm within an ulp of 1, i.e. a shrinkage below working precision
+    if g_mid == 0.0 or (p < 2.0 and g_mid < 0.0):
         return scale * x_of(t_mid)
     if p < 2.0:
         lo, hi = log_tau + (2.0 - p) * np.log(max(_pnorm(x_of(log_tau), p), tiny)), t_mid
