@@ -15,6 +15,10 @@ semi-definite (affinely dependent cuts, more cuts than dimensions): a singular K
 direction ``p`` with ``H_SS p = 0``, ``sum p = 0`` along which ``f`` is linear; moving downhill
 along it until a coordinate vanishes removes the dependence.
 
+The loop runs compiled, in one call (:mod:`cutplane.reduced._simplex_qp_kernel`, numba, cached
+on disk: the first call in a fresh environment compiles it, a few seconds); ``H`` is read as
+``(H + H^T) / 2``, row by row, only the rows of the coordinates that enter the support.
+
 The answer carries its own certificate, the Frank-Wolfe gap
 ``<g, alpha> - min_r g_r >= f(alpha) - min f`` with ``g = H alpha - c``, so a caller can
 accept it or fall back to a cvxpy backend. (The engine recomputes its lower bound from the
@@ -22,7 +26,6 @@ returned ``alpha`` anyway: an inaccurate answer can only weaken the bound.)
 """
 from __future__ import annotations
 
-import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -54,42 +57,14 @@ class SimplexQPResult(NamedTuple):
     converged: bool
 
 
-def _face_step(H_SS, g_S, rtol=1e-11):
-    """Newton step on the face of ``S``: ``p`` with ``sum p = 0`` minimising ``g_S^T p + 1/2 p^T H_SS p``.
-
-    In the null-space basis ``Z = [e_i - e_0]`` of ``sum p = 0`` the reduced Hessian
-    ``M = Z^T H_SS Z`` is factorised by Cholesky. Returns ``(p, True)``; when ``M`` is
-    (numerically) singular, ``(p, False)`` with ``p`` a direction of ``H_SS p ~ 0`` instead.
-    """
-    s = g_S.shape[0]
-    if s == 1:
-        return np.zeros(1), True
-    h0 = H_SS[0]
-    M = H_SS[1:, 1:] - h0[1:][:, None] - h0[1:][None, :] + h0[0]
-    r = g_S[1:] - g_S[0]
-    diag_max = float(np.max(np.abs(np.diag(M)))) if s > 1 else 0.0
-    ok = diag_max > 0.0
-    if ok:
-        try:
-            L = np.linalg.cholesky(M)
-            d = np.diag(L)
-            ok = bool(np.all(np.isfinite(L))) and float(d.min()) ** 2 > rtol * diag_max
-        except np.linalg.LinAlgError:
-            ok = False
-    if ok:
-        y = _tri_solve(L, -r, lower=True)
-        q = _tri_solve(L.T, y, lower=False)
-        return np.concatenate(([-q.sum()], q)), True
-    evals, evecs = np.linalg.eigh(M if diag_max > 0.0 else np.zeros_like(M))
-    q = evecs[:, 0]
-    p = np.concatenate(([-q.sum()], q))
-    return p, False
+_RTOL = 1e-11   # relative pivot floor of the face Cholesky (singular face below it)
 
 
-def _tri_solve(L, rhs, lower):
-    from scipy.linalg import solve_triangular
+def _kernel():
+    """The compiled loop, imported on first use (numba loads or compiles it then)."""
+    from ._simplex_qp_kernel import active_set_kernel
 
-    return solve_triangular(L, rhs, lower=lower, check_finite=False)
+    return active_set_kernel
 
 
 def solve_simplex_qp(H, c, alpha0=None, *, tol=None, max_iter=None) -> SimplexQPResult:
@@ -104,91 +79,33 @@ def solve_simplex_qp(H, c, alpha0=None, *, tol=None, max_iter=None) -> SimplexQP
     alpha0 : ndarray of shape (n,), optional
         Warm start (clipped and renormalised); default: the best vertex.
     tol : float, optional
-        KKT tolerance on the gradient, default ``1e-11 * (1 + max|c| + max|H|)``.
+        KKT tolerance on the gradient, default ``1e-11 * (1 + max|c| + max_r |H_rr|)`` (for a
+        positive semi-definite ``H`` its largest entry is on the diagonal).
     max_iter : int, optional
         Active-set steps, default ``20 n + 50``.
 
     Returns
     -------
     SimplexQPResult
+
+    Raises
+    ------
+    ValueError
+        ``H`` not of shape ``(n, n)``, ``n = 0``, or a non-finite entry of ``c``, of the diagonal
+        of ``H`` or of a row of ``H`` that the method reads.
     """
-    H = np.asarray(H, dtype=np.float64)
-    c = np.asarray(c, dtype=np.float64).ravel()
+    H = np.ascontiguousarray(H, dtype=np.float64)
+    c = np.ascontiguousarray(c, dtype=np.float64).ravel()
     n = c.shape[0]
     if H.shape != (n, n):
         raise ValueError(f"H has shape {H.shape}, expected ({n}, {n})")
-    H = 0.5 * (H + H.T)
-    if tol is None:
-        tol = 1e-11 * (1.0 + np.abs(c).max() + np.abs(H).max())
+    if n == 0:
+        raise ValueError("the simplex of dimension 0 is empty: c has no entry")
     if max_iter is None:
         max_iter = 20 * n + 50
-    alpha = None
-    if alpha0 is not None:
-        a = np.asarray(alpha0, dtype=np.float64).ravel()
-        if a.shape == (n,) and np.all(np.isfinite(a)):
-            a = np.clip(a, 0.0, None)
-            if a.sum() > 0:
-                alpha = a / a.sum()
-    if alpha is None:
-        alpha = np.zeros(n)
-        alpha[int(np.argmin(0.5 * np.diag(H) - c))] = 1.0
-    S = np.flatnonzero(alpha > 0)
-    g = H[:, S] @ alpha[S] - c
-    at_face_min = False
-    added = -1
-    it = 0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        while it < max_iter:
-            it += 1
-            if at_face_min:
-                tau = float(g[S].mean())
-                out = np.ones(n, dtype=bool)
-                out[S] = False
-                if not out.any():
-                    break
-                cand = np.flatnonzero(out)
-                j = int(cand[np.argmin(g[cand])])
-                if g[j] >= tau - tol:
-                    break
-                S = np.sort(np.append(S, j))
-                added = j
-                at_face_min = False
-                continue
-            p, full = _face_step(H[np.ix_(S, S)], g[S])
-            if not full and float(g[S] @ p) > 0:
-                p = -p                       # f is linear along a null direction: go downhill
-            neg = p < 0
-            if neg.any():
-                ratios = alpha[S][neg] / -p[neg]
-                t_block = float(ratios.min())
-            else:
-                t_block = np.inf
-            if full and t_block >= 1.0:
-                t = 1.0
-            elif np.isfinite(t_block):
-                t = t_block
-            else:                            # a null direction with no negative entry: impossible
-                break
-            step = t * p
-            alpha[S] += step
-            g += H[:, S] @ step
-            if t < 1.0 or not full:
-                hit = S[neg][np.flatnonzero(ratios <= t_block * (1.0 + 1e-12))] if neg.any() else S[:0]
-                if t == 0.0 and hit.tolist() == [added]:
-                    break                    # degenerate: the entering index leaves at once (stall)
-                alpha[hit] = 0.0
-                alpha[S[alpha[S] < 0]] = 0.0
-                S = np.flatnonzero(alpha > 0)
-                alpha /= alpha.sum()
-                g = H[:, S] @ alpha[S] - c
-                at_face_min = False
-            else:
-                at_face_min = True
-            added = -1
-    alpha = np.clip(alpha, 0.0, None)
-    alpha /= alpha.sum()
-    g = H @ alpha - c
-    fw_gap = max(float(alpha @ g - g.min()), 0.0)
-    value = float(0.5 * alpha @ (g - c))  # 1/2 a^T H a - c^T a, with H a = g + c
-    return SimplexQPResult(alpha, value, fw_gap, it, fw_gap <= max(tol, 1e-14))
+    a0 = np.empty(0) if alpha0 is None else np.ascontiguousarray(alpha0, dtype=np.float64).ravel()
+    status, alpha, it, value, fw_gap, tol = _kernel()(H, c, a0, np.nan if tol is None else float(tol),
+                                                      int(max_iter), _RTOL)
+    if status != 0:
+        raise ValueError("H and c must be finite (found NaN or inf)")
+    return SimplexQPResult(alpha, float(value), float(fw_gap), int(it), bool(fw_gap <= max(tol, 1e-14)))
