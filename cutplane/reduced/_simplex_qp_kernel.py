@@ -1,11 +1,16 @@
 """Compiled loop of :func:`cutplane.reduced.simplex_qp.solve_simplex_qp` (numba, one call per solve).
 
-The primal active-set method of that module, whole: the support ``S`` is a boolean mask plus
-its sorted index list, the reduced Hessian ``M = Z^T H_SS Z`` of the face (``Z = [e_i - e_0]``)
-is built in a fresh array, factorised by a hand-written Cholesky that stops at the first pivot
-below ``rtol * max|diag M|`` (the singularity test of the Python version, ``d.min()^2 > rtol *
-diag_max``), and replaced by the eigenvector of the smallest eigenvalue (``np.linalg.eigh``)
-on a singular face. Inputs are contiguous float64 arrays already checked by the caller.
+The primal active-set method of that module, whole. The support ``S`` is a boolean mask plus its
+sorted index list; ``H`` is read through its symmetric part, one row at a time, the rows of the
+coordinates that enter ``S`` (``O(n)`` each; the whole matrix is never touched). The reduced
+Hessian of the face, ``M = Z^T H_SS Z`` in a basis ``Z = [e_r - e_r0]`` of ``sum p = 0``, is kept
+factorised, ``M = L L^T``, and updated when ``S`` changes: a coordinate that enters borders ``L``
+with one row (``O(s^2)``), one that leaves has its row deleted and the triangle restored by Givens
+rotations (``O(s^2)``); only when the reference ``r0`` leaves, or a face is singular, is the factor
+rebuilt (``O(s^3)``, ``r0`` the smallest index of ``S``, as in the first version). The singularity
+test is that of the Python version, ``min L_ii^2 > rtol max |M_ii|`` (an updated factor that fails
+it is rebuilt and tested again); on a singular face ``p`` is the eigenvector of the smallest
+eigenvalue of ``M`` (``np.linalg.eigh``), a direction with ``H_SS p ~ 0``.
 """
 from __future__ import annotations
 
@@ -33,77 +38,165 @@ def _ensure_row(H, Hs, have, r):
     return finite
 
 
+# The face factor: ``M = Z^T H_SS Z`` in the basis ``Z = [e_r - e_r0 : r in order[:m]]`` of
+# ``sum p = 0`` (``r0`` a member of ``S``, ``order`` the others in the order they were factorised),
+# ``M = L L^T`` with ``L`` in the leading ``m x m`` block of an ``(n, n)`` buffer, ``Mdiag`` its
+# diagonal, ``pos[r]`` the place of ``r`` in ``order`` (-1 for ``r0``), ``meta = [m, r0, valid]``.
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
-def _face_step(Hs, idx, s, g, p, rtol):
+def _m_entry(Hs, r0, a, b):
+    return Hs[a, b] - Hs[a, r0] - Hs[b, r0] + Hs[r0, r0]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _append(Hs, j, L, order, pos, Mdiag, meta):
+    """Border the factor with ``e_j - e_r0`` (``O(m^2)``); an invalid factor when the pivot is not > 0."""
+    if meta[2] == 0:
+        return
+    m = meta[0]
+    r0 = meta[1]
+    d2 = _m_entry(Hs, r0, j, j)
+    Mdiag[m] = d2
+    for a in range(m):                       # L[m, :m] = L^{-1} M[:m, m]
+        v = _m_entry(Hs, r0, order[a], j)
+        for k in range(a):
+            v -= L[a, k] * L[m, k]
+        v /= L[a, a]
+        L[m, a] = v
+        d2 -= v * v
+    if not (d2 > 0.0 and np.isfinite(d2)):
+        meta[2] = 0
+        return
+    L[m, m] = np.sqrt(d2)
+    order[m] = j
+    pos[j] = m
+    meta[0] = m + 1
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _refactor(Hs, idx, s, L, order, pos, Mdiag, meta):
+    """A fresh factor of the face of ``S = idx[:s]`` with ``r0 = idx[0]`` (``O(s^3)``)."""
+    meta[0] = 0
+    meta[1] = idx[0]
+    meta[2] = 1
+    pos[idx[0]] = -1
+    for k in range(1, s):
+        _append(Hs, idx[k], L, order, pos, Mdiag, meta)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _remove(r, L, order, pos, Mdiag, meta):
+    """Drop ``r`` from the factor: delete its row, restore the triangle by Givens rotations of
+    adjacent columns (``O(m^2)``); removing ``r0`` invalidates the factor (rebuilt on use)."""
+    if meta[2] == 0:
+        return
+    if r == meta[1]:
+        meta[2] = 0
+        return
+    m = meta[0]
+    q = pos[r]
+    for i in range(q, m - 1):
+        for k in range(i + 2):
+            L[i, k] = L[i + 1, k]
+        order[i] = order[i + 1]
+        pos[order[i]] = i
+        Mdiag[i] = Mdiag[i + 1]
+    for k in range(q, m - 1):                # row k has one entry above the diagonal, L[k, k+1]
+        x = L[k, k]
+        y = L[k, k + 1]
+        h = np.hypot(x, y)
+        if not h > 0.0:
+            meta[2] = 0
+            return
+        cs = x / h
+        sn = y / h
+        for i in range(k, m - 1):
+            u = L[i, k]
+            v = L[i, k + 1]
+            L[i, k] = cs * u + sn * v
+            L[i, k + 1] = cs * v - sn * u
+        L[k, k + 1] = 0.0
+    meta[0] = m - 1
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _usable(L, Mdiag, m, rtol):
+    """The singularity test: ``min L_ii^2 > rtol max |M_ii|``."""
+    diag_max = 0.0
+    for i in range(m):
+        diag_max = max(diag_max, abs(Mdiag[i]))
+    if not diag_max > 0.0:
+        return False
+    for i in range(m):
+        if not L[i, i] * L[i, i] > rtol * diag_max:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _face_step(Hs, idx, s, g, p, rtol, L, order, pos, Mdiag, meta):
     """Newton step on the face of ``S = idx[:s]``: fills ``p[:s]`` (``sum p = 0``); returns ``full``.
 
     ``full`` is True for the minimiser of ``g_S^T p + 1/2 p^T H_SS p`` on ``sum p = 0``; False
     when the reduced Hessian is numerically singular, and then ``p`` spans ``H_SS p ~ 0``.
     """
-    if s == 1:
+    fresh = meta[2] == 0
+    if fresh:
+        _refactor(Hs, idx, s, L, order, pos, Mdiag, meta)
+    m = meta[0]
+    if m == 0 and meta[2] == 1:              # a vertex
         p[0] = 0.0
         return True
-    m = s - 1
-    i0 = idx[0]
-    h00 = Hs[i0, i0]
-    M = np.empty((m, m))
-    diag_max = 0.0
-    for a in range(m):
-        ia = idx[a + 1]
-        ha0 = Hs[ia, i0]
-        for b in range(a + 1):
-            ib = idx[b + 1]
-            v = Hs[ia, ib] - ha0 - Hs[ib, i0] + h00
-            M[a, b] = v
-            M[b, a] = v
-        if abs(M[a, a]) > diag_max:
-            diag_max = abs(M[a, a])
-    ok = diag_max > 0.0
-    L = np.zeros((m, m))
-    if ok:                                   # Cholesky M = L L^T, lower triangle of L
-        floor = rtol * diag_max
-        for j in range(m):
-            d = M[j, j]
-            for k in range(j):
-                d -= L[j, k] * L[j, k]
-            if not (d > floor) or not np.isfinite(d):
-                ok = False
-                break
-            d = np.sqrt(d)
-            L[j, j] = d
-            for i in range(j + 1, m):
-                v = M[i, j]
-                for k in range(j):
-                    v -= L[i, k] * L[j, k]
-                L[i, j] = v / d
+    ok = meta[2] == 1 and _usable(L, Mdiag, m, rtol)
+    if not ok and not fresh:                 # updated factor failed the test: try a fresh one
+        _refactor(Hs, idx, s, L, order, pos, Mdiag, meta)
+        m = meta[0]
+        ok = meta[2] == 1 and _usable(L, Mdiag, m, rtol)
     if ok:
-        y = np.empty(m)                      # L y = -(g_S[1:] - g_S[0])
-        gs0 = g[i0]
+        r0 = meta[1]
+        y = np.empty(m)                      # L y = -(g_order - g_r0)
         for i in range(m):
-            v = gs0 - g[idx[i + 1]]
+            v = g[r0] - g[order[i]]
             for k in range(i):
                 v -= L[i, k] * y[k]
             y[i] = v / L[i, i]
-        total = 0.0                          # L^T q = y, q stored in p[1:]
-        for i in range(m - 1, -1, -1):
-            v = y[i]
-            for k in range(i + 1, m):
-                v -= L[k, i] * p[k + 1]
-            v /= L[i, i]
-            p[i + 1] = v
-            total += v
-        p[0] = -total
+        for i in range(m - 1, -1, -1):       # L^T q = y, by columns of L^T (rows of L), q in y
+            y[i] /= L[i, i]
+            for k in range(i):
+                y[k] -= L[i, k] * y[i]
+        total = 0.0
+        for k in range(s):
+            r = idx[k]
+            if r == r0:
+                continue
+            p[k] = y[pos[r]]
+            total += p[k]
+        for k in range(s):
+            if idx[k] == r0:
+                p[k] = -total
         return True
+    meta[2] = 0                              # singular face: M in the basis e_r - e_idx[0]
+    sm = s - 1
+    i0 = idx[0]
+    M = np.empty((sm, sm))
+    diag_max = 0.0
+    for a in range(sm):
+        for b in range(a + 1):
+            v = _m_entry(Hs, i0, idx[a + 1], idx[b + 1])
+            M[a, b] = v
+            M[b, a] = v
+        diag_max = max(diag_max, abs(M[a, a]))
     total = 0.0
     if diag_max > 0.0:
         evals, evecs = np.linalg.eigh(M)
-        for i in range(m):
+        for i in range(sm):
             p[i + 1] = evecs[i, 0]
             total += evecs[i, 0]
     else:                                    # M = 0: every direction of the face is null
         p[1] = 1.0
         total = 1.0
-        for i in range(1, m):
+        for i in range(1, sm):
             p[i + 1] = 0.0
     p[0] = -total
     return False
@@ -232,6 +325,11 @@ def active_set_kernel(H, c, alpha0, tol, max_iter, rtol):
     g = np.empty(n)
     p = np.empty(n)
     hit = np.empty(n, dtype=np.bool_)
+    L = np.empty((n, n))                     # the face factor (see _append)
+    order = np.empty(n, dtype=np.int64)
+    pos = np.empty(n, dtype=np.int64)
+    Mdiag = np.empty(n)
+    meta = np.zeros(3, dtype=np.int64)       # [m, r0, valid]: invalid, built on first use
     s = _support(alpha, in_S, idx)
     if not _rows_of_support(H, Hs, have, idx, s):
         return _STATUS_NONFINITE, alpha, 0, np.nan, np.nan, tol
@@ -264,10 +362,11 @@ def active_set_kernel(H, c, alpha0, tol, max_iter, rtol):
                 if in_S[r]:
                     idx[s] = r
                     s += 1
+            _append(Hs, j, L, order, pos, Mdiag, meta)
             added = j
             at_face_min = False
             continue
-        full = _face_step(Hs, idx, s, g, p, rtol)
+        full = _face_step(Hs, idx, s, g, p, rtol, L, order, pos, Mdiag, meta)
         if not full:
             slope = 0.0
             for k in range(s):
@@ -315,7 +414,10 @@ def active_set_kernel(H, c, alpha0, tol, max_iter, rtol):
             if not total > 0.0:              # cannot happen in exact arithmetic (sum p = 0)
                 break
             for k in range(s):
-                alpha[idx[k]] /= total
+                r = idx[k]
+                alpha[r] /= total
+                if not alpha[r] > 0.0:
+                    _remove(r, L, order, pos, Mdiag, meta)
             s = _support(alpha, in_S, idx)
             _gradient(Hs, c, alpha, idx, s, g)
             at_face_min = False
