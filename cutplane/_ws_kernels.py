@@ -6,9 +6,16 @@ and streams a temporary. These kernels do each operation in one pass without tem
 
 - :func:`group_dot_sorted`: per-group inner products of two sparse rows with sorted indices
   (a merge join: sequential access only, no dense scatter);
-- :func:`group_dot_gather`: the same against a dense scatter of one of the rows (for cuts
-  dense enough that the merge join's branches cost more than the random gathers);
-- :func:`scatter_add`: ``out[idx] += a * data``;
+- :func:`group_dot_merge_runs`: the merge join without data-dependent branches, for groups
+  that are contiguous runs of coordinates (templates' features are numbered template by
+  template; one group is one run);
+- :func:`group_dot_gather`: the same against a dense scatter of one of the rows (faster than
+  the merge join while the scatter buffer stays in cache: a few 10^5 coordinates);
+- :func:`group_dot_gather_runs`: the gather when the groups are contiguous runs of
+  coordinates (templates' features are numbered template by template): a binary search per
+  run instead of a group lookup per entry;
+- :func:`scatter_add`: ``out[idx] += a * data``; :func:`scatter_add_range` restricted to the
+  coordinates ``c0 <= idx < c1`` (threads then add disjoint slices of one output);
 - :func:`sparse_dot`: ``sum(data * w[idx])``;
 - :func:`group_sq_sums`: per-group sums of squares of a sparse row;
 - :func:`group_norms_kernel`: ``||v_j||_2`` per group with a per-group scale (no underflow or
@@ -22,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["group_dot_sorted", "group_dot_gather", "scatter_add", "sparse_dot", "group_sq_sums", "group_norms_kernel",
+__all__ = ["group_dot_sorted", "group_dot_merge_runs", "group_dot_gather", "group_dot_gather_runs", "scatter_add", "scatter_add_range", "sparse_dot", "group_sq_sums", "group_norms_kernel",
            "scale_by_group", "scaled_by_group"]
 
 
@@ -67,6 +74,82 @@ def group_dot_gather(ir, dr, dense, groups, out):
         for k in range(ir.shape[0]):
             i = ir[k]
             out[groups[i]] += dr[k] * dense[i]
+
+
+@njit(nogil=True, cache=True)
+def group_dot_merge_runs(i1, d1, i2, d2, run_lo, run_group, out):
+    """:func:`group_dot_sorted` for groups that are contiguous runs of coordinates, branch-free.
+
+    ``out[run_group[s]] += sum over common indices k in run s of d1 * d2``. The advance of the
+    two cursors and the product are computed without a data-dependent branch (``p += a <= b``;
+    the product is multiplied by ``a == b``): on sorted index lists whose comparisons are a coin
+    toss this is ~1.8x faster than the branching join (measured on CoNLL-2000 cuts). The only
+    branch is the move to the next run, taken at most ``len(run_lo)`` times. Slopes are finite
+    (the working set checks), so ``0 * d`` is exactly 0.
+    """
+    n1, n2 = i1.shape[0], i2.shape[0]
+    n_runs = run_lo.shape[0]
+    big = np.iinfo(np.int64).max
+    s = 0
+    nxt = run_lo[1] if n_runs > 1 else big
+    p, q = 0, 0
+    acc = 0.0
+    while p < n1 and q < n2:
+        a = i1[p]
+        b = i2[q]
+        if a >= nxt:
+            out[run_group[s]] += acc
+            acc = 0.0
+            while s + 1 < n_runs and run_lo[s + 1] <= a:
+                s += 1
+            nxt = run_lo[s + 1] if s + 1 < n_runs else big
+        acc += d1[p] * d2[q] * (a == b)
+        p += a <= b
+        q += b <= a
+    out[run_group[s]] += acc
+
+
+@njit(nogil=True, cache=True)
+def _first_at_least(idx, lo, hi, value):
+    """Smallest ``k`` in ``[lo, hi]`` with ``idx[k] >= value`` (``hi`` if none); ``idx`` increasing."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if idx[mid] < value:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(nogil=True, cache=True)
+def group_dot_gather_runs(ir, dr, dense, run_lo, run_group, out):
+    """``out[run_group[s]] += sum over k with run_lo[s] <= ir[k] < run_lo[s+1] of dr[k] * dense[ir[k]]``.
+
+    ``ir`` strictly increasing; ``run_lo`` increasing with ``run_lo[0] == 0`` (the coordinate
+    runs of the groups; the last run ends at ``dim``).
+    """
+    n = ir.shape[0]
+    n_runs = run_lo.shape[0]
+    k = 0
+    for s in range(n_runs):
+        if k >= n:
+            break
+        e = n if s + 1 == n_runs else _first_at_least(ir, k, n, run_lo[s + 1])
+        acc = 0.0
+        for q in range(k, e):
+            acc += dr[q] * dense[ir[q]]
+        out[run_group[s]] += acc
+        k = e
+
+
+@njit(nogil=True, cache=True)
+def scatter_add_range(out, idx, data, a, c0, c1):
+    """``out[i] += a * data[k]`` for the entries ``i = idx[k]`` with ``c0 <= i < c1`` (``idx`` increasing)."""
+    n = idx.shape[0]
+    k = _first_at_least(idx, 0, n, c0)
+    while k < n and idx[k] < c1:
+        out[idx[k]] += a * data[k]
+        k += 1
 
 
 @njit(nogil=True, cache=True)

@@ -46,7 +46,8 @@ def bytes_after_add(ws: WorkingSet, cut_bytes: int) -> int:
     -------
     int
         Includes the growth of the preallocated arrays (capacity doubled, at least 8) when the
-        working set is full.
+        working set is full, and the dense scatter buffer a sparse working set allocates at its
+        second cut (:meth:`~cutplane.working_set.WorkingSet.scratch_bytes_after_add`).
     """
     n, cap = ws.n_cuts, int(ws.capacity)
     grow = 0
@@ -54,7 +55,7 @@ def bytes_after_add(ws: WorkingSet, cut_bytes: int) -> int:
         new = max(8, 2 * cap, n + 1)
         per_cut = 24 + (0 if ws.sparse else 8 * ws.dim)  # offset, dual, idle count (+ a dense row)
         grow = 8 * ws.n_groups * (new * new - cap * cap) + per_cut * (new - cap)
-    return ws.nbytes + cut_bytes + grow
+    return ws.nbytes + cut_bytes + grow + ws.scratch_bytes_after_add()
 
 
 def fit_memory(ws: WorkingSet, limit: int, cut_bytes: int, *, groups=None) -> WorkingSet:

@@ -24,7 +24,8 @@ from .groups import as_group_ids
 __all__ = ["WorkingSet"]
 
 _PARALLEL_NNZ = 2_000_000  # stored nonzeros above which Gram rows are computed on threads
-_DENSE_FRACTION = 16  # a new cut with more than dim / 16 nonzeros is scattered densely for its Gram row
+_SCRATCH_MAX_DIM = 2**21  # up to this dim (16 MB of doubles, within a server L3) a new sparse cut is scattered densely for its Gram row
+_MAX_RUNS_PER_GROUP = 16  # groups made of at most this many coordinate runs each are handled run by run
 _POOL = None
 
 
@@ -43,6 +44,17 @@ def _pool():
 
         _POOL = ThreadPoolExecutor(max_workers=_n_threads(), thread_name_prefix="cutplane-gram")
     return _POOL
+
+
+def _group_runs(groups, n_groups):
+    """``(run_lo, run_group)``: start and group of each maximal run of equal group ids, when the
+    groups have at most ``_MAX_RUNS_PER_GROUP`` runs each on average (else None)."""
+    if groups is None:
+        return np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    starts = np.concatenate(([0], np.flatnonzero(np.diff(groups)) + 1)).astype(np.int64)
+    if len(starts) > _MAX_RUNS_PER_GROUP * n_groups:
+        return None
+    return starts, groups[starts].astype(np.int64)
 
 
 class WorkingSet:
@@ -82,6 +94,8 @@ class WorkingSet:
             self._groups = ids.astype(np.int32 if self.n_groups < 2**31 else np.int64, copy=False)
         # the compiled loops take an empty id array for "one group"
         self._kgroups = self._groups if self._groups is not None else np.zeros(0, dtype=np.int32)
+        self._runs = _group_runs(self._groups, self.n_groups)
+        self._scratch = None  # dense (dim,) zeros: a new sparse cut's scatter for its Gram row
         self._index_dtype = np.int32 if self.dim < 2**31 else np.int64
         self.zero_tol = float(zero_tol)
         self.sparse = None
@@ -172,10 +186,16 @@ class WorkingSet:
     def _cross(self, idx, data, dense_vec=None):
         """Per-group inner products of a slope with every stored cut, shape (n_groups, n_cuts).
 
-        Sparse cuts are merge-joined row by row with the new slope (both have sorted
-        indices): O(total nonzeros), sequential memory access, no re-stacking of the stored
-        rows. Above ``_PARALLEL_NNZ`` stored nonzeros the rows are split into contiguous
-        chunks of equal nonzeros over a small thread pool (the compiled loop releases the GIL).
+        Up to ``_SCRATCH_MAX_DIM`` coordinates a sparse new cut is scattered once into a dense
+        buffer (kept zero between calls, small enough to stay in cache) and every stored row
+        gathers from it: one pass over the stored nonzeros, with a binary search per coordinate
+        run of the groups instead of a group lookup per entry when the groups are runs
+        (measured 2.3x faster than the merge join at 3.2e5 coordinates). Beyond, the random
+        gathers miss the cache (2.9x slower than the merge join on CoNLL-2000's 10^7
+        coordinates) and the rows are merge-joined with the new slope (both have sorted
+        indices), branch-free when the groups are runs. Above ``_PARALLEL_NNZ`` stored
+        nonzeros the rows are split into contiguous chunks of equal
+        nonzeros over a small thread pool (the compiled loops release the GIL).
         """
         n = self.n_cuts
         if n == 0:
@@ -190,33 +210,62 @@ class WorkingSet:
             return np.asarray(block.T @ self._dense[:n].T)
         out = np.zeros((n, self.n_groups))
         rows, groups = self._rows, self._kgroups
+        scratch = self._scratch_buffer()
+        if scratch is not None:
+            scratch[idx] = data
+            if self._runs is not None:
+                run_lo, run_group = self._runs
 
-        if len(idx) * _DENSE_FRACTION >= self.dim:
-            # a nearly dense new cut: scatter it once and gather along every stored row
-            dense = np.zeros(self.dim)
-            dense[idx] = data
+                def run(lo, hi):
+                    for r in range(lo, hi):
+                        ir, dr = rows[r]
+                        K.group_dot_gather_runs(ir, dr, scratch, run_lo, run_group, out[r])
+            else:
+                def run(lo, hi):
+                    for r in range(lo, hi):
+                        ir, dr = rows[r]
+                        K.group_dot_gather(ir, dr, scratch, groups, out[r])
+        elif self._runs is not None:
+            run_lo, run_group = self._runs
 
             def run(lo, hi):
                 for r in range(lo, hi):
                     ir, dr = rows[r]
-                    K.group_dot_gather(ir, dr, dense, groups, out[r])
+                    K.group_dot_merge_runs(idx, data, ir, dr, run_lo, run_group, out[r])
         else:
             def run(lo, hi):
                 for r in range(lo, hi):
                     ir, dr = rows[r]
                     K.group_dot_sorted(idx, data, ir, dr, groups, out[r])
+        try:
+            self._on_threads(run, np.asarray(self._row_nnz, dtype=np.int64) + (0 if scratch is not None else len(idx)))
+        finally:
+            if scratch is not None:
+                scratch[idx] = 0.0
+        return out.T
 
-        sizes = np.asarray(self._row_nnz, dtype=np.int64) + len(idx)
+    def _scratch_buffer(self):
+        """The dense scatter buffer (allocated on first use), or None above ``_SCRATCH_MAX_DIM``."""
+        if self.dim > _SCRATCH_MAX_DIM:
+            return None
+        if self._scratch is None:
+            self._scratch = np.zeros(self.dim)
+        return self._scratch
+
+    def _on_threads(self, run, sizes):
+        """``run(lo, hi)`` over the rows ``0..n_cuts``: on the thread pool in chunks of equal ``sizes``
+        when their total reaches ``_PARALLEL_NNZ``, else in this thread."""
+        n = len(sizes)
         workers = _n_threads()
-        if workers > 1 and n >= 2 and sizes.sum() >= _PARALLEL_NNZ:
-            cuts = np.searchsorted(np.cumsum(sizes), sizes.sum() * np.arange(1, workers) / workers)
+        total = int(sizes.sum()) if n else 0
+        if workers > 1 and n >= 2 and total >= _PARALLEL_NNZ:
+            cuts = np.searchsorted(np.cumsum(sizes), total * np.arange(1, workers) / workers)
             bounds = np.unique(np.concatenate(([0], np.minimum(cuts + 1, n), [n])))
             futures = [_pool().submit(run, lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:])]
             for f in futures:
                 f.result()
         else:
             run(0, n)
-        return out.T
 
     def _self_gram(self, idx, data):
         out = np.zeros(self.n_groups)
@@ -291,14 +340,34 @@ class WorkingSet:
         if self.n_cuts == 0:
             out = np.zeros(self.dim)
         elif self.sparse:
-            out = np.zeros(self.dim)
-            for a, (ir, dr) in zip(alpha, self._rows):
-                if a != 0.0:
-                    K.scatter_add(out, ir, dr, float(a))  # indices are unique within a row
+            out = self._combine_sparse(alpha)
         else:
             out = alpha @ self._dense[: self.n_cuts]
         if group is not None:
             out = np.where(self._mask(group), out, 0.0)
+        return out
+
+    def _combine_sparse(self, alpha):
+        """``sum_r alpha_r a_r`` from the sparse rows; above ``_PARALLEL_NNZ`` nonzeros the
+        coordinates are split into disjoint ranges, one per thread (each coordinate is still
+        summed in row order by one thread: the result does not depend on the thread count)."""
+        out = np.zeros(self.dim)
+        live = [(float(a), self._rows[r]) for r, a in enumerate(alpha) if a != 0.0]
+        total = sum(len(ir) for _, (ir, _) in live)
+        workers = _n_threads()
+        if workers < 2 or total < _PARALLEL_NNZ:
+            for a, (ir, dr) in live:
+                K.scatter_add(out, ir, dr, a)  # indices are unique within a row
+            return out
+        edges = np.linspace(0, self.dim, workers + 1).astype(np.int64)
+
+        def run(c0, c1):
+            for a, (ir, dr) in live:
+                K.scatter_add_range(out, ir, dr, a, c0, c1)
+
+        futures = [_pool().submit(run, int(c0), int(c1)) for c0, c1 in zip(edges[:-1], edges[1:])]
+        for f in futures:
+            f.result()
         return out
 
     def slopes_dot(self, w) -> np.ndarray:
@@ -308,7 +377,16 @@ class WorkingSet:
             return np.zeros(0)
         if self.sparse:
             w = np.ascontiguousarray(w)
-            return np.array([K.sparse_dot(ir, dr, w) for ir, dr in self._rows])
+            out = np.empty(self.n_cuts)
+            rows = self._rows
+
+            def run(lo, hi):
+                for r in range(lo, hi):
+                    ir, dr = rows[r]
+                    out[r] = K.sparse_dot(ir, dr, w)
+
+            self._on_threads(run, np.asarray(self._row_nnz, dtype=np.int64))
+            return out
         return self._dense[: self.n_cuts] @ w
 
     def model_value(self, w) -> float:
@@ -445,6 +523,12 @@ class WorkingSet:
         self.n_cuts = m
         return n_dropped + k - 1
 
+    def scratch_bytes_after_add(self) -> int:
+        """Bytes the dense scatter buffer will add at the next :meth:`add` (0 once it exists)."""
+        if self.sparse and self.n_cuts >= 1 and self._scratch is None and self.dim <= _SCRATCH_MAX_DIM:
+            return 8 * self.dim
+        return 0
+
     @property
     def capacity(self) -> int:
         """Cuts the arrays have room for before the next growth (doubling)."""
@@ -471,9 +555,10 @@ class WorkingSet:
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by the stored slopes and the Gram blocks."""
+        """Bytes held by the stored slopes (with the dense scatter buffer of sparse ones) and the Gram blocks."""
         if self.sparse:
             slopes = sum(i.nbytes + d.nbytes for i, d in self._rows)
+            slopes += 0 if self._scratch is None else self._scratch.nbytes
         else:
             slopes = 0 if self._dense is None else self._dense.nbytes
         return int(slopes + self._G.nbytes + self._b.nbytes + self._duals.nbytes + self._idle.nbytes)

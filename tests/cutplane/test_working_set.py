@@ -161,31 +161,45 @@ def test_bad_input_is_reported():
 
 
 @settings(max_examples=20, deadline=None)
-@given(seed=st.integers(0, 2**31 - 1), n_cuts=st.integers(1, 9), n_groups=st.integers(1, 5))
-def test_threaded_gram_rows_equal_serial(seed, n_cuts, n_groups):
-    """The Gram rows computed on the thread pool (forced by a zero threshold), by merge join
-    or by dense scatter and gather, equal the serial merge join and a direct sparse product."""
+@given(seed=st.integers(0, 2**31 - 1), n_cuts=st.integers(1, 9), n_groups=st.integers(1, 5),
+       contiguous=st.booleans())
+def test_threaded_gram_rows_equal_serial(seed, n_cuts, n_groups, contiguous):
+    """The Gram rows by merge join, by dense scatter and gather (per-entry group lookup or run by
+    run for contiguous groups), serial or on the thread pool (forced by a zero threshold), all
+    equal a direct sparse product; ``A alpha`` and ``A^T w`` on threads equal the serial ones."""
     import cutplane.working_set as ws_module
 
     rng = np.random.default_rng(seed)
     dim = 300
-    groups = rng.integers(0, n_groups, dim)
+    groups = np.sort(rng.integers(0, n_groups, dim)) if contiguous else rng.integers(0, n_groups, dim)
     slopes = [sp.random(1, dim, density=rng.uniform(0.05, 0.9), random_state=rng, format="csr")
               for _ in range(n_cuts)]
-    grams = []
-    saved = ws_module._PARALLEL_NNZ, ws_module._DENSE_FRACTION
+    alpha = rng.random(n_cuts) * (rng.random(n_cuts) < 0.7)
+    w = rng.standard_normal(dim)
+    grams, combos, dots = [], [], []
+    saved = ws_module._PARALLEL_NNZ, ws_module._SCRATCH_MAX_DIM, ws_module._MAX_RUNS_PER_GROUP
     try:
-        # serial merge join; threads; threads with the dense-scatter gather for every cut
-        for threshold, fraction in ((10**15, 0), (0, 0), (0, 10**9)):
-            ws_module._PARALLEL_NNZ, ws_module._DENSE_FRACTION = threshold, fraction
+        # (threshold for threads, largest dim with a scatter buffer, runs per group)
+        for knobs in ((10**15, 0, 16), (0, 0, 16), (10**15, 10**9, 0), (0, 10**9, 0), (10**15, 10**9, 10**6),
+                      (0, 10**9, 10**6)):
+            ws_module._PARALLEL_NNZ, ws_module._SCRATCH_MAX_DIM, ws_module._MAX_RUNS_PER_GROUP = knobs
             ws = WorkingSet(dim, groups=groups)
             for a in slopes:
                 ws.add(Cut(a, 0.0))
             grams.append(np.stack([ws.gram(group=j) for j in range(ws.n_groups)]))
+            combos.append(ws.combine(alpha))
+            dots.append(ws.slopes_dot(w))
+            if ws._scratch is not None:
+                assert not ws._scratch.any()  # the buffer is left zero between calls
     finally:
-        ws_module._PARALLEL_NNZ, ws_module._DENSE_FRACTION = saved
+        ws_module._PARALLEL_NNZ, ws_module._SCRATCH_MAX_DIM, ws_module._MAX_RUNS_PER_GROUP = saved
     A = sp.vstack(slopes).tocsr()
     direct = np.stack([(A[:, groups == j] @ A[:, groups == j].T).toarray() for j in range(grams[0].shape[0])])
-    np.testing.assert_allclose(grams[1], grams[0], rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(grams[2], grams[0], rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(grams[0], direct, rtol=1e-10, atol=1e-12)
+    for g in grams:
+        np.testing.assert_allclose(g, direct, rtol=1e-10, atol=1e-12)
+    for c in combos:  # one thread per coordinate range: each sum is taken in the same order
+        np.testing.assert_array_equal(c, combos[0])
+    np.testing.assert_allclose(combos[0], A.T @ alpha, rtol=1e-12, atol=1e-12)
+    for d in dots:
+        np.testing.assert_array_equal(d, dots[0])
+    np.testing.assert_allclose(dots[0], A @ w, rtol=1e-12, atol=1e-12)
