@@ -18,9 +18,10 @@ and streams a temporary. These kernels do each operation in one pass without tem
   coordinates ``c0 <= idx < c1`` (threads then add disjoint slices of one output);
 - :func:`sparse_dot`: ``sum(data * w[idx])``;
 - :func:`group_sq_sums`: per-group sums of squares of a sparse row;
-- :func:`group_norms_kernel`: ``||v_j||_2`` per group with a per-group scale (no underflow or
-  overflow of the squares);
-- :func:`scale_by_group`: ``v *= mu[groups]`` in place; :func:`scaled_by_group` into a new array.
+- :func:`group_norms_kernel`: ``||v_j||_2`` per group, rescaled where the squares could under-
+  or overflow; :func:`group_norms_runs` the same run by run;
+- :func:`scale_by_group`: ``v *= mu[groups]`` in place (:func:`scale_by_group_runs` run by run);
+  :func:`scaled_by_group` into a new array.
 
 All take group ids as an integer array of shape (dim,); a zero-length array means one group.
 """
@@ -29,8 +30,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["group_dot_sorted", "group_dot_merge_runs", "group_dot_gather", "group_dot_gather_runs", "scatter_add", "scatter_add_range", "sparse_dot", "group_sq_sums", "group_norms_kernel",
-           "scale_by_group", "scaled_by_group"]
+__all__ = ["group_dot_sorted", "group_dot_merge_runs", "group_dot_gather", "group_dot_gather_runs", "scatter_add",
+           "scatter_add_range", "sparse_dot", "group_sq_sums", "group_norms_kernel", "group_norms_runs",
+           "scale_by_group", "scale_by_group_runs", "scaled_by_group"]
 
 
 @njit(nogil=True, cache=True)
@@ -181,30 +183,101 @@ def group_sq_sums(idx, data, groups, out):
             out[groups[idx[k]]] += data[k] * data[k]
 
 
+_SAFE_LO, _SAFE_HI = 1e-140, 1e140  # |v_i| range whose squares neither underflow nor overflow a sum
+
+
+@njit(nogil=True, cache=True)
+def _finish_norms(sq, top):
+    """``sqrt(sq)``; True in ``redo`` for groups whose largest entry is outside the safe range."""
+    n_groups = sq.shape[0]
+    out = np.empty(n_groups)
+    redo = np.zeros(n_groups, dtype=np.bool_)
+    for g in range(n_groups):
+        t = top[g]
+        out[g] = np.sqrt(sq[g])
+        if t > 0.0 and (t < _SAFE_LO or t > _SAFE_HI):
+            redo[g] = True
+    return out, redo
+
+
 @njit(nogil=True, cache=True)
 def group_norms_kernel(v, groups, n_groups):
     """``||v_j||_2`` per group, ndarray of shape (n_groups,).
 
-    Two passes: the largest ``|v_i|`` of each group, then the sum of ``(v_i / max_j)**2``,
-    so no square under- or overflows whatever the scale of the group.
+    One pass takes each group's sum of squares and largest ``|v_i|``. A group whose largest
+    entry is below 1e-140 or above 1e140 (where squares could under- or overflow) is then
+    recomputed from ``(v_i / max_j)**2`` in a second pass, so no group loses precision whatever
+    its scale; in the safe range the plain sum is accurate (entries small enough for their
+    squares to underflow are below 1e-154, i.e. 1e-28 relative to the largest).
     """
     top = np.zeros(n_groups)
+    sq = np.zeros(n_groups)
     for i in range(v.shape[0]):
-        a = abs(v[i])
+        x = v[i]
         g = groups[i]
+        a = abs(x)
         if a > top[g]:
             top[g] = a
-    acc = np.zeros(n_groups)
-    for i in range(v.shape[0]):
-        g = groups[i]
-        t = top[g]
-        if t > 0.0:
-            r = v[i] / t
-            acc[g] += r * r
-    out = np.empty(n_groups)
-    for g in range(n_groups):
-        out[g] = top[g] * np.sqrt(acc[g])
+        sq[g] += x * x
+    out, redo = _finish_norms(sq, top)
+    if redo.any():
+        acc = np.zeros(n_groups)
+        for i in range(v.shape[0]):
+            g = groups[i]
+            if redo[g]:
+                r = v[i] / top[g]
+                acc[g] += r * r
+        for g in range(n_groups):
+            if redo[g]:
+                out[g] = top[g] * np.sqrt(acc[g])
     return out
+
+
+@njit(nogil=True, cache=True)
+def group_norms_runs(v, run_lo, run_group, n_groups):
+    """:func:`group_norms_kernel` for groups that are contiguous runs of coordinates (no group id
+    read per entry: one streaming pass over ``v``)."""
+    top = np.zeros(n_groups)
+    sq = np.zeros(n_groups)
+    n_runs = run_lo.shape[0]
+    for s in range(n_runs):
+        hi = v.shape[0] if s + 1 == n_runs else run_lo[s + 1]
+        g = run_group[s]
+        t = top[g]
+        acc = 0.0
+        for i in range(run_lo[s], hi):
+            x = v[i]
+            a = abs(x)
+            if a > t:
+                t = a
+            acc += x * x
+        top[g] = t
+        sq[g] += acc
+    out, redo = _finish_norms(sq, top)
+    if redo.any():
+        acc2 = np.zeros(n_groups)
+        for s in range(n_runs):
+            g = run_group[s]
+            if redo[g]:
+                hi = v.shape[0] if s + 1 == n_runs else run_lo[s + 1]
+                for i in range(run_lo[s], hi):
+                    r = v[i] / top[g]
+                    acc2[g] += r * r
+        for g in range(n_groups):
+            if redo[g]:
+                out[g] = top[g] * np.sqrt(acc2[g])
+    return out
+
+
+@njit(nogil=True, cache=True)
+def scale_by_group_runs(v, mu, run_lo, run_group):
+    """``v[i] *= mu[group of i]`` in place, run by run."""
+    n_runs = run_lo.shape[0]
+    for s in range(n_runs):
+        hi = v.shape[0] if s + 1 == n_runs else run_lo[s + 1]
+        m = mu[run_group[s]]
+        for i in range(run_lo[s], hi):
+            v[i] *= m
 
 
 @njit(nogil=True, cache=True)

@@ -117,7 +117,26 @@ def _ids_from_index_arrays(groups, dim: int, n_groups: int | None) -> np.ndarray
     return ids
 
 
-def group_norms(v: np.ndarray, group_ids: np.ndarray, n_groups: int | None = None) -> np.ndarray:
+def group_runs(group_ids, n_groups: int, max_runs_per_group: int = 16):
+    """Maximal runs of equal ids: ``(run_lo, run_group)``, int64 arrays of shape (n_runs,).
+
+    Templates number their features template by template, so a template's coordinates form a
+    few contiguous runs and the compiled loops can work run by run instead of reading a group id
+    per coordinate. Returns None when there are more than ``max_runs_per_group * n_groups``
+    runs (ids scattered over the coordinates); ``group_ids=None`` (one group) is one run.
+    """
+    if group_ids is None:
+        return np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    ids = np.asarray(group_ids)
+    if ids.size == 0:
+        return None
+    starts = np.concatenate(([0], np.flatnonzero(ids[1:] != ids[:-1]) + 1)).astype(np.int64)
+    if len(starts) > max_runs_per_group * max(int(n_groups), 1):
+        return None
+    return starts, ids[starts].astype(np.int64)
+
+
+def group_norms(v: np.ndarray, group_ids: np.ndarray, n_groups: int | None = None, runs=None) -> np.ndarray:
     """Euclidean norm of each group, ``b_j = ||v_j||_2``.
 
     Parameters
@@ -128,17 +147,21 @@ def group_norms(v: np.ndarray, group_ids: np.ndarray, n_groups: int | None = Non
         Output of :func:`as_group_ids`.
     n_groups : int, optional
         Number of groups ``m``; default ``group_ids.max() + 1`` (0 when ``dim == 0``).
+    runs : tuple, optional
+        :func:`group_runs` of ``group_ids`` (one streaming pass, no id read per coordinate).
 
     Returns
     -------
     norms : ndarray of shape (n_groups,)
-        Non-negative; empty groups have norm 0. Each group's squares are taken of
-        ``v_i / max_{i in j} |v_i|`` (a compiled two-pass loop, no temporaries of size dim),
-        so no group loses precision to under- or overflow whatever its scale.
+        Non-negative; empty groups have norm 0. A compiled loop without temporaries of size
+        dim; groups whose largest entry is outside [1e-140, 1e140] are recomputed from
+        ``v_i / max_{i in j} |v_i|``, so no group loses precision to under- or overflow.
     """
-    from ._ws_kernels import group_norms_kernel
+    from ._ws_kernels import group_norms_kernel, group_norms_runs
 
     if n_groups is None:
         n_groups = int(group_ids.max()) + 1 if group_ids.size else 0
     v = np.ascontiguousarray(v, dtype=np.float64)
+    if runs is not None:
+        return group_norms_runs(v, runs[0], runs[1], int(n_groups))
     return group_norms_kernel(v, np.ascontiguousarray(group_ids), int(n_groups))

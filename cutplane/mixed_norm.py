@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .exceptions import InputError
-from .groups import as_group_ids, group_norms
+from .groups import as_group_ids, group_norms, group_runs
 
 __all__ = ["MixedNorm", "group_weights_from_norms"]
 
@@ -115,7 +115,7 @@ class MixedNorm:
 
     def group_norms(self, w) -> np.ndarray:
         """``||w_j||_2`` for every group, ndarray of shape (n_groups,)."""
-        return group_norms(self._vec(w), self._kernel_groups, self.n_groups)
+        return group_norms(self._vec(w), self._kernel_groups, self.n_groups, runs=self._runs)
 
     @staticmethod
     def _half_sq_norm(n, r) -> float:
@@ -160,15 +160,34 @@ class MixedNorm:
             g = self.__dict__["_kgroups"] = np.ascontiguousarray(self.groups, dtype=dt)
         return g
 
-    def from_group_weights(self, v, mu) -> np.ndarray:
-        """``w_j = mu_j v_j`` for given group weights (seed 004 eq. 7 with ``v = -A alpha / lam``)."""
-        from ._ws_kernels import scaled_by_group
+    @property
+    def _runs(self):
+        """:func:`~cutplane.groups.group_runs` of the groups (cached), or None when scattered."""
+        if "_runs_cache" not in self.__dict__:
+            self.__dict__["_runs_cache"] = group_runs(self.groups, self.n_groups) if self.dim else None
+        return self.__dict__["_runs_cache"]
+
+    def from_group_weights(self, v, mu, *, overwrite_v=False) -> np.ndarray:
+        """``w_j = mu_j v_j`` for given group weights (seed 004 eq. 7 with ``v = -A alpha / lam``).
+
+        With ``overwrite_v=True`` and a contiguous float64 ``v``, ``v`` itself is scaled and
+        returned (no new vector of size dim: for the reduced solvers' own dual points).
+        """
+        from ._ws_kernels import scale_by_group, scale_by_group_runs, scaled_by_group
 
         v = np.ascontiguousarray(self._vec(v, "v"))
         mu = np.ascontiguousarray(mu, dtype=np.float64)
         if mu.shape != (self.n_groups,):
             raise InputError(f"mu has shape {mu.shape}, expected ({self.n_groups},)", field="mu")
-        return scaled_by_group(v, mu, self._kernel_groups)
+        if not (overwrite_v and v.flags.writeable):
+            if self._runs is None:
+                return scaled_by_group(v, mu, self._kernel_groups)
+            v = v.copy()
+        if self._runs is not None:
+            scale_by_group_runs(v, mu, self._runs[0], self._runs[1])
+        else:
+            scale_by_group(v, mu, self._kernel_groups)
+        return v
 
     def prox(self, v, step) -> np.ndarray:
         """``argmin_x step * Omega(x) + 1/2 ||x - v||^2`` (seed 000 Prop. 1 on the group norms)."""

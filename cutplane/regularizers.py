@@ -50,6 +50,8 @@ class L2:
     """``Omega(w) = 1/2 ||w||_2^2``; self-conjugate; reduced problem a QP over the simplex."""
 
     is_indicator = False
+    #: ``Omega^* = Omega`` and ``grad Omega^*(v) = v``: a reduced solver may use its own ``v`` as ``w``
+    self_conjugate = True
 
     def __call__(self, w) -> float:
         w = _vec(w)

@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from .cuts import Cut
 from .exceptions import InputError
 from . import _ws_kernels as K
-from .groups import as_group_ids
+from .groups import as_group_ids, group_runs
 
 __all__ = ["WorkingSet"]
 
@@ -44,17 +44,6 @@ def _pool():
 
         _POOL = ThreadPoolExecutor(max_workers=_n_threads(), thread_name_prefix="cutplane-gram")
     return _POOL
-
-
-def _group_runs(groups, n_groups):
-    """``(run_lo, run_group)``: start and group of each maximal run of equal group ids, when the
-    groups have at most ``_MAX_RUNS_PER_GROUP`` runs each on average (else None)."""
-    if groups is None:
-        return np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
-    starts = np.concatenate(([0], np.flatnonzero(np.diff(groups)) + 1)).astype(np.int64)
-    if len(starts) > _MAX_RUNS_PER_GROUP * n_groups:
-        return None
-    return starts, groups[starts].astype(np.int64)
 
 
 class WorkingSet:
@@ -94,7 +83,7 @@ class WorkingSet:
             self._groups = ids.astype(np.int32 if self.n_groups < 2**31 else np.int64, copy=False)
         # the compiled loops take an empty id array for "one group"
         self._kgroups = self._groups if self._groups is not None else np.zeros(0, dtype=np.int32)
-        self._runs = _group_runs(self._groups, self.n_groups)
+        self._runs = group_runs(self._groups, self.n_groups, _MAX_RUNS_PER_GROUP)
         self._scratch = None  # dense (dim,) zeros: a new sparse cut's scatter for its Gram row
         self._index_dtype = np.int32 if self.dim < 2**31 else np.int64
         self.zero_tol = float(zero_tol)

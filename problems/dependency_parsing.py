@@ -36,7 +36,7 @@ from sklearn.base import BaseEstimator
 
 from cutplane.exceptions import InputError, ModelFormatError
 
-from .estimator_options import make_executor
+from .estimator_options import make_executor, release_executor
 from .template_learning import SOLVERS, TemplateLearnerMixin
 from .validation import check_bool, check_choice
 
@@ -380,19 +380,22 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         """
         prm = self._check_params()
         oracle, feats, trees = self._make_oracle(sentences)
-        groups = self.featurizer_.coordinate_groups()
-        names = self.featurizer_.template_names_
-        n_groups = len(names)
-        reg = self._make_regularizer(prm["regularizer"], prm["p"], groups, n_groups)
-        C = prm["C"]
-        if prm["solver"] == "spom":
-            examples = _ParseExamples(feats, trees, projective=prm["projective"], single_root=prm["single_root"],
-                                      normalize_loss=prm["normalize_loss"])
-            self._run_spom(examples, oracle, reg, groups, n_groups, names, prm, callback)
+        try:
+            groups = self.featurizer_.coordinate_groups()
+            names = self.featurizer_.template_names_
+            n_groups = len(names)
+            reg = self._make_regularizer(prm["regularizer"], prm["p"], groups, n_groups)
+            C = prm["C"]
+            if prm["solver"] == "spom":
+                examples = _ParseExamples(feats, trees, projective=prm["projective"], single_root=prm["single_root"],
+                                          normalize_loss=prm["normalize_loss"])
+                self._run_spom(examples, oracle, reg, groups, n_groups, names, prm, callback)
+                self._zero_inactive(groups, oracle, reg, C)
+                return self
+            self._run_cutting_plane(oracle, reg, groups, n_groups, names, prm, callback)
             self._zero_inactive(groups, oracle, reg, C)
-            return self
-        self._run_cutting_plane(oracle, reg, groups, n_groups, names, prm, callback)
-        self._zero_inactive(groups, oracle, reg, C)
+        finally:
+            release_executor(self, oracle.executor)  # worker pools / processes do not outlive fit
         self._warn_uncertified(prm)
         return self
 
@@ -443,8 +446,12 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
             fz = fz.restrict(self.active_templates_)
             w = self.coef_[fz.columns_]
         feats = fz.transform(sentences)
-        trees = decode(feats, w, projective=bool(self.projective), single_root=bool(self.single_root),
-                       executor=make_executor(self))
+        executor = make_executor(self)
+        try:
+            trees = decode(feats, w, projective=bool(self.projective), single_root=bool(self.single_root),
+                           executor=executor)
+        finally:
+            release_executor(self, executor)
         return [t[1:].astype(np.int64) for t in trees]
 
     def attachment_scores(self, sentences):

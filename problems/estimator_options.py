@@ -16,7 +16,7 @@ from cutplane.exceptions import InputError
 
 from .validation import check_bool, check_int
 
-__all__ = ["check_checkpoint_params", "make_executor", "uses_engine_options", "CHECKPOINT_DEFAULTS"]
+__all__ = ["check_checkpoint_params", "make_executor", "release_executor", "uses_engine_options", "CHECKPOINT_DEFAULTS"]
 
 #: The constructor defaults of the checkpoint and memory options (the CLI's too).
 CHECKPOINT_DEFAULTS = {"checkpoint": None, "checkpoint_every": 10, "resume": False, "memory_limit": None}
@@ -86,3 +86,18 @@ def make_executor(est):
     if scheduler is None:
         return get_executor(est.executor, n_workers)
     return get_executor(est.executor, n_workers, scheduler=scheduler)
+
+
+def release_executor(est, executor) -> None:
+    """Close an executor that :func:`make_executor` built from a name, once fit or predict is done.
+
+    Its thread pool, worker processes (with the data chunks they hold) or Dask client go with
+    it; an executor instance the user passed as ``est.executor`` is theirs and stays open.
+
+    Parameters
+    ----------
+    est : estimator
+    executor : cutplane.parallel.Executor or None
+    """
+    if executor is not None and executor is not est.executor:
+        executor.close()

@@ -25,7 +25,7 @@ from sklearn.base import BaseEstimator
 from cutplane.exceptions import InputError, ModelFormatError
 from oracles.viterbi import viterbi_kernel
 
-from .estimator_options import make_executor
+from .estimator_options import make_executor, release_executor
 from .feature_index import FeatureIndex, LabelAlphabet
 from .template_learning import TemplateLearnerMixin
 from .validation import check_int, check_sequences, warn_unseen_labels
@@ -287,15 +287,18 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         """
         prm = self._check_params()
         oracle = self.make_oracle(X, y)
-        n_labels = len(self.labels_)
-        groups = self.feature_index_.coordinate_groups(n_labels)
-        names = self.feature_index_.template_names
-        n_groups = len(self.feature_index_.templates)
-        reg = self._make_regularizer(prm["regularizer"], prm["p"], groups, n_groups)
-        if prm["solver"] == "spom":
-            self._run_spom(_SequenceExamples(oracle), oracle, reg, groups, n_groups, names, prm, callback)
-            return self
-        self._run_cutting_plane(oracle, reg, groups, n_groups, names, prm, callback)
+        try:
+            n_labels = len(self.labels_)
+            groups = self.feature_index_.coordinate_groups(n_labels)
+            names = self.feature_index_.template_names
+            n_groups = len(self.feature_index_.templates)
+            reg = self._make_regularizer(prm["regularizer"], prm["p"], groups, n_groups)
+            if prm["solver"] == "spom":
+                self._run_spom(_SequenceExamples(oracle), oracle, reg, groups, n_groups, names, prm, callback)
+                return self
+            self._run_cutting_plane(oracle, reg, groups, n_groups, names, prm, callback)
+        finally:
+            release_executor(self, oracle.executor)  # worker pools / processes do not outlive fit
         self._warn_uncertified(prm)
         return self
 

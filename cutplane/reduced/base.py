@@ -84,6 +84,6 @@ def dual_value(regularizer, working_set, alpha, lam) -> tuple[float, np.ndarray]
     v : ndarray of shape (dim,)
         The dual point, so that ``w = grad Omega^*(v)``.
     """
-    v = -working_set.combine(alpha) / lam
+    v = working_set.combine(np.asarray(alpha, dtype=np.float64) * (-1.0 / lam))  # one pass over the slopes
     value = float(working_set.offsets @ alpha) - lam * float(regularizer.conjugate(v))
     return value, v

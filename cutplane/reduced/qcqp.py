@@ -165,7 +165,7 @@ class QCQPReducedSolver:
         lower, v = dual_value(reg, working_set, alpha, lam)
         if mu.sum() == 0.0:
             mu = reg.weights(v)
-        w = reg.from_group_weights(v, mu)
+        w = reg.from_group_weights(v, mu, overwrite_v=True)  # v is this call's own array
         return ReducedSolution(w, lower, alpha, mu, status, backend, tuple(failures))
 
     def _solve_by_group_generation(self, grams, active, b, lam, warm):

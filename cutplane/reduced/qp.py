@@ -188,5 +188,8 @@ class QPReducedSolver:
                 alpha, backend, status, failures = self._solve_backends(G, b, float(lam), warm)
             alpha = to_simplex(alpha, n)
         lower, v = dual_value(self.regularizer, working_set, alpha, lam)
-        w = np.asarray(self.regularizer.grad_conjugate(v), dtype=np.float64)
+        if getattr(self.regularizer, "self_conjugate", False):
+            w = v  # grad Omega^*(v) = v, and v is this call's own array: no copy of a (dim,) vector
+        else:
+            w = np.asarray(self.regularizer.grad_conjugate(v), dtype=np.float64)
         return ReducedSolution(w, lower, alpha, None, status, backend, failures)

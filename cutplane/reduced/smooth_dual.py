@@ -144,7 +144,7 @@ class SmoothDualReducedSolver:
                 alpha, backend, status, failures = self._conic(grams, b, lam, alpha)
         lower, v = dual_value(reg, working_set, alpha, lam)
         mu = reg.weights(v)
-        w = reg.from_group_weights(v, mu)
+        w = reg.from_group_weights(v, mu, overwrite_v=True)  # v is this call's own array
         return ReducedSolution(w, lower, alpha, mu, status if n > 1 else "analytic", backend, failures)
 
     def _conic(self, grams, b, lam, alpha0):

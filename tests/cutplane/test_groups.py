@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cutplane.exceptions import InputError
-from cutplane.groups import as_group_ids, group_norms
+from cutplane.groups import group_runs, as_group_ids, group_norms
 
 
 @settings(max_examples=100)
@@ -57,12 +57,19 @@ def test_bad_groups(groups, dim, n_groups, field):
 @settings(max_examples=100)
 @given(data=st.data(), dim=st.integers(1, 25))
 def test_group_norms_match_direct(data, dim):
-    v = np.array(data.draw(st.lists(st.floats(-1e3, 1e3), min_size=dim, max_size=dim)))
+    """Per-entry ids and run by run (sorted ids), at any magnitude: entries m * 10^e with e in
+    [-300, 300] mix groups whose squares underflow or overflow with ordinary ones."""
+    mant = np.array(data.draw(st.lists(st.floats(-10, 10), min_size=dim, max_size=dim)))
+    expo = np.array(data.draw(st.lists(st.sampled_from([0, 0, 0, -150, -200, -300, 150, 200, 300]),
+                                       min_size=dim, max_size=dim)), dtype=float)
+    v = mant * 10.0 ** expo
     ids = np.array(data.draw(st.lists(st.integers(0, 4), min_size=dim, max_size=dim)))
-    if data.draw(st.booleans()):  # the contiguous layout takes the reduceat path
+    if data.draw(st.booleans()):  # the contiguous layout: runs
         ids = np.sort(ids)
     direct = np.array([math.hypot(*v[ids == j]) for j in range(5)])  # scaled, no underflow
     np.testing.assert_allclose(group_norms(v, ids, 5), direct, rtol=1e-13, atol=0)
+    runs = group_runs(ids, 5, max_runs_per_group=10**6)
+    np.testing.assert_allclose(group_norms(v, ids, 5, runs=runs), direct, rtol=1e-13, atol=0)
 
 
 def test_group_norms_extreme_magnitudes():

@@ -208,3 +208,25 @@ def test_trailing_empty_groups(p):
     assert res.status == "converged"
     assert res.objective == pytest.approx(opt, abs=2e-5)
     assert res.mu.shape == (5,) and np.all(res.mu[3:] == 0)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), dim=st.integers(1, 40), n_groups=st.integers(1, 6), sorted_ids=st.booleans())
+def test_from_group_weights_in_place_and_run_by_run(seed, dim, n_groups, sorted_ids):
+    """``w_j = mu_j v_j`` whether the groups are runs (scaled run by run) or scattered, into a new
+    vector by default and into ``v`` itself with ``overwrite_v=True``."""
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(0, n_groups, dim)
+    ids = np.sort(ids) if sorted_ids else ids
+    reg = MixedNorm(ids, p=1.0)
+    v = rng.standard_normal(dim)
+    mu = rng.random(reg.n_groups)
+    expect = mu[ids] * v
+    v0 = v.copy()
+    w = reg.from_group_weights(v, mu)
+    np.testing.assert_array_equal(w, expect)
+    np.testing.assert_array_equal(v, v0)  # untouched by default
+    w2 = reg.from_group_weights(v, mu, overwrite_v=True)
+    assert np.shares_memory(w2, v)
+    np.testing.assert_array_equal(w2, expect)
+    np.testing.assert_array_equal(v, expect)  # scaled in place

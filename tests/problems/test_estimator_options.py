@@ -100,3 +100,49 @@ def test_spom_refuses_engine_options_and_runs_without_them(cls, tmp_path):
         assert err.value.field == field
     est = _fit_tiny(cls, solver="spom", epochs=1, eta0=0.1)
     assert est.gap_ is None and not (tmp_path / "c.npz").exists()
+
+
+def test_executors_made_from_a_name_are_closed_after_fit_and_predict(monkeypatch):
+    """Executors an estimator builds from a name are closed when fit (and the parser's predict)
+    ends, not left to the garbage collector (a reference cycle or a traceback would keep worker
+    processes alive); no worker process outlives the call; an executor instance passed by the
+    user is left open for reuse."""
+    import multiprocessing
+
+    import problems.dependency_parsing as dp
+    import problems.sequence_labeling as sl
+    from cutplane.parallel import ThreadExecutor
+    from problems.synthetic import make_tagging_task
+
+    made = []
+
+    def spy(est):
+        ex = make_executor(est)
+        real_close = ex.close
+        ex.closed = 0
+
+        def close():
+            ex.closed += 1
+            real_close()
+
+        ex.close = close
+        made.append(ex)
+        return ex
+
+    monkeypatch.setattr(sl, "make_executor", spy)
+    monkeypatch.setattr(dp, "make_executor", spy)
+    task = make_tagging_task(n_train=20, n_test=5, length=6, n_labels=2, n_informative=1, n_noise=1, seed=3)
+    SequenceTagger(task.templates, C=1.0, eps=0.5, max_iter=3, executor="processes", n_workers=2).fit(
+        task.X_train, task.y_train)
+    assert [ex.closed for ex in made] == [1]
+    assert multiprocessing.active_children() == []
+    sents = make_treebank(6, seed=4)
+    parser = DependencyParser(templates=TEMPLATES, C=1.0, eps=0.5, max_iter=3, executor="processes", n_workers=2)
+    parser.fit(sents)
+    parser.predict(sents)
+    assert [ex.closed for ex in made] == [1, 1, 1]
+    assert multiprocessing.active_children() == []
+    mine = ThreadExecutor(2)
+    mine.close = lambda: made.append("closed the user's executor")
+    SequenceTagger(task.templates, C=1.0, eps=0.5, max_iter=3, executor=mine).fit(task.X_train, task.y_train)
+    assert "closed the user's executor" not in made
