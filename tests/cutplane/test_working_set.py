@@ -203,3 +203,58 @@ def test_threaded_gram_rows_equal_serial(seed, n_cuts, n_groups, contiguous):
     for d in dots:
         np.testing.assert_array_equal(d, dots[0])
     np.testing.assert_allclose(dots[0], A @ w, rtol=1e-12, atol=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n_cuts=st.integers(1, 8), n_groups=st.integers(1, 4),
+       n=st.sampled_from([3, 7, 8936, 10**6]), big=st.booleans())
+def test_count_cuts_are_stored_as_exact_int16_counts(seed, n_cuts, n_groups, n, big):
+    """Slopes that are integer counts times 1/n with a count of +-1 among them (the structured
+    oracles' cuts) are stored as int16 counts and a scale, bit-for-bit equal to the slope;
+    others (counts beyond int16, real values) stay float64. Gram blocks, A alpha, A^T w, the stored matrix and an aggregation agree
+    with direct products either way, on every kernel path."""
+    import cutplane.working_set as ws_module
+
+    rng = np.random.default_rng(seed)
+    dim = 200
+    groups = np.sort(rng.integers(0, n_groups, dim))
+    slopes = []
+    kinds = []
+    for r in range(n_cuts):
+        kinds.append("float" if r % 3 == 2 or (big and r % 2) else "counts")
+        counts = rng.integers(-40, 41, dim) * (rng.random(dim) < 0.3)
+        counts[rng.integers(0, dim)] = rng.choice([-1, 1])
+        if big and r % 2:
+            counts[rng.integers(0, dim)] = 40000  # beyond int16: this row stays float64
+        row = counts * (1.0 / n) if r % 3 != 2 else counts * rng.random(dim)  # every third: real values
+        slopes.append(sp.csr_matrix(row[None, :]))
+    A = sp.vstack(slopes).tocsr()
+    alpha = rng.random(n_cuts)
+    w = rng.standard_normal(dim)
+    direct = np.stack([(A[:, groups == j] @ A[:, groups == j].T).toarray() for j in range(n_groups)])
+    saved = ws_module._SCRATCH_MAX_DIM
+    try:
+        for scratch_max in (0, 10**9):  # merge join, gather
+            ws_module._SCRATCH_MAX_DIM = scratch_max
+            ws = WorkingSet(dim, groups=groups)
+            for a in slopes:
+                ws.add(Cut(a, 0.0))
+            for (ir, dr), scale, a, kind in zip(ws._rows, ws._row_scale, slopes, kinds):
+                d = a.toarray().ravel()[ir]
+                np.testing.assert_array_equal(dr * scale, d)  # exact, whatever the storage
+                if kind == "counts":
+                    assert dr.dtype == np.int16
+            np.testing.assert_array_equal(ws.matrix().toarray(), A.toarray())
+            grams = np.stack([ws.gram(group=j) for j in range(ws.n_groups)])
+            np.testing.assert_allclose(grams, direct[: ws.n_groups], rtol=1e-12, atol=1e-15)
+            np.testing.assert_allclose(ws.combine(alpha), A.T @ alpha, rtol=1e-12, atol=1e-15)
+            np.testing.assert_allclose(ws.slopes_dot(w), A @ w, rtol=1e-12, atol=1e-15)
+            if n_cuts >= 2:
+                ws.record_duals(alpha)
+                ws.aggregate(1)
+                beta = alpha / alpha.sum()
+                np.testing.assert_allclose(ws.matrix().toarray()[0], A.T @ beta, rtol=1e-12, atol=1e-15)
+                merged = ws.matrix()[0]
+                np.testing.assert_allclose(ws.gram(), (merged @ merged.T).toarray(), rtol=1e-10, atol=1e-15)
+    finally:
+        ws_module._SCRATCH_MAX_DIM = saved
