@@ -115,6 +115,7 @@ class WorkingSet:
         self._rows = []  # list of (indices, data) when sparse; data float64 or int16 (see _quantize)
         self._row_nnz = []  # len(indices) of each row, kept beside _rows
         self._row_scale = []  # the row is data * scale
+        self._slope_bytes = 0  # bytes of the stored sparse rows
         self._csr = None  # cached stacked CSR
         self._b = np.zeros(0)
         self._G = np.zeros((self.n_groups, 0, 0))
@@ -160,10 +161,17 @@ class WorkingSet:
         if sp.issparse(slope):
             if slope.shape not in ((1, self.dim), (self.dim,)):
                 raise InputError(f"cut slope has shape {slope.shape}, expected (1, {self.dim})", field="slope")
-            row = sp.csr_matrix(slope.reshape(1, self.dim))
-            row.sum_duplicates()  # also sorts the indices, as the merge joins need
-            row.eliminate_zeros()
-            idx, data = row.indices.astype(self._index_dtype), row.data.astype(np.float64)
+            if slope.format == "csr" and slope.shape == (1, self.dim) and slope.has_canonical_format:
+                idx, data = slope.indices, slope.data  # sorted, no duplicates: no rebuild
+            else:
+                row = sp.csr_matrix(slope.reshape(1, self.dim))
+                row.sum_duplicates()  # also sorts the indices, as the merge joins need
+                idx, data = row.indices, row.data
+            nz = data != 0
+            if not nz.all():
+                idx, data = idx[nz], data[nz]
+            idx = idx.astype(self._index_dtype, copy=True)  # never a view of the caller's arrays
+            data = data.astype(np.float64, copy=True)
         else:
             a = np.asarray(slope, dtype=np.float64)
             if a.shape not in ((self.dim,), (1, self.dim)):
@@ -314,6 +322,7 @@ class WorkingSet:
             self._rows.append((idx, q))
             self._row_nnz.append(len(idx))
             self._row_scale.append(scale)
+            self._slope_bytes += idx.nbytes + q.nbytes
             self._csr = None
         else:
             self._dense[n] = dense_vec
@@ -432,6 +441,7 @@ class WorkingSet:
             self._rows = [self._rows[i] for i in sel]
             self._row_nnz = [self._row_nnz[i] for i in sel]
             self._row_scale = [self._row_scale[i] for i in sel]
+            self._slope_bytes = sum(i.nbytes + d.nbytes for i, d in self._rows)
             self._csr = None
         else:
             self._dense[:m] = self._dense[sel]
@@ -532,6 +542,7 @@ class WorkingSet:
             self._rows = [(merged_row[0], q)] + self._rows[k:]
             self._row_nnz = [len(merged_row[0])] + self._row_nnz[k:]
             self._row_scale = [scale] + self._row_scale[k:]
+            self._slope_bytes = sum(i.nbytes + d.nbytes for i, d in self._rows)
             self._csr = None
         else:
             self._dense[1:m] = self._dense[k:n].copy()
@@ -577,8 +588,7 @@ class WorkingSet:
     def nbytes(self) -> int:
         """Bytes held by the stored slopes (with the dense scatter buffer of sparse ones) and the Gram blocks."""
         if self.sparse:
-            slopes = sum(i.nbytes + d.nbytes for i, d in self._rows)
-            slopes += 0 if self._scratch is None else self._scratch.nbytes
+            slopes = self._slope_bytes + (0 if self._scratch is None else self._scratch.nbytes)
         else:
             slopes = 0 if self._dense is None else self._dense.nbytes
         return int(slopes + self._G.nbytes + self._b.nbytes + self._duals.nbytes + self._idle.nbytes)

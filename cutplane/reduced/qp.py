@@ -142,8 +142,13 @@ class QPReducedSolver:
                 rest = [m for m in self.backends[i:] if BACKENDS[m].native is None]
                 use_dpp = self.formulation == "dpp" or (self.formulation == "auto" and len(b) <= self.dpp_max_cuts)
                 solve = self._solve_dpp if use_dpp else self._solve_direct
+                from .._blas import single_thread_blas
+
                 try:
-                    alpha, backend, status, more = solve(G, b, lam, warm, rest)
+                    # small dense algebra: BLAS threads only add contention (measured 80-90x
+                    # slower on a loaded 2-core machine); the native solver is compiled code
+                    with single_thread_blas():
+                        alpha, backend, status, more = solve(G, b, lam, warm, rest)
                 except SolverError:
                     if last_resort is None:
                         raise
@@ -180,12 +185,7 @@ class QPReducedSolver:
             warm = None
             if warm_start is not None and np.shape(warm_start) == (n,) and np.sum(warm_start) > 0:
                 warm = to_simplex(warm_start)
-            from .._blas import single_thread_blas
-
-            # small dense algebra: BLAS threads only add contention (measured 80-90x slower on
-            # a loaded 2-core machine)
-            with single_thread_blas():
-                alpha, backend, status, failures = self._solve_backends(G, b, float(lam), warm)
+            alpha, backend, status, failures = self._solve_backends(G, b, float(lam), warm)
             alpha = to_simplex(alpha, n)
         lower, v = dual_value(self.regularizer, working_set, alpha, lam)
         if getattr(self.regularizer, "self_conjugate", False):
