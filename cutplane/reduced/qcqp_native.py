@@ -66,6 +66,7 @@ __all__ = ["QCQPNativeResult", "solve_qcqp_native"]
 
 _ETA = 0.99          # fraction-to-boundary
 _MU_DROP = 1e-9      # group weights below this (after normalising) are dropped when the bound allows
+_REFINE = 1         # iterative refinement steps of each Newton solve
 _STALL = 8           # iterations without halving the gap before giving up
 
 
@@ -143,6 +144,7 @@ def _max_step(x, dx):
 
 def _max_slack_step(s, ds, curv):
     """Largest ``t`` with ``s + t ds - t^2 curv > 0`` (``curv >= 0``, ``s > 0``) for every entry."""
+    curv = np.clip(curv, 0.0, None)  # a quadratic form of a PSD matrix: below zero only by rounding
     disc = np.sqrt(ds * ds + 4.0 * curv * s)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.where(ds <= 0, 2.0 * s / (disc - ds), (ds + disc) / (2.0 * curv))
@@ -151,7 +153,7 @@ def _max_slack_step(s, ds, curv):
 
 
 def _solve_direction(Gm, chol, x2, r_d, r_t, r_p, alpha, z, s, d, v, delta, c_a, c_s):
-    """Newton direction ``(dalpha, dtheta, dnu, dz, du, ds_lin)`` for the complementarity targets."""
+    """Newton direction ``(dalpha, dtheta, dnu, dz, du, ds_lin)`` from the reduced system."""
     from scipy.linalg import cho_solve
 
     cs_s = c_s / s
@@ -164,7 +166,32 @@ def _solve_direction(Gm, chol, x2, r_d, r_t, r_p, alpha, z, s, d, v, delta, c_a,
     ds = dth - Gm @ da
     du = cs_s - d * ds
     dz = (c_a - z * da) / alpha
-    return da, dth, dnu, dz, du, ds
+    return [da, dth, dnu, dz, du, ds]
+
+
+def _newton(Qflat, u, Gm, chol, x2, r_d, r_t, r_p, alpha, z, s, d, v, delta, c_a, c_s, refine):
+    """The Newton direction refined against the unreduced linear system (the reduced matrix
+    mixes ``z / alpha`` of very different sizes near the end: one refinement step recovers the
+    digits the elimination loses); also returns ``curv_j = dalpha^T Q^j dalpha / (2 lam)``."""
+    m, n = Gm.shape
+    fixed = (Gm, chol, x2)
+    state = (alpha, z, s, d, v, delta)
+    step = _solve_direction(*fixed, r_d, r_t, r_p, *state, c_a, c_s)
+    for k in range(refine + 1):
+        da, dth, dnu, dz, du, ds = step
+        Gd = (Qflat @ da).reshape(m, n)
+        if k == refine:
+            break
+        # residuals of: H da + G^T du - dnu 1 - dz = -r_d;  sum du = r_t;  sum da = r_p;
+        # z da + alpha dz = c_a;  u ds + s du = c_s  (ds = dth - G da, exact by construction)
+        e1 = -r_d - (Gd.T @ u + Gm.T @ du - dnu - dz)
+        e2 = r_t - du.sum()
+        e3 = r_p - da.sum()
+        e4 = c_a - (z * da + alpha * dz)
+        e5 = c_s - (u * ds + s * du)
+        corr = _solve_direction(*fixed, -e1, e2, e3, *state, e4, e5)
+        step = [x + c for x, c in zip(step, corr)]
+    return step, 0.5 * (Gd @ da)
 
 
 def _factor(K):
@@ -281,11 +308,10 @@ def solve_qcqp_native(grams, b, lam, *, alpha0=None, tol=1e-9, max_iter=200) -> 
         if chol is None:
             break
         x2 = cho_solve(chol, np.ones(n), check_finite=False)
-        args = (Gm, chol, x2, r_d, r_t, r_p, alpha, z, s, d, v, delta)
+        args = (Qflat, u, Gm, chol, x2, r_d, r_t, r_p, alpha, z, s, d, v, delta)
 
         # predictor (affine scaling)
-        da, dth, dnu, dz, du, ds = _solve_direction(*args, -z * alpha, -u * s)
-        curv = 0.5 * ((Qflat @ da).reshape(m, n) @ da)
+        (da, dth, dnu, dz, du, ds), curv = _newton(*args, -z * alpha, -u * s, _REFINE)
         t = min(1.0, _max_step(alpha, da), _max_step(z, dz), _max_step(u, du), _max_slack_step(s, ds, curv))
         s_aff = s + t * ds - t * t * curv
         comp_aff = ((alpha + t * da) @ (z + t * dz) + s_aff @ (u + t * du)) / (n + m)
@@ -294,8 +320,7 @@ def solve_qcqp_native(grams, b, lam, *, alpha0=None, tol=1e-9, max_iter=200) -> 
         # curvature included)
         c_a = sig * comp - z * alpha - da * dz
         c_s = sig * comp - u * s - ds * du + u * curv
-        da, dth, dnu, dz, du, ds = _solve_direction(*args, c_a, c_s)
-        curv = 0.5 * ((Qflat @ da).reshape(m, n) @ da)
+        (da, dth, dnu, dz, du, ds), curv = _newton(*args, c_a, c_s, _REFINE)
         t_max = min(_max_step(alpha, da), _max_step(z, dz), _max_step(u, du), _max_slack_step(s, ds, curv))
         t = min(1.0, _ETA * t_max)
         if not t > 1e-14:
@@ -308,7 +333,8 @@ def solve_qcqp_native(grams, b, lam, *, alpha0=None, tol=1e-9, max_iter=200) -> 
         Gm = (Qflat @ alpha).reshape(m, n)
         q = 0.5 * (Gm @ alpha)
         if np.any(theta - q <= 0):  # rounding at the boundary: keep the slacks positive
-            theta = float(q.max()) + max(1e-300, 1e-16 * abs(float(q.max())))
+            qmax = float(q.max())
+            theta = qmax + 4.0 * np.finfo(np.float64).eps * (abs(qmax) + 1e-12)
     Qs *= sigma
     return _finish(Qs, b_in, best_alpha, best_mu, best_ub_alpha, it, tol=tol)
 
