@@ -66,6 +66,7 @@ __all__ = ["QCQPNativeResult", "solve_qcqp_native"]
 
 _ETA = 0.99          # fraction-to-boundary
 _MU_DROP = 1e-9      # group weights below this (after normalising) are dropped when the bound allows
+_MIX = 0.1           # share of the uniform vector mixed into a warm start
 _STALL = 8           # iterations without halving the gap before giving up
 
 
@@ -243,13 +244,17 @@ def solve_qcqp_native(grams, b, lam, *, alpha0=None, tol=1e-9, max_iter=200) -> 
     sqrt_diag = np.sqrt(np.clip(np.einsum("jii->ji", Qs), 0.0, None))
     abs_b = np.abs(b_in)
 
-    alpha = _start(alpha0, n, 0.1)
+    alpha = _start(alpha0, n, _MIX)
+    # initial slacks of one (scaled units) for theta above max q and z above zero, also for a
+    # warm start: 1e-3 saved 17% of the iterations from engine-like warm starts but stalled
+    # from random points or vertices (21 of 600 random instances not converged, against 5)
+    slack = 1.0
     Gm = (Qflat @ alpha).reshape(m, n)
     q = 0.5 * (Gm @ alpha)
-    theta = float(q.max()) + 1.0
+    theta = float(q.max()) + slack
     u = np.full(m, 1.0 / m)
     grad_l = Gm.T @ u - bs
-    nu = float(grad_l.min()) - 1.0
+    nu = float(grad_l.min()) - slack
     z = grad_l - nu
 
     best_val, best_alpha = -np.inf, alpha

@@ -162,12 +162,12 @@ def test_matches_clarabel_and_gap_is_certified(inst):
     d_lower = dual_function(grams, b, lam, res.mu)
     assert d_lower <= res.value + res.gap + fl
     assert d_lower >= ref_value - 1e-7 * size - acc - fl  # weak duality, on an independent solve
-    if kind == "full" and n_positive_definite(grams):
+    if kind == "full" and all_positive_definite(grams):
         # strictly concave objective: a unique maximiser
         np.testing.assert_allclose(res.alpha, ref, atol=1e-5)
 
 
-def n_positive_definite(grams):
+def all_positive_definite(grams):
     return all(np.linalg.eigvalsh(0.5 * (Q + Q.T))[0] > 1e-8 * np.abs(Q).max() for Q in grams)
 
 
