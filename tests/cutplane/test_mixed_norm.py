@@ -67,19 +67,22 @@ def test_conjugate_matches_cvxpy(p):
     assert reg.conjugate(v) == pytest.approx(prob.value, rel=1e-6, abs=1e-8)
 
 
-@pytest.mark.parametrize("direct", [True, False])
+@pytest.mark.parametrize("path", ["native", "direct", "cvxpy"])
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("seed", range(5))
-def test_qcqp_matches_direct_solve(seed, sparse, direct):
-    """Both paths (Clarabel's own API, and cvxpy) against a cvxpy solve of the reduced primal."""
+def test_qcqp_matches_direct_solve(seed, sparse, path):
+    """The three paths (the native interior point, the default; Clarabel's own API; cvxpy)
+    against a cvxpy solve of the reduced primal."""
     groups, A, b = _random_setup(seed, sparse=sparse)
     lam = 0.7
     reg = MixedNorm(groups, p=1.0)
     ws = _working_set(groups, A, b, sparse)
-    solver = reg.make_reduced_solver("CLARABEL", direct=direct)
+    solver = (reg.make_reduced_solver() if path == "native"
+              else reg.make_reduced_solver("CLARABEL", direct=path == "direct"))
     sol = solver.solve(ws, lam)
     if ws.n_cuts > 1:
-        assert (sol.backend == "CLARABEL(direct)") == direct
+        assert sol.backend == {"native": "NATIVE-IPM", "direct": "CLARABEL(direct)"}.get(path, "CLARABEL")
+        assert sol.failures == ()
     opt, _ = _direct_reduced(reg, A, b, lam)
     # certified lower bound and the recovered w's value bracket the optimum tightly
     assert sol.lower_bound <= opt + 1e-6

@@ -65,7 +65,10 @@ def problems(draw, max_n=60):
     return H, c, alpha0
 
 
-def check_answer(res, H, c, ref):
+def check_answer(res, H, c, ref, ref_rtol=1e-9):
+    """``ref``: the optimum by an independent method, accurate to ``ref_rtol`` (relative to
+    1 + |ref|): exact enumeration 1e-9; CLARABEL's interior point is only feasible to ~1e-8, so
+    its value can sit below the true optimum by that much."""
     a = res.alpha
     scale = 1.0 + abs(ref)
     assert isinstance(res, SimplexQPResult)
@@ -74,7 +77,7 @@ def check_answer(res, H, c, ref):
     assert res.value == pytest.approx(value, abs=1e-10 * (1.0 + abs(value) + np.abs(H).max()))
     assert value <= ref + 1e-8 * scale                     # as good as the reference optimum
     assert value >= ref - 1e-8 * scale
-    assert res.fw_gap >= value - ref - 1e-9 * scale        # the gap is a certificate
+    assert res.fw_gap >= value - ref - ref_rtol * scale    # the gap is a certificate
     g = H @ a - c
     assert res.fw_gap == pytest.approx(max(a @ g - g.min(), 0.0), abs=1e-9 * (1.0 + np.abs(g).max()))
     tol = 1e-11 * (1.0 + np.abs(c).max() + np.abs(H).max())
@@ -87,7 +90,7 @@ def test_matches_clarabel(problem):
     H, c, alpha0 = problem
     res = solve_simplex_qp(H, c, alpha0)
     assert res.converged
-    check_answer(res, H, c, clarabel_value(H, c))
+    check_answer(res, H, c, clarabel_value(H, c), ref_rtol=1e-8)
 
 
 @settings(max_examples=60)
