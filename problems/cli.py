@@ -224,7 +224,7 @@ def _add_train(p):
     p.add_argument("--regularizer", choices=_REGULARIZERS, default=None,
                    help="l2 | l1 (linear tasks, default l2); mtl | ssvm | pmtl (structured, default mtl)")
     p.add_argument("--p", type=_positive_float, default=1.5, help="p of the p-block norm for pmtl (default 1.5)")
-    p.add_argument("--templates", help="CRF++ template file, or a set name: chunking, tp1, tp2")
+    p.add_argument("--templates", help="CRF++ template file, or a set name: chunking, tp1, tp2, ner134")
     p.add_argument("--dev", type=Path, help="labelled development file, scored after training")
     p.add_argument("--min-count", type=_positive_int, default=1, dest="min_count",
                    help="drop features seen fewer times (default 1)")
