@@ -11,11 +11,14 @@ and streams a temporary. These kernels do each operation in one pass without tem
   template; one group is one run);
 - :func:`group_dot_gather`: the same against a dense scatter of one of the rows (faster than
   the merge join while the scatter buffer stays in cache: a few 10^5 coordinates);
+  :func:`gather_dot_upto` one cache-sized block of coordinates at a time (beyond);
 - :func:`group_dot_gather_runs`: the gather when the groups are contiguous runs of
   coordinates (templates' features are numbered template by template): a binary search per
   run instead of a group lookup per entry;
 - :func:`scatter_add`: ``out[idx] += a * data``; :func:`scatter_add_range` restricted to the
   coordinates ``c0 <= idx < c1`` (threads then add disjoint slices of one output);
+  :func:`scatter_add_upto` from a cursor up to a coordinate (block by block, so that the
+  written block stays in cache across the rows);
 - :func:`sparse_dot`: ``sum(data * w[idx])``;
 - :func:`group_sq_sums`: per-group sums of squares of a sparse row;
 - :func:`group_norms_kernel`: ``||v_j||_2`` per group, rescaled where the squares could under-
@@ -152,6 +155,31 @@ def scatter_add_range(out, idx, data, a, c0, c1):
     while k < n and idx[k] < c1:
         out[idx[k]] += a * data[k]
         k += 1
+
+
+@njit(nogil=True, cache=True)
+def gather_dot_upto(idx, data, block, c0, c1):
+    """``sum_j data[j] * block[idx[j] - c0]`` over the entries with ``c0 <= idx[j] < c1`` (found by
+    binary search): one row's share of a Gram entry within the coordinate block ``[c0, c1)``,
+    held densely in ``block`` (small enough to stay in cache across the rows)."""
+    n = idx.shape[0]
+    k = _first_at_least(idx, 0, n, c0)
+    acc = 0.0
+    while k < n and idx[k] < c1:
+        acc += data[k] * block[idx[k] - c0]
+        k += 1
+    return acc
+
+
+@njit(nogil=True, cache=True)
+def scatter_add_upto(out, idx, data, a, k, c1):
+    """``out[idx[j]] += a * data[j]`` for ``j = k, k+1, ...`` while ``idx[j] < c1``; returns the
+    first ``j`` not added (the cursor for the next block of coordinates)."""
+    n = idx.shape[0]
+    while k < n and idx[k] < c1:
+        out[idx[k]] += a * data[k]
+        k += 1
+    return k
 
 
 @njit(nogil=True, cache=True)

@@ -25,6 +25,7 @@ __all__ = ["WorkingSet"]
 
 _PARALLEL_NNZ = 2_000_000  # stored nonzeros above which Gram rows are computed on threads
 _SCRATCH_MAX_DIM = 2**21  # up to this dim (16 MB of doubles, within a server L3) a new sparse cut is scattered densely for its Gram row
+_BLOCK = 2**18  # coordinates per cache block (2 MB of doubles) beyond _SCRATCH_MAX_DIM
 _INT16_MAX = 32767
 _MAX_RUNS_PER_GROUP = 16  # groups made of at most this many coordinate runs each are handled run by run
 _POOL = None
@@ -247,12 +248,9 @@ class WorkingSet:
                         ir, dr = rows[r]
                         K.group_dot_gather(ir, dr, scratch, groups, out[r])
         elif self._runs is not None:
-            run_lo, run_group = self._runs
-
-            def run(lo, hi):
-                for r in range(lo, hi):
-                    ir, dr = rows[r]
-                    K.group_dot_merge_runs(idx, data, ir, dr, run_lo, run_group, out[r])
+            self._cross_blocked(idx, data, out)
+            out *= np.asarray(self._row_scale)[:, None]
+            return out.T
         else:
             def run(lo, hi):
                 for r in range(lo, hi):
@@ -265,6 +263,54 @@ class WorkingSet:
                 scratch[idx] = 0.0
         out *= np.asarray(self._row_scale)[:, None]  # stored rows are data * scale
         return out.T
+
+    def _blocks(self):
+        """Coordinate blocks of at most ``_BLOCK`` within one group run: ``(edges, group)``,
+        int64 arrays of shape (n_blocks + 1,) and (n_blocks,) (computed once)."""
+        if getattr(self, "_block_cache", None) is None:
+            run_lo, run_group = self._runs
+            edges = np.union1d(np.arange(0, self.dim, _BLOCK, dtype=np.int64), run_lo)
+            group = run_group[np.searchsorted(run_lo, edges, side="right") - 1]
+            self._block_cache = (np.append(edges, self.dim), group)
+        return self._block_cache
+
+    def _cross_blocked(self, idx, data, out):
+        """Gram rows one cache-sized block of coordinates at a time (dims beyond
+        ``_SCRATCH_MAX_DIM``, groups in runs): the new cut's entries of the block are scattered
+        into a small dense buffer that stays in cache while every stored row gathers its
+        entries of the block (measured 2-3x faster than the merge join on CoNLL-2000's 10^7
+        coordinates). Blocks are split between threads by the new cut's nonzeros, each thread
+        with its own buffer and output, summed at the end."""
+        edges, group = self._blocks()
+        pos = np.searchsorted(idx, edges)
+        busy = np.flatnonzero(pos[1:] > pos[:-1])  # blocks the new cut touches (others give 0)
+        rows = self._rows
+        n = len(rows)
+
+        def run(blocks):
+            part = np.zeros((n, self.n_groups))
+            buf = np.zeros(_BLOCK)
+            for b in blocks:
+                c0, c1, k0, k1 = edges[b], edges[b + 1], pos[b], pos[b + 1]
+                local = idx[k0:k1] - c0
+                buf[local] = data[k0:k1]
+                g = group[b]
+                for r in range(n):
+                    ir, dr = rows[r]
+                    part[r, g] += K.gather_dot_upto(ir, dr, buf, c0, c1)
+                buf[local] = 0.0
+            return part
+
+        workers = _n_threads()
+        total = sum(self._row_nnz)
+        if workers > 1 and len(busy) >= 2 and total >= _PARALLEL_NNZ:
+            weight = np.cumsum(pos[busy + 1] - pos[busy])
+            cut = np.searchsorted(weight, weight[-1] * np.arange(1, workers) / workers)
+            chunks = [c for c in np.split(busy, np.minimum(cut + 1, len(busy))) if len(c)]
+            for part in _pool().map(run, chunks):
+                out += part
+        else:
+            out += run(busy)
 
     def _scratch_buffer(self):
         """The dense scatter buffer (allocated on first use), or None above ``_SCRATCH_MAX_DIM``."""
@@ -375,20 +421,34 @@ class WorkingSet:
     def _combine_sparse(self, alpha):
         """``sum_r alpha_r a_r`` from the sparse rows; above ``_PARALLEL_NNZ`` nonzeros the
         coordinates are split into disjoint ranges, one per thread (each coordinate is still
-        summed in row order by one thread: the result does not depend on the thread count)."""
+        summed in row order by one thread: the result does not depend on the thread count).
+        Beyond ``_SCRATCH_MAX_DIM`` coordinates the rows are added one ``_BLOCK`` of coordinates
+        at a time, so that the block of the output being written stays in cache (measured 2.6x
+        faster than row after row on CoNLL-2000's 10^7 coordinates); same sums, same order."""
         out = np.zeros(self.dim)
         live = [(float(a) * self._row_scale[r], self._rows[r]) for r, a in enumerate(alpha) if a != 0.0]
         total = sum(len(ir) for _, (ir, _) in live)
         workers = _n_threads()
-        if workers < 2 or total < _PARALLEL_NNZ:
+        blocked = self.dim > _SCRATCH_MAX_DIM  # beyond the cache: add block by block, all rows per block
+        if (workers < 2 or total < _PARALLEL_NNZ) and not blocked:
             for a, (ir, dr) in live:
                 K.scatter_add(out, ir, dr, a)  # indices are unique within a row
             return out
+        if workers < 2 or total < _PARALLEL_NNZ:
+            workers = 1
         edges = np.linspace(0, self.dim, workers + 1).astype(np.int64)
 
         def run(c0, c1):
-            for a, (ir, dr) in live:
-                K.scatter_add_range(out, ir, dr, a, c0, c1)
+            if not blocked:
+                for a, (ir, dr) in live:
+                    K.scatter_add_range(out, ir, dr, a, c0, c1)
+                return
+            # the written block stays in cache while every row adds its entries of it
+            cursor = [int(np.searchsorted(ir, c0)) for _, (ir, _) in live]
+            for e in range(c0 + _BLOCK, c1 + _BLOCK, _BLOCK):
+                e = min(e, c1)
+                for j, (a, (ir, dr)) in enumerate(live):
+                    cursor[j] = K.scatter_add_upto(out, ir, dr, a, cursor[j], e)
 
         futures = [_pool().submit(run, int(c0), int(c1)) for c0, c1 in zip(edges[:-1], edges[1:])]
         for f in futures:

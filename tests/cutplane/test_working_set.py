@@ -177,12 +177,15 @@ def test_threaded_gram_rows_equal_serial(seed, n_cuts, n_groups, contiguous):
     alpha = rng.random(n_cuts) * (rng.random(n_cuts) < 0.7)
     w = rng.standard_normal(dim)
     grams, combos, dots = [], [], []
-    saved = ws_module._PARALLEL_NNZ, ws_module._SCRATCH_MAX_DIM, ws_module._MAX_RUNS_PER_GROUP
+    saved = ws_module._PARALLEL_NNZ, ws_module._SCRATCH_MAX_DIM, ws_module._MAX_RUNS_PER_GROUP, ws_module._BLOCK
     try:
-        # (threshold for threads, largest dim with a scatter buffer, runs per group)
-        for knobs in ((10**15, 0, 16), (0, 0, 16), (10**15, 10**9, 0), (0, 10**9, 0), (10**15, 10**9, 10**6),
-                      (0, 10**9, 10**6)):
-            ws_module._PARALLEL_NNZ, ws_module._SCRATCH_MAX_DIM, ws_module._MAX_RUNS_PER_GROUP = knobs
+        # (threshold for threads, largest dim with a scatter buffer, runs per group, cache block):
+        # scatter buffer + gather; cache blocks (of 7 or 2^18 coordinates) when the groups are
+        # runs, else the merge join; each serial and on threads
+        for knobs in ((10**15, 0, 16, 7), (0, 0, 16, 7), (10**15, 0, 10**6, 2**18), (0, 0, 10**6, 11),
+                      (10**15, 10**9, 0, 7), (0, 10**9, 0, 7), (10**15, 10**9, 10**6, 7), (0, 10**9, 10**6, 7)):
+            (ws_module._PARALLEL_NNZ, ws_module._SCRATCH_MAX_DIM, ws_module._MAX_RUNS_PER_GROUP,
+             ws_module._BLOCK) = knobs
             ws = WorkingSet(dim, groups=groups)
             for a in slopes:
                 ws.add(Cut(a, 0.0))
@@ -192,7 +195,7 @@ def test_threaded_gram_rows_equal_serial(seed, n_cuts, n_groups, contiguous):
             if ws._scratch is not None:
                 assert not ws._scratch.any()  # the buffer is left zero between calls
     finally:
-        ws_module._PARALLEL_NNZ, ws_module._SCRATCH_MAX_DIM, ws_module._MAX_RUNS_PER_GROUP = saved
+        ws_module._PARALLEL_NNZ, ws_module._SCRATCH_MAX_DIM, ws_module._MAX_RUNS_PER_GROUP, ws_module._BLOCK = saved
     A = sp.vstack(slopes).tocsr()
     direct = np.stack([(A[:, groups == j] @ A[:, groups == j].T).toarray() for j in range(grams[0].shape[0])])
     for g in grams:
