@@ -6,9 +6,6 @@ and streams a temporary. These kernels do each operation in one pass without tem
 
 - :func:`group_dot_sorted`: per-group inner products of two sparse rows with sorted indices
   (a merge join: sequential access only, no dense scatter);
-- :func:`group_dot_merge_runs`: the merge join without data-dependent branches, for groups
-  that are contiguous runs of coordinates (templates' features are numbered template by
-  template; one group is one run);
 - :func:`group_dot_gather`: the same against a dense scatter of one of the rows (faster than
   the merge join while the scatter buffer stays in cache: a few 10^5 coordinates);
   :func:`gather_dot_upto` one cache-sized block of coordinates at a time (beyond);
@@ -33,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["group_dot_sorted", "group_dot_merge_runs", "group_dot_gather", "group_dot_gather_runs", "scatter_add",
+__all__ = ["group_dot_sorted", "group_dot_gather", "group_dot_gather_runs", "scatter_add",
            "scatter_add_range", "sparse_dot", "group_sq_sums", "group_norms_kernel", "group_norms_runs",
            "scale_by_group", "scale_by_group_runs", "scaled_by_group"]
 
@@ -79,39 +76,6 @@ def group_dot_gather(ir, dr, dense, groups, out):
         for k in range(ir.shape[0]):
             i = ir[k]
             out[groups[i]] += dr[k] * dense[i]
-
-
-@njit(nogil=True, cache=True)
-def group_dot_merge_runs(i1, d1, i2, d2, run_lo, run_group, out):
-    """:func:`group_dot_sorted` for groups that are contiguous runs of coordinates, branch-free.
-
-    ``out[run_group[s]] += sum over common indices k in run s of d1 * d2``. The advance of the
-    two cursors and the product are computed without a data-dependent branch (``p += a <= b``;
-    the product is multiplied by ``a == b``): on sorted index lists whose comparisons are a coin
-    toss this is ~1.8x faster than the branching join (measured on CoNLL-2000 cuts). The only
-    branch is the move to the next run, taken at most ``len(run_lo)`` times. Slopes are finite
-    (the working set checks), so ``0 * d`` is exactly 0.
-    """
-    n1, n2 = i1.shape[0], i2.shape[0]
-    n_runs = run_lo.shape[0]
-    big = np.iinfo(np.int64).max
-    s = 0
-    nxt = run_lo[1] if n_runs > 1 else big
-    p, q = 0, 0
-    acc = 0.0
-    while p < n1 and q < n2:
-        a = i1[p]
-        b = i2[q]
-        if a >= nxt:
-            out[run_group[s]] += acc
-            acc = 0.0
-            while s + 1 < n_runs and run_lo[s + 1] <= a:
-                s += 1
-            nxt = run_lo[s + 1] if s + 1 < n_runs else big
-        acc += d1[p] * d2[q] * (a == b)
-        p += a <= b
-        q += b <= a
-    out[run_group[s]] += acc
 
 
 @njit(nogil=True, cache=True)

@@ -212,11 +212,12 @@ class WorkingSet:
         buffer (kept zero between calls, small enough to stay in cache) and every stored row
         gathers from it: one pass over the stored nonzeros, with a binary search per coordinate
         run of the groups instead of a group lookup per entry when the groups are runs
-        (measured 2.3x faster than the merge join at 3.2e5 coordinates). Beyond, the random
-        gathers miss the cache (2.9x slower than the merge join on CoNLL-2000's 10^7
-        coordinates) and the rows are merge-joined with the new slope (both have sorted
-        indices), branch-free when the groups are runs. Above ``_PARALLEL_NNZ`` stored
-        nonzeros the rows are split into contiguous chunks of equal
+        (measured 2.3x faster than a merge join at 3.2e5 coordinates). Beyond, a whole-dim
+        buffer would miss the cache (2.9x slower than the merge join on CoNLL-2000's 10^7
+        coordinates): with groups in runs the work goes one cache-sized block of coordinates
+        at a time (:meth:`_cross_blocked`), otherwise the rows are merge-joined with the new
+        slope (both have sorted indices). Above ``_PARALLEL_NNZ`` stored nonzeros the rows
+        (or blocks) are split into chunks of equal
         nonzeros over a small thread pool (the compiled loops release the GIL).
         """
         n = self.n_cuts
