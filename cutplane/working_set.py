@@ -11,61 +11,15 @@ weights keeps the reduced optimum unchanged, so neither operation breaks a bound
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import scipy.sparse as sp
 
 from .cuts import Cut
 from .exceptions import InputError
-from . import _ws_kernels as K
-from .groups import as_group_ids, group_runs
+from .groups import as_group_ids
+from .sparse_rows import SparseRows
 
 __all__ = ["WorkingSet"]
-
-_PARALLEL_NNZ = 2_000_000  # stored nonzeros above which Gram rows are computed on threads
-_SCRATCH_MAX_DIM = 2**21  # up to this dim (16 MB of doubles, within a server L3) a new sparse cut is scattered densely for its Gram row
-_BLOCK = 2**18  # coordinates per cache block (2 MB of doubles) beyond _SCRATCH_MAX_DIM
-_INT16_MAX = 32767
-_MAX_RUNS_PER_GROUP = 16  # groups made of at most this many coordinate runs each are handled run by run
-_POOL = None
-
-
-_CPUS = min(4, os.cpu_count() or 1)
-
-
-def _n_threads() -> int:
-    return _CPUS
-
-
-def _pool():
-    """A small process-wide thread pool for the Gram-row loops (created on first use)."""
-    global _POOL
-    if _POOL is None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        _POOL = ThreadPoolExecutor(max_workers=_n_threads(), thread_name_prefix="cutplane-gram")
-    return _POOL
-
-
-def _quantize(data):
-    """``(q, s)`` with ``q * s == data`` bit for bit and ``q`` int16, when the values are integer
-    multiples of their smallest magnitude (up to 32767 of it); else ``(data, 1.0)``.
-
-    The structured oracles' cuts are feature counts over ``n`` (times ``C``): stored as int16
-    counts they take 6 bytes per nonzero instead of 12, and the Gram rows, which stream every
-    stored nonzero, run on half the memory traffic. Exactness is checked, never assumed, so the
-    stored cut is the oracle's cut.
-    """
-    if data.size == 0:
-        return data, 1.0
-    scale = float(np.abs(data).min())
-    if not scale > 0.0:
-        return data, 1.0
-    q = np.rint(data / scale)
-    if float(np.abs(q).max()) > _INT16_MAX or not np.array_equal(q * scale, data):
-        return data, 1.0
-    return q.astype(np.int16), scale
 
 
 class WorkingSet:
@@ -103,21 +57,13 @@ class WorkingSet:
             ids = as_group_ids(groups, self.dim)
             self.n_groups = int(ids.max()) + 1 if self.dim else 1
             self._groups = ids.astype(np.int32 if self.n_groups < 2**31 else np.int64, copy=False)
-        # the compiled loops take an empty id array for "one group"
-        self._kgroups = self._groups if self._groups is not None else np.zeros(0, dtype=np.int32)
-        self._runs = group_runs(self._groups, self.n_groups, _MAX_RUNS_PER_GROUP)
-        self._scratch = None  # dense (dim,) zeros: a new sparse cut's scatter for its Gram row
+        self._store = SparseRows(self.dim, self._groups, self.n_groups)  # the slopes when sparse
         self._index_dtype = np.int32 if self.dim < 2**31 else np.int64
         self.zero_tol = float(zero_tol)
         self.sparse = None
         self.n_cuts = 0
         self._cap = 0
         self._dense = None  # (cap, dim) when dense
-        self._rows = []  # list of (indices, data) when sparse; data float64 or int16 (see _quantize)
-        self._row_nnz = []  # len(indices) of each row, kept beside _rows
-        self._row_scale = []  # the row is data * scale
-        self._slope_bytes = 0  # bytes of the stored sparse rows
-        self._csr = None  # cached stacked CSR
         self._b = np.zeros(0)
         self._G = np.zeros((self.n_groups, 0, 0))
         self._idle = np.zeros(0, dtype=np.int64)
@@ -187,15 +133,7 @@ class WorkingSet:
     def matrix(self):
         """The slopes stacked as rows: ndarray or CSR of shape (n_cuts, dim)."""
         if self.sparse:
-            if self._csr is None:
-                n = self.n_cuts
-                indptr = np.zeros(n + 1, dtype=np.int64)
-                indptr[1:] = np.cumsum([len(i) for i, _ in self._rows])
-                ind = np.concatenate([i for i, _ in self._rows]) if n else np.zeros(0, np.int64)
-                dat = (np.concatenate([d * sc for (_, d), sc in zip(self._rows, self._row_scale)]) if n
-                       else np.zeros(0))
-                self._csr = sp.csr_matrix((dat, ind, indptr), shape=(n, self.dim))
-            return self._csr
+            return self._store.matrix()
         if self._dense is None:
             return np.zeros((0, self.dim))
         return self._dense[: self.n_cuts]
@@ -206,140 +144,20 @@ class WorkingSet:
         return sp.csr_matrix((data, (idx, cols)), shape=(self.dim, self.n_groups))
 
     def _cross(self, idx, data, dense_vec=None):
-        """Per-group inner products of a slope with every stored cut, shape (n_groups, n_cuts).
-
-        Up to ``_SCRATCH_MAX_DIM`` coordinates a sparse new cut is scattered once into a dense
-        buffer (kept zero between calls, small enough to stay in cache) and every stored row
-        gathers from it: one pass over the stored nonzeros, with a binary search per coordinate
-        run of the groups instead of a group lookup per entry when the groups are runs
-        (measured 2.3x faster than a merge join at 3.2e5 coordinates). Beyond, a whole-dim
-        buffer would miss the cache (2.9x slower than the merge join on CoNLL-2000's 10^7
-        coordinates): with groups in runs the work goes one cache-sized block of coordinates
-        at a time (:meth:`_cross_blocked`), otherwise the rows are merge-joined with the new
-        slope (both have sorted indices). Above ``_PARALLEL_NNZ`` stored nonzeros the rows
-        (or blocks) are split into chunks of equal
-        nonzeros over a small thread pool (the compiled loops release the GIL).
-        """
+        """Per-group inner products of a slope with every stored cut, shape (n_groups, n_cuts)
+        (sparse slopes: :meth:`cutplane.sparse_rows.SparseRows.cross`)."""
         n = self.n_cuts
         if n == 0:
             return np.zeros((self.n_groups, 0))
-        if not self.sparse:
-            if dense_vec is None:
-                dense_vec = np.zeros(self.dim)
-                dense_vec[idx] = data
-            if self._groups is None:
-                return (self._dense[:n] @ dense_vec)[None, :]
-            block = self._group_block(idx, data)
-            return np.asarray(block.T @ self._dense[:n].T)
-        out = np.zeros((n, self.n_groups))
-        rows, groups = self._rows, self._kgroups
-        scratch = self._scratch_buffer()
-        if scratch is not None:
-            scratch[idx] = data
-            if self._runs is not None:
-                run_lo, run_group = self._runs
-
-                def run(lo, hi):
-                    for r in range(lo, hi):
-                        ir, dr = rows[r]
-                        K.group_dot_gather_runs(ir, dr, scratch, run_lo, run_group, out[r])
-            else:
-                def run(lo, hi):
-                    for r in range(lo, hi):
-                        ir, dr = rows[r]
-                        K.group_dot_gather(ir, dr, scratch, groups, out[r])
-        elif self._runs is not None:
-            self._cross_blocked(idx, data, out)
-            out *= np.asarray(self._row_scale)[:, None]
-            return out.T
-        else:
-            def run(lo, hi):
-                for r in range(lo, hi):
-                    ir, dr = rows[r]
-                    K.group_dot_sorted(idx, data, ir, dr, groups, out[r])
-        try:
-            self._on_threads(run, np.asarray(self._row_nnz, dtype=np.int64) + (0 if scratch is not None else len(idx)))
-        finally:
-            if scratch is not None:
-                scratch[idx] = 0.0
-        out *= np.asarray(self._row_scale)[:, None]  # stored rows are data * scale
-        return out.T
-
-    def _blocks(self):
-        """Coordinate blocks of at most ``_BLOCK`` within one group run: ``(edges, group)``,
-        int64 arrays of shape (n_blocks + 1,) and (n_blocks,) (computed once)."""
-        if getattr(self, "_block_cache", None) is None:
-            run_lo, run_group = self._runs
-            edges = np.union1d(np.arange(0, self.dim, _BLOCK, dtype=np.int64), run_lo)
-            group = run_group[np.searchsorted(run_lo, edges, side="right") - 1]
-            self._block_cache = (np.append(edges, self.dim), group)
-        return self._block_cache
-
-    def _cross_blocked(self, idx, data, out):
-        """Gram rows one cache-sized block of coordinates at a time (dims beyond
-        ``_SCRATCH_MAX_DIM``, groups in runs): the new cut's entries of the block are scattered
-        into a small dense buffer that stays in cache while every stored row gathers its
-        entries of the block (measured 2-3x faster than the merge join on CoNLL-2000's 10^7
-        coordinates). Blocks are split between threads by the new cut's nonzeros, each thread
-        with its own buffer and output, summed at the end."""
-        edges, group = self._blocks()
-        pos = np.searchsorted(idx, edges)
-        busy = np.flatnonzero(pos[1:] > pos[:-1])  # blocks the new cut touches (others give 0)
-        rows = self._rows
-        n = len(rows)
-
-        def run(blocks):
-            part = np.zeros((n, self.n_groups))
-            buf = np.zeros(_BLOCK)
-            for b in blocks:
-                c0, c1, k0, k1 = edges[b], edges[b + 1], pos[b], pos[b + 1]
-                local = idx[k0:k1] - c0
-                buf[local] = data[k0:k1]
-                g = group[b]
-                for r in range(n):
-                    ir, dr = rows[r]
-                    part[r, g] += K.gather_dot_upto(ir, dr, buf, c0, c1)
-                buf[local] = 0.0
-            return part
-
-        workers = _n_threads()
-        total = sum(self._row_nnz)
-        if workers > 1 and len(busy) >= 2 and total >= _PARALLEL_NNZ:
-            weight = np.cumsum(pos[busy + 1] - pos[busy])
-            cut = np.searchsorted(weight, weight[-1] * np.arange(1, workers) / workers)
-            chunks = [c for c in np.split(busy, np.minimum(cut + 1, len(busy))) if len(c)]
-            for part in _pool().map(run, chunks):
-                out += part
-        else:
-            out += run(busy)
-
-    def _scratch_buffer(self):
-        """The dense scatter buffer (allocated on first use), or None above ``_SCRATCH_MAX_DIM``."""
-        if self.dim > _SCRATCH_MAX_DIM:
-            return None
-        if self._scratch is None:
-            self._scratch = np.zeros(self.dim)
-        return self._scratch
-
-    def _on_threads(self, run, sizes):
-        """``run(lo, hi)`` over the rows ``0..n_cuts``: on the thread pool in chunks of equal ``sizes``
-        when their total reaches ``_PARALLEL_NNZ``, else in this thread."""
-        n = len(sizes)
-        workers = _n_threads()
-        total = int(sizes.sum()) if n else 0
-        if workers > 1 and n >= 2 and total >= _PARALLEL_NNZ:
-            cuts = np.searchsorted(np.cumsum(sizes), total * np.arange(1, workers) / workers)
-            bounds = np.unique(np.concatenate(([0], np.minimum(cuts + 1, n), [n])))
-            futures = [_pool().submit(run, lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:])]
-            for f in futures:
-                f.result()
-        else:
-            run(0, n)
-
-    def _self_gram(self, idx, data):
-        out = np.zeros(self.n_groups)
-        K.group_sq_sums(idx, data, self._kgroups, out)
-        return out
+        if self.sparse:
+            return self._store.cross(idx, data).T
+        if dense_vec is None:
+            dense_vec = np.zeros(self.dim)
+            dense_vec[idx] = data
+        if self._groups is None:
+            return (self._dense[:n] @ dense_vec)[None, :]
+        block = self._group_block(idx, data)
+        return np.asarray(block.T @ self._dense[:n].T)
 
     def add(self, cut) -> int:
         """Append a cut; returns its index. Costs one row of inner products.
@@ -365,17 +183,12 @@ class WorkingSet:
         n = self.n_cuts
         self._grow(n + 1)
         if self.sparse:
-            q, scale = _quantize(data)
-            self._rows.append((idx, q))
-            self._row_nnz.append(len(idx))
-            self._row_scale.append(scale)
-            self._slope_bytes += idx.nbytes + q.nbytes
-            self._csr = None
+            self._store.append(idx, data)
         else:
             self._dense[n] = dense_vec
         self._G[:, n, :n] = cross
         self._G[:, :n, n] = cross
-        self._G[:, n, n] = self._self_gram(idx, data)
+        self._G[:, n, n] = self._store.self_gram(idx, data)
         self._b[n] = offset
         self._duals[n] = 0.0
         self._idle[n] = 0
@@ -412,48 +225,11 @@ class WorkingSet:
         if self.n_cuts == 0:
             out = np.zeros(self.dim)
         elif self.sparse:
-            out = self._combine_sparse(alpha)
+            out = self._store.combine(alpha)
         else:
             out = alpha @ self._dense[: self.n_cuts]
         if group is not None:
             out = np.where(self._mask(group), out, 0.0)
-        return out
-
-    def _combine_sparse(self, alpha):
-        """``sum_r alpha_r a_r`` from the sparse rows; above ``_PARALLEL_NNZ`` nonzeros the
-        coordinates are split into disjoint ranges, one per thread (each coordinate is still
-        summed in row order by one thread: the result does not depend on the thread count).
-        Beyond ``_SCRATCH_MAX_DIM`` coordinates the rows are added one ``_BLOCK`` of coordinates
-        at a time, so that the block of the output being written stays in cache (measured 2.6x
-        faster than row after row on CoNLL-2000's 10^7 coordinates); same sums, same order."""
-        out = np.zeros(self.dim)
-        live = [(float(a) * self._row_scale[r], self._rows[r]) for r, a in enumerate(alpha) if a != 0.0]
-        total = sum(len(ir) for _, (ir, _) in live)
-        workers = _n_threads()
-        blocked = self.dim > _SCRATCH_MAX_DIM  # beyond the cache: add block by block, all rows per block
-        if (workers < 2 or total < _PARALLEL_NNZ) and not blocked:
-            for a, (ir, dr) in live:
-                K.scatter_add(out, ir, dr, a)  # indices are unique within a row
-            return out
-        if workers < 2 or total < _PARALLEL_NNZ:
-            workers = 1
-        edges = np.linspace(0, self.dim, workers + 1).astype(np.int64)
-
-        def run(c0, c1):
-            if not blocked:
-                for a, (ir, dr) in live:
-                    K.scatter_add_range(out, ir, dr, a, c0, c1)
-                return
-            # the written block stays in cache while every row adds its entries of it
-            cursor = [int(np.searchsorted(ir, c0)) for _, (ir, _) in live]
-            for e in range(c0 + _BLOCK, c1 + _BLOCK, _BLOCK):
-                e = min(e, c1)
-                for j, (a, (ir, dr)) in enumerate(live):
-                    cursor[j] = K.scatter_add_upto(out, ir, dr, a, cursor[j], e)
-
-        futures = [_pool().submit(run, int(c0), int(c1)) for c0, c1 in zip(edges[:-1], edges[1:])]
-        for f in futures:
-            f.result()
         return out
 
     def slopes_dot(self, w) -> np.ndarray:
@@ -462,17 +238,7 @@ class WorkingSet:
         if self.n_cuts == 0:
             return np.zeros(0)
         if self.sparse:
-            w = np.ascontiguousarray(w)
-            out = np.empty(self.n_cuts)
-            rows = self._rows
-
-            def run(lo, hi):
-                for r in range(lo, hi):
-                    ir, dr = rows[r]
-                    out[r] = K.sparse_dot(ir, dr, w)
-
-            self._on_threads(run, np.asarray(self._row_nnz, dtype=np.int64))
-            return out * np.asarray(self._row_scale)
+            return self._store.dot(np.ascontiguousarray(w))
         return self._dense[: self.n_cuts] @ w
 
     def model_value(self, w) -> float:
@@ -499,11 +265,7 @@ class WorkingSet:
         sel = np.flatnonzero(keep)
         m = len(sel)
         if self.sparse:
-            self._rows = [self._rows[i] for i in sel]
-            self._row_nnz = [self._row_nnz[i] for i in sel]
-            self._row_scale = [self._row_scale[i] for i in sel]
-            self._slope_bytes = sum(i.nbytes + d.nbytes for i, d in self._rows)
-            self._csr = None
+            self._store.keep(sel)
         else:
             self._dense[:m] = self._dense[sel]
         self._G[:, :m, :m] = self._G[:, sel[:, None], sel[None, :]]
@@ -599,12 +361,7 @@ class WorkingSet:
         newG[:, 0, 0] = self_g
         self._G[:, :m, :m] = newG
         if self.sparse:
-            q, scale = _quantize(merged_row[1])
-            self._rows = [(merged_row[0], q)] + self._rows[k:]
-            self._row_nnz = [len(merged_row[0])] + self._row_nnz[k:]
-            self._row_scale = [scale] + self._row_scale[k:]
-            self._slope_bytes = sum(i.nbytes + d.nbytes for i, d in self._rows)
-            self._csr = None
+            self._store.merge_oldest(k, *merged_row)
         else:
             self._dense[1:m] = self._dense[k:n].copy()
             self._dense[0] = merged_vec
@@ -616,10 +373,9 @@ class WorkingSet:
         return n_dropped + k - 1
 
     def scratch_bytes_after_add(self) -> int:
-        """Bytes the dense scatter buffer will add at the next :meth:`add` (0 once it exists)."""
-        if self.sparse and self.n_cuts >= 1 and self._scratch is None and self.dim <= _SCRATCH_MAX_DIM:
-            return 8 * self.dim
-        return 0
+        """Bytes the dense scatter buffer of sparse slopes will add at the next :meth:`add`
+        (0 once it exists, or for dense slopes)."""
+        return self._store.scratch_bytes_after_add() if self.sparse else 0
 
     @property
     def capacity(self) -> int:
@@ -649,7 +405,7 @@ class WorkingSet:
     def nbytes(self) -> int:
         """Bytes held by the stored slopes (with the dense scatter buffer of sparse ones) and the Gram blocks."""
         if self.sparse:
-            slopes = self._slope_bytes + (0 if self._scratch is None else self._scratch.nbytes)
+            slopes = self._store.nbytes
         else:
             slopes = 0 if self._dense is None else self._dense.nbytes
         return int(slopes + self._G.nbytes + self._b.nbytes + self._duals.nbytes + self._idle.nbytes)

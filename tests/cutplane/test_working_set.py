@@ -167,7 +167,7 @@ def test_threaded_gram_rows_equal_serial(seed, n_cuts, n_groups, contiguous):
     """The Gram rows by merge join, by dense scatter and gather (per-entry group lookup or run by
     run for contiguous groups), serial or on the thread pool (forced by a zero threshold), all
     equal a direct sparse product; ``A alpha`` and ``A^T w`` on threads equal the serial ones."""
-    import cutplane.working_set as ws_module
+    import cutplane.sparse_rows as ws_module
 
     rng = np.random.default_rng(seed)
     dim = 300
@@ -192,8 +192,8 @@ def test_threaded_gram_rows_equal_serial(seed, n_cuts, n_groups, contiguous):
             grams.append(np.stack([ws.gram(group=j) for j in range(ws.n_groups)]))
             combos.append(ws.combine(alpha))
             dots.append(ws.slopes_dot(w))
-            if ws._scratch is not None:
-                assert not ws._scratch.any()  # the buffer is left zero between calls
+            if ws._store._scratch is not None:
+                assert not ws._store._scratch.any()  # the buffer is left zero between calls
     finally:
         ws_module._PARALLEL_NNZ, ws_module._SCRATCH_MAX_DIM, ws_module._MAX_RUNS_PER_GROUP, ws_module._BLOCK = saved
     A = sp.vstack(slopes).tocsr()
@@ -216,7 +216,7 @@ def test_count_cuts_are_stored_as_exact_int16_counts(seed, n_cuts, n_groups, n, 
     oracles' cuts) are stored as int16 counts and a scale, bit-for-bit equal to the slope;
     others (counts beyond int16, real values) stay float64. Gram blocks, A alpha, A^T w, the stored matrix and an aggregation agree
     with direct products either way, on every kernel path."""
-    import cutplane.working_set as ws_module
+    import cutplane.sparse_rows as ws_module
 
     rng = np.random.default_rng(seed)
     dim = 200
@@ -242,7 +242,7 @@ def test_count_cuts_are_stored_as_exact_int16_counts(seed, n_cuts, n_groups, n, 
             ws = WorkingSet(dim, groups=groups)
             for a in slopes:
                 ws.add(Cut(a, 0.0))
-            for (ir, dr), scale, a, kind in zip(ws._rows, ws._row_scale, slopes, kinds):
+            for (ir, dr), scale, a, kind in zip(ws._store.rows, ws._store.scale, slopes, kinds):
                 d = a.toarray().ravel()[ir]
                 np.testing.assert_array_equal(dr * scale, d)  # exact, whatever the storage
                 if kind == "counts":
