@@ -79,6 +79,24 @@ def _fmt(x, spec):
     return "-" if x is None else format(x, spec)
 
 
+def _target_lines(rows, meta):
+    """The target check, computed from the rows: the best test F1 of the target method, whether
+    it reaches the target and whether that row is certified (converged)."""
+    target = meta.get("target")
+    if not target:
+        return []
+    method, value = target["method"], float(target["f1"])
+    mine = [r for r in rows if r["method"] == method]
+    if not mine:
+        return []
+    best = max(mine, key=lambda r: r["test_f1"])
+    certified = [r for r in mine if r["status"] == "converged" and r["test_f1"] >= value]
+    verdict = ("reached" if certified else
+               "reached only by a run that did not converge" if best["test_f1"] >= value else "not reached")
+    return ["", f"Target ({target['source']}): {method} test F1 >= {value:g}: {verdict}; best {method} row "
+                f"C={best['C']:g}: F1 {best['test_f1']:.2f} ({best['status']})."]
+
+
 def write_table(rows, meta, out, title, description):
     out.parent.mkdir(parents=True, exist_ok=True)
     lines = [
@@ -99,6 +117,7 @@ def write_table(rows, meta, out, title, description):
             f"| {_fmt(r['dev_f1'], '.2f')} | {r['train_s']:.0f} | {r['iterations']} | {r['status']} "
             f"| {r['objective']:.4g} | {gap} | {r['n_active_templates']}/{r['n_templates']} | {r['n_features']} "
             f"| {r['peak_working_set_bytes'] / 2**20:.0f} | {r['peak_rss_bytes'] / 2**20:.0f} |")
+    lines += _target_lines(rows, meta)
     lines += ["", "Inactive templates (weight below 1e-5 of the largest):", ""]
     lines += [f"- {r['method']} C={r['C']:g}: {', '.join(r['inactive_templates']) or 'none'}" for r in rows]
     out.write_text("\n".join(lines) + "\n")
@@ -122,6 +141,8 @@ def parser(description, default_out, default_C=(100.0,), default_methods=("mtl",
     ap.add_argument("--executor", default="threads", choices=["serial", "threads"])
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--out", type=Path, default=default_out)
+    ap.add_argument("--target-f1", type=float, default=None, dest="target_f1",
+                    help="check the MTL^struct rows against this test F1 (a line under the table)")
     ap.add_argument("--verbose", action="store_true")
     return ap
 
@@ -139,6 +160,8 @@ def run(args, argv, script, train, test, dev, templates, title, description):
             "n_train": len(train.inputs), "n_train_tokens": int(sum(map(len, train.inputs))),
             "n_test": len(test.inputs), "n_test_tokens": int(sum(map(len, test.inputs))),
             "memory_limit": "none" if args.memory_limit is None else f"{args.memory_limit / 2**20:.0f} MiB"}
+    if getattr(args, "target_f1", None) is not None:
+        meta["target"] = {"method": "mtl", "f1": args.target_f1, "source": getattr(args, "target_source", "issue")}
     if dev is not None:
         meta["dev_text"] = f", dev {len(dev.inputs)} / {int(sum(map(len, dev.inputs)))}"
     rows = []
