@@ -160,6 +160,8 @@ def minimize(oracle, regularizer, lam, *, method="bmrm", eps=1e-3, max_iter=1000
     ----------
     oracle : Oracle
         Has ``dim`` and ``__call__(w) -> OracleResult(value, Cut(slope, offset), exact, argmax)``.
+        ``w`` is passed read-only (it may become the best point without a copy): an oracle
+        that writes into it gets numpy's "assignment destination is read-only" error.
     regularizer : Regularizer
         ``L2()``, ``L1()``, or for Kelley an indicator set ``Simplex(dim)`` / ``Box(lower, upper)``.
     lam : float
