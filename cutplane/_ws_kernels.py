@@ -114,11 +114,7 @@ def group_dot_gather_runs(ir, dr, dense, run_lo, run_group, out):
 @njit(nogil=True, cache=True)
 def scatter_add_range(out, idx, data, a, c0, c1):
     """``out[i] += a * data[k]`` for the entries ``i = idx[k]`` with ``c0 <= i < c1`` (``idx`` increasing)."""
-    n = idx.shape[0]
-    k = _first_at_least(idx, 0, n, c0)
-    while k < n and idx[k] < c1:
-        out[idx[k]] += a * data[k]
-        k += 1
+    scatter_add_upto(out, idx, data, a, _first_at_least(idx, 0, idx.shape[0], c0), c1)
 
 
 @njit(nogil=True, cache=True)
@@ -193,6 +189,14 @@ def _finish_norms(sq, top):
 
 
 @njit(nogil=True, cache=True)
+def _apply_rescaled(out, redo, top, acc):
+    """``out[g] = top[g] * sqrt(acc[g])`` for the groups recomputed from ``(v_i / top[g])**2``."""
+    for g in range(out.shape[0]):
+        if redo[g]:
+            out[g] = top[g] * np.sqrt(acc[g])
+
+
+@njit(nogil=True, cache=True)
 def group_norms_kernel(v, groups, n_groups):
     """``||v_j||_2`` per group, ndarray of shape (n_groups,).
 
@@ -219,9 +223,7 @@ def group_norms_kernel(v, groups, n_groups):
             if redo[g]:
                 r = v[i] / top[g]
                 acc[g] += r * r
-        for g in range(n_groups):
-            if redo[g]:
-                out[g] = top[g] * np.sqrt(acc[g])
+        _apply_rescaled(out, redo, top, acc)
     return out
 
 
@@ -255,9 +257,7 @@ def group_norms_runs(v, run_lo, run_group, n_groups):
                 for i in range(run_lo[s], hi):
                     r = v[i] / top[g]
                     acc2[g] += r * r
-        for g in range(n_groups):
-            if redo[g]:
-                out[g] = top[g] * np.sqrt(acc2[g])
+        _apply_rescaled(out, redo, top, acc2)
     return out
 
 
