@@ -108,7 +108,9 @@ class MixedNorm:
 
     # ------------------------------------------------------------------ values
     def _vec(self, w, field="w"):
-        w = np.asarray(w, dtype=np.float64).ravel()
+        w = np.asarray(w, dtype=np.float64)
+        if w.ndim != 1:
+            w = w.ravel()  # 1-D input stays the caller's array (a ravel view would be copied downstream)
         if w.shape != (self.dim,):
             raise InputError(f"vector has shape {w.shape}, expected ({self.dim},)", field=field)
         return w
