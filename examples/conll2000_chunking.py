@@ -9,6 +9,8 @@ it) straight from the run (driver: ``examples/sequence_experiment.py``).
 
     python examples/conll2000_chunking.py --C 100 --methods mtl ssvm
     python examples/conll2000_chunking.py --max-sentences 500 --C 10   # a quick look
+    python examples/conll2000_chunking.py --templates chunking_ext --C 10000 --methods mtl \
+        --out docs/results/conll2000_chunking_ext.md   # 11 more (redundant) templates
 
 ``--eps`` is the certified absolute tolerance on ``F = Omega + C * mean loss`` as a fraction of
 ``C`` (SVM^hmm's ``-e`` is the same kind of number: its duality gap is about ``C * e``).
@@ -25,19 +27,26 @@ from sequence_experiment import ROOT, parser, run  # noqa: E402
 
 from problems.datasets import dataset_path  # noqa: E402
 from problems.io.conll import read_conll  # noqa: E402
-from problems.template_sets import CHUNKING  # noqa: E402
+from problems.template_sets import CHUNKING, CHUNKING_EXT  # noqa: E402
+
+TEMPLATES = {"chunking": (CHUNKING, "CRF++ chunking templates (21 U + B)"),
+             "chunking_ext": (CHUNKING_EXT, "CRF++ chunking templates plus 11 word bi-gram and "
+                              "word x POS templates (32 U + B, `problems.template_sets.CHUNKING_EXT`)")}
 
 
 def main(argv=None):
     ap = parser(__doc__.splitlines()[0], ROOT / "docs" / "results" / "conll2000_chunking.md")
     ap.set_defaults(target_f1=93.5)
+    ap.add_argument("--templates", choices=sorted(TEMPLATES), default="chunking",
+                    help="template set (default: chunking, the CRF++ example of shared/ANCHORS.md)")
     args = ap.parse_args(argv)
+    templates, described = TEMPLATES[args.templates]
     args.target_source = "issue 4, MTL^struct on CoNLL-2000"
     train = read_conll(dataset_path("conll2000-chunking", "train.txt.gz"))
     test = read_conll(dataset_path("conll2000-chunking", "test.txt.gz"))
-    return run(args, argv, "conll2000_chunking.py", train, test, None, CHUNKING,
+    return run(args, argv, "conll2000_chunking.py", train, test, None, templates,
                "CoNLL-2000 chunking: MTL^struct vs SSVM",
-               "CRF++ chunking templates (21 U + B). Chunk F1 with conlleval semantics.")
+               f"{described}. Chunk F1 with conlleval semantics.")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,10 @@
 - ``TP1`` and ``TP2``: Chinese word segmentation, Mao & Tsang (seed 004) Table 2, on one column
   of characters. TP2 adds seven character bi-gram templates to TP1.
 - ``CHUNKING``: the CoNLL-2000 set of ``shared/ANCHORS.md`` (CRF++'s chunking example).
+- ``CHUNKING_EXT``: ``CHUNKING`` plus eleven CRF++ templates on the same two columns: word
+  bi-grams left, right and around the token, word x POS conjunctions at offsets -1..1, the POS
+  pair around the token and the word tri-gram around it (33 templates). Redundant by design:
+  MTL^struct is meant to pick among them.
 - ``NER134``: the CoNLL-2002 set of Mao & Tsang sec. 3.3 on ``word POS`` columns: uni-grams of
   words and of POS at offsets -3..3 (14), bi-grams of words and of POS over every ordered pair
   of distinct offsets (2 x 42), POS tri-grams over every set of three offsets (35) and ``B``:
@@ -16,7 +20,7 @@ from .templates import CHUNKING_TEMPLATES
 
 from itertools import combinations, permutations
 
-__all__ = ["TP1", "TP2", "CHUNKING", "NER134", "TEMPLATE_SETS", "select_templates"]
+__all__ = ["TP1", "TP2", "CHUNKING", "CHUNKING_EXT", "NER134", "TEMPLATE_SETS", "select_templates"]
 
 _UNI = ["U00:%x[-2,0]", "U01:%x[-1,0]", "U02:%x[0,0]", "U03:%x[1,0]", "U04:%x[2,0]"]
 _TRI = ["U05:%x[-2,0]/%x[-1,0]/%x[0,0]", "U06:%x[-1,0]/%x[0,0]/%x[1,0]", "U07:%x[0,0]/%x[1,0]/%x[2,0]"]
@@ -28,7 +32,12 @@ TP1 = "\n".join(_UNI + _TRI + _BI1 + ["B"]) + "\n"
 TP2 = "\n".join(_UNI + _TRI + _BI1 + _BI2 + ["B"]) + "\n"
 CHUNKING = CHUNKING_TEMPLATES if isinstance(CHUNKING_TEMPLATES, str) else "\n".join(
     t.text for t in CHUNKING_TEMPLATES) + "\n"
-
+_CHUNK_EXTRA = ["U07:%x[1,0]/%x[2,0]", "U08:%x[-2,0]/%x[-1,0]", "U09:%x[-1,0]/%x[1,0]",
+                "U40:%x[0,0]/%x[0,1]", "U41:%x[-1,0]/%x[0,1]", "U42:%x[0,0]/%x[-1,1]",
+                "U43:%x[1,0]/%x[0,1]", "U44:%x[0,0]/%x[1,1]", "U45:%x[-1,1]/%x[1,1]",
+                "U46:%x[-1,0]/%x[0,0]/%x[1,0]", "U47:%x[-1,0]/%x[-1,1]"]
+CHUNKING_EXT = "\n".join([line for line in CHUNKING.splitlines() if line.strip()[:1] == "U"]
+                         + _CHUNK_EXTRA + ["B"]) + "\n"
 
 
 def _ner134() -> str:
@@ -71,4 +80,4 @@ def select_templates(text: str, names) -> str:
     return "\n".join(line for line in lines if line.split(":", 1)[0] in keep) + "\n"
 
 
-TEMPLATE_SETS = {"tp1": TP1, "tp2": TP2, "chunking": CHUNKING, "ner134": NER134}
+TEMPLATE_SETS = {"tp1": TP1, "tp2": TP2, "chunking": CHUNKING, "chunking_ext": CHUNKING_EXT, "ner134": NER134}
