@@ -117,6 +117,22 @@ CONFIGS = {  # make_tagging_task's defaults, and a large vocabulary (dense-ish c
 }
 
 
+def conll2000_oracle(n):
+    """The serial 1-slack oracle of ``SequenceTagger`` on the first ``n`` CoNLL-2000 training
+    sentences with the CRF++ chunking templates (the real task of issue 4; data from
+    ``$CUTPLANE_DATA`` or ``../shared/data``)."""
+    from problems import SequenceTagger
+    from problems.datasets import dataset_path
+    from problems.io.conll import read_conll
+    from problems.template_sets import CHUNKING
+
+    data = read_conll(dataset_path("conll2000-chunking", "train.txt.gz"))
+    return SequenceTagger(CHUNKING, executor="serial").make_oracle(data.inputs[:n], data.labels[:n])
+
+
+REAL = {"conll2000": conll2000_oracle}  # real-data configurations (n = sentences from the start)
+
+
 class CpuTimed:
     """An oracle wrapper that adds up the CPU time (``time.thread_time``) spent in the oracle."""
 
@@ -142,9 +158,12 @@ def structured_run(n, n_cuts, lam, config="small", seed=0, profile=False):
     """
     from oracles.sequence import SequenceHingeOracle
 
-    indptr, indices, sentence_ptr, labels, n_features = make_sequences(n, seed=seed, **CONFIGS[config])
-    oracle = CpuTimed(SequenceHingeOracle(indptr, indices, sentence_ptr, labels, n_features,
-                                          CONFIGS[config]["n_labels"]))
+    if config in REAL:
+        oracle = CpuTimed(REAL[config](n))
+    else:
+        indptr, indices, sentence_ptr, labels, n_features = make_sequences(n, seed=seed, **CONFIGS[config])
+        oracle = CpuTimed(SequenceHingeOracle(indptr, indices, sentence_ptr, labels, n_features,
+                                              CONFIGS[config]["n_labels"]))
     oracle(np.zeros(oracle.dim))  # numba cache
     oracle.cpu, oracle.per_call = 0.0, []
     stamps = []
@@ -165,7 +184,7 @@ def structured_run(n, n_cuts, lam, config="small", seed=0, profile=False):
     per_iter = np.diff(stamps)
     tail = slice(max(0, len(per_iter) - max(5, len(per_iter) // 10)), None)
     h = res.history
-    return dict(config=config, n=n, tokens=int(sentence_ptr[-1]), dim=oracle.dim, cuts=n_cuts, n_iter=res.n_iter,
+    return dict(config=config, n=oracle.n_samples, tokens=int(oracle.sentence_ptr[-1]), dim=oracle.dim, cuts=n_cuts, n_iter=res.n_iter,
                 n_cuts_end=int(h.n_cuts[-1]), total=res.time_s, oracle=res.oracle_time_s, solver=res.solver_time_s,
                 cpu=cpu, oracle_cpu=oracle.cpu, tail_cpu=float(per_iter[tail].mean()),
                 tail_oracle_cpu=float(np.mean(oracle.per_call[1:][tail])),
@@ -176,6 +195,8 @@ def structured_section(grid, lam, profile_spec, say):
     say(f"BMRM (L2, lam={lam:g}, no pruning, eps never reached) on generated tagging data: 6 columns "
         "(2 informative), 8 templates, 6-12 tokens per sentence; serial oracle. Configurations: `small` = "
         "make_tagging_task's defaults (4 labels, vocabulary 30 per column), `large` = 8 labels, vocabulary 5000. "
+        "`conll2000` = the first n CoNLL-2000 training sentences with the CRF++ chunking templates "
+        "(issue 4's task: 22 labels, 10^7 coordinates for all of them). "
         "CPU = process CPU time (everything runs in one thread), immune to waiting for a core; wall = "
         "``Result.time_s`` / ``oracle_time_s`` / ``solver_time_s``.")
     say()
@@ -250,7 +271,7 @@ def main(argv=None):
     p.add_argument("--grid", nargs="+",
                    default=["small:1000:50,200,500", "small:10000:50,200,500", "small:100000:50,200",
                             "large:1000:50,200", "large:10000:50,200", "large:100000:50"],
-                   help="config:n:cuts,cuts,... for the structured section (config: small or large)")
+                   help="config:n:cuts,cuts,... for the structured section (config: small, large, or conll2000 when the data is present)")
     p.add_argument("--struct-lam", type=float, default=1e-4)
     p.add_argument("--profile", nargs=3, metavar=("CONFIG", "N", "CUTS"), default=None)
     p.add_argument("--no-write", action="store_true")

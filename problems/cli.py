@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Callable, NamedTuple
 
 from cutplane.exceptions import CutplaneError, InputError, SolverError
+from problems.template_sets import TEMPLATE_SETS
 
 __all__ = ["main", "build_parser", "Command", "Task", "COMMANDS", "TASKS", "register_command",
            "register_task", "format_label", "svm_report", "byte_size", "engine_options"]
@@ -224,7 +225,7 @@ def _add_train(p):
     p.add_argument("--regularizer", choices=_REGULARIZERS, default=None,
                    help="l2 | l1 (linear tasks, default l2); mtl | ssvm | pmtl (structured, default mtl)")
     p.add_argument("--p", type=_positive_float, default=1.5, help="p of the p-block norm for pmtl (default 1.5)")
-    p.add_argument("--templates", help="CRF++ template file, or a set name: chunking, tp1, tp2, ner134")
+    p.add_argument("--templates", help="CRF++ template file, or a set name: " + ", ".join(TEMPLATE_SETS))
     p.add_argument("--dev", type=Path, help="labelled development file, scored after training")
     p.add_argument("--min-count", type=_positive_int, default=1, dest="min_count",
                    help="drop features seen fewer times (default 1)")

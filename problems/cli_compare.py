@@ -35,6 +35,7 @@ import numpy as np
 
 from cutplane.exceptions import InputError
 
+from .template_sets import TEMPLATE_SETS
 from .cli import Command, register_command
 
 __all__ = ["compare_sequence", "write_comparison", "plot_comparison"]
@@ -301,7 +302,7 @@ def _add_compare(p):
     from .cli import _positive_float, _positive_int
 
     p.add_argument("--task", required=True, choices=["sequence"], help="what to compare on")
-    p.add_argument("--templates", required=True, help="CRF++ template file, or a set name: chunking, tp1, tp2, ner134")
+    p.add_argument("--templates", required=True, help="CRF++ template file, or a set name: " + ", ".join(TEMPLATE_SETS))
     p.add_argument("--train", required=True, type=Path, help="labelled CoNLL / CRF++ columns (may be .gz)")
     p.add_argument("--test", required=True, type=Path, help="labelled test file in the same format")
     p.add_argument("--C", type=_positive_float, default=1.0, help="F = Omega + C * mean loss (default 1)")

@@ -42,7 +42,7 @@ _SCHEME = "BMES"
 
 
 def _templates_text(spec, default):
-    """A named template set (``tp1``, ``tp2``, ``chunking``, ``ner134``), a file, or the task's default."""
+    """A named template set (a key of ``problems.template_sets.TEMPLATE_SETS``), a file, or the task's default."""
     from .template_sets import TEMPLATE_SETS
 
     if spec is None:

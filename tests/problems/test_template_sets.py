@@ -34,3 +34,24 @@ def test_select_templates_keeps_order_and_refuses_unknown_names():
     assert text.splitlines() == ["U000:%x[-3,0]", "U005:%x[2,0]", "B"]
     with pytest.raises(InputError, match="U999"):
         select_templates(NER134, ["U000", "U999"])
+
+
+def test_chunking_ext_is_the_chunking_set_plus_distinct_templates():
+    from problems.template_sets import CHUNKING, CHUNKING_EXT
+
+    base = {t.name: t.text for t in parse_templates(CHUNKING)}
+    ext = parse_templates(CHUNKING_EXT)
+    names = [t.name for t in ext]
+    assert len(names) == len(set(names)) == len(base) + 11 and names[-1] == "B"
+    assert all(any(t.name == n and t.text == text for t in ext) for n, text in base.items())
+    # every template extracts a different set of cells (no template repeated under another name)
+    bodies = [frozenset(line.split(":", 1)[1].split("/")) for line in CHUNKING_EXT.splitlines()
+              if line.startswith("U")]
+    assert len(bodies) == len(set(bodies)) == len(base) - 1 + 11
+    assert TEMPLATE_SETS["chunking_ext"] == CHUNKING_EXT
+
+
+@pytest.mark.parametrize("name", sorted(TEMPLATE_SETS))
+def test_every_named_set_parses(name):
+    templates = parse_templates(TEMPLATE_SETS[name])
+    assert len({t.name for t in templates}) == len(templates) >= 2
