@@ -56,12 +56,13 @@ def run_one(method, C, train, test, dev, templates, args):
     pred_s = time.perf_counter() - t0
     score = chunk_f1(test.labels, pred)
     dev_f1 = chunk_f1(dev.labels, est.predict(dev.inputs)).f1 if dev is not None else None
+    train_f1 = chunk_f1(train.labels, est.predict(train.inputs)).f1  # fit vs generalisation
     res = est.result_
     name = {"pmtl": f"pmtl(p={args.p:g})", "spom": "spom(mtl)"}.get(method, method)
     gap = est.gap_
     return {
         "method": name, "C": C, "eps": args.eps * C, "test_f1": score.f1, "precision": score.precision,
-        "recall": score.recall, "dev_f1": dev_f1, "train_s": fit_s,
+        "recall": score.recall, "dev_f1": dev_f1, "train_f1": train_f1, "train_s": fit_s,
         "oracle_s": float(getattr(res, "oracle_time_s", float("nan"))),
         "solver_s": float(getattr(res, "solver_time_s", float("nan"))),
         "iterations": est.n_iter_, "status": res.status, "objective": est.objective_,
@@ -69,6 +70,8 @@ def run_one(method, C, train, test, dev, templates, args):
         "relative_gap": None if gap is None else gap / max(abs(est.objective_), 1e-300),
         "n_templates": len(est.template_weights_), "n_active_templates": est.n_active_templates_,
         "inactive_templates": sorted(set(est.template_weights_) - set(est.active_templates_)),
+        "template_weights": {k: float(v) for k, v in est.template_weights_.items()},
+        "template_norms": {k: float(v) for k, v in est.template_norms_.items()},
         "predict_s": pred_s, "n_features": int(est.feature_index_.n_features_), "n_labels": len(est.labels_),
         "peak_working_set_bytes": int(getattr(res, "peak_working_set_bytes", 0) or 0),
         "peak_rss_bytes": peak_rss_bytes(),
@@ -106,20 +109,28 @@ def write_table(rows, meta, out, title, description):
         f"test {meta['n_test']} / {meta['n_test_tokens']}{meta.get('dev_text', '')}. {description} "
         "Objective, bound and gap on F = Omega(w) + C * mean Hamming loss; memory limit of the working set: "
         f"{meta['memory_limit']}.", "",
-        "| method | C | test F1 | P | R | dev F1 | train s | iterations | status | objective | certified gap (rel.) "
+        "| method | C | test F1 | P | R | dev F1 | train F1 | train s | iterations | status | objective | certified gap (rel.) "
         "| active templates | features | working-set peak MiB | process peak RSS MiB |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         gap = "-" if r["gap"] is None else f"{r['gap']:.3g} ({r['relative_gap']:.2%})"
         lines.append(
             f"| {r['method']} | {r['C']:g} | {r['test_f1']:.2f} | {r['precision']:.2f} | {r['recall']:.2f} "
-            f"| {_fmt(r['dev_f1'], '.2f')} | {r['train_s']:.0f} | {r['iterations']} | {r['status']} "
+            f"| {_fmt(r['dev_f1'], '.2f')} | {_fmt(r.get('train_f1'), '.2f')} | {r['train_s']:.0f} | {r['iterations']} | {r['status']} "
             f"| {r['objective']:.4g} | {gap} | {r['n_active_templates']}/{r['n_templates']} | {r['n_features']} "
             f"| {r['peak_working_set_bytes'] / 2**20:.0f} | {r['peak_rss_bytes'] / 2**20:.0f} |")
     lines += _target_lines(rows, meta)
     lines += ["", "Inactive templates (weight below 1e-5 of the largest):", ""]
     lines += [f"- {r['method']} C={r['C']:g}: {', '.join(r['inactive_templates']) or 'none'}" for r in rows]
+    lines += ["", "Share of each template in sum_j ||w_j|| (MTL^struct's weight mu_j at its optimum), largest "
+              "first:", ""]
+    for r in rows:
+        norms = r.get("template_norms") or {}
+        total = sum(norms.values())
+        if total > 0:
+            lines.append(f"- {r['method']} C={r['C']:g}: " + ", ".join(
+                f"{k} {v / total:.3f}" for k, v in sorted(norms.items(), key=lambda kv: -kv[1])))
     out.write_text("\n".join(lines) + "\n")
     out.with_suffix(".json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")
 
