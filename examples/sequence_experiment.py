@@ -40,7 +40,7 @@ def make_tagger(method, C, templates, args):
     """The estimator of one row (keyword arguments from the command line)."""
     common = dict(C=C, eps=args.eps * C, max_iter=args.max_iter, prune_after=args.prune_after,
                   time_limit=args.time_limit, executor=args.executor, n_workers=args.workers,
-                  memory_limit=args.memory_limit, verbose=args.verbose)
+                  memory_limit=args.memory_limit, min_count=args.min_count, verbose=args.verbose)
     if method == "spom":
         return SequenceTagger(templates, regularizer="mtl", solver="spom", epochs=args.epochs, **common)
     return SequenceTagger(templates, regularizer=method, p=args.p, **common)
@@ -108,7 +108,8 @@ def write_table(rows, meta, out, title, description):
         f"{meta['load_before']}). Train {meta['n_train']} sentences / {meta['n_train_tokens']} tokens, "
         f"test {meta['n_test']} / {meta['n_test_tokens']}{meta.get('dev_text', '')}. {description} "
         "Objective, bound and gap on F = Omega(w) + C * mean Hamming loss; memory limit of the working set: "
-        f"{meta['memory_limit']}.", "",
+        f"{meta['memory_limit']}; features seen fewer than {meta.get('min_count', 1)} times dropped"
+        f"{' (none)' if meta.get('min_count', 1) <= 1 else ''}.", "",
         "| method | C | test F1 | P | R | dev F1 | train F1 | train s | iterations | status | objective | certified gap (rel.) "
         "| active templates | features | working-set peak MiB | process peak RSS MiB |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
@@ -149,6 +150,8 @@ def parser(description, default_out, default_C=(100.0,), default_methods=("mtl",
     ap.add_argument("--memory-limit", type=float, default=None, dest="memory_limit",
                     help="bytes for the working set (aggregation of the oldest cuts beyond it)")
     ap.add_argument("--max-sentences", type=int, default=None, dest="max_sentences")
+    ap.add_argument("--min-count", type=int, default=1, dest="min_count",
+                    help="keep features seen at least this often in training (CRF++'s -f; default 1: all)")
     ap.add_argument("--executor", default="threads", choices=["serial", "threads"])
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--out", type=Path, default=default_out)
@@ -170,7 +173,8 @@ def run(args, argv, script, train, test, dev, templates, title, description):
             "load_before": " ".join(f"{x:.1f}" for x in os.getloadavg()),
             "n_train": len(train.inputs), "n_train_tokens": int(sum(map(len, train.inputs))),
             "n_test": len(test.inputs), "n_test_tokens": int(sum(map(len, test.inputs))),
-            "memory_limit": "none" if args.memory_limit is None else f"{args.memory_limit / 2**20:.0f} MiB"}
+            "memory_limit": "none" if args.memory_limit is None else f"{args.memory_limit / 2**20:.0f} MiB",
+            "min_count": args.min_count}
     if getattr(args, "target_f1", None) is not None:
         meta["target"] = {"method": "mtl", "f1": args.target_f1, "source": getattr(args, "target_source", "issue")}
     if dev is not None:
