@@ -174,7 +174,7 @@ def run(args, argv, script, train, test, dev, templates, title, description):
             "n_train": len(train.inputs), "n_train_tokens": int(sum(map(len, train.inputs))),
             "n_test": len(test.inputs), "n_test_tokens": int(sum(map(len, test.inputs))),
             "memory_limit": "none" if args.memory_limit is None else f"{args.memory_limit / 2**20:.0f} MiB",
-            "min_count": args.min_count}
+            "min_count": args.min_count, "templates": getattr(args, "templates", None)}
     if getattr(args, "target_f1", None) is not None:
         meta["target"] = {"method": "mtl", "f1": args.target_f1, "source": getattr(args, "target_source", "issue")}
     if dev is not None:

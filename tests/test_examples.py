@@ -169,3 +169,38 @@ def test_ranking_risk_needs_pairs(risk_module):
 
     with pytest.raises(InputError, match="no pair"):
         risk_module.PairwiseRankingRisk(np.ones((3, 2)), np.zeros(3))
+
+
+def _summary_run(path, command, rows):
+    import json
+
+    meta = {"command": command}
+    path.write_text(json.dumps({"meta": meta, "rows": rows}))
+
+
+def _summary_row(method, C, f1, norms, status="converged"):
+    return {"method": method, "C": C, "test_f1": f1, "train_f1": 99.0, "status": status, "gap": 1.0,
+            "relative_gap": 0.01, "iterations": 10, "train_s": 1.0, "n_active_templates": len(norms),
+            "n_templates": len(norms), "template_norms": norms}
+
+
+def test_conll2000_summary_reads_the_runs_and_checks_the_target(tmp_path):
+    mod = _load("conll2000_summary")
+    memorising = {"U05": 3.0, "U06": 3.0, "U02": 4.0}
+    spread = {"U05": 1.0, "U06": 1.0, "U02": 8.0}
+    _summary_run(tmp_path / "conll2000_chunking.json", "python examples/conll2000_chunking.py --C 10",
+                 [_summary_row("mtl", 1e4, 93.4, memorising), _summary_row("ssvm", 1e3, 93.9, spread),
+                  _summary_row("mtl", 1e5, 99.0, spread, status="max_iter")])  # uncertified: not counted
+    _summary_run(tmp_path / "conll2000_chunking_f2.json",
+                 "python examples/conll2000_chunking.py --min-count 2", [_summary_row("mtl", 1e4, 93.7, spread)])
+    out = tmp_path / "summary.md"
+    assert mod.main(["--results", str(tmp_path), "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "Best converged MTL^struct row: 93.70 (reached)" in text and "cutoff 2" in text
+    assert "puts 60% of sum_j ||w_j||" in text and "falls to 20%" in text and "99.00" in text
+    # below the target the verdict says so
+    _summary_run(tmp_path / "conll2000_chunking_f2.json",
+                 "python examples/conll2000_chunking.py --min-count 2", [_summary_row("mtl", 1e4, 93.45, spread)])
+    mod.main(["--results", str(tmp_path), "--out", str(out)])
+    assert "93.45 (not reached)" in out.read_text()
+    assert mod.main(["--results", str(tmp_path / "nothing"), "--out", str(out)]) == 1
