@@ -4,8 +4,9 @@ Every regulariser follows the :class:`Regularizer` protocol. The engine never br
 the type: it asks ``make_reduced_solver(backends)`` for the solver of the dual reduced
 problem (chapter eq. 14) and ``initial_point(dim)`` for a default start; the reduced solvers
 use ``conjugate`` / ``grad_conjugate`` for the certified lower bound and the primal point
-``w = grad Omega^*(-A alpha / lam)``. New regularisers (mixed norms) plug in by implementing
-the same methods; an optional ``groups`` attribute (int array of shape (dim,)) makes the
+``w = grad Omega^*(-A alpha / lam)``. The mixed norm of MTL^struct, :class:`~cutplane.mixed_norm.MixedNorm`,
+plugs in by implementing the same methods (and is importable from here as
+``cutplane.regularizers.MixedNorm``, the name the estimators' docs use); an optional ``groups`` attribute (int array of shape (dim,)) makes the
 working set keep per-group Gram blocks.
 
 Indicator sets (``Simplex``, ``Box``) turn the engine into Kelley's cutting-plane method
@@ -18,8 +19,9 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from .exceptions import InputError
+from .mixed_norm import MixedNorm  # the group regulariser lives in its own file; public here too
 
-__all__ = ["Regularizer", "L2", "L1", "Simplex", "Box"]
+__all__ = ["Regularizer", "L2", "L1", "Simplex", "Box", "MixedNorm"]
 
 
 @runtime_checkable
