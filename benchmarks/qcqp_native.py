@@ -6,7 +6,7 @@ calls for the native solver and of ``--repeat-direct`` for Clarabel):
 - random engine-like instances: ``n`` sparse cuts over ``40 m`` coordinates split into ``m``
   groups (coordinate runs), ``Q^j = A_j A_j^T``, offsets uniform in [0, 5), ``lam = 1e-3``,
   for ``n`` in 20/50/86/150/200 and ``m = |W|`` in 4/12/22;
-- the recorded CoNLL-2000 instance ``/work/scratch/qcqp_last.pkl`` (or ``--recorded PATH``)
+- the recorded CoNLL-2000 instance ``tests/fixtures/qcqp_conll2000_86cuts.npz`` (or ``--recorded PATH``)
   when present: cold, and warm-started from the engine's previous ``alpha``.
 
 ``direct`` is :func:`cutplane.reduced.qcqp_direct.solve_qcqp_direct` with the eigen-factors
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import pickle
 import sys
 import time
 
@@ -36,7 +35,8 @@ from cutplane.reduced.qcqp_direct import solve_qcqp_direct  # noqa: E402
 from cutplane.reduced.qcqp_native import solve_qcqp_native  # noqa: E402
 from cutplane.reduced.qp import psd_factor  # noqa: E402
 
-RECORDED = "/work/scratch/qcqp_last.pkl"
+RECORDED = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        "tests", "fixtures", "qcqp_conll2000_86cuts.npz")
 
 
 def timed(fn, repeat):
@@ -97,14 +97,15 @@ def main():
             grams, b, lam = random_instance(n, m, args.seed + 1000 * m + n)
             row(f"random n={n} |W|={m}", grams, b, lam, None, args.repeat, args.repeat_direct)
     if os.path.exists(args.recorded):
-        with open(args.recorded, "rb") as fh:
-            rec = pickle.load(fh)
-        grams = [np.asarray(rec["grams"][j]) for j in rec["active"]]
-        b, lam = np.asarray(rec["b"], dtype=np.float64), float(rec["lam"])
+        with np.load(args.recorded) as f:  # Gram blocks as upper triangles (tests/fixtures)
+            upper, b, lam, warm = f["gram_upper"], f["b"], float(f["lam"]), f["warm"]
+        iu = np.triu_indices(len(b))
+        grams = np.zeros((len(upper), len(b), len(b)))
+        grams[:, iu[0], iu[1]] = upper
+        grams[:, iu[1], iu[0]] = upper
         label = f"recorded n={len(b)} |W|={len(grams)}"
-        row(label + " cold", grams, b, lam, None, args.repeat, args.repeat_direct)
-        if rec.get("warm") is not None:
-            row(label + " warm", grams, b, lam, np.asarray(rec["warm"]), args.repeat, args.repeat_direct)
+        row(label + " cold", list(grams), b, lam, None, args.repeat, args.repeat_direct)
+        row(label + " warm", list(grams), b, lam, warm, args.repeat, args.repeat_direct)
     else:
         print(f"(recorded instance {args.recorded} absent)")
 

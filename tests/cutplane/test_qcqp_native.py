@@ -1,6 +1,5 @@
 """The native interior-point QCQP solver of MTL^struct against cvxpy (CLARABEL) and brute force."""
-import os
-import pickle
+from pathlib import Path
 
 import cvxpy as cp
 import numpy as np
@@ -12,7 +11,21 @@ from cutplane.exceptions import InputError
 from cutplane.reduced.qcqp_native import QCQPNativeResult, solve_qcqp_native
 from cutplane.reduced.qp import psd_factor
 
-RECORDED = "/work/scratch/qcqp_last.pkl"
+# The reduced QCQP the engine solved at MTL^struct's last iteration on CoNLL-2000 (86 cuts, 22
+# active groups; Gram blocks exactly symmetric, stored as upper triangles) and its warm start.
+RECORDED = Path(__file__).resolve().parent.parent / "fixtures" / "qcqp_conll2000_86cuts.npz"
+
+
+def load_recorded(path=RECORDED):
+    """``(grams, b, lam, warm)`` of the recorded instance."""
+    with np.load(path) as f:
+        upper, b, lam, warm = f["gram_upper"], f["b"], float(f["lam"]), f["warm"]
+    n = len(b)
+    iu = np.triu_indices(n)
+    grams = np.zeros((len(upper), n, n))
+    grams[:, iu[0], iu[1]] = upper
+    grams[:, iu[1], iu[0]] = upper
+    return list(grams), b, lam, warm
 
 
 def quad_values(grams, lam, a):
@@ -272,16 +285,23 @@ def random_cuts_instance(seed, n=40, dim=300, m=10, lam=1e-3):
     return grams, b, lam
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_random_cuts_against_clarabel(seed):
-    grams, b, lam = random_cuts_instance(seed)
-    res = solve_qcqp_native(grams, b, lam)
+def assert_converged_to_clarabel(res, grams, b, lam):
+    """Feasible, converged, as good as CLARABEL's optimum and certified above it; returns
+    CLARABEL's alpha."""
     size = check_result(res, grams, b, lam)
     assert res.converged
     ref = clarabel_alpha(grams, b, lam)
     ref_value = objective(grams, b, lam, ref)
     assert res.value >= ref_value - 1e-7 * size
     assert res.value + res.gap >= ref_value - rounding(grams, b, lam, ref)
+    return ref
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_random_cuts_against_clarabel(seed):
+    grams, b, lam = random_cuts_instance(seed)
+    res = solve_qcqp_native(grams, b, lam)
+    ref = assert_converged_to_clarabel(res, grams, b, lam)
     np.testing.assert_allclose(res.alpha, ref, atol=1e-5)
 
 
@@ -295,20 +315,12 @@ def test_not_converged_still_feasible_and_certified():
     assert res.value + res.gap >= full.value  # the early certificate covers the optimum
 
 
-@pytest.mark.skipif(not os.path.exists(RECORDED), reason=f"recorded engine instance {RECORDED} absent")
 def test_recorded_instance():
-    with open(RECORDED, "rb") as fh:
-        rec = pickle.load(fh)
-    grams = [rec["grams"][j] for j in rec["active"]]
-    b, lam = np.asarray(rec["b"]), float(rec["lam"])
-    for alpha0 in (None, rec.get("warm")):
+    grams, b, lam, warm = load_recorded()
+    assert len(grams) == 22 and len(b) == 86
+    for alpha0 in (None, warm):
         res = solve_qcqp_native(grams, b, lam, alpha0=alpha0)
-        size = check_result(res, grams, b, lam)
-        assert res.converged
-        ref = clarabel_alpha(grams, b, lam)
-        ref_value = objective(grams, b, lam, ref)
-        assert res.value >= ref_value - 1e-7 * size
-        assert res.value + res.gap >= ref_value - rounding(grams, b, lam, ref)
+        assert_converged_to_clarabel(res, grams, b, lam)
 
 
 @pytest.mark.parametrize("bad, match", [
