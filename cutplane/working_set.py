@@ -205,6 +205,17 @@ class WorkingSet:
             return self._G[:, :n, :n].sum(axis=0)
         return self._G[self._check_group(group), :n, :n].copy()
 
+    def gram_blocks(self) -> np.ndarray:
+        """Every group's ``A_j^T A_j`` at once, a read-only view of shape (n_groups, n_cuts, n_cuts).
+
+        No copy (``gram(group=j)`` copies one block): valid until the next ``add``, ``prune`` or
+        ``aggregate``; copy what must outlive them.
+        """
+        n = self.n_cuts
+        view = self._G[:, :n, :n]
+        view.flags.writeable = False
+        return view
+
     def _check_group(self, group):
         j = int(group)
         if not 0 <= j < self.n_groups:

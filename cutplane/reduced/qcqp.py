@@ -151,9 +151,8 @@ class QCQPReducedSolver:
         lam = float(lam)
         b = np.asarray(working_set.offsets, dtype=np.float64)
         m = reg.n_groups
-        grams = [working_set.gram(group=j) if j < working_set.n_groups
-                 else np.zeros((n, n)) for j in range(m)]
-        traces = np.array([np.trace(G) for G in grams])
+        grams = _group_blocks(working_set, m)
+        traces = np.einsum("jii->j", grams)
         top = float(traces.max()) if m else 0.0
         active = np.flatnonzero(traces > self.zero_rtol * top) if top > 0 else np.array([], dtype=int)
         failures, backend, status = [], None, "analytic"
@@ -187,22 +186,47 @@ class QCQPReducedSolver:
         return ReducedSolution(w, lower, alpha, mu, status, backend, tuple(failures))
 
     def _solve_native(self, grams, active, b, lam, warm, failures):
-        """The native interior point over every active group: ``(alpha, mu, groups, backend,
-        status)``, or None (reason appended to ``failures``) when its certified gap is above
-        ``native_rtol`` or it raised."""
+        """The native interior point with group generation: ``(alpha, mu, groups, backend,
+        status)``, or None (reason appended to ``failures``) when a certified gap is above
+        ``native_rtol`` or it raised.
+
+        Each round solves over the working groups (those that bound at the previous solve and
+        the ``initial_groups`` largest at the warm start first), then evaluates every active
+        group's quadratic form at the answer and adds all the violated ones; when none is
+        violated (to ``native_rtol``), the restricted optimum is feasible for the full problem
+        and has its value, so it is the full optimum. Each step costs ``O(|work| n^2)``
+        instead of ``O(m n^2)``: with 134 groups of which ~30 bind, the difference is the
+        reduced solver's whole cost.
+        """
         from .qcqp_native import solve_qcqp_native
 
-        try:
-            res = solve_qcqp_native([grams[j] for j in active], b, lam, alpha0=warm)
-        except Exception as exc:  # noqa: BLE001 - a native solver must never take the engine down
-            failures.append((NATIVE_NAME, f"{type(exc).__name__}: {exc}".strip()[:300]))
-            return None
-        scale = max(abs(float(res.value)), abs(float(res.theta)), np.finfo(float).tiny)
-        if not (res.converged or res.gap <= self.native_rtol * scale):
-            failures.append((NATIVE_NAME, f"not certified: gap {res.gap:.3g} after {res.n_iter} steps"))
-            return None
-        self._binding = set(active[res.mu > 0])
-        return res.alpha, np.asarray(res.mu, dtype=np.float64), active, NATIVE_NAME, "optimal"
+        n = b.shape[0]
+        start = warm if warm is not None else np.full(n, 1.0 / n)
+        forms = _quadratic_forms(grams, active, start)
+        work = set(active[self._last_binding(active)]) | set(active[np.argsort(-forms)[: self.initial_groups]])
+        alpha0 = warm
+        for _ in range(len(active)):
+            ordered = np.array(sorted(work))
+            try:
+                res = solve_qcqp_native([grams[j] for j in ordered], b, lam, alpha0=alpha0)
+            except Exception as exc:  # noqa: BLE001 - a native solver must never take the engine down
+                failures.append((NATIVE_NAME, f"{type(exc).__name__}: {exc}".strip()[:300]))
+                return None
+            scale = max(abs(float(res.value)), abs(float(res.theta)), np.finfo(float).tiny)
+            if not (res.converged or res.gap <= self.native_rtol * scale):
+                failures.append((NATIVE_NAME, f"not certified: gap {res.gap:.3g} after {res.n_iter} steps "
+                                              f"({ordered.size} of {active.size} groups)"))
+                return None
+            forms = _quadratic_forms(grams, active, res.alpha) / (2.0 * lam)
+            outside = ~np.isin(active, ordered)
+            limit = res.theta + self.native_rtol * scale
+            violated = active[outside & (forms > limit)]
+            if violated.size == 0:
+                break
+            work.update(violated.tolist())
+            alpha0 = res.alpha
+        self._binding = set(ordered[res.mu > 0])
+        return res.alpha, np.asarray(res.mu, dtype=np.float64), ordered, NATIVE_NAME, "optimal"
 
     def _solve_by_group_generation(self, grams, active, b, lam, warm):
         """Solve with the constraints of the groups likely to bind, then add violated ones.
@@ -252,3 +276,20 @@ class QCQPReducedSolver:
 
     def _last_binding(self, active):
         return np.isin(active, sorted(self._binding)) if self._binding else np.zeros(active.size, bool)
+
+
+def _group_blocks(working_set, m):
+    """The ``m`` groups' Gram blocks, ndarray of shape (m, n_cuts, n_cuts): the working set's
+    own read-only view when it holds every group, zero blocks appended otherwise."""
+    blocks = working_set.gram_blocks()
+    if blocks.shape[0] == m:
+        return blocks
+    n = working_set.n_cuts
+    out = np.zeros((m, n, n))
+    out[: blocks.shape[0]] = blocks[:m]
+    return out
+
+
+def _quadratic_forms(grams, groups, alpha):
+    """``alpha^T Q^j alpha`` for each ``j`` in ``groups``, ndarray of shape (len(groups),)."""
+    return np.array([float(alpha @ (grams[j] @ alpha)) for j in groups])

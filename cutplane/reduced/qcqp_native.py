@@ -171,12 +171,14 @@ def _solve_direction(Gm, chol, x2, r_d, r_t, r_p, alpha, z, s, d, v, delta, c_a,
 
 def _newton(Qflat, u, Gm, chol, x2, r_d, r_t, r_p, alpha, z, s, d, v, delta, c_a, c_s):
     """The Newton direction and the slacks' curvature ``curv_j = dalpha^T Q^j dalpha / (2 lam)``
-    along it. (Iterative refinement against the unreduced system was tried: no change in
+    along it, and the rows ``Q^j dalpha / lam`` (the change of ``Gm`` per unit step: the next
+    iterate's ``Gm`` costs no pass over the blocks). (Iterative refinement against the unreduced system was tried: no change in
     convergence on 600 random instances, 35% slower.)"""
     m, n = Gm.shape
     step = _solve_direction(Gm, chol, x2, r_d, r_t, r_p, alpha, z, s, d, v, delta, c_a, c_s)
     da = step[0]
-    return step, 0.5 * ((Qflat @ da).reshape(m, n) @ da)
+    q_da = (Qflat @ da).reshape(m, n)
+    return step, 0.5 * (q_da @ da), q_da
 
 
 def _factor(K):
@@ -300,7 +302,7 @@ def solve_qcqp_native(grams, b, lam, *, alpha0=None, tol=1e-9, max_iter=200) -> 
         args = (Qflat, u, Gm, chol, x2, r_d, r_t, r_p, alpha, z, s, d, v, delta)
 
         # predictor (affine scaling)
-        (da, dth, dnu, dz, du, ds), curv = _newton(*args, -z * alpha, -u * s)
+        (da, dth, dnu, dz, du, ds), curv, _ = _newton(*args, -z * alpha, -u * s)
         t = min(1.0, _max_step(alpha, da), _max_step(z, dz), _max_step(u, du), _max_slack_step(s, ds, curv))
         s_aff = s + t * ds - t * t * curv
         comp_aff = ((alpha + t * da) @ (z + t * dz) + s_aff @ (u + t * du)) / (n + m)
@@ -309,7 +311,7 @@ def solve_qcqp_native(grams, b, lam, *, alpha0=None, tol=1e-9, max_iter=200) -> 
         # curvature included)
         c_a = sig * comp - z * alpha - da * dz
         c_s = sig * comp - u * s - ds * du + u * curv
-        (da, dth, dnu, dz, du, ds), curv = _newton(*args, c_a, c_s)
+        (da, dth, dnu, dz, du, ds), curv, q_da = _newton(*args, c_a, c_s)
         t_max = min(_max_step(alpha, da), _max_step(z, dz), _max_step(u, du), _max_slack_step(s, ds, curv))
         t = min(1.0, _ETA * t_max)
         if not t > 1e-14:
@@ -319,7 +321,7 @@ def solve_qcqp_native(grams, b, lam, *, alpha0=None, tol=1e-9, max_iter=200) -> 
         nu = nu + t * dnu
         z = z + t * dz
         u = u + t * du
-        Gm = (Qflat @ alpha).reshape(m, n)
+        Gm = Gm + t * q_da  # Q^j alpha is linear in alpha; _finish re-evaluates exactly
         q = 0.5 * (Gm @ alpha)
         if np.any(theta - q <= 0):  # rounding at the boundary: keep the slacks positive
             qmax = float(q.max())
