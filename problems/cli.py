@@ -363,6 +363,7 @@ def main(argv=None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse already printed "cutplane: error: ..." or help
         return int(exc.code or 0)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # the command line, for reports
     if getattr(args, "verbose", False):
         logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
     try:

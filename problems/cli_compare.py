@@ -239,6 +239,8 @@ def comparison_markdown(rep) -> str:
         f"(last iterate {s['sparsity_last_iterate']['n_active']}) |", "",
         f"Time ratio ({rep['time_ratio_kind']}): {_fmt(rep['time_ratio'], '.3g')}", "",
     ]
+    if rep.get("command"):
+        lines += [f"Produced by `{rep['command']}` on {rep.get('date', '?')} ({rep.get('machine', '?')}).", ""]
     return "\n".join(lines)
 
 
@@ -328,6 +330,19 @@ def _add_compare(p):
     p.add_argument("--verbose", action="store_true")
 
 
+def _provenance(argv) -> dict:
+    """The command line, the date and the machine (cores, load average) of this run."""
+    import os
+    import platform
+    import shlex
+
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
+    return {"command": "cutplane " + shlex.join(argv),
+            "date": time.strftime("%Y-%m-%d %H:%M"),
+            "machine": f"{platform.machine()}, Python {platform.python_version()}, {os.cpu_count()} cores, "
+                       f"load average at the end {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}"}
+
+
 def _run_compare(args):
     from .cli_sequence import _templates_text
     from .io.conll import read_conll
@@ -342,7 +357,7 @@ def _run_compare(args):
                            eps=args.eps, max_iter=args.max_iter, epochs=args.epochs, eta0=args.eta0,
                            averaged=not args.last_iterate, seed=args.seed, time_limit=args.time_limit,
                            executor=args.executor, n_workers=args.workers, verbose=args.verbose)
-    rep.update(train_file=str(args.train), test_file=str(args.test))
+    rep.update(train_file=str(args.train), test_file=str(args.test), **_provenance(args.argv))
     if args.report is not None:
         write_comparison(rep, args.report)
     if args.out is not None:

@@ -124,6 +124,9 @@ def test_compare_command_end_to_end(task, tmp_path, capsys):
         assert meth["sparsity"]["n_active"] + meth["sparsity"]["n_inactive"] == meth["sparsity"]["n_templates"]
     md = report.with_suffix(".md").read_text()
     assert "| final objective F |" in md and f"{m['objective']:.6g}" in md
+    # the page says how it was produced: the exact command line
+    assert rep["command"].startswith("cutplane compare --task sequence --templates ")
+    assert f"--report {report}" in rep["command"] and f"Produced by `{rep['command']}`" in md
     pytest.importorskip("matplotlib")
     names = sorted(p.name for p in out.iterdir())
     assert names == ["objective_vs_passes.png", "objective_vs_time.png", "test_metric_vs_time.png"]
