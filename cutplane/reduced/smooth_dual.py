@@ -15,15 +15,70 @@ Solved by FISTA with backtracking and adaptive restart, projecting onto the simp
 It stops on the Frank-Wolfe gap ``max_r grad_r - <grad, alpha>``, which bounds
 ``g* - g(alpha)`` because ``g`` is concave. The engine's lower bound is recomputed from the
 final ``alpha`` by weak duality, so an early stop only weakens it.
+
+The primal point. Eq. (13) maps ``alpha`` to ``w`` with ``||w_j|| ~ n_j^(q-1)``, and at the
+optimum ``n_j ~ ||w_j||^(p-1)``: for large ``p`` (``q -> 1``) a group whose norm is below the
+largest has a dual norm like ``(||w_j|| / max_k ||w_k||)^(p-1)`` (``0.3^99 ~ 1e-52`` for
+``p = 100``), far below what any numerical ``alpha`` resolves. Eq. (13) then gives such groups
+the norm of the largest in a direction that is rounding noise, and the query point can be
+worse than the reduced optimum by orders of magnitude (the cutting-plane loop then stalls: its
+cuts are taken at the wrong points). So the reduced primal value of the eq. (13) point is
+checked against the dual bound (both from the Gram blocks, O(m n^2)); when the gap exceeds
+``primal_rtol``, the reduced primal is solved directly on the subspace
+``w_j = A_j^T beta_j`` spanned by the group parts of the cuts in the support of ``alpha``
+(it holds the reduced optimum, since eq. (13) writes ``w_j`` as a multiple of
+``A_j^T alpha``): a small power-cone program in ``sum_j rank(Q^j_SS)`` variables. The better
+of the two points (by the reduced primal value) is returned.
 """
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
 from .base import ReducedSolution, dual_value, to_simplex
 from .projection import project_simplex
 
-__all__ = ["SmoothDualReducedSolver"]
+__all__ = ["SmoothDualReducedSolver", "primal_group_weights"]
+
+
+class _RestrictedPrimal(NamedTuple):
+    """A reduced primal point ``w_j = A_j^T beta_j`` and its value."""
+
+    value: float          # lam Omega(w) + max_r <a_r, w> + b_r
+    beta: np.ndarray      # (n_groups, n_cuts)
+    norms: np.ndarray     # (n_groups,): ||w_j||
+
+
+def primal_group_weights(norms, p) -> np.ndarray:
+    """Group weights of a primal point: ``mu_j = (||w_j|| / ||w||_{2,p})^(2-p)``, 0 where ``w_j = 0``.
+
+    They are eq. (12)'s ``mu`` written in the primal (``w_j = mu_j v_j`` with
+    ``v = grad Omega(w)``). For ``p > 2`` they grow without bound as ``||w_j|| -> 0``; they
+    are computed in logarithms and capped at ``e^600`` relative to the largest group's
+    weight, so that ``mu / sum(mu)`` stays finite.
+
+    Parameters
+    ----------
+    norms : ndarray of shape (n_groups,)
+        ``||w_j||``, non-negative.
+    p : float
+        ``p > 1``.
+
+    Returns
+    -------
+    mu : ndarray of shape (n_groups,)
+    """
+    n = np.asarray(norms, dtype=np.float64)
+    mu = np.zeros_like(n)
+    pos = n > 0
+    if not np.any(pos):
+        return mu
+    top = float(n[pos].max())
+    t = n[pos] / top
+    log_total = np.log(top) + np.log(float(np.sum(t ** p))) / p
+    mu[pos] = np.exp(np.minimum((2.0 - p) * (np.log(n[pos]) - log_total), 600.0))
+    return mu
 
 
 class _Dual:
@@ -50,6 +105,20 @@ class _Dual:
         grad = self.b - (mu @ Qa) / self.lam
         return value, grad
 
+    def primal_value(self, alpha) -> float:
+        """Reduced primal ``lam Omega(w) + max_r <a_r, w> + b_r`` at the eq. (13) point of ``alpha``.
+
+        With ``v = -A alpha / lam`` and ``w_j = mu_j v_j``: ``||w_j|| = mu_j n_j / lam`` and the
+        cut values ``A w + b`` are the gradient of ``g`` (both from the Gram blocks).
+        """
+        Qa = self.Q @ alpha
+        norms = np.sqrt(np.clip(np.einsum("jn,n->j", Qa, alpha), 0.0, None))
+        from ..mixed_norm import MixedNorm, group_weights_from_norms
+
+        mu = group_weights_from_norms(norms, self.q)
+        cuts = self.b - (mu @ Qa) / self.lam
+        return self.lam * MixedNorm._half_sq_norm(mu * norms / self.lam, self.p) + float(cuts.max())
+
 
 class SmoothDualReducedSolver:
     """Reduced solver for ``MixedNorm(groups, p)`` with ``p > 1``.
@@ -71,13 +140,21 @@ class SmoothDualReducedSolver:
         When projected gradient stops (stalled or max_iter) with a Frank-Wolfe gap above
         ``conic_gap * max(1, |g|)`` (large ``p``: the curvature ``~ n_j^(q-2)`` blows up at
         near-empty groups), the dual is solved as a power-cone program through cvxpy.
+    primal_rtol : float, default=1e-7
+        When the reduced primal value of the eq. (13) point exceeds the dual bound by more
+        than ``primal_rtol * max(1, |bound|)``, the reduced primal is solved on the span of
+        the support cuts (see the module docstring) and the better point is returned.
+    support_rtol : float, default=1e-8
+        Cuts with ``alpha_r > support_rtol * max(alpha)`` span that subspace.
     """
 
     kind = "smooth"
 
     def __init__(self, regularizer, backends=None, *, tol=1e-10, max_iter=20000, stall_window=100,
-                 conic_gap=1e-7):
+                 conic_gap=1e-7, primal_rtol=1e-7, support_rtol=1e-8):
         self.regularizer = regularizer
+        self.primal_rtol = float(primal_rtol)
+        self.support_rtol = float(support_rtol)
         self.backends = backends
         self.conic_gap = float(conic_gap)
         self.stall_window = int(stall_window)
@@ -143,9 +220,76 @@ class SmoothDualReducedSolver:
             if float(grad_alpha.max() - grad_alpha @ alpha) > self.conic_gap * max(1.0, abs(g_alpha)):
                 alpha, backend, status, failures = self._conic(grams, b, lam, alpha)
         lower, v = dual_value(reg, working_set, alpha, lam)
+        status = status if n > 1 else "analytic"
+        if n > 1:
+            eq13 = fn.primal_value(alpha)
+            if eq13 - lower > self.primal_rtol * max(1.0, abs(lower)):
+                found, extra = self._restricted_primal(grams, b, lam, alpha)
+                failures = tuple(failures) + tuple(extra)
+                if found is not None and found.value < eq13:
+                    w = np.zeros(reg.dim)
+                    for j in np.flatnonzero(np.any(found.beta != 0.0, axis=1)):
+                        w += working_set.combine(found.beta[j], group=j)
+                    return ReducedSolution(w, lower, alpha, primal_group_weights(found.norms, reg.p), status,
+                                           backend + "+restricted-primal", failures)
         mu = reg.weights(v)
         w = reg.from_group_weights(v, mu, overwrite_v=True)  # v is this call's own array
-        return ReducedSolution(w, lower, alpha, mu, status if n > 1 else "analytic", backend, failures)
+        return ReducedSolution(w, lower, alpha, mu, status, backend, failures)
+
+    def _restricted_primal(self, grams, b, lam, alpha):
+        """The reduced primal on ``{w : w_j = A_j^T beta_j, beta_j supported on S}``, S the support of alpha.
+
+        With ``Q^j_SS = V diag(s) V^T`` (eigenvalues above ``1e-10`` of the largest) and
+        ``beta_j = V s^(-1/2) z_j``: ``||w_j|| = ||z_j||`` and the cut values are
+        ``b + sum_j Q^j_{:,S} V s^(-1/2) z_j``, so the problem is
+        ``min lam/2 ||(||z_j||)_j||_p^2 + xi`` s.t. ``xi >= b + sum_j M_j z_j``.
+
+        Returns
+        -------
+        found : _RestrictedPrimal or None
+        failures : tuple of (backend, reason)
+            Backends that failed or were inaccurate (``found`` is None when none succeeded).
+        """
+        import cvxpy as cp
+
+        from .backends import resolve_backends, solve_with_fallback
+
+        p = self.regularizer.p
+        S = np.flatnonzero(alpha > self.support_rtol * float(alpha.max()))
+        blocks = []
+        for j, G in enumerate(grams):
+            GS = G[np.ix_(S, S)]
+            s, V = np.linalg.eigh(0.5 * (GS + GS.T))
+            if not s.size or s[-1] <= 0.0:
+                continue
+            keep = s > 1e-10 * s[-1]
+            B = V[:, keep] / np.sqrt(s[keep])
+            blocks.append((j, B, G[:, S] @ B))
+        if not blocks:
+            return None, ()
+        zs = [cp.Variable(B.shape[1]) for _, B, _ in blocks]
+        u, t, xi = cp.Variable(len(blocks), nonneg=True), cp.Variable(nonneg=True), cp.Variable()
+        cons = [cp.norm(z, 2) <= u[k] for k, z in enumerate(zs)]
+        cons += [cp.pnorm(u, p, approx=False) <= t, xi >= b + sum(M @ z for (_, _, M), z in zip(blocks, zs))]
+        prob = cp.Problem(cp.Minimize(0.5 * lam * cp.square(t) + xi), cons)
+        try:
+            zval, _, _, fails = solve_with_fallback(prob, resolve_backends(self.backends, "socp"),
+                                                    lambda _p: [np.array(z.value, dtype=np.float64) for z in zs])
+        except Exception as exc:  # the eq. (13) point stays: still a valid query point
+            return None, (("restricted-primal", f"{type(exc).__name__}: {exc}"),)
+        beta = np.zeros((grams.shape[0], b.shape[0]))
+        norms = np.zeros(grams.shape[0])
+        cuts = b.astype(np.float64).copy()
+        for (j, B, M), z in zip(blocks, zval):
+            if not np.all(np.isfinite(z)):
+                return None, tuple(fails) + (("restricted-primal", "non-finite solution"),)
+            beta[j, S] = B @ z
+            norms[j] = float(np.linalg.norm(z))
+            cuts += M @ z
+        from ..mixed_norm import MixedNorm
+
+        value = lam * MixedNorm._half_sq_norm(norms, p) + float(cuts.max())
+        return _RestrictedPrimal(value, beta, norms), tuple(fails)
 
     def _conic(self, grams, b, lam, alpha0):
         """Dual (11) as a power-cone program through cvxpy, for when projected gradient stalls.
