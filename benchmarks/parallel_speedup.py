@@ -32,19 +32,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _timing import best_of  # noqa: E402  (benchmarks/ is first on sys.path)
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-
-
-def best_of(fn, repeat):
-    """Smallest wall time of ``repeat`` calls (and the last result)."""
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, out
 
 
 def load_task():

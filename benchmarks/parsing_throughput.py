@@ -23,32 +23,19 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _timing import best_of  # noqa: E402  (benchmarks/ is first on sys.path)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
-def best_of(fn, repeat):
+def best_cpu(fn, repeat):
     """Smallest CPU time of this process over ``repeat`` calls (and the last result).
 
     CPU time, not wall time: the machine is shared, and for single-threaded code the CPU
-    seconds are what the code costs. Multi-threaded sections use :func:`best_wall`.
+    seconds are what the code costs. Multi-threaded sections use wall time (:func:`best_of`).
     """
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t = time.process_time()
-        out = fn()
-        best = min(best, time.process_time() - t)
+    best, out = best_of(fn, repeat, clock=time.process_time)
     return max(best, 1e-9), out
-
-
-def best_wall(fn, repeat):
-    """Smallest wall time over ``repeat`` calls (and the last result)."""
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, out
 
 
 def nx_arborescence(S):
@@ -92,9 +79,9 @@ def main(argv=None):
 
     ArcFeaturizer().fit(dev[:5]).transform(dev[:5])  # compile the numba kernel
     fz = ArcFeaturizer()
-    t_fit, _ = best_of(lambda: fz.fit(dev), 1)
-    t_dev, X = best_of(lambda: fz.transform(dev), 1)
-    t_test, Xt = best_of(lambda: fz.transform(test), 1)
+    t_fit, _ = best_cpu(lambda: fz.fit(dev), 1)
+    t_dev, X = best_cpu(lambda: fz.transform(dev), 1)
+    t_test, Xt = best_cpu(lambda: fz.transform(test), 1)
     print(f"features: {len(fz.template_names_)} templates, dim {fz.dim_:,}; fit {t_fit:.2f} s; "
           f"transform dev {t_dev:.2f} s ({n_dev / t_dev:,.0f} tok/s, nnz {X.indices.size:,}, "
           f"{X.nbytes / 2**20:.1f} MiB), test {t_test:.2f} s ({Xt.nbytes / 2**20:.1f} MiB)")
@@ -108,15 +95,15 @@ def main(argv=None):
     for name, fn in (("CLE multi-root", lambda S: chu_liu_edmonds(S)),
                      ("CLE single-root", lambda S: chu_liu_edmonds(S, single_root=True)),
                      ("Eisner", lambda S: eisner(S))):
-        sec, _ = best_of(lambda: [fn(S) for S in mats], args.repeat)
+        sec, _ = best_cpu(lambda: [fn(S) for S in mats], args.repeat)
         rows.append((name, sec, n_test / sec))
         print(f"  {name:16s} {sec:7.3f} s  {n_test / sec:12,.0f} tokens/s")
 
     k = min(args.nx_sentences, len(mats))
     sub = mats[:k]
     n_sub = sum(S.shape[0] - 1 for S in sub)
-    t_nx, nx_heads = best_of(lambda: [nx_arborescence(S) for S in sub], 1)  # graph build included
-    t_us, our = best_of(lambda: [chu_liu_edmonds(S) for S in sub], args.repeat)
+    t_nx, nx_heads = best_cpu(lambda: [nx_arborescence(S) for S in sub], 1)  # graph build included
+    t_us, our = best_cpu(lambda: [chu_liu_edmonds(S) for S in sub], args.repeat)
     gap = max(abs(tree_score(S, a) - tree_score(S, b)) for S, a, b in zip(sub, our, nx_heads))
     print(f"  reference networkx Edmonds on {k} sentences ({n_sub} tokens): {t_nx:.3f} s "
           f"({n_sub / t_nx:,.0f} tok/s); ours {t_us:.4f} s; ratio ours/nx time = {t_us / t_nx:.4f} "
@@ -126,13 +113,13 @@ def main(argv=None):
     gold = [s.tree() for s in dev]
     serial = ParseOracle(X, gold, single_root=True)
     serial(w)
-    c_ser, _ = best_of(lambda: serial(w), args.repeat)
-    t_ser, r_ser = best_wall(lambda: serial(w), args.repeat)
+    c_ser, _ = best_cpu(lambda: serial(w), args.repeat)
+    t_ser, r_ser = best_of(lambda: serial(w), args.repeat)
     ex = ThreadExecutor(2)
     try:
         threaded = ParseOracle(X, gold, single_root=True, executor=ex, n_chunks=8)
         threaded(w)
-        t_thr, r_thr = best_wall(lambda: threaded(w), args.repeat)
+        t_thr, r_thr = best_of(lambda: threaded(w), args.repeat)
     finally:
         ex.close()
     assert abs(r_ser.value - r_thr.value) < 1e-9

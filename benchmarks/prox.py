@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 import warnings
 
 import numpy as np
@@ -31,16 +30,11 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from cutplane.prox import prox_group_l2q, prox_squared_group_l1, prox_squared_group_lp, prox_squared_l1  # noqa: E402
 from cutplane.reduced.projection import project_capped_simplex, project_simplex  # noqa: E402
+from _timing import best_of  # noqa: E402  (benchmarks/ is first on sys.path)
 
 
-def timed(fn, repeat):
-    out = fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.min(times)), out
+def _timed(fn, repeat):
+    return best_of(fn, repeat, warmup=True)
 
 
 def bisect_sq_l1(v, tau):
@@ -105,27 +99,27 @@ def main(argv=None):
     print(f"{'operator':<26} {'size':>10} {'ours ms':>10} {'ref ms':>10} {'ref/ours':>9}  {'max dev':>9}  reference")
     for n in (134, 10_000, 1_000_000):
         v = rng.standard_normal(n)
-        row("prox_squared_l1", n, timed(lambda: prox_squared_l1(v, 0.01), R),
-            timed(lambda: bisect_sq_l1(v, 0.01), R), "bisection on theta")
-        row("project_simplex", n, timed(lambda: project_simplex(v, 1.0), R),
-            timed(lambda: bisect_simplex(v, 1.0), R), "bisection on theta")
-        row("project_capped_simplex", n, timed(lambda: project_capped_simplex(v, 5.0), R),
-            timed(lambda: bisect_simplex(v, 5.0), R), "bisection (sum active)")
+        row("prox_squared_l1", n, _timed(lambda: prox_squared_l1(v, 0.01), R),
+            _timed(lambda: bisect_sq_l1(v, 0.01), R), "bisection on theta")
+        row("project_simplex", n, _timed(lambda: project_simplex(v, 1.0), R),
+            _timed(lambda: bisect_simplex(v, 1.0), R), "bisection on theta")
+        row("project_capped_simplex", n, _timed(lambda: project_capped_simplex(v, 5.0), R),
+            _timed(lambda: bisect_simplex(v, 5.0), R), "bisection (sum active)")
     for m in (134, 5_000):
         ids = rng.integers(0, m, size=20 * m)
         v = rng.standard_normal(ids.size)
         for q in (1.5, 3.0):
-            row(f"prox_group_l2q q={q}", m, timed(lambda: prox_group_l2q(v, 0.5, ids, q), R),
-                timed(lambda: brentq_l2q(v, 0.5, ids, q), max(1, R // 2)), "scipy brentq per group")
+            row(f"prox_group_l2q q={q}", m, _timed(lambda: prox_group_l2q(v, 0.5, ids, q), R),
+                _timed(lambda: brentq_l2q(v, 0.5, ids, q), max(1, R // 2)), "scipy brentq per group")
     for m in (134, 1_000):
         ids = rng.integers(0, m, size=20 * m)
         v = rng.standard_normal(ids.size)
-        row("prox_squared_group_lp 1.5", m, timed(lambda: prox_squared_group_lp(v, 0.05, ids, 1.5), R),
-            timed(lambda: cvxpy_sq_lp_on_norms(v, 0.05, ids, 1.5), 1), "cvxpy/Clarabel on norms")
+        row("prox_squared_group_lp 1.5", m, _timed(lambda: prox_squared_group_lp(v, 0.05, ids, 1.5), R),
+            _timed(lambda: cvxpy_sq_lp_on_norms(v, 0.05, ids, 1.5), 1), "cvxpy/Clarabel on norms")
     ids = np.sort(rng.integers(0, 134, size=1_000_000))
     v = rng.standard_normal(ids.size)
-    floor = timed(lambda: np.abs(v) * 0.5, R)
-    ours = timed(lambda: prox_squared_group_l1(v, 0.01, ids), R)
+    floor = _timed(lambda: np.abs(v) * 0.5, R)
+    ours = _timed(lambda: prox_squared_group_l1(v, 0.01, ids), R)
     print(f"{'prox_squared_group_l1':<26} {'1e6 / 134':>10} {ours[0] * 1e3:>10.3f} {floor[0] * 1e3:>10.3f} "
           f"{floor[0] / ours[0]:>8.2f}x  {'-':>9}  floor: two passes over v")
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
 import numpy as np
 
@@ -34,18 +33,10 @@ from cutplane._blas import single_thread_blas  # noqa: E402
 from cutplane.reduced.qcqp_direct import solve_qcqp_direct  # noqa: E402
 from cutplane.reduced.qcqp_native import solve_qcqp_native  # noqa: E402
 from cutplane.reduced.qp import psd_factor  # noqa: E402
+from _timing import best_of  # noqa: E402  (benchmarks/ is first on sys.path)
 
 RECORDED = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                         "tests", "fixtures", "qcqp_conll2000_86cuts.npz")
-
-
-def timed(fn, repeat):
-    out, best = None, np.inf
-    for _ in range(max(1, repeat)):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
 
 
 def random_instance(n, m, seed, lam=1e-3):
@@ -64,9 +55,9 @@ def objective(grams, b, lam, alpha):
 
 def row(name, grams, b, lam, alpha0, repeat, repeat_direct):
     with single_thread_blas():
-        t_nat, res = timed(lambda: solve_qcqp_native(grams, b, lam, alpha0=alpha0), repeat)
-        t_fac, factors = timed(lambda: [psd_factor(Q) for Q in grams], repeat_direct)
-        t_cla, out = timed(lambda: solve_qcqp_direct(factors, b, lam), repeat_direct)
+        t_nat, res = best_of(lambda: solve_qcqp_native(grams, b, lam, alpha0=alpha0), repeat)
+        t_fac, factors = best_of(lambda: [psd_factor(Q) for Q in grams], repeat_direct)
+        t_cla, out = best_of(lambda: solve_qcqp_direct(factors, b, lam), repeat_direct)
     t_dir = t_fac + t_cla
     if out is None:
         print(f"{name:<28} native {1e3 * t_nat:9.2f} ms  direct failed")

@@ -38,22 +38,13 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _timing import best_of  # noqa: E402  (benchmarks/ is first on sys.path)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 ROOT = Path(__file__).resolve().parent.parent
 C_SOURCE = Path(__file__).resolve().parent / "c_reference" / "viterbi_ref.c"
 C_FLAGS = {"cc -O2": ["-O2"], "cc -O3 -march=native": ["-O3", "-march=native"]}
-
-
-def best_of(fn, repeat):
-    """Smallest wall time of ``repeat`` calls (and the last result)."""
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, out
 
 
 class Rounds:

@@ -1,0 +1,36 @@
+"""Timing helper shared by the benchmark scripts (imported as ``from _timing import best_of``:
+every script runs with ``benchmarks/`` first on ``sys.path``)."""
+from __future__ import annotations
+
+import time
+
+__all__ = ["best_of"]
+
+
+def best_of(fn, repeat, *, clock=time.perf_counter, warmup=False):
+    """Smallest time of ``repeat`` calls of ``fn`` (at least one), and the last result.
+
+    Parameters
+    ----------
+    fn : callable
+        Called without arguments.
+    repeat : int
+    clock : callable, default=time.perf_counter
+        ``time.perf_counter`` for wall time; ``time.process_time`` for the CPU seconds of this
+        process (immune to waiting for a core on a shared machine, for single-threaded code).
+    warmup : bool, default=False
+        Call ``fn`` once, untimed, first (compilation, caches).
+
+    Returns
+    -------
+    seconds : float
+    out : object
+        What the last call returned.
+    """
+    out = fn() if warmup else None
+    best = float("inf")
+    for _ in range(max(1, int(repeat))):
+        t0 = clock()
+        out = fn()
+        best = min(best, clock() - t0)
+    return best, out
