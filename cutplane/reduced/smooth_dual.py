@@ -48,6 +48,16 @@ class _RestrictedPrimal(NamedTuple):
     value: float          # lam Omega(w) + max_r <a_r, w> + b_r
     beta: np.ndarray      # (n_groups, n_cuts)
     norms: np.ndarray     # (n_groups,): ||w_j||
+    duals: np.ndarray | None  # (n_cuts,): multipliers of the cut constraints (alpha up to round-off)
+    backend: str
+
+
+def _combine_by_group(working_set, beta, dim) -> np.ndarray:
+    """``w_j = A_j^T beta_j`` for every group: ndarray of shape (dim,) from ``beta`` of shape (n_groups, n_cuts)."""
+    w = np.zeros(dim)
+    for j in np.flatnonzero(np.any(beta != 0.0, axis=1)):
+        w += working_set.combine(beta[j], group=j)
+    return w
 
 
 def primal_group_weights(norms, p) -> np.ndarray:
@@ -146,13 +156,22 @@ class SmoothDualReducedSolver:
         the support cuts (see the module docstring) and the better point is returned.
     support_rtol : float, default=1e-8
         Cuts with ``alpha_r > support_rtol * max(alpha)`` span that subspace.
+    primal_first : bool, optional
+        Solve the reduced primal on the span of all cuts first (one power-cone program; the
+        duals of its cut constraints give ``alpha`` and, through :func:`dual_value`, the
+        certified bound), falling back to projected gradient when it fails or its
+        primal-dual gap exceeds ``primal_rtol``. Default: ``p > 2``, where the dual's
+        curvature ``~ n_j^(q-2)`` is unbounded and projected gradient stalls (measured on
+        PKU TP2, p = 4, 30 cuts x 18 groups: 0.5-1 s of projected gradient then a
+        restricted primal solve, against about 0.1 s for the one conic solve).
     """
 
     kind = "smooth"
 
     def __init__(self, regularizer, backends=None, *, tol=1e-10, max_iter=20000, stall_window=100,
-                 conic_gap=1e-7, primal_rtol=1e-7, support_rtol=1e-8):
+                 conic_gap=1e-7, primal_rtol=1e-7, support_rtol=1e-8, primal_first=None):
         self.regularizer = regularizer
+        self.primal_first = bool(regularizer.p > 2.0) if primal_first is None else bool(primal_first)
         self.primal_rtol = float(primal_rtol)
         self.support_rtol = float(support_rtol)
         self.backends = backends
@@ -180,6 +199,10 @@ class SmoothDualReducedSolver:
         else:
             alpha = np.full(n, 1.0 / n)
         status, it = "max_iter", 0
+        if n > 1 and self.primal_first:
+            first = self._primal_first(working_set, grams, b, lam)
+            if first is not None:
+                return first
         if n == 1:
             status = "analytic"
         else:
@@ -224,20 +247,32 @@ class SmoothDualReducedSolver:
         if n > 1:
             eq13 = fn.primal_value(alpha)
             if eq13 - lower > self.primal_rtol * max(1.0, abs(lower)):
-                found, extra = self._restricted_primal(grams, b, lam, alpha)
+                support = np.flatnonzero(alpha > self.support_rtol * float(alpha.max()))
+                found, extra = self._restricted_primal(grams, b, lam, support)
                 failures = tuple(failures) + tuple(extra)
                 if found is not None and found.value < eq13:
-                    w = np.zeros(reg.dim)
-                    for j in np.flatnonzero(np.any(found.beta != 0.0, axis=1)):
-                        w += working_set.combine(found.beta[j], group=j)
-                    return ReducedSolution(w, lower, alpha, primal_group_weights(found.norms, reg.p), status,
+                    return ReducedSolution(_combine_by_group(working_set, found.beta, reg.dim), lower, alpha,
+                                           primal_group_weights(found.norms, reg.p), status,
                                            backend + "+restricted-primal", failures)
         mu = reg.weights(v)
         w = reg.from_group_weights(v, mu, overwrite_v=True)  # v is this call's own array
         return ReducedSolution(w, lower, alpha, mu, status, backend, failures)
 
-    def _restricted_primal(self, grams, b, lam, alpha):
-        """The reduced primal on ``{w : w_j = A_j^T beta_j, beta_j supported on S}``, S the support of alpha.
+    def _primal_first(self, working_set, grams, b, lam):
+        """The reduced primal on the span of all cuts; None (use projected gradient) if it fails or is inaccurate."""
+        found, failures = self._restricted_primal(grams, b, lam, np.arange(b.shape[0]))
+        if found is None or found.duals is None:
+            return None
+        alpha = to_simplex(found.duals, b.shape[0])
+        lower, _ = dual_value(self.regularizer, working_set, alpha, lam)
+        if not found.value - lower <= self.primal_rtol * max(1.0, abs(lower)):
+            return None
+        return ReducedSolution(_combine_by_group(working_set, found.beta, self.regularizer.dim), lower, alpha,
+                               primal_group_weights(found.norms, self.regularizer.p), "optimal",
+                               found.backend + "(primal)", failures)
+
+    def _restricted_primal(self, grams, b, lam, S):
+        """The reduced primal on ``{w : w_j = A_j^T beta_j, beta_j supported on S}`` (S: cut indices).
 
         With ``Q^j_SS = V diag(s) V^T`` (eigenvalues above ``1e-10`` of the largest) and
         ``beta_j = V s^(-1/2) z_j``: ``||w_j|| = ||z_j||`` and the cut values are
@@ -255,7 +290,6 @@ class SmoothDualReducedSolver:
         from .backends import resolve_backends, solve_with_fallback
 
         p = self.regularizer.p
-        S = np.flatnonzero(alpha > self.support_rtol * float(alpha.max()))
         blocks = []
         for j, G in enumerate(grams):
             GS = G[np.ix_(S, S)]
@@ -270,11 +304,17 @@ class SmoothDualReducedSolver:
         zs = [cp.Variable(B.shape[1]) for _, B, _ in blocks]
         u, t, xi = cp.Variable(len(blocks), nonneg=True), cp.Variable(nonneg=True), cp.Variable()
         cons = [cp.norm(z, 2) <= u[k] for k, z in enumerate(zs)]
-        cons += [cp.pnorm(u, p, approx=False) <= t, xi >= b + sum(M @ z for (_, _, M), z in zip(blocks, zs))]
+        cut_rows = b + sum(M @ z for (_, _, M), z in zip(blocks, zs)) <= xi
+        cons += [cp.pnorm(u, p, approx=False) <= t, cut_rows]
         prob = cp.Problem(cp.Minimize(0.5 * lam * cp.square(t) + xi), cons)
+
+        def extract(_p):
+            duals = None if cut_rows.dual_value is None else np.array(cut_rows.dual_value, dtype=np.float64)
+            return [np.array(z.value, dtype=np.float64) for z in zs], duals
+
         try:
-            zval, _, _, fails = solve_with_fallback(prob, resolve_backends(self.backends, "socp"),
-                                                    lambda _p: [np.array(z.value, dtype=np.float64) for z in zs])
+            (zval, duals), name, _, fails = solve_with_fallback(
+                prob, resolve_backends(self.backends, "socp"), extract)
         except Exception as exc:  # the eq. (13) point stays: still a valid query point
             return None, (("restricted-primal", f"{type(exc).__name__}: {exc}"),)
         beta = np.zeros((grams.shape[0], b.shape[0]))
@@ -289,7 +329,8 @@ class SmoothDualReducedSolver:
         from ..mixed_norm import MixedNorm
 
         value = lam * MixedNorm._half_sq_norm(norms, p) + float(cuts.max())
-        return _RestrictedPrimal(value, beta, norms), tuple(fails)
+        duals = duals if duals is not None and duals.shape == b.shape and np.all(np.isfinite(duals)) else None
+        return _RestrictedPrimal(value, beta, norms, duals, name), tuple(fails)
 
     def _conic(self, grams, b, lam, alpha0):
         """Dual (11) as a power-cone program through cvxpy, for when projected gradient stalls.

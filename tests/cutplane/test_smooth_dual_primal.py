@@ -69,13 +69,13 @@ def test_reduced_primal_point_is_optimal(p, seed):
 @given(seed=st.integers(0, 10**6), p=st.sampled_from([1.5, 3.0, 4.0, 30.0, 100.0]),
        lam=st.sampled_from([0.05, 0.5, 2.0]))
 def test_forced_restricted_primal_matches_cvxpy(seed, p, lam):
-    """With ``primal_rtol=0`` the restricted primal solve always runs; its point is a reduced minimiser
-    and never worse than the eq. (13) point."""
+    """Projected gradient, then with ``primal_rtol=0`` the restricted primal solve always runs; its
+    point is a reduced minimiser and never worse than the eq. (13) point."""
     groups, A, b = _instance(seed, n_cuts=6)
     reg = MixedNorm(groups, p=p)
     ws = _working_set(groups, A, b)
-    forced = SmoothDualReducedSolver(reg, primal_rtol=0.0).solve(ws, lam)
-    plain = SmoothDualReducedSolver(reg, primal_rtol=np.inf).solve(ws, lam)
+    forced = SmoothDualReducedSolver(reg, primal_rtol=0.0, primal_first=False).solve(ws, lam)
+    plain = SmoothDualReducedSolver(reg, primal_rtol=np.inf, primal_first=False).solve(ws, lam)
     opt = _direct(reg, A, b, lam)
     scale = max(1.0, abs(opt))
     value = _reduced_value(reg, A, b, lam, forced.w)
@@ -87,6 +87,27 @@ def test_forced_restricted_primal_matches_cvxpy(seed, p, lam):
     if "restricted-primal" in forced.backend:
         # the reported weights are eq. (12)'s, written in the primal
         np.testing.assert_allclose(forced.mu, primal_group_weights(reg.group_norms(forced.w), p), rtol=1e-4)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10**6), p=st.sampled_from([1.5, 3.0, 4.0, 30.0, 100.0]),
+       lam=st.sampled_from([0.05, 0.5, 2.0]), n_cuts=st.integers(2, 9))
+def test_primal_first_matches_cvxpy(seed, p, lam, n_cuts):
+    """The one-conic-solve path (the default for p > 2): alpha from the cut constraints' multipliers
+    gives a certified bound equal to the optimum, and ``w`` attains it; both paths agree."""
+    groups, A, b = _instance(seed, n_cuts=n_cuts)
+    reg = MixedNorm(groups, p=p)
+    ws = _working_set(groups, A, b)
+    first = SmoothDualReducedSolver(reg, primal_first=True).solve(ws, lam)
+    dual = SmoothDualReducedSolver(reg, primal_first=False).solve(ws, lam)
+    opt = _direct(reg, A, b, lam)
+    scale = max(1.0, abs(opt))
+    assert first.backend.endswith("(primal)")
+    assert first.alpha.shape == (n_cuts,) and np.all(first.alpha >= 0) and first.alpha.sum() == pytest.approx(1.0)
+    assert first.lower_bound <= opt + 1e-6 * scale
+    assert first.lower_bound == pytest.approx(opt, abs=1e-6 * scale)
+    assert first.lower_bound == pytest.approx(dual.lower_bound, abs=1e-6 * scale)
+    assert _reduced_value(reg, A, b, lam, first.w) == pytest.approx(opt, abs=1e-6 * scale)
 
 
 @settings(max_examples=40)
