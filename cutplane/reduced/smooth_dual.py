@@ -52,12 +52,29 @@ class _RestrictedPrimal(NamedTuple):
     backend: str
 
 
-def _combine_by_group(working_set, beta, dim) -> np.ndarray:
-    """``w_j = A_j^T beta_j`` for every group: ndarray of shape (dim,) from ``beta`` of shape (n_groups, n_cuts)."""
-    w = np.zeros(dim)
-    for j in np.flatnonzero(np.any(beta != 0.0, axis=1)):
-        w += working_set.combine(beta[j], group=j)
-    return w
+def _combine_by_group(working_set, beta, groups) -> np.ndarray:
+    """``w_j = A_j^T beta_j`` for every group: ``w_c = sum_r A_rc beta[g(c), r]``, one pass over the slopes.
+
+    Parameters
+    ----------
+    working_set : WorkingSet
+    beta : ndarray of shape (n_groups, n_cuts)
+    groups : ndarray of int of shape (dim,)
+
+    Returns
+    -------
+    w : ndarray of shape (dim,)
+    """
+    import scipy.sparse as sp
+
+    A = working_set.matrix()
+    if sp.issparse(A):
+        A = A.tocsr()
+        rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+        coef = beta[groups[A.indices], rows]
+        return np.bincount(A.indices, weights=A.data * coef, minlength=groups.shape[0]).astype(np.float64)
+    A = np.asarray(A, dtype=np.float64)
+    return np.einsum("rc,rc->c", A, beta[groups].T) if A.size else np.zeros(groups.shape[0])
 
 
 def primal_group_weights(norms, p) -> np.ndarray:
@@ -251,7 +268,7 @@ class SmoothDualReducedSolver:
                 found, extra = self._restricted_primal(grams, b, lam, support)
                 failures = tuple(failures) + tuple(extra)
                 if found is not None and found.value < eq13:
-                    return ReducedSolution(_combine_by_group(working_set, found.beta, reg.dim), lower, alpha,
+                    return ReducedSolution(_combine_by_group(working_set, found.beta, reg.groups), lower, alpha,
                                            primal_group_weights(found.norms, reg.p), status,
                                            backend + "+restricted-primal", failures)
         mu = reg.weights(v)
@@ -267,7 +284,7 @@ class SmoothDualReducedSolver:
         lower, _ = dual_value(self.regularizer, working_set, alpha, lam)
         if not found.value - lower <= self.primal_rtol * max(1.0, abs(lower)):
             return None
-        return ReducedSolution(_combine_by_group(working_set, found.beta, self.regularizer.dim), lower, alpha,
+        return ReducedSolution(_combine_by_group(working_set, found.beta, self.regularizer.groups), lower, alpha,
                                primal_group_weights(found.norms, self.regularizer.p), "optimal",
                                found.backend + "(primal)", failures)
 
