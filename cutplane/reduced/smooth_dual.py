@@ -32,80 +32,13 @@ of the two points (by the reduced primal value) is returned.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 
 from .base import ReducedSolution, dual_value, to_simplex
+from .pnorm_primal import combine_by_group, primal_group_weights, solve_restricted_primal
 from .projection import project_simplex
 
-__all__ = ["SmoothDualReducedSolver", "primal_group_weights"]
-
-
-class _RestrictedPrimal(NamedTuple):
-    """A reduced primal point ``w_j = A_j^T beta_j`` and its value."""
-
-    value: float          # lam Omega(w) + max_r <a_r, w> + b_r
-    beta: np.ndarray      # (n_groups, n_cuts)
-    norms: np.ndarray     # (n_groups,): ||w_j||
-    duals: np.ndarray | None  # (n_cuts,): multipliers of the cut constraints (alpha up to round-off)
-    backend: str
-
-
-def _combine_by_group(working_set, beta, groups) -> np.ndarray:
-    """``w_j = A_j^T beta_j`` for every group: ``w_c = sum_r A_rc beta[g(c), r]``, one pass over the slopes.
-
-    Parameters
-    ----------
-    working_set : WorkingSet
-    beta : ndarray of shape (n_groups, n_cuts)
-    groups : ndarray of int of shape (dim,)
-
-    Returns
-    -------
-    w : ndarray of shape (dim,)
-    """
-    import scipy.sparse as sp
-
-    A = working_set.matrix()
-    if sp.issparse(A):
-        A = A.tocsr()
-        rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
-        coef = beta[groups[A.indices], rows]
-        return np.bincount(A.indices, weights=A.data * coef, minlength=groups.shape[0]).astype(np.float64)
-    A = np.asarray(A, dtype=np.float64)
-    return np.einsum("rc,rc->c", A, beta[groups].T) if A.size else np.zeros(groups.shape[0])
-
-
-def primal_group_weights(norms, p) -> np.ndarray:
-    """Group weights of a primal point: ``mu_j = (||w_j|| / ||w||_{2,p})^(2-p)``, 0 where ``w_j = 0``.
-
-    They are eq. (12)'s ``mu`` written in the primal (``w_j = mu_j v_j`` with
-    ``v = grad Omega(w)``). For ``p > 2`` they grow without bound as ``||w_j|| -> 0``; they
-    are computed in logarithms and capped at ``e^600`` relative to the largest group's
-    weight, so that ``mu / sum(mu)`` stays finite.
-
-    Parameters
-    ----------
-    norms : ndarray of shape (n_groups,)
-        ``||w_j||``, non-negative.
-    p : float
-        ``p > 1``.
-
-    Returns
-    -------
-    mu : ndarray of shape (n_groups,)
-    """
-    n = np.asarray(norms, dtype=np.float64)
-    mu = np.zeros_like(n)
-    pos = n > 0
-    if not np.any(pos):
-        return mu
-    top = float(n[pos].max())
-    t = n[pos] / top
-    log_total = np.log(top) + np.log(float(np.sum(t ** p))) / p
-    mu[pos] = np.exp(np.minimum((2.0 - p) * (np.log(n[pos]) - log_total), 600.0))
-    return mu
+__all__ = ["SmoothDualReducedSolver"]
 
 
 class _Dual:
@@ -268,7 +201,7 @@ class SmoothDualReducedSolver:
                 found, extra = self._restricted_primal(grams, b, lam, support)
                 failures = tuple(failures) + tuple(extra)
                 if found is not None and found.value < eq13:
-                    return ReducedSolution(_combine_by_group(working_set, found.beta, reg.groups), lower, alpha,
+                    return ReducedSolution(combine_by_group(working_set, found.beta, reg.groups), lower, alpha,
                                            primal_group_weights(found.norms, reg.p), status,
                                            backend + "+restricted-primal", failures)
         mu = reg.weights(v)
@@ -284,70 +217,12 @@ class SmoothDualReducedSolver:
         lower, _ = dual_value(self.regularizer, working_set, alpha, lam)
         if not found.value - lower <= self.primal_rtol * max(1.0, abs(lower)):
             return None
-        return ReducedSolution(_combine_by_group(working_set, found.beta, self.regularizer.groups), lower, alpha,
+        return ReducedSolution(combine_by_group(working_set, found.beta, self.regularizer.groups), lower, alpha,
                                primal_group_weights(found.norms, self.regularizer.p), "optimal",
                                found.backend + "(primal)", failures)
 
     def _restricted_primal(self, grams, b, lam, S):
-        """The reduced primal on ``{w : w_j = A_j^T beta_j, beta_j supported on S}`` (S: cut indices).
-
-        With ``Q^j_SS = V diag(s) V^T`` (eigenvalues above ``1e-10`` of the largest) and
-        ``beta_j = V s^(-1/2) z_j``: ``||w_j|| = ||z_j||`` and the cut values are
-        ``b + sum_j Q^j_{:,S} V s^(-1/2) z_j``, so the problem is
-        ``min lam/2 ||(||z_j||)_j||_p^2 + xi`` s.t. ``xi >= b + sum_j M_j z_j``.
-
-        Returns
-        -------
-        found : _RestrictedPrimal or None
-        failures : tuple of (backend, reason)
-            Backends that failed or were inaccurate (``found`` is None when none succeeded).
-        """
-        import cvxpy as cp
-
-        from .backends import resolve_backends, solve_with_fallback
-
-        p = self.regularizer.p
-        blocks = []
-        for j, G in enumerate(grams):
-            GS = G[np.ix_(S, S)]
-            s, V = np.linalg.eigh(0.5 * (GS + GS.T))
-            if not s.size or s[-1] <= 0.0:
-                continue
-            keep = s > 1e-10 * s[-1]
-            B = V[:, keep] / np.sqrt(s[keep])
-            blocks.append((j, B, G[:, S] @ B))
-        if not blocks:
-            return None, ()
-        zs = [cp.Variable(B.shape[1]) for _, B, _ in blocks]
-        u, t, xi = cp.Variable(len(blocks), nonneg=True), cp.Variable(nonneg=True), cp.Variable()
-        cons = [cp.norm(z, 2) <= u[k] for k, z in enumerate(zs)]
-        cut_rows = b + sum(M @ z for (_, _, M), z in zip(blocks, zs)) <= xi
-        cons += [cp.pnorm(u, p, approx=False) <= t, cut_rows]
-        prob = cp.Problem(cp.Minimize(0.5 * lam * cp.square(t) + xi), cons)
-
-        def extract(_p):
-            duals = None if cut_rows.dual_value is None else np.array(cut_rows.dual_value, dtype=np.float64)
-            return [np.array(z.value, dtype=np.float64) for z in zs], duals
-
-        try:
-            (zval, duals), name, _, fails = solve_with_fallback(
-                prob, resolve_backends(self.backends, "socp"), extract)
-        except Exception as exc:  # the eq. (13) point stays: still a valid query point
-            return None, (("restricted-primal", f"{type(exc).__name__}: {exc}"),)
-        beta = np.zeros((grams.shape[0], b.shape[0]))
-        norms = np.zeros(grams.shape[0])
-        cuts = b.astype(np.float64).copy()
-        for (j, B, M), z in zip(blocks, zval):
-            if not np.all(np.isfinite(z)):
-                return None, tuple(fails) + (("restricted-primal", "non-finite solution"),)
-            beta[j, S] = B @ z
-            norms[j] = float(np.linalg.norm(z))
-            cuts += M @ z
-        from ..mixed_norm import MixedNorm
-
-        value = lam * MixedNorm._half_sq_norm(norms, p) + float(cuts.max())
-        duals = duals if duals is not None and duals.shape == b.shape and np.all(np.isfinite(duals)) else None
-        return _RestrictedPrimal(value, beta, norms, duals, name), tuple(fails)
+        return solve_restricted_primal(grams, b, lam, self.regularizer.p, S, self.backends)
 
     def _conic(self, grams, b, lam, alpha0):
         """Dual (11) as a power-cone program through cvxpy, for when projected gradient stalls.

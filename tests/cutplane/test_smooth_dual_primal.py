@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from cutplane import minimize
 from cutplane.cuts import Cut
 from cutplane.mixed_norm import MixedNorm
-from cutplane.reduced.smooth_dual import SmoothDualReducedSolver, primal_group_weights
+from cutplane.reduced.pnorm_primal import primal_group_weights
+from cutplane.reduced.smooth_dual import SmoothDualReducedSolver
 from cutplane.working_set import WorkingSet
 from oracles.linear import MulticlassHinge
 
@@ -183,3 +184,29 @@ def test_bmrm_reaches_the_full_optimum(p):
     assert res.status == "converged"
     assert res.lower_bound <= opt + 1e-6
     assert res.objective == pytest.approx(opt, abs=2e-5)
+
+
+@pytest.mark.parametrize("direct", [True, False])
+@pytest.mark.parametrize("p", [1.5, 4.0, 100.0])
+@pytest.mark.parametrize("seed", [0, 3, 7])
+def test_solve_restricted_primal_paths(direct, p, seed):
+    """Clarabel's own API and the cvxpy chain: same optimum, multipliers on the simplex giving the bound."""
+    from cutplane.reduced.base import dual_value, to_simplex
+    from cutplane.reduced.pnorm_primal import DIRECT_NAME, combine_by_group, solve_restricted_primal
+
+    groups, A, b = _instance(seed, n_cuts=7)
+    lam = 0.3
+    reg = MixedNorm(groups, p=p)
+    ws = _working_set(groups, A, b)
+    grams = np.stack([ws.gram(group=j) for j in range(reg.n_groups)])
+    found, failures = solve_restricted_primal(grams, b, lam, p, np.arange(7), direct=direct)
+    opt = _direct(reg, A, b, lam)
+    assert (found.backend == DIRECT_NAME) == direct and failures == ()
+    assert found.value == pytest.approx(opt, abs=1e-6 * max(1.0, abs(opt)))
+    w = combine_by_group(ws, found.beta, reg.groups)
+    assert _reduced_value(reg, A, b, lam, w) == pytest.approx(found.value, abs=1e-7 * max(1.0, abs(opt)))
+    np.testing.assert_allclose(reg.group_norms(w), found.norms, rtol=1e-6, atol=1e-9)
+    assert found.duals.sum() == pytest.approx(1.0, abs=1e-6) and np.all(found.duals >= -1e-9)
+    lower, _ = dual_value(reg, ws, to_simplex(found.duals), lam)
+    assert lower <= opt + 1e-7 * max(1.0, abs(opt))
+    assert lower == pytest.approx(opt, abs=1e-6 * max(1.0, abs(opt)))
