@@ -1,0 +1,37 @@
+"""examples/pmtl_table8.py: the bound notes are computed from the rows (which side of the gap is loose)."""
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def pmtl():
+    sys.path.insert(0, str(ROOT / "examples"))
+    try:
+        spec = importlib.util.spec_from_file_location("pmtl_table8_notes", ROOT / "examples" / "pmtl_table8.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod
+    finally:
+        sys.path.remove(str(ROOT / "examples"))
+
+
+def _row(p, status, objective, lower):
+    return {"task": "PKU", "templates": "tp2", "p": p, "status": status, "objective": objective,
+            "lower_bound": lower, "iterations": 10}
+
+
+def test_bound_notes_only_uncertified_p_above_two(pmtl):
+    rows = [_row(1.0, "time_limit", 5.0, -1.0), _row(2.0, "time_limit", 5.0, -1.0), _row(4.0, "converged", 5.0, 4.96)]
+    assert pmtl.bound_notes(rows) == []
+
+
+def test_bound_notes_say_which_side(pmtl):
+    notes = pmtl.bound_notes([_row(4.0, "time_limit", 568.11, -0.42), _row(100.0, "time_limit", 300.0, 120.0)])
+    assert len(notes) == 3 and "pnorm_primal" in notes[0]
+    assert "p=4:" in notes[1] and "568.11" in notes[1] and "-0.42" in notes[1] and "still negative" in notes[1]
+    assert "p=100:" in notes[2] and "120" in notes[2] and "still negative" not in notes[2]
