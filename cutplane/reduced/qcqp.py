@@ -74,15 +74,20 @@ class QCQPReducedSolver:
         is used as asked).
     native_rtol : float, default=1e-7
         Largest certified relative gap of the native answer accepted without a fallback.
+    native_generation : bool, default=True
+        Generate the native solver's groups lazily as for the cone programs (above); False:
+        every active group in one solve (the reference of ``benchmarks/qcqp_native.py``).
     """
 
     kind = "socp"
 
     def __init__(self, regularizer, backends=None, *, zero_rtol=1e-12, dpp_max_cuts=16, initial_groups=4,
-                 add_groups=4, direct=True, direct_max_cuts=200, native=None, native_rtol=1e-7):
+                 add_groups=4, direct=True, direct_max_cuts=200, native=None, native_rtol=1e-7,
+                 native_generation=True):
         self.regularizer = regularizer
         self.native = (backends is None) if native is None else bool(native)
         self.native_rtol = float(native_rtol)
+        self.native_generation = bool(native_generation)
         self.backends = resolve_backends(backends, self.kind)
         # the direct path is Clarabel: used when Clarabel is the backend of first choice
         # (the default unless MOSEK is licensed, or when asked for by name)
@@ -204,6 +209,8 @@ class QCQPReducedSolver:
         start = warm if warm is not None else np.full(n, 1.0 / n)
         forms = _quadratic_forms(grams, active, start)
         work = set(active[self._last_binding(active)]) | set(active[np.argsort(-forms)[: self.initial_groups]])
+        if not self.native_generation:
+            work = set(active)
         alpha0 = warm
         for _ in range(len(active)):
             ordered = np.array(sorted(work))
