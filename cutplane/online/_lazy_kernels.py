@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from numba import njit
 
-__all__ = ["gather_kernel", "dead_groups_kernel", "add_kernel", "renormalise_kernel"]
+__all__ = ["gather_kernel", "dense_kernel", "dense_range_kernel", "dead_groups_kernel", "add_kernel", "renormalise_kernel"]
 
 
 @njit(cache=True, nogil=True)
@@ -21,6 +21,22 @@ def gather_kernel(v, cgen, gen_group, gen, s, idx, out):
         c = cgen[i]
         g = gen_group[c]
         out[k] = s[g] * v[i] if c == gen[g] else 0.0
+
+
+@njit(cache=True, nogil=True)
+def dense_kernel(v, cgen, gen_group, gen, s, out):
+    """``out[i] = w[i]`` for every coordinate (0 for a coordinate of an older generation); one pass."""
+    for i in range(v.size):
+        c = cgen[i]
+        g = gen_group[c]
+        out[i] = s[g] * v[i] if c == gen[g] else 0.0
+
+
+@njit(cache=True, nogil=True)
+def dense_range_kernel(v, cgen, lo, hi, gen_j, s_j, out):
+    """``out[i] = w[i]`` for the coordinates ``lo..hi-1`` of one group (contiguous groups)."""
+    for i in range(lo, hi):
+        out[i] = s_j * v[i] if cgen[i] == gen_j else 0.0
 
 
 @njit(cache=True, nogil=True)

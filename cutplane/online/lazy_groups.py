@@ -42,11 +42,13 @@ import numpy as np
 from cutplane.exceptions import InputError
 from cutplane.groups import as_group_ids
 
-from ._lazy_kernels import add_kernel, dead_groups_kernel, gather_kernel, renormalise_kernel
+from ._lazy_kernels import (add_kernel, dead_groups_kernel, dense_kernel, dense_range_kernel, gather_kernel,
+                             renormalise_kernel)
 
 __all__ = ["LazyGroupVector"]
 
 _SCALE_LO, _SCALE_HI = 1e-6, 1e6
+_SLICE_MIN = 1024  # coordinates per group (on average) above which to_dense multiplies slices
 
 
 class LazyGroupVector:
@@ -100,6 +102,8 @@ class LazyGroupVector:
         else:  # placeholders for the compiled kernels
             self._S, self._acc, self._frozen, self._gen_S = (np.zeros(0) for _ in range(4))
         self._dead = np.zeros(m, dtype=np.bool_)
+        self._restarted = np.zeros(m, dtype=np.bool_)  # a new generation since the last compact
+        self._ptr = None
 
     # ---------------------------------------------------------------- reading
     def norms(self) -> np.ndarray:
@@ -117,11 +121,38 @@ class LazyGroupVector:
         gather_kernel(self._v, self._cgen, self._gen_group, self._gen, self._s, idx, out)
         return out
 
-    def to_dense(self) -> np.ndarray:
-        """``w`` as a dense ndarray of shape (dim,); O(dim)."""
-        out = self._s[self.groups] * self._v
-        out[self._cgen != self._gen[self.groups]] = 0.0
+    def to_dense(self, out=None) -> np.ndarray:
+        """``w`` as a dense ndarray of shape (dim,); O(dim), one compiled pass.
+
+        Parameters
+        ----------
+        out : ndarray of float64 of shape (dim,), optional
+            Written in place and returned (a caller that reads ``w`` every round reuses one
+            buffer instead of allocating ``dim`` floats per round).
+        """
+        if out is None:
+            out = np.empty(self.dim)
+        elif out.shape != (self.dim,) or out.dtype != np.float64 or not out.flags.c_contiguous:
+            raise InputError(f"out must be a C-contiguous float64 array of shape ({self.dim},)", field="out")
+        if self._sorted and self.dim >= _SLICE_MIN * max(self.n_groups, 1):
+            # contiguous groups, large on average: one vectorised multiply per group, unless the group
+            # restarted since the last compact (then some coordinates are stale: the compiled range loop)
+            ptr = self._group_ptr()
+            for j in range(self.n_groups):
+                lo, hi = int(ptr[j]), int(ptr[j + 1])
+                if self._restarted[j]:
+                    dense_range_kernel(self._v, self._cgen, lo, hi, int(self._gen[j]), float(self._s[j]), out)
+                else:
+                    np.multiply(self._v[lo:hi], self._s[j], out=out[lo:hi])
+        else:
+            dense_kernel(self._v, self._cgen, self._gen_group, self._gen, self._s, out)
         return out
+
+    def _group_ptr(self) -> np.ndarray:
+        """Start of every group's coordinates and the end, ndarray of shape (n_groups + 1,)."""
+        if self._ptr is None:
+            self._ptr = np.concatenate(([0], np.cumsum(np.bincount(self.groups, minlength=self.n_groups))))
+        return self._ptr
 
     def average(self) -> np.ndarray:
         """``(1 / n_rounds) sum_r w(r)``, ndarray of shape (dim,); O(dim). Zeros before any round."""
@@ -218,6 +249,7 @@ class LazyGroupVector:
             self._S[groups_] = 0.0
         self._n_gen += k
         self._gen[groups_] = new_ids
+        self._restarted[groups_] = True
         self._s[groups_] = 1.0
         self._sq[groups_] = 0.0
 
@@ -245,6 +277,7 @@ class LazyGroupVector:
         self._cgen = self.groups.astype(np.int32)
         self._gen_group = np.arange(self.n_groups, dtype=np.intp)
         self._n_gen = self.n_groups
+        self._restarted[:] = False
         self._sq = np.bincount(self.groups, weights=w * w, minlength=self.n_groups)
 
     def __repr__(self):

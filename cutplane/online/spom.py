@@ -93,6 +93,7 @@ class OnlineProximal:
                              "the MKL norm 1/2 (sum_j ||w_j||)^2 is not: use schedule='sqrt'", field="schedule")
         self.vec = LazyGroupVector(groups, n_groups, track_average=self.averaged)
         self.t = 0
+        self._dense_buf = None
 
     def eta(self, t: int) -> float:
         """The learning rate of round ``t`` (1-based)."""
@@ -107,7 +108,12 @@ class OnlineProximal:
         vec = self.vec
         vec.accumulate()  # w_t enters the average (Alg. 1 line 11 averages w_1..w_T)
         support = self.oracle.example_support(i)
-        w_sup = vec.to_dense() if support is None else vec.gather(support)
+        if support is None:  # the oracle reads all of w: one reused buffer, not dim new floats per round
+            if self._dense_buf is None:
+                self._dense_buf = np.empty(vec.dim)
+            w_sup = vec.to_dense(out=self._dense_buf)
+        else:
+            w_sup = vec.gather(support)
         sg = self.oracle.example_subgradient(i, w_sup)
         if sg.indices.size:
             vec.add(sg.indices, -eta * sg.values)

@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cutplane.exceptions import InputError
+from cutplane.online import lazy_groups
 from cutplane.groups import group_norms
 from cutplane.mixed_norm import MixedNorm
 from cutplane.online import (ExampleSubgradient, GroupLasso, GroupPower, LazyGroupVector, OnlineProximal,
@@ -86,8 +87,18 @@ ops = st.lists(st.one_of(
 
 
 @settings(max_examples=60)
-@given(ops=ops, sorted_groups=st.booleans())
-def test_lazy_vector_matches_dense_bookkeeping(ops, sorted_groups):
+@given(ops=ops, sorted_groups=st.booleans(), slices=st.booleans())
+def test_lazy_vector_matches_dense_bookkeeping(ops, sorted_groups, slices):
+    # slices: to_dense by one multiply per contiguous group (the path of large groups), else the kernel
+    saved = lazy_groups._SLICE_MIN
+    lazy_groups._SLICE_MIN = 1 if slices else 10 ** 9
+    try:
+        _check_lazy_vector(ops, sorted_groups)
+    finally:
+        lazy_groups._SLICE_MIN = saved
+
+
+def _check_lazy_vector(ops, sorted_groups):
     rng = np.random.default_rng(0)
     m, dim = 4, 23
     groups = np.sort(rng.integers(0, m, dim)) if sorted_groups else rng.integers(0, m, dim)
@@ -116,11 +127,40 @@ def test_lazy_vector_matches_dense_bookkeeping(ops, sorted_groups):
             lazy.compact()
         scale = max(1.0, np.abs(w).max())
         np.testing.assert_allclose(lazy.to_dense(), w, rtol=0, atol=1e-12 * scale)
+        buf = np.full(dim, np.nan)  # a reused buffer: every coordinate overwritten, stale ones with 0
+        assert lazy.to_dense(out=buf) is buf
+        np.testing.assert_allclose(buf, w, rtol=0, atol=1e-12 * scale)
         np.testing.assert_allclose(lazy.norms(), group_norms(w, groups, m), rtol=1e-9, atol=1e-12 * scale)
         np.testing.assert_allclose(lazy.gather(np.arange(dim)[::-1]), w[::-1], rtol=0, atol=1e-12 * scale)
         if rounds:
             avg = total / rounds
             np.testing.assert_allclose(lazy.average(), avg, rtol=0, atol=1e-9 * max(1.0, np.abs(avg).max()))
+
+
+@pytest.mark.parametrize("slice_min", [1, 10 ** 9])
+def test_lazy_vector_restarted_group_reads_zero_where_untouched(slice_min):
+    # a group zeroed by the prox and written again: its untouched coordinates hold old values in v
+    saved = lazy_groups._SLICE_MIN
+    lazy_groups._SLICE_MIN = slice_min
+    try:
+        groups = np.repeat([0, 1], 5)
+        lazy = LazyGroupVector(groups, 2)
+        lazy.add(np.arange(10), np.arange(1.0, 11.0))
+        lazy.scale_groups(np.array([0.0, 2.0]))
+        lazy.add(np.array([1]), np.array([7.0]))
+        expected = np.array([0, 7, 0, 0, 0, 12, 14, 16, 18, 20], dtype=float)
+        np.testing.assert_array_equal(lazy.to_dense(), expected)
+        np.testing.assert_array_equal(lazy.to_dense(out=np.full(10, np.nan)), expected)
+        np.testing.assert_allclose(lazy.norms(), [7.0, np.linalg.norm(expected[5:])])
+    finally:
+        lazy_groups._SLICE_MIN = saved
+
+
+@pytest.mark.parametrize("out", [np.zeros(5), np.zeros(6, dtype=np.float32), np.zeros(12)[::2]])
+def test_lazy_vector_to_dense_refuses_a_wrong_buffer(out):
+    lazy = LazyGroupVector(np.array([0, 0, 1, 1, 1, 0]), 2)
+    with pytest.raises(InputError, match="out must be"):
+        lazy.to_dense(out=out)
 
 
 # ------------------------------------------------------------- Alg. 1, step for step
