@@ -204,3 +204,19 @@ def test_conll2000_summary_reads_the_runs_and_checks_the_target(tmp_path):
     mod.main(["--results", str(tmp_path), "--out", str(out)])
     assert "93.45 (not reached)" in out.read_text()
     assert mod.main(["--results", str(tmp_path / "nothing"), "--out", str(out)]) == 1
+
+
+def test_ocr_spom_fig2_small_run(data_dir, tmp_path):
+    """The Fig. 2 script end to end on a few OCR words: page, plot, and its built-in check
+    (the package's SPOM against Alg. 3 written with dense vectors) agreeing to rounding."""
+    import re
+
+    mod = _load("ocr_spom_fig2")
+    out = tmp_path / "fig2.md"
+    mod.main(["--n-train-words", "30", "--n-components", "20", "--passes", "3", "--eta-grid", "1", "3",
+              "--tune-epochs", "1", "--mtl-time-limit", "20", "--check-rounds", "30", "--out", str(out)])
+    text = out.read_text()
+    assert "30 words" in text and "SPOM (Alg. 3, last model)" in text and "Gauss-Seidel" in text
+    assert out.with_suffix(".png").read_bytes()[:8] == PNG
+    diff = float(re.search(r"max \|w_package - w_dense\| = ([0-9.e+-]+)", text).group(1))
+    assert diff < 1e-9
