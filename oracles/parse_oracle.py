@@ -266,7 +266,12 @@ class ParseOracle:
     ----------
     dim : int
     n_samples : int
+    risk_lower_bound : float
+        0: the gold tree is among the trees maximised over, so the risk is ``>= 0`` (the
+        engine adds the cut ``R(w) >= 0``).
     """
+
+    risk_lower_bound = 0.0
 
     def __init__(self, features: ArcFeatures, heads, *, projective: bool = False,
                  single_root: bool = False, normalize_loss: bool = False, executor=None,

@@ -301,7 +301,12 @@ class SequenceHingeOracle:
         ``n_features * n_labels`` (+ ``n_labels ** 2`` with transitions).
     n_samples : int
         Number of sentences ``n`` (the risk is an average over them).
+    risk_lower_bound : float
+        0: the gold labelling is among those maximised over, so every term of the risk is
+        ``>= 0``; the engine adds the cut ``R(w) >= 0`` (a lower bound from the first iteration).
     """
+
+    risk_lower_bound = 0.0
 
     def __init__(self, indptr, indices, sentence_ptr, labels, n_features, n_labels, *, transitions=True,
                  executor=None, n_chunks=None):

@@ -70,6 +70,7 @@ def test_value_equals_brute_force_and_cut_is_tight(seed, projective, single_root
     assert isinstance(res, OracleResult) and res.exact
     assert res.value == pytest.approx(brute_value(feats, gold, w, projective, single_root, normalize),
                                       abs=1e-9)
+    assert res.value >= oracle.risk_lower_bound - 1e-12  # the floor the engine adds as a cut
     a = slope_to_dense(res.cut.slope, feats.dim)
     assert sp.issparse(res.cut.slope) and res.cut.slope.shape == (1, feats.dim)
     assert res.value == pytest.approx(a @ w + res.cut.offset, abs=1e-12)

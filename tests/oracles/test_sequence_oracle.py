@@ -78,6 +78,7 @@ def test_cut_matches_brute_force_and_dense_phi(inst):
     res = oracle(w)
     # value = (1/n) sum of brute-force maxima, and = <a, w> + b
     assert res.value == pytest.approx(brute_force_risk(data, w, nf, K, transitions), abs=1e-9)
+    assert res.value >= oracle.risk_lower_bound - 1e-12  # the floor the engine adds as a cut
     a = slope_to_dense(res.cut.slope, oracle.dim)
     assert res.value == pytest.approx(a @ w + res.cut.offset, abs=1e-12)
     # a = -(1/n) sum_i dPhi_i(y^_i) and b = (1/n) sum_i Delta, recomputed densely from y^
