@@ -121,6 +121,7 @@ def test_compare_command_end_to_end(task, tmp_path, capsys):
         assert s["time_to_target_s"] is None and rep["time_ratio_kind"].startswith("lower bound")
     for meth in (m, s):
         assert 0.0 <= meth["test_metric"] <= 100.0
+        assert 0.0 < meth["cpu_time_s"] < 2.0 * meth["wall_time_s"] + 1.0  # serial here: about the wall time
         assert meth["sparsity"]["n_active"] + meth["sparsity"]["n_inactive"] == meth["sparsity"]["n_templates"]
     md = report.with_suffix(".md").read_text()
     assert "| final objective F |" in md and f"{m['objective']:.6g}" in md
