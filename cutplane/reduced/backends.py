@@ -27,6 +27,7 @@ from ..exceptions import InputError, SolverError
 
 __all__ = [
     "Backend",
+    "clarabel_direct",
     "BACKENDS",
     "register_backend",
     "backend_available",
@@ -240,3 +241,28 @@ def solve_with_fallback(problem, backends, extract, *, warm_start=False, unbound
         return payload, name, status, tuple(failures)
     detail = "; ".join(f"{n}: {r}" for n, r in failures) or "no backend tried"
     raise SolverError(f"every backend failed on the reduced problem: {detail}")
+
+
+def clarabel_direct(P, q, A, b, cones, tol):
+    """Solve a conic program with Clarabel's own API (no cvxpy compilation).
+
+    ``min 1/2 x^T P x + q^T x  s.t.  A x + s = b, s in cones``. Returns ``(x, z)`` (primal point,
+    cone multipliers), or None when Clarabel raises, does not report ``Solved`` /
+    ``AlmostSolved``, or returns non-finite values: callers then take the cvxpy path.
+    """
+    import clarabel
+    import numpy as np
+
+    settings = clarabel.DefaultSettings()
+    settings.verbose = False
+    settings.tol_gap_abs = settings.tol_gap_rel = float(tol)
+    try:
+        sol = clarabel.DefaultSolver(P, q, A, b, cones, settings).solve()
+    except Exception:  # noqa: BLE001 - any failure inside the solver means: use the cvxpy path
+        return None
+    if str(sol.status) not in ("Solved", "AlmostSolved"):
+        return None
+    x, z = np.asarray(sol.x), np.asarray(sol.z)
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(z))):
+        return None
+    return x, z

@@ -24,6 +24,8 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from .backends import clarabel_direct
+
 __all__ = ["RestrictedPrimal", "solve_restricted_primal", "combine_by_group", "primal_group_weights"]
 
 DIRECT_NAME = "CLARABEL(direct)"
@@ -193,18 +195,10 @@ def _direct(blocks, b, lam, p, tol=1e-9):
     P = sp.csc_matrix(([lam], ([it], [it])), shape=(nx, nx))
     q = np.zeros(nx)
     q[ix] = 1.0
-    settings = clarabel.DefaultSettings()
-    settings.verbose = False
-    settings.tol_gap_abs = settings.tol_gap_rel = float(tol)
-    try:
-        sol = clarabel.DefaultSolver(P, q, A, np.concatenate(rhs), cones, settings).solve()
-    except Exception:  # noqa: BLE001 - any failure inside the solver means: use the cvxpy path
+    out = clarabel_direct(P, q, A, np.concatenate(rhs), cones, tol)
+    if out is None:
         return None
-    if str(sol.status) not in ("Solved", "AlmostSolved"):
-        return None
-    x, zd = np.asarray(sol.x), np.asarray(sol.z)
-    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(zd))):
-        return None
+    x, zd = out
     return [x[z0[k]:z0[k + 1]] for k in range(K)], zd[1:1 + n].copy()
 
 

@@ -20,6 +20,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from .backends import clarabel_direct
+
 __all__ = ["solve_qcqp_direct", "DIRECT_NAME"]
 
 DIRECT_NAME = "CLARABEL(direct)"
@@ -74,17 +76,9 @@ def solve_qcqp_direct(factors, b, lam, *, tol=1e-9):
     A = sp.csc_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(r0, n + 1))
     q = np.concatenate([-b, [1.0]])
     P = sp.csc_matrix((n + 1, n + 1))
-    settings = clarabel.DefaultSettings()
-    settings.verbose = False
-    settings.tol_gap_abs = settings.tol_gap_rel = float(tol)
-    try:
-        sol = clarabel.DefaultSolver(P, q, A, np.concatenate(rhs), cones, settings).solve()
-    except Exception:  # noqa: BLE001 - any failure inside the solver means: use the cvxpy path
+    out = clarabel_direct(P, q, A, np.concatenate(rhs), cones, tol)
+    if out is None:
         return None
-    if str(sol.status) not in ("Solved", "AlmostSolved"):
-        return None
-    x, z = np.asarray(sol.x), np.asarray(sol.z)
-    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(z))):
-        return None
+    x, z = out
     mu = np.array([2.0 * lam * (z[i] + z[j]) for i, j in heads])
     return x[:n], mu
