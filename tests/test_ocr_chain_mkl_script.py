@@ -82,9 +82,11 @@ def test_fit_against_cvxpy(mod, p):
     mtl = mod.fit("mtl", oracle, p, C, args)
     assert mtl.lower_bound - 1e-6 <= opt <= mtl.objective + 1e-6
     assert mtl.objective - mtl.lower_bound <= 1e-5 * float(oracle(np.zeros(oracle.dim)).value) + 1e-12
-    spom = mod.fit("spom", oracle, p, C, args)
-    assert spom.lower_bound is None and spom.objective >= opt - 1e-6  # the same objective, not below its minimum
-    for f in (mtl, spom):  # the reported objective is F at the returned w
+    spoms = [mod.fit(k, oracle, p, C, args) for k in ("spom-last", "spom-averaged")]
+    assert not np.allclose(spoms[0].w, spoms[1].w)  # the last iterate and the average differ
+    for spom in spoms:
+        assert spom.lower_bound is None and spom.objective >= opt - 1e-6  # the same objective, not below its min
+    for f in [mtl] + spoms:  # the reported objective is F at the returned w
         om = 0.5 * float(f.w @ f.w) if p == 2.0 else 0.5 * sum(
             np.linalg.norm(f.w[oracle.groups == g]) for g in range(oracle.n_groups)) ** 2
         assert np.isclose(f.objective, om / C + float(oracle(f.w).value), rtol=1e-9, atol=1e-12)
@@ -104,14 +106,15 @@ def test_tiny_run_on_ocr(data_dir, mod, tmp_path):
     rows = mod.main(["--n-train-words", "15", "--n-val-words", "10", "--n-test-words", "15", "--n-components", "10",
                      "--kernels", "L", "MKL", "--C", "10", "100", "--epochs", "2", "--eta-grid", "1", "3",
                      "--tune-epochs", "1", "--mtl-rel-eps", "0.01", "--mtl-time-limit", "5", "--out", str(out)])
-    assert [(r.key, r.solver) for r in rows] == [("L", "mtl"), ("L", "spom"), ("MKL", "mtl"), ("MKL", "spom")]
+    runs = ["mtl", "spom-last", "spom-averaged"]
+    assert [(r.key, r.solver) for r in rows] == [(k, s) for k in ("L", "MKL") for s in runs]
     by = {(r.key, r.solver): r for r in rows}
     for r in rows:
         assert [f.C for f in r.grid] == [10.0, 100.0]
         assert r.best.val == max(f.val for f in r.grid)  # chosen by validation
         assert r.test == pytest.approx(np.mean(r.correct))
-    for key in ("L", "MKL"):
-        for fm, fs in zip(by[key, "mtl"].grid, by[key, "spom"].grid):
+    for key, sk in itertools.product(("L", "MKL"), runs[1:]):
+        for fm, fs in zip(by[key, "mtl"].grid, by[key, sk].grid):
             assert fm.lower_bound <= fm.objective + 1e-12
             assert fs.objective >= fm.lower_bound - 1e-9  # SPOM cannot go below the certified bound
     beta = by["MKL", "mtl"].beta
@@ -120,4 +123,4 @@ def test_tiny_run_on_ocr(data_dir, mod, tmp_path):
     n_chars = int(re.search(r"Test: \*\*15 words \((\d+) characters\)", text).group(1))
     assert all(r.correct.size == n_chars for r in rows)
     assert "15 words" in text and "one fold only" in text and "examples/ocr_chain_mkl.py" in text
-    assert "Optimisation error of SPOM" in text
+    assert "Optimisation error of SPOM" in text and "SPOM (averaged model)" in text and "## Findings" in text
