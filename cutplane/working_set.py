@@ -205,16 +205,32 @@ class WorkingSet:
             return self._G[:, :n, :n].sum(axis=0)
         return self._G[self._check_group(group), :n, :n].copy()
 
-    def gram_blocks(self) -> np.ndarray:
-        """Every group's ``A_j^T A_j`` at once, a read-only view of shape (n_groups, n_cuts, n_cuts).
+    def gram_blocks(self, n_groups=None) -> np.ndarray:
+        """Every group's ``A_j^T A_j`` at once, ndarray of shape (n_groups, n_cuts, n_cuts).
 
-        No copy (``gram(group=j)`` copies one block): valid until the next ``add``, ``prune`` or
-        ``aggregate``; copy what must outlive them.
+        Parameters
+        ----------
+        n_groups : int, optional
+            The number of blocks wanted (a regulariser may count more groups than any
+            coordinate has, or fewer): the first ``n_groups`` blocks, zero blocks after the
+            working set's own. Default: the working set's groups.
+
+        Returns
+        -------
+        ndarray
+            With the working set's own groups: a read-only view, no copy (``gram(group=j)``
+            copies one block), valid until the next ``add``, ``prune`` or ``aggregate``; copy
+            what must outlive them. Otherwise a new array.
         """
         n = self.n_cuts
         view = self._G[:, :n, :n]
         view.flags.writeable = False
-        return view
+        if n_groups is None or int(n_groups) == self.n_groups:
+            return view
+        out = np.zeros((int(n_groups), n, n))
+        k = min(int(n_groups), self.n_groups)
+        out[:k] = view[:k]
+        return out
 
     def _check_group(self, group):
         j = int(group)

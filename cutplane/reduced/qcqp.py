@@ -156,7 +156,7 @@ class QCQPReducedSolver:
         lam = float(lam)
         b = np.asarray(working_set.offsets, dtype=np.float64)
         m = reg.n_groups
-        grams = _group_blocks(working_set, m)
+        grams = working_set.gram_blocks(m)
         traces = np.einsum("jii->j", grams)
         top = float(traces.max()) if m else 0.0
         active = np.flatnonzero(traces > self.zero_rtol * top) if top > 0 else np.array([], dtype=int)
@@ -283,18 +283,6 @@ class QCQPReducedSolver:
 
     def _last_binding(self, active):
         return np.isin(active, sorted(self._binding)) if self._binding else np.zeros(active.size, bool)
-
-
-def _group_blocks(working_set, m):
-    """The ``m`` groups' Gram blocks, ndarray of shape (m, n_cuts, n_cuts): the working set's
-    own read-only view when it holds every group, zero blocks appended otherwise."""
-    blocks = working_set.gram_blocks()
-    if blocks.shape[0] == m:
-        return blocks
-    n = working_set.n_cuts
-    out = np.zeros((m, n, n))
-    out[: blocks.shape[0]] = blocks[:m]
-    return out
 
 
 def _quadratic_forms(grams, groups, alpha):

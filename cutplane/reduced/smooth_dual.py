@@ -141,8 +141,8 @@ class SmoothDualReducedSolver:
         n = working_set.n_cuts
         lam = float(lam)
         b = np.asarray(working_set.offsets, dtype=np.float64)
-        grams = np.stack([working_set.gram(group=j) if j < working_set.n_groups else np.zeros((n, n))
-                          for j in range(reg.n_groups)])
+        # one contiguous copy: projected gradient multiplies by it thousands of times
+        grams = np.ascontiguousarray(working_set.gram_blocks(reg.n_groups))
         fn = _Dual(grams, b, lam, reg.p, reg.q)
         if warm_start is not None and np.shape(warm_start) == (n,) and np.sum(warm_start) > 0:
             alpha = to_simplex(warm_start)

@@ -30,6 +30,14 @@ def check_consistent(ws, groups, rng):
             np.testing.assert_allclose(ws.gram(group=j), Aj @ Aj.T, atol=1e-12)
             alpha = rng.random(ws.n_cuts)
             np.testing.assert_allclose(ws.combine(alpha, group=j), Aj.T @ alpha, atol=1e-12)
+        # all blocks at once: a read-only view; fewer or more blocks (zero-padded) on request
+        blocks = ws.gram_blocks()
+        assert not blocks.flags.writeable
+        np.testing.assert_array_equal(blocks, np.stack([ws.gram(group=j) for j in range(ws.n_groups)]))
+        more = ws.gram_blocks(ws.n_groups + 2)
+        np.testing.assert_array_equal(more[: ws.n_groups], blocks)
+        assert more.shape == (ws.n_groups + 2, ws.n_cuts, ws.n_cuts) and not more[ws.n_groups:].any()
+        np.testing.assert_array_equal(ws.gram_blocks(1), blocks[:1])
     alpha = rng.random(ws.n_cuts)
     np.testing.assert_allclose(ws.combine(alpha), A.T @ alpha, atol=1e-12)
     w = rng.standard_normal(ws.dim)
