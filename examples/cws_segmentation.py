@@ -307,6 +307,11 @@ def render_from_json(paths, out, script, argv, write, data_stats=True):
     for data in datas[1:]:
         m = data["meta"]
         also += [{k: m[k] for k in ("command", "date", "load_before")}] + list(m.get("also", []))
+    seeds = sorted({s for data in datas for s in data["meta"].get("seeds", [])})
+    if "seeds" in first:
+        first["seeds"] = seeds  # every run's seeds (their data statistics are recomputed below)
+        if len(datas) > 1:
+            first.pop("oov", None)
     meta = dict(first, also=also, rendered={
         "command": f"python examples/{script} " + " ".join(argv if argv is not None else sys.argv[1:]),
         "date": time.strftime("%Y-%m-%d %H:%M")})

@@ -5,13 +5,16 @@ The p-block-norm regulariser ``Omega(w) = 1/2 (sum_j ||w_j||^p)^(2/p)`` (seed 00
 smooth dual (11) with the template weights ``mu`` of eq. (12); p = 100 stands for the
 infinity-block norm. PKU is split 80/20 by sentence as in ``cws_segmentation.py`` (the data
 folder holds only the gold test file), templates TP2 by default (Table 8 (b), the large set;
-``--templates tp1`` for (a)). ``--ner`` adds CoNLL-2002 Spanish (esp.train -> esp.testb, the
-134 templates of :data:`problems.template_sets.NER134`; heavy, off by default). Per p: F1 (and
+``--templates tp1`` for (a)). ``--tasks esp`` (or ``--ner``) runs CoNLL-2002 Spanish (esp.train
+-> esp.testb) with the 134 templates of :data:`problems.template_sets.NER134` (Table 8's large
+set; heavy, off by default) or, with ``--ner-selected NAME ...``, the templates named (its small
+set: the 20 that MTL^struct weights most, Table 6). Per p: F1 (and
 P, R, R_iv), training time, iterations, certified gap, and a summary of the normalised
 template weights ``mu / sum(mu)`` (how many exceed 1e-5 of the largest, the largest ones).
 
     python examples/pmtl_table8.py                          # PKU, TP2, seed 0, the five p
     python examples/pmtl_table8.py --templates tp1 tp2 --ner --ner-max-sentences 2000
+    python examples/pmtl_table8.py --tasks esp --ner-selected U003 U002 ... B   # Spanish only, 20 templates
 
 The table goes to ``docs/results/pmtl_table8.md`` (JSON beside it), rewritten after every fit.
 """
@@ -51,8 +54,13 @@ PAPER_TABLE8 = {
 
 def paper_row(task, templates, p):
     """The paper's Table 8 row for ``task`` ("PKU" or "ESP"), template set and ``p`` (None if absent)."""
-    ref = PAPER_TABLE8["small" if templates == "tp1" else "large"]["pku" if task == "PKU" else "esp"]
+    ref = PAPER_TABLE8[_paper_set(templates)]["pku" if task == "PKU" else "esp"]
     return next((v for q, v in ref.items() if abs(q - p) < 1e-9), None)
+
+
+def _paper_set(templates):
+    """Table 8's column for a row's templates: (a) small (TP1, the 20 selected NER ones) or (b) large."""
+    return "small" if templates == "tp1" or templates.startswith("sel") else "large"
 
 
 def _method(p):
@@ -84,14 +92,23 @@ def weight_summary(weights, top=3):
             "max": float(nmu.max()), "min": float(nmu.min())}
 
 
+def ner_templates(args):
+    """The Spanish template set and its row label: NER134 (Table 8's large set) or ``--ner-selected``."""
+    from problems.template_sets import NER134, select_templates
+
+    if args.ner_selected:
+        return select_templates(NER134, args.ner_selected), f"sel{len(args.ner_selected)}"
+    return NER134, "ner134"
+
+
 def fit_ner(p, C, train, test, args):
     """One pMTL fit on CoNLL-2002 Spanish; entity F1 (conlleval semantics) on ``test``."""
     from problems.metrics.chunking import chunk_f1
-    from problems.template_sets import NER134
 
     method, pp = _method(p)
-    a = argparse.Namespace(**{**vars(args), "p": pp if pp is not None else 1.0})
-    est = make_tagger(method, C, NER134, a)
+    a = argparse.Namespace(**{**vars(args), "p": pp if pp is not None else 1.0, "min_count": args.ner_min_count})
+    templates, _ = ner_templates(args)
+    est = make_tagger(method, C, templates, a)
     t0 = time.perf_counter()
     est.fit(train.inputs, train.labels)
     fit_s = time.perf_counter() - t0
@@ -103,7 +120,8 @@ def fit_ner(p, C, train, test, args):
             "lower_bound": est.lower_bound_, "gap": gap, "relative_gap": gap / max(abs(est.objective_), 1e-300),
             "n_templates": len(est.template_weights_), "n_active_templates": est.n_active_templates_,
             "template_weights": est.template_weights_, "template_norms": est.template_norms_,
-            "n_features": int(est.feature_index_.n_features_), "peak_rss_bytes": peak_rss_bytes()}
+            "n_features": int(est.feature_index_.n_features_), "min_count": args.ner_min_count,
+            "peak_rss_bytes": peak_rss_bytes()}
 
 
 def _fmt(x, spec=".2f"):
@@ -124,7 +142,7 @@ def trend(rows):
         f1 = [r["f1"] for r in rs]
         best = rs[int(np.argmax(f1))]
         drops = sum(b < a for a, b in zip(f1, f1[1:]))
-        paper = PAPER_TABLE8["small" if key[1] == "tp1" else "large"]["pku" if key[0] == "PKU" else "esp"]
+        paper = PAPER_TABLE8[_paper_set(key[1])]["pku" if key[0] == "PKU" else "esp"]
         pbest = max(paper, key=lambda q: paper[q][2])
         pdrops = sum(paper[b][2] < paper[a][2] for a, b in zip(sorted(paper), sorted(paper)[1:]))
         seed = "" if key[2] == "-" else f" seed {key[2]}"
@@ -207,14 +225,25 @@ def ssvm_reference(rows, out):
     return lines
 
 
+def ner_text(rows):
+    """The sentence on the Spanish rows of the page, from the rows themselves (pages merge runs)."""
+    esp = [r for r in rows if r["task"] == "ESP"]
+    if not esp:
+        return "Spanish NER not run (`--tasks esp`)"
+    parts = sorted({(r["templates"], r["n_train"], r["C"], r.get("min_count", 1)) for r in esp}, key=str)
+    return "Spanish NER: " + "; ".join(
+        f"esp.train ({n} sentences) -> esp.testb, {'NER134' if t == 'ner134' else t.upper() + ' (the templates of Table 6 named on the command line)'}, "
+        f"C = {C:g}, features seen fewer than {m} times dropped" for t, n, C, m in parts)
+
+
 def write_table(rows, meta, out):
     lines = [
         "# pMTL^struct by p (MTL Table 8)", "",
         f"Produced by `{meta['command']}` on {meta['date']} ({meta['machine']}, load average before the run "
-        f"{meta['load_before']}){rendered_note(meta)}. PKU: seeds {meta['seeds']}, each an 80/20 split by sentence "
+        f"{meta['load_before']}){rendered_note(meta)}. PKU: seeds {sorted({r['seed'] for r in rows if r['task'] == 'PKU'})}, each an 80/20 split by sentence "
         "of the SIGHAN 2005 "
         f"gold test file (the training file is not in the data folder), tags {meta['scheme']}; "
-        f"{meta.get('ner_text', 'Spanish NER not run (`--ner`)')}. F = Omega_p(w) + C * mean Hamming loss, "
+        f"{ner_text(rows)}. F = Omega_p(w) + C * mean Hamming loss, "
         f"certified gap eps = {meta['eps']:g} x C, time limit per fit {meta['time_limit']}, {meta['executor']} "
         f"executor with {meta['workers']} workers. Normalised weights are mu / sum(mu) (the paper's Fig. 7); "
         "'mu > 1e-5' counts those above 1e-5 of the largest, 'active' the templates whose ||w_j|| is above 1e-5 "
@@ -246,8 +275,15 @@ def main(argv=None):
                     help="p of the block norm (1 = MTL^struct; default 1 4/3 2 4 100)")
     ap.add_argument("--templates", nargs="+", choices=list(TEMPLATE_SETS), default=["tp2"])
     ap.add_argument("--seeds", type=int, nargs="+", default=[0])
-    ap.add_argument("--ner", action="store_true", help="also CoNLL-2002 Spanish NER (134 templates; heavy)")
-    ap.add_argument("--ner-C", type=float, default=100.0, dest="ner_C")
+    ap.add_argument("--tasks", nargs="+", choices=["pku", "esp"], default=["pku"],
+                    help="PKU word segmentation and/or CoNLL-2002 Spanish NER (default pku)")
+    ap.add_argument("--ner", action="store_true", help="also CoNLL-2002 Spanish NER (same as adding esp to --tasks)")
+    ap.add_argument("--ner-C", type=float, default=10000.0, dest="ner_C",
+                    help="C of the Spanish fits (default 1e4, chosen on esp.testa by conll2002_ner.py)")
+    ap.add_argument("--ner-min-count", type=int, default=2, dest="ner_min_count",
+                    help="keep Spanish features seen at least this often (default 2)")
+    ap.add_argument("--ner-selected", nargs="+", default=None, dest="ner_selected",
+                    help="Spanish templates kept (default: all 134); Table 8's small set is MTL's top 20")
     ap.add_argument("--ner-max-sentences", type=int, default=None, dest="ner_max_sentences")
     args = ap.parse_args(argv)
     if args.render is not None:
@@ -258,7 +294,8 @@ def main(argv=None):
         ap.error("--p-values must be >= 1 (1 is MTL^struct)")
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
     np.seterr(all="ignore")
-    corpora = {"pku": load_corpus("pku", args.max_sentences)}
+    tasks = set(args.tasks) | ({"esp"} if args.ner else set())
+    corpora = {"pku": load_corpus("pku", args.max_sentences)} if "pku" in tasks else {}
     meta = make_meta(args, argv, "pmtl_table8.py", corpora)
     rows = []
 
@@ -271,7 +308,7 @@ def main(argv=None):
               f"active {row['n_active_templates']}/{row['n_templates']}  {row['status']}", flush=True)
         write_table(rows, meta, args.out)
 
-    for seed in args.seeds:
+    for seed in args.seeds if "pku" in tasks else ():
         split = split_sentences(corpora["pku"], seed, args.train_fraction)
         for tp in args.templates:
             for C in args.C:
@@ -280,7 +317,7 @@ def main(argv=None):
                     row = fit_and_score(method, C, TEMPLATE_SETS[tp], split, args, p=pp)
                     row.update(task="PKU", templates=tp, seed=seed, p=p)
                     record(row)
-    if args.ner:
+    if "esp" in tasks:
         from problems.datasets import dataset_path
         from problems.io.conll import read_conll
 
@@ -288,11 +325,10 @@ def main(argv=None):
         test = read_conll(dataset_path("conll2002-ner-es", "esp.testb.gz"))
         if args.ner_max_sentences:
             train.inputs, train.labels = train.inputs[: args.ner_max_sentences], train.labels[: args.ner_max_sentences]
-        meta["ner_text"] = (f"Spanish NER: esp.train ({len(train.inputs)} sentences) -> esp.testb, NER134, "
-                            f"C = {args.ner_C:g}")
+        label = ner_templates(args)[1]
         for p in args.p_values:
             row = fit_ner(p, args.ner_C, train, test, args)
-            row.update(task="ESP", templates="ner134", seed="-", p=p)  # the paper's large set
+            row.update(task="ESP", templates=label, seed="-", p=p)
             record(row)
     print(f"table written to {args.out}")
     return 0

@@ -37,7 +37,7 @@ pmtl = _load("pmtl_table8")
 
 def _check_scores(row):
     p, r, f = row["precision"], row["recall"], row["f1"]
-    assert f == pytest.approx(2 * p * r / (p + r), rel=1e-12)
+    assert f == (pytest.approx(2 * p * r / (p + r), rel=1e-12) if p + r > 0 else 0.0)
     if "n_pred" in row:
         assert p == pytest.approx(100.0 * row["n_correct"] / row["n_pred"], rel=1e-12)
         assert r == pytest.approx(100.0 * row["n_correct"] / row["n_gold"], rel=1e-12)
@@ -157,3 +157,46 @@ def test_pmtl_table_is_consistent(data_dir, tmp_path):
         assert math.isclose(ws["max"], nmu.max()) and math.isclose(ws["min"], nmu.min())
         assert row["weights_summary"]["top"][0][0] in row["template_weights"]
     assert pmtl.paper_row("PKU", "tp2", 4 / 3)[2] == 93.8 and pmtl.paper_row("ESP", "ner134", 5.0) is None
+
+
+def test_pmtl_spanish_selected_templates_merge_with_pku(data_dir, tmp_path):
+    """``--tasks esp --ner-selected``: Spanish only, rows labelled by the set, Table 8's small column."""
+    pku = tmp_path / "pku.md"
+    assert pmtl.main(["--max-sentences", str(N_SENT), "--p-values", "1", "--C", "10", "--max-iter", "10",
+                      "--executor", "serial", "--out", str(pku)]) == 0
+    esp = tmp_path / "esp.md"
+    names = ["U003", "U002", "B"]
+    assert pmtl.main(["--tasks", "esp", "--ner-selected", *names, "--ner-max-sentences", "150", "--ner-C", "100",
+                      "--ner-min-count", "1", "--p-values", "1", "2", "--max-iter", "25", "--executor", "serial",
+                      "--out", str(esp)]) == 0
+    rows = json.loads(esp.with_suffix(".json").read_text(encoding="utf-8"))["rows"]
+    assert [(r["task"], r["templates"], r["p"]) for r in rows] == [("ESP", "sel3", 1.0), ("ESP", "sel3", 2.0)]
+    for row in rows:
+        _check_scores(row)
+        assert sorted(row["template_weights"]) == sorted(names) and row["n_train"] == 150 and row["min_count"] == 1
+    assert pmtl.paper_row("ESP", "sel3", 1.0)[2] == 74.50 and pmtl.paper_row("ESP", "ner134", 1.0)[2] == 73.42
+    text = esp.read_text(encoding="utf-8")
+    assert "| ESP | SEL3 | - | 1 | 100 |" in text and "| 74.50 |" in text and "PKU: seeds []" in text
+    assert "esp.train (150 sentences) -> esp.testb, SEL3" in text
+    merged = tmp_path / "merged.md"
+    assert pmtl.main(["--render", str(pku.with_suffix(".json")), str(esp.with_suffix(".json")),
+                      "--out", str(merged)]) == 0
+    mtext = merged.read_text(encoding="utf-8")
+    assert "| PKU | TP2 | 0 | 1 |" in mtext and "| ESP | SEL3 | - | 2 |" in mtext
+    assert "PKU: seeds [0]" in mtext and "esp.train (150 sentences)" in mtext
+
+
+def test_cws_render_merges_the_seeds_of_every_run(data_dir, tmp_path):
+    runs = []
+    for seeds in (["0"], ["1", "2"]):
+        out = tmp_path / f"cws{''.join(seeds)}.md"
+        assert cws.main(["--max-sentences", str(N_SENT), "--seeds", *seeds, "--datasets", "pku", "--templates", "tp1",
+                         "--methods", "mtl", "--C", "10", "--max-iter", "5", "--executor", "serial",
+                         "--out", str(out)]) == 0
+        runs.append(str(out.with_suffix(".json")))
+    merged = tmp_path / "merged.md"
+    assert cws.main(["--render", *runs, "--out", str(merged)]) == 0
+    data = json.loads(merged.with_suffix(".json").read_text(encoding="utf-8"))
+    assert data["meta"]["seeds"] == [0, 1, 2] and sorted(data["summary"][0]["seeds"]) == [0, 1, 2]
+    assert "Seeds [0, 1, 2]" in merged.read_text(encoding="utf-8")
+    assert all(len(v) == 3 for v in data["meta"]["oov"]["pku"].values())  # recomputed for the three seeds
