@@ -12,10 +12,10 @@ and streams a temporary. These kernels do each operation in one pass without tem
 - :func:`group_dot_gather_runs`: the gather when the groups are contiguous runs of
   coordinates (templates' features are numbered template by template): a binary search per
   run instead of a group lookup per entry;
-- :func:`scatter_add`: ``out[idx] += a * data``; :func:`scatter_add_range` restricted to the
-  coordinates ``c0 <= idx < c1`` (threads then add disjoint slices of one output);
-  :func:`scatter_add_upto` from a cursor up to a coordinate (block by block, so that the
-  written block stays in cache across the rows);
+- :func:`scatter_add_upto`: ``out[idx] += a * data`` from a cursor up to a coordinate (threads
+  add disjoint ranges of coordinates of one output, block by block, so that the written block
+  stays in cache across the rows); :func:`scatter_add_grouped_upto` the same with one
+  coefficient per group (``w_j = A_j^T beta_j``);
 - :func:`sparse_dot`: ``sum(data * w[idx])``;
 - :func:`group_sq_sums`: per-group sums of squares of a sparse row;
 - :func:`group_norms_kernel`: ``||v_j||_2`` per group, rescaled where the squares could under-
@@ -30,8 +30,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["group_dot_sorted", "group_dot_gather", "group_dot_gather_runs", "scatter_add",
-           "scatter_add_range", "sparse_dot", "group_sq_sums", "group_norms_kernel", "group_norms_runs",
+__all__ = ["group_dot_sorted", "group_dot_gather", "group_dot_gather_runs", "scatter_add_upto",
+           "scatter_add_grouped_upto", "sparse_dot", "group_sq_sums", "group_norms_kernel", "group_norms_runs",
            "scale_by_group", "scale_by_group_runs", "scaled_by_group"]
 
 
@@ -112,12 +112,6 @@ def group_dot_gather_runs(ir, dr, dense, run_lo, run_group, out):
 
 
 @njit(nogil=True, cache=True)
-def scatter_add_range(out, idx, data, a, c0, c1):
-    """``out[i] += a * data[k]`` for the entries ``i = idx[k]`` with ``c0 <= i < c1`` (``idx`` increasing)."""
-    scatter_add_upto(out, idx, data, a, _first_at_least(idx, 0, idx.shape[0], c0), c1)
-
-
-@njit(nogil=True, cache=True)
 def gather_dot_upto(idx, data, block, c0, c1):
     """``sum_j data[j] * block[idx[j] - c0]`` over the entries with ``c0 <= idx[j] < c1`` (found by
     binary search): one row's share of a Gram entry within the coordinate block ``[c0, c1)``,
@@ -143,10 +137,16 @@ def scatter_add_upto(out, idx, data, a, k, c1):
 
 
 @njit(nogil=True, cache=True)
-def scatter_add(out, idx, data, a):
-    """``out[idx] += a * data`` (indices unique)."""
-    for k in range(idx.shape[0]):
-        out[idx[k]] += a * data[k]
+def scatter_add_grouped_upto(out, idx, data, coef, groups, k, c1):
+    """``out[i] += coef[groups[i]] * data[j]`` for ``i = idx[j]``, ``j = k, k+1, ...`` while
+    ``i < c1`` (``groups`` empty: one group, ``coef[0]``); returns the first ``j`` not added."""
+    n = idx.shape[0]
+    one = groups.shape[0] == 0
+    while k < n and idx[k] < c1:
+        i = idx[k]
+        out[i] += coef[0 if one else groups[i]] * data[k]
+        k += 1
+    return k
 
 
 @njit(nogil=True, cache=True)

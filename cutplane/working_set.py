@@ -259,6 +259,27 @@ class WorkingSet:
             out = np.where(self._mask(group), out, 0.0)
         return out
 
+    def combine_by_group(self, beta) -> np.ndarray:
+        """``w_c = sum_r beta[g(c), r] a_rc`` (``w_j = A_j^T beta_j`` for every group), shape (dim,).
+
+        Parameters
+        ----------
+        beta : ndarray of shape (n_groups, n_cuts)
+            One combination of the cuts per group (more rows than ``n_groups`` are allowed: a
+            regulariser may count trailing groups that own no coordinate).
+        """
+        beta = np.asarray(beta, dtype=np.float64)
+        if beta.ndim != 2 or beta.shape[1] != self.n_cuts or beta.shape[0] < self.n_groups:
+            raise InputError(f"beta has shape {beta.shape}, expected (>= {self.n_groups}, {self.n_cuts})",
+                             field="beta")
+        if self.n_cuts == 0:
+            return np.zeros(self.dim)
+        if self.sparse:
+            return self._store.combine_by_group(beta)
+        dense = self._dense[: self.n_cuts]
+        ids = self._groups if self._groups is not None else np.zeros(self.dim, dtype=np.intp)
+        return np.einsum("rc,rc->c", dense, beta[ids].T) if self.dim else np.zeros(0)
+
     def slopes_dot(self, w) -> np.ndarray:
         """``A^T w``: the inner product of every slope with ``w``, shape (n_cuts,)."""
         w = np.asarray(w, dtype=np.float64)

@@ -22,11 +22,10 @@ from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
 
 from .backends import clarabel_direct
 
-__all__ = ["RestrictedPrimal", "solve_restricted_primal", "combine_by_group", "primal_group_weights"]
+__all__ = ["RestrictedPrimal", "solve_restricted_primal", "primal_group_weights"]
 
 DIRECT_NAME = "CLARABEL(direct)"
 
@@ -80,58 +79,6 @@ def primal_group_weights(norms, p) -> np.ndarray:
     log_total = np.log(top) + np.log(float(np.sum((n[pos] / top) ** p))) / p
     mu[pos] = np.exp(np.minimum((2.0 - p) * (np.log(n[pos]) - log_total), 600.0))
     return mu
-
-
-_BLOCK = 1 << 18  # coordinates per pass: the block of w being written stays in cache
-
-
-@njit(nogil=True, cache=True)
-def _csr_group_combine(indptr, indices, data, groups, beta_t, out, block):  # pragma: no cover - compiled
-    """``out[c] += A[r, c] beta_t[r, groups[c]]`` block of coordinates by block (rows sorted)."""
-    n = indptr.shape[0] - 1
-    cursor = indptr[:-1].copy()
-    dim = out.shape[0]
-    for lo in range(0, dim, block):
-        hi = min(lo + block, dim)
-        for r in range(n):
-            e, end = cursor[r], indptr[r + 1]
-            while e < end and indices[e] < hi:
-                c = indices[e]
-                out[c] += data[e] * beta_t[r, groups[c]]
-                e += 1
-            cursor[r] = e
-
-
-def combine_by_group(working_set, beta, groups) -> np.ndarray:
-    """``w_c = sum_r A_rc beta[g(c), r]`` (``w_j = A_j^T beta_j`` for every group) in one pass.
-
-    The sparse slopes are walked one block of ``2^18`` coordinates at a time over all rows, so
-    that the written block of ``w`` stays in cache (as the working set's own ``combine``).
-
-    Parameters
-    ----------
-    working_set : WorkingSet
-    beta : ndarray of shape (n_groups, n_cuts)
-    groups : ndarray of int of shape (dim,)
-
-    Returns
-    -------
-    w : ndarray of shape (dim,)
-    """
-    groups = np.asarray(groups)
-    out = np.zeros(groups.shape[0])
-    A = working_set.matrix()
-    if A.shape[0] == 0:
-        return out
-    beta_t = np.ascontiguousarray(np.asarray(beta, dtype=np.float64).T)
-    if sp.issparse(A):
-        A = A.tocsr()
-        if not A.has_sorted_indices:
-            A = A.sorted_indices()
-        _csr_group_combine(A.indptr, A.indices, np.asarray(A.data, dtype=np.float64), groups, beta_t, out, _BLOCK)
-        return out
-    A = np.asarray(A, dtype=np.float64)
-    return np.einsum("rc,rc->c", A, beta_t[:, groups])
 
 
 def _blocks(grams, S):

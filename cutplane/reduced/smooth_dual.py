@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import ReducedSolution, dual_value, to_simplex
-from .pnorm_primal import combine_by_group, primal_group_weights, solve_restricted_primal
+from .pnorm_primal import primal_group_weights, solve_restricted_primal
 from .projection import project_simplex
 
 __all__ = ["SmoothDualReducedSolver"]
@@ -201,7 +201,7 @@ class SmoothDualReducedSolver:
                 found, extra = self._restricted_primal(grams, b, lam, support)
                 failures = tuple(failures) + tuple(extra)
                 if found is not None and found.value < eq13:
-                    return ReducedSolution(combine_by_group(working_set, found.beta, reg._kernel_groups), lower, alpha,
+                    return ReducedSolution(working_set.combine_by_group(found.beta), lower, alpha,
                                            primal_group_weights(found.norms, reg.p), status,
                                            backend + "+restricted-primal", failures)
         mu = reg.weights(v)
@@ -217,7 +217,7 @@ class SmoothDualReducedSolver:
         lower, _ = dual_value(self.regularizer, working_set, alpha, lam)
         if not found.value - lower <= self.primal_rtol * max(1.0, abs(lower)):
             return None
-        return ReducedSolution(combine_by_group(working_set, found.beta, self.regularizer._kernel_groups), lower, alpha,
+        return ReducedSolution(working_set.combine_by_group(found.beta), lower, alpha,
                                primal_group_weights(found.norms, self.regularizer.p), "optimal",
                                found.backend + "(primal)", failures)
 

@@ -192,7 +192,7 @@ def test_bmrm_reaches_the_full_optimum(p):
 def test_solve_restricted_primal_paths(direct, p, seed):
     """Clarabel's own API and the cvxpy chain: same optimum, multipliers on the simplex giving the bound."""
     from cutplane.reduced.base import dual_value, to_simplex
-    from cutplane.reduced.pnorm_primal import DIRECT_NAME, combine_by_group, solve_restricted_primal
+    from cutplane.reduced.pnorm_primal import DIRECT_NAME, solve_restricted_primal
 
     groups, A, b = _instance(seed, n_cuts=7)
     lam = 0.3
@@ -203,7 +203,7 @@ def test_solve_restricted_primal_paths(direct, p, seed):
     opt = _direct(reg, A, b, lam)
     assert (found.backend == DIRECT_NAME) == direct and failures == ()
     assert found.value == pytest.approx(opt, abs=1e-6 * max(1.0, abs(opt)))
-    w = combine_by_group(ws, found.beta, reg.groups)
+    w = ws.combine_by_group(found.beta)
     assert _reduced_value(reg, A, b, lam, w) == pytest.approx(found.value, abs=1e-7 * max(1.0, abs(opt)))
     np.testing.assert_allclose(reg.group_norms(w), found.norms, rtol=1e-6, atol=1e-9)
     assert found.duals.sum() == pytest.approx(1.0, abs=1e-6) and np.all(found.duals >= -1e-9)

@@ -164,6 +164,8 @@ def test_bad_input_is_reported():
     ws.add(Cut(np.ones(3), 0.0))
     with pytest.raises(InputError, match="alpha"):
         ws.combine(np.ones(2))
+    with pytest.raises(InputError, match="beta"):
+        ws.combine_by_group(np.ones((ws.n_groups, ws.n_cuts + 1)))
     with pytest.raises(InputError, match="group"):
         ws.gram(group=1)
 
@@ -183,8 +185,9 @@ def test_threaded_gram_rows_equal_serial(seed, n_cuts, n_groups, contiguous):
     slopes = [sp.random(1, dim, density=rng.uniform(0.05, 0.9), random_state=rng, format="csr")
               for _ in range(n_cuts)]
     alpha = rng.random(n_cuts) * (rng.random(n_cuts) < 0.7)
+    beta = rng.standard_normal((n_groups, n_cuts)) * (rng.random((n_groups, n_cuts)) < 0.7)
     w = rng.standard_normal(dim)
-    grams, combos, dots = [], [], []
+    grams, combos, dots, by_group = [], [], [], []
     saved = ws_module._PARALLEL_NNZ, ws_module._SCRATCH_MAX_DIM, ws_module._MAX_RUNS_PER_GROUP, ws_module._BLOCK
     try:
         # (threshold for threads, largest dim with a scatter buffer, runs per group, cache block):
@@ -199,6 +202,7 @@ def test_threaded_gram_rows_equal_serial(seed, n_cuts, n_groups, contiguous):
                 ws.add(Cut(a, 0.0))
             grams.append(np.stack([ws.gram(group=j) for j in range(ws.n_groups)]))
             combos.append(ws.combine(alpha))
+            by_group.append(ws.combine_by_group(beta))
             dots.append(ws.slopes_dot(w))
             if ws._store._scratch is not None:
                 assert not ws._store._scratch.any()  # the buffer is left zero between calls
@@ -211,6 +215,11 @@ def test_threaded_gram_rows_equal_serial(seed, n_cuts, n_groups, contiguous):
     for c in combos:  # one thread per coordinate range: each sum is taken in the same order
         np.testing.assert_array_equal(c, combos[0])
     np.testing.assert_allclose(combos[0], A.T @ alpha, rtol=1e-12, atol=1e-12)
+    for c in by_group:
+        np.testing.assert_array_equal(c, by_group[0])
+    # w_j = A_j^T beta_j: column c of A weighted by beta[g(c)]
+    direct_by_group = np.asarray((A.multiply(beta[groups].T)).sum(axis=0)).ravel()
+    np.testing.assert_allclose(by_group[0], direct_by_group, rtol=1e-12, atol=1e-12)
     for d in dots:
         np.testing.assert_array_equal(d, dots[0])
     np.testing.assert_allclose(dots[0], A @ w, rtol=1e-12, atol=1e-12)
@@ -259,6 +268,9 @@ def test_count_cuts_are_stored_as_exact_int16_counts(seed, n_cuts, n_groups, n, 
             grams = np.stack([ws.gram(group=j) for j in range(ws.n_groups)])
             np.testing.assert_allclose(grams, direct[: ws.n_groups], rtol=1e-12, atol=1e-15)
             np.testing.assert_allclose(ws.combine(alpha), A.T @ alpha, rtol=1e-12, atol=1e-15)
+            beta = rng.standard_normal((n_groups, n_cuts))
+            np.testing.assert_allclose(ws.combine_by_group(beta), np.asarray(A.multiply(beta[groups].T).sum(axis=0)).ravel(),
+                                       rtol=1e-12, atol=1e-15)
             np.testing.assert_allclose(ws.slopes_dot(w), A @ w, rtol=1e-12, atol=1e-15)
             if n_cuts >= 2:
                 ws.record_duals(alpha)
@@ -269,3 +281,25 @@ def test_count_cuts_are_stored_as_exact_int16_counts(seed, n_cuts, n_groups, n, 
                 np.testing.assert_allclose(ws.gram(), (merged @ merged.T).toarray(), rtol=1e-10, atol=1e-15)
     finally:
         ws_module._SCRATCH_MAX_DIM = saved
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n_cuts=st.integers(0, 6), n_groups=st.integers(1, 4), extra=st.integers(0, 2),
+       dense=st.booleans())
+def test_combine_by_group_is_each_groups_own_combination(seed, n_cuts, n_groups, extra, dense):
+    """``combine_by_group(beta)`` restricted to group j equals ``combine(beta[j])`` restricted to j,
+    for dense and sparse storage, with or without trailing rows of beta for groups owning no coordinate."""
+    rng = np.random.default_rng(seed)
+    dim = 40
+    groups = rng.integers(0, n_groups, dim)
+    groups[:n_groups] = np.arange(n_groups)  # every group owns a coordinate
+    ws = WorkingSet(dim, groups=groups)
+    for _ in range(n_cuts):
+        a = rng.standard_normal(dim) * (rng.random(dim) < 0.5)
+        ws.add(Cut(a if dense else sp.csr_matrix(a[None, :]), float(rng.standard_normal())))
+    beta = rng.standard_normal((n_groups + extra, n_cuts))
+    w = ws.combine_by_group(beta)
+    assert w.shape == (dim,)
+    for j in range(n_groups):
+        expected = ws.combine(beta[j]) if n_cuts else np.zeros(dim)
+        np.testing.assert_allclose(w[groups == j], expected[groups == j], rtol=1e-12, atol=1e-14)
