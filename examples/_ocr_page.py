@@ -173,17 +173,20 @@ def _findings(runs, summ, comps):
             continue
         k += 1
         b = summ[best, solver]
-        s = (f"{k}. **{run_name(solver)}: best single kernel {best}** ({b.mean:.2%} over {nf} fold(s); "
-             + ", ".join(f"{kk} {summ[kk, solver].mean:.2%}" for kk in SINGLE if (kk, solver) in summ and kk != best)
-             + ").")
+        rest = [f"{kk} {summ[kk, solver].mean:.2%}" for kk in SINGLE if (kk, solver) in summ and kk != best]
+        s = (f"{k}. **{run_name(solver)}: best single kernel {best}** ({b.mean:.2%} over {nf} fold(s)"
+             + ("; " + ", ".join(rest) if rest else "") + ").")
         for p, is_best in comps:
             if p.solver == solver and is_best:
+                va = np.mean([c["val"] for c in summ[p.a, solver].chosen])
+                vb = np.mean([c["val"] for c in b.chosen])
                 s += (f" {p.a} - {best}: " + ", ".join(f"fold {f} {d:+.2%} +- {e:.2%}" for f, d, e in
                                                        zip(p.folds, p.diffs, p.ses))
                       + f"; over folds {p.mean:+.2%}" + (f" +- {p.std:.2%} (std)" if nf > 1 else "")
                       + f", ahead on {p.n_ahead} of {nf} fold(s)"
-                      + (" (|mean| within one standard deviation over folds: not established)."
-                         if nf > 1 and abs(p.mean) <= p.std else "."))
+                      + (" (|mean| within one standard deviation over folds: not established)"
+                         if nf > 1 and abs(p.mean) <= p.std else "")
+                      + f"; validation accuracy of the chosen fits (mean over folds) {p.a} {va:.2%} vs {best} {vb:.2%}.")
         out.append(s)
     for a in ("MKL", "pMKL"):
         m = summ.get((a, "mtl"))
@@ -197,9 +200,12 @@ def _findings(runs, summ, comps):
                        + (f", which alone reaches {summ[top, 'mtl'].mean:.2%}." if (top, "mtl") in summ else "."))
     edges = grid_edges(runs)
     k += 1
-    out.append(f"{k}. **C at the edge of the grid** (a C beyond the grid might do better): "
-               + ("; ".join(f"fold {f} {key} [{s}] C = {C:g} ({e})" for f, key, s, C, e in edges) if edges else
-                  "none: every chosen C lies inside the grid") + ".")
+    if len(runs[0]["settings"]["C"]) < 2:
+        out.append(f"{k}. **C**: a grid of one value, so C was not chosen.")
+    else:
+        out.append(f"{k}. **C at the edge of the grid** (a C beyond the grid might do better): "
+                   + ("; ".join(f"fold {f} {key} [{s}] C = {C:g} ({e})" for f, key, s, C, e in edges) if edges else
+                      "none: every chosen C lies inside the grid") + ".")
     nc = not_converged(runs)
     k += 1
     if nc:
