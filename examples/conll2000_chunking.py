@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository root, when not installed
 
-from sequence_experiment import ROOT, parser, run  # noqa: E402
+from sequence_experiment import ROOT, parser, render, run  # noqa: E402
 
 from problems.datasets import dataset_path  # noqa: E402
 from problems.io.conll import read_conll  # noqa: E402
@@ -42,11 +42,12 @@ def main(argv=None):
     args = ap.parse_args(argv)
     templates, described = TEMPLATES[args.templates]
     args.target_source = "issue 4, MTL^struct on CoNLL-2000"
+    title, description = "CoNLL-2000 chunking: MTL^struct vs SSVM", f"{described}. Chunk F1 with conlleval semantics."
+    if args.render:
+        return render(args.render, args.out, argv, "conll2000_chunking.py", title, description)
     train = read_conll(dataset_path("conll2000-chunking", "train.txt.gz"))
     test = read_conll(dataset_path("conll2000-chunking", "test.txt.gz"))
-    return run(args, argv, "conll2000_chunking.py", train, test, None, templates,
-               "CoNLL-2000 chunking: MTL^struct vs SSVM",
-               f"{described}. Chunk F1 with conlleval semantics.")
+    return run(args, argv, "conll2000_chunking.py", train, test, None, templates, title, description)
 
 
 if __name__ == "__main__":

@@ -100,12 +100,73 @@ def _target_lines(rows, meta):
                 f"C={best['C']:g}: F1 {best['test_f1']:.2f} ({best['status']})."]
 
 
+def _dev_choice_lines(rows):
+    """Per method, the row whose dev F1 is best (C chosen on dev, never on test), when several C were run."""
+    out = []
+    for method in dict.fromkeys(r["method"] for r in rows):
+        mine = [r for r in rows if r["method"] == method and r.get("dev_f1") is not None]
+        if len({r["C"] for r in mine}) < 2:
+            continue
+        best = max(mine, key=lambda r: r["dev_f1"])
+        out.append(f"- {method}: C = {best['C']:g} by dev F1 ({best['dev_f1']:.2f}, among C = "
+                   + ", ".join(f"{r['C']:g}" for r in sorted(mine, key=lambda r: r["C"]))
+                   + f"): test F1 {best['test_f1']:.2f} ({best['status']}).")
+    return ["", "C chosen on the dev set (per method):", ""] + out if out else []
+
+
+def _sources(meta):
+    """Header words naming the other runs merged into the page and the re-rendering command."""
+    text = "".join(f"; with the rows of `{m['command']}` on {m['date']} (load average before {m['load_before']})"
+                   for m in meta.get("also", []))
+    r = meta.get("rendered")
+    return text + (f"; page rendered from the runs' JSON by `{r['command']}` on {r['date']}" if r else "")
+
+
+#: run settings that must agree for rows of several runs to share a page
+MERGE_KEYS = ("n_train", "n_test", "min_count", "templates", "selected", "memory_limit")
+
+
+def render(paths, out, argv, script, title, description):
+    """Rewrite a page from the rows of previous runs' JSON (no training): ``--render A.json [B.json ...]``.
+
+    The first file gives the settings; the others must agree on :data:`MERGE_KEYS` (same data,
+    features and templates), else :class:`cutplane.exceptions.InputError` names the file and field.
+    """
+    from cutplane.exceptions import InputError
+
+    datas = []
+    for path in paths:
+        try:
+            datas.append(json.loads(Path(path).read_text(encoding="utf-8")))
+        except (OSError, ValueError) as e:
+            raise InputError(f"cannot read a run's JSON: {e}", path=str(path)) from None
+        if not isinstance(datas[-1], dict) or "meta" not in datas[-1] or "rows" not in datas[-1]:
+            raise InputError("not a run's JSON (expected keys 'meta' and 'rows')", path=str(path))
+    first = {k: v for k, v in datas[0]["meta"].items() if k != "rendered"}
+    also = list(first.get("also", []))
+    rows = list(datas[0]["rows"])
+    for path, data in zip(paths[1:], datas[1:]):
+        m = data["meta"]
+        for key in MERGE_KEYS:
+            if m.get(key) != first.get(key):
+                raise InputError(f"run differs from {paths[0]}: {key} = {m.get(key)!r}, expected {first.get(key)!r}",
+                                 path=str(path), field=key)
+        also += [{k: m[k] for k in ("command", "date", "load_before")}] + list(m.get("also", []))
+        rows += data["rows"]
+    meta = dict(first, also=also, rendered={
+        "command": f"python examples/{script} " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "date": time.strftime("%Y-%m-%d %H:%M")})
+    write_table(rows, meta, Path(out), title, first.get("description", description))
+    print(f"table written to {out}")
+    return 0
+
+
 def write_table(rows, meta, out, title, description):
     out.parent.mkdir(parents=True, exist_ok=True)
     lines = [
         f"# {title}", "",
         f"Produced by `{meta['command']}` on {meta['date']} ({meta['machine']}, load average before the run "
-        f"{meta['load_before']}). Train {meta['n_train']} sentences / {meta['n_train_tokens']} tokens, "
+        f"{meta['load_before']}){_sources(meta)}. Train {meta['n_train']} sentences / {meta['n_train_tokens']} tokens, "
         f"test {meta['n_test']} / {meta['n_test_tokens']}{meta.get('dev_text', '')}. {description} "
         "Objective, bound and gap on F = Omega(w) + C * mean Hamming loss; memory limit of the working set: "
         f"{meta['memory_limit']}; features seen fewer than {meta.get('min_count', 1)} times dropped"
@@ -121,7 +182,7 @@ def write_table(rows, meta, out, title, description):
             f"| {_fmt(r['dev_f1'], '.2f')} | {_fmt(r.get('train_f1'), '.2f')} | {r['train_s']:.0f} | {r['iterations']} | {r['status']} "
             f"| {r['objective']:.4g} | {gap} | {r['n_active_templates']}/{r['n_templates']} | {r['n_features']} "
             f"| {r['peak_working_set_bytes'] / 2**20:.0f} | {r['peak_rss_bytes'] / 2**20:.0f} |")
-    lines += _target_lines(rows, meta)
+    lines += _target_lines(rows, meta) + _dev_choice_lines(rows)
     lines += ["", "Inactive templates (weight below 1e-5 of the largest):", ""]
     lines += [f"- {r['method']} C={r['C']:g}: {', '.join(r['inactive_templates']) or 'none'}" for r in rows]
     lines += ["", "Share of each template in sum_j ||w_j|| (MTL^struct's weight mu_j at its optimum), largest "
@@ -158,6 +219,8 @@ def parser(description, default_out, default_C=(100.0,), default_methods=("mtl",
     ap.add_argument("--target-f1", type=float, default=None, dest="target_f1",
                     help="check the MTL^struct rows against this test F1 (a line under the table)")
     ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--render", nargs="+", default=None, metavar="JSON",
+                    help="only rewrite the page (--out) from the rows of previous runs' JSON (no training)")
     return ap
 
 
@@ -174,7 +237,8 @@ def run(args, argv, script, train, test, dev, templates, title, description):
             "n_train": len(train.inputs), "n_train_tokens": int(sum(map(len, train.inputs))),
             "n_test": len(test.inputs), "n_test_tokens": int(sum(map(len, test.inputs))),
             "memory_limit": "none" if args.memory_limit is None else f"{args.memory_limit / 2**20:.0f} MiB",
-            "min_count": args.min_count, "templates": getattr(args, "templates", None)}
+            "min_count": args.min_count, "templates": getattr(args, "templates", None),
+            "selected": getattr(args, "selected", None), "description": description}
     if getattr(args, "target_f1", None) is not None:
         meta["target"] = {"method": "mtl", "f1": args.target_f1, "source": getattr(args, "target_source", "issue")}
     if dev is not None:

@@ -1,0 +1,69 @@
+"""``--render`` of the sequence drivers: one page from several runs' JSON, the C chosen on dev.
+
+Two tiny CoNLL-2002 runs (a few sentences, a few iterations) at different C and methods are
+merged; the merged rows, the header naming both commands and the dev choice are checked against
+the runs' own JSON, and runs on different data are refused with the package's InputError.
+"""
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from cutplane.exceptions import InputError
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+pytestmark = pytest.mark.filterwarnings("ignore::cutplane.exceptions.ConvergenceWarning")
+
+
+def _load(name):
+    if str(EXAMPLES) not in sys.path:
+        sys.path.insert(0, str(EXAMPLES))
+    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+ner = _load("conll2002_ner")
+COMMON = ["--max-sentences", "60", "--max-iter", "6", "--executor", "serial", "--epochs", "1"]
+
+
+def _run(tmp_path, name, *extra):
+    out = tmp_path / f"{name}.md"
+    assert ner.main([*COMMON, *extra, "--out", str(out)]) == 0
+    return out.with_suffix(".json")
+
+
+def test_render_merges_runs_and_chooses_C_on_dev(data_dir, tmp_path):
+    a = _run(tmp_path, "a", "--C", "1", "--methods", "mtl")
+    b = _run(tmp_path, "b", "--C", "100", "--methods", "mtl", "ssvm")
+    merged = tmp_path / "merged.md"
+    assert ner.main(["--render", str(a), str(b), "--out", str(merged)]) == 0
+    rows_a = json.loads(a.read_text())["rows"]
+    rows_b = json.loads(b.read_text())["rows"]
+    data = json.loads(merged.with_suffix(".json").read_text())
+    assert data["rows"] == rows_a + rows_b
+    text = merged.read_text()
+    assert "--C 1 --methods mtl" in text and "with the rows of `python examples/conll2002_ner.py" in text
+    assert "--C 100 --methods mtl ssvm" in text and "page rendered from the runs' JSON" in text
+    for r in rows_a + rows_b:
+        assert f"| {r['method']} | {r['C']:g} | {r['test_f1']:.2f} |" in text
+    mtl = [r for r in rows_a + rows_b if r["method"] == "mtl"]
+    best = max(mtl, key=lambda r: r["dev_f1"])
+    assert f"- mtl: C = {best['C']:g} by dev F1 ({best['dev_f1']:.2f}, among C = 1, 100): test F1 {best['test_f1']:.2f}" in text
+    assert "- ssvm: C =" not in text  # one C only: no choice to report
+
+
+def test_render_refuses_runs_on_other_data(data_dir, tmp_path):
+    a = _run(tmp_path, "a", "--C", "1", "--methods", "mtl")
+    out = tmp_path / "c.md"
+    assert ner.main(["--max-sentences", "50", "--max-iter", "3", "--executor", "serial", "--C", "1",
+                     "--methods", "mtl", "--out", str(out)]) == 0
+    with pytest.raises(InputError, match="n_train"):
+        ner.main(["--render", str(a), str(out.with_suffix(".json")), "--out", str(tmp_path / "m.md")])
+    bad = tmp_path / "bad.json"
+    bad.write_text("[1, 2]")
+    with pytest.raises(InputError, match="not a run's JSON"):
+        ner.main(["--render", str(bad), "--out", str(tmp_path / "m.md")])
