@@ -192,7 +192,9 @@ def minimize(oracle, regularizer, lam, *, method="bmrm", eps=1e-3, max_iter=1000
     risk_lower_bound : float, optional
         A known lower bound on ``R`` (0 for non-negative losses), added as the cut
         ``R(w) >= risk_lower_bound``; needed by ``L1`` while the model is still unbounded.
-        Defaults to the oracle's ``risk_lower_bound`` attribute when it has one.
+        Defaults to the oracle's ``risk_lower_bound`` attribute when it has one; that default
+        is not added for a regulariser whose ``risk_floor_cut`` is False (``L2``: it slowed
+        BMRM down), a value passed here always is.
     theta : float, optional
         LS-BMRM only: the cutting point's weight on the reduced minimiser, ``0 < theta <= 1``
         (default 0.1, chapter sec. 1.2.2).
@@ -229,7 +231,7 @@ def minimize(oracle, regularizer, lam, *, method="bmrm", eps=1e-3, max_iter=1000
         raise InputError("resume=True needs the checkpoint path to resume from", field="resume")
     if method == "kelley":
         lam = 1.0
-    if risk_lower_bound is None:
+    if risk_lower_bound is None and getattr(regularizer, "risk_floor_cut", True):
         risk_lower_bound = getattr(oracle, "risk_lower_bound", None)
     if risk_lower_bound is not None and not np.isfinite(float(risk_lower_bound)):
         raise InputError(f"must be finite, got {risk_lower_bound!r}", field="risk_lower_bound")

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from cutplane import Result, minimize
 from cutplane.cuts import Cut, OracleResult
 from cutplane.exceptions import ConvergenceWarning, InexactCutWarning, InputError
-from cutplane.regularizers import L1, L2, Box, Simplex
+from cutplane.regularizers import L1, L2, Box, MixedNorm, Simplex
 
 
 class MaxAffine:
@@ -331,3 +331,23 @@ def test_non_minorant_cuts_are_detected():
 
     with pytest.raises(InputError, match="not minorants"):
         minimize(Concave(), L2(), 1.0, w0=np.array([1.0]), eps=1e-8)
+
+
+@pytest.mark.parametrize("make_reg, floor_cut", [
+    (lambda dim: L2(), False), (lambda dim: L1(), True),
+    (lambda dim: MixedNorm(np.arange(dim) % 2, p=2.0), False),
+    (lambda dim: MixedNorm(np.arange(dim) % 2, p=1.0), True),
+    (lambda dim: MixedNorm(np.arange(dim) % 2, p=4.0), True)])
+def test_oracle_risk_floor_is_a_cut_only_where_the_regulariser_takes_it(make_reg, floor_cut):
+    """The oracle's declared ``risk_lower_bound`` becomes the cut ``R >= 0`` for L1 and the
+    p != 2 block norms, not for 1/2 ||w||^2 (L2, p = 2); an explicit ``risk_lower_bound=`` always
+    does; the optimum is the same either way."""
+    dim, lam, eps = 4, 0.1, 1e-5
+    oracle = make_oracle("hinge", 3, 30, dim, False)
+    reg = make_reg(dim)
+    assert getattr(reg, "risk_floor_cut", True) is floor_cut
+    default = minimize(oracle, reg, lam, eps=eps, max_iter=2000, prune_after=None)
+    explicit = minimize(oracle, reg, lam, eps=eps, max_iter=2000, prune_after=None, risk_lower_bound=0.0)
+    assert default.status == explicit.status == "converged"
+    assert default.history.n_cuts[0] == (2 if floor_cut else 1) and explicit.history.n_cuts[0] == 2
+    assert default.objective == pytest.approx(explicit.objective, abs=2 * eps)
