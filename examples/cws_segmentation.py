@@ -288,20 +288,37 @@ def rendered_note(meta):
         return also
     return (also + f"; page rendered again from the runs' JSON by `{r['command']}` on {r['date']}"
             + (" (the OOV rates, data statistics, recomputed from the files and seeds)" if r.get("oov_recomputed")
-               else ""))
+               else "")
+            + (f"; {len(r['replaced'])} rows of earlier runs replaced by a later run of the same fit "
+               f"({'; '.join(r['replaced'])})" if r.get("replaced") else ""))
+
+
+def fit_key(row):
+    """What identifies one fit in a page: data, task, method, templates, seed, C, training part, p."""
+    return tuple(row.get(k) for k in ("dataset", "task", "method", "templates", "seed", "C", "train_fraction", "p"))
 
 
 def render_from_json(paths, out, script, argv, write, data_stats=True):
     """Rewrite the Markdown page from the rows previous runs saved (no training): ``--render A.json [B.json ...]``.
 
     The first file gives the page's settings; the rows of the others are appended (each keeps its own
-    training fraction) and their commands are named in the header.
+    training fraction) and their commands are named in the header. A fit present in several files
+    (same :func:`fit_key`) keeps the row of the last file, and the page says which rows were replaced.
     """
     datas = [json.loads(Path(p).read_text(encoding="utf-8")) for p in paths]
-    rows = []
-    for data in datas:
+    rows, where = [], {}
+    replaced = []
+    for path, data in zip(paths, datas):
         frac = data["meta"].get("train_fraction", 0.8)
-        rows += [dict(r, train_fraction=r.get("train_fraction", frac)) for r in data["rows"]]
+        for r in data["rows"]:
+            r = dict(r, train_fraction=r.get("train_fraction", frac))
+            key = fit_key(r)
+            if key in where:  # the same fit run again: the later file's row replaces the earlier one
+                rows[where[key]] = r
+                replaced.append(f"{Path(path).name}: " + " ".join(str(k) for k in key if k is not None))
+            else:
+                where[key] = len(rows)
+                rows.append(r)
     first = {k: v for k, v in datas[0]["meta"].items() if k != "rendered"}
     also = list(first.get("also", []))
     for data in datas[1:]:
@@ -314,7 +331,7 @@ def render_from_json(paths, out, script, argv, write, data_stats=True):
             first.pop("oov", None)
     meta = dict(first, also=also, rendered={
         "command": f"python examples/{script} " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "date": time.strftime("%Y-%m-%d %H:%M")})
+        "date": time.strftime("%Y-%m-%d %H:%M"), "replaced": replaced})
     # data statistics only (no model): the seeds and the files suffice
     if datas[0]["meta"].get("rendered", {}).get("oov_recomputed"):
         meta["rendered"]["oov_recomputed"] = True  # an earlier rendering computed them
@@ -384,8 +401,7 @@ def add_common_arguments(ap):
     ap.add_argument("--scheme", choices=["BIE", "BMES"], default="BIE",
                     help="character tags (default BIE, the paper's sec. 3.2)")
     ap.add_argument("--train-fraction", type=float, default=0.8, dest="train_fraction")
-    ap.add_argument("--render", type=Path, nargs="+", default=None, metavar="JSON",
-                    help="only rewrite the page from the rows of previous runs' JSON files (no training)")
+    # --render JSON [JSON ...] comes with the shared parser (sequence_experiment.parser)
     ap.set_defaults(time_limit=1200.0)
     return ap
 

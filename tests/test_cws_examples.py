@@ -200,3 +200,14 @@ def test_cws_render_merges_the_seeds_of_every_run(data_dir, tmp_path):
     assert data["meta"]["seeds"] == [0, 1, 2] and sorted(data["summary"][0]["seeds"]) == [0, 1, 2]
     assert "Seeds [0, 1, 2]" in merged.read_text(encoding="utf-8")
     assert all(len(v) == 3 for v in data["meta"]["oov"]["pku"].values())  # recomputed for the three seeds
+    # seed 1 run again (more iterations): its row replaces the earlier one, and the page says so
+    again = tmp_path / "again1.md"
+    assert cws.main(["--max-sentences", str(N_SENT), "--seeds", "1", "--datasets", "pku", "--templates", "tp1",
+                     "--methods", "mtl", "--C", "10", "--max-iter", "9", "--executor", "serial",
+                     "--out", str(again)]) == 0
+    redone = tmp_path / "redone.md"
+    assert cws.main(["--render", *runs, str(again.with_suffix(".json")), "--out", str(redone)]) == 0
+    rdata = json.loads(redone.with_suffix(".json").read_text(encoding="utf-8"))
+    assert [(r["seed"], r["iterations"]) for r in rdata["rows"]] == [(0, 5), (1, 9), (2, 5)]
+    assert "1 rows of earlier runs replaced by a later run of the same fit (again1.json: pku mtl tp1 1" in \
+        redone.read_text(encoding="utf-8")
