@@ -46,8 +46,10 @@ def main(argv=None):
     description = (f"{n_templates} templates (MTL sec. 3.3 set"
                    f"{' restricted to --selected' if args.templates != 'ner134' else ''}). "
                    "Entity F1 with conlleval semantics (IOB2); dev = esp.testa, test = esp.testb.")
+    args.target_source = "issue 10, MTL Table 5a: MTL^hmm 73.42 with 134 templates, 74.50 with its 20 (Table 6a)"
     if args.render:
-        return render(args.render, args.out, argv, "conll2002_ner.py", title, description)
+        return render(args.render, args.out, argv, "conll2002_ner.py", title, description, args.target_f1,
+                      args.target_source)
     train = read_conll(dataset_path("conll2002-ner-es", "esp.train.gz"))
     dev = read_conll(dataset_path("conll2002-ner-es", "esp.testa.gz"))
     test = read_conll(dataset_path("conll2002-ner-es", "esp.testb.gz"))

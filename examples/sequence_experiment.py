@@ -114,6 +114,21 @@ def _dev_choice_lines(rows):
     return ["", "C chosen on the dev set (per method):", ""] + out if out else []
 
 
+def _online_vs_batch_lines(rows):
+    """SPOM's final objective against MTL^struct's certified lower bound at the same C (same objective)."""
+    out = []
+    for r in rows:
+        if not r["method"].startswith("spom"):
+            continue
+        ref = next((m for m in rows if m["method"] == "mtl" and m["C"] == r["C"] and m.get("lower_bound")), None)
+        if ref is not None:
+            out.append(f"- {r['method']} C={r['C']:g}: objective {r['objective']:.6g} after {r['iterations']} epochs, "
+                       f"{(r['objective'] - ref['lower_bound']) / abs(ref['lower_bound']):.1%} above MTL^struct's "
+                       f"certified lower bound {ref['lower_bound']:.6g} (MTL^struct: objective {ref['objective']:.6g}, "
+                       f"{ref['status']}, {ref['train_s']:.0f} s; SPOM {r['train_s']:.0f} s).")
+    return ["", "The online solver against the certified batch one (same objective F):", ""] + out if out else []
+
+
 def _sources(meta):
     """Header words naming the other runs merged into the page and the re-rendering command."""
     text = "".join(f"; with the rows of `{m['command']}` on {m['date']} (load average before {m['load_before']})"
@@ -126,7 +141,7 @@ def _sources(meta):
 MERGE_KEYS = ("n_train", "n_test", "min_count", "templates", "selected", "memory_limit")
 
 
-def render(paths, out, argv, script, title, description):
+def render(paths, out, argv, script, title, description, target=None, target_source="issue"):
     """Rewrite a page from the rows of previous runs' JSON (no training): ``--render A.json [B.json ...]``.
 
     The first file gives the settings; the others must agree on :data:`MERGE_KEYS` (same data,
@@ -153,6 +168,8 @@ def render(paths, out, argv, script, title, description):
                                  path=str(path), field=key)
         also += [{k: m[k] for k in ("command", "date", "load_before")}] + list(m.get("also", []))
         rows += data["rows"]
+    if target is not None:  # --target-f1 given to the rendering
+        first["target"] = {"method": "mtl", "f1": float(target), "source": target_source}
     meta = dict(first, also=also, rendered={
         "command": f"python examples/{script} " + " ".join(argv if argv is not None else sys.argv[1:]),
         "date": time.strftime("%Y-%m-%d %H:%M")})
@@ -182,7 +199,7 @@ def write_table(rows, meta, out, title, description):
             f"| {_fmt(r['dev_f1'], '.2f')} | {_fmt(r.get('train_f1'), '.2f')} | {r['train_s']:.0f} | {r['iterations']} | {r['status']} "
             f"| {r['objective']:.4g} | {gap} | {r['n_active_templates']}/{r['n_templates']} | {r['n_features']} "
             f"| {r['peak_working_set_bytes'] / 2**20:.0f} | {r['peak_rss_bytes'] / 2**20:.0f} |")
-    lines += _target_lines(rows, meta) + _dev_choice_lines(rows)
+    lines += _target_lines(rows, meta) + _dev_choice_lines(rows) + _online_vs_batch_lines(rows)
     lines += ["", "Inactive templates (weight below 1e-5 of the largest):", ""]
     lines += [f"- {r['method']} C={r['C']:g}: {', '.join(r['inactive_templates']) or 'none'}" for r in rows]
     lines += ["", "Share of each template in sum_j ||w_j|| (MTL^struct's weight mu_j at its optimum), largest "

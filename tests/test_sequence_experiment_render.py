@@ -54,6 +54,17 @@ def test_render_merges_runs_and_chooses_C_on_dev(data_dir, tmp_path):
     best = max(mtl, key=lambda r: r["dev_f1"])
     assert f"- mtl: C = {best['C']:g} by dev F1 ({best['dev_f1']:.2f}, among C = 1, 100): test F1 {best['test_f1']:.2f}" in text
     assert "- ssvm: C =" not in text  # one C only: no choice to report
+    spom = _run(tmp_path, "s", "--C", "100", "--methods", "spom")
+    with_target = tmp_path / "target.md"
+    assert ner.main(["--render", str(a), str(b), str(spom), "--target-f1", "50", "--out", str(with_target)]) == 0
+    text = with_target.read_text()
+    s = json.loads(spom.read_text())["rows"][0]
+    m = next(r for r in rows_b if r["method"] == "mtl")
+    assert (f"- spom(mtl) C=100: objective {s['objective']:.6g} after {s['iterations']} epochs, "
+            f"{(s['objective'] - m['lower_bound']) / abs(m['lower_bound']):.1%} above MTL^struct's certified lower "
+            f"bound {m['lower_bound']:.6g}") in text
+    best = max(mtl, key=lambda r: r["test_f1"])
+    assert f"mtl test F1 >= 50: " in text and f"best mtl row C={best['C']:g}: F1 {best['test_f1']:.2f}" in text
 
 
 def test_render_refuses_runs_on_other_data(data_dir, tmp_path):
