@@ -144,8 +144,8 @@ MERGE_KEYS = ("n_train", "n_test", "min_count", "templates", "selected", "memory
 def render(paths, out, argv, script, title, description, target=None, target_source="issue"):
     """Rewrite a page from the rows of previous runs' JSON (no training): ``--render A.json [B.json ...]``.
 
-    The first file gives the settings; the others must agree on :data:`MERGE_KEYS` (same data,
-    features and templates), else :class:`cutplane.exceptions.InputError` names the file and field.
+    The first file gives the settings; the others must agree on those of :data:`MERGE_KEYS` that
+    both recorded (same data, features and templates), else :class:`cutplane.exceptions.InputError` names the file and field.
     """
     from cutplane.exceptions import InputError
 
@@ -162,8 +162,8 @@ def render(paths, out, argv, script, title, description, target=None, target_sou
     rows = list(datas[0]["rows"])
     for path, data in zip(paths[1:], datas[1:]):
         m = data["meta"]
-        for key in MERGE_KEYS:
-            if m.get(key) != first.get(key):
+        for key in MERGE_KEYS:  # a setting both runs recorded (older runs did not record every key)
+            if key in m and key in first and m[key] != first[key]:
                 raise InputError(f"run differs from {paths[0]}: {key} = {m.get(key)!r}, expected {first.get(key)!r}",
                                  path=str(path), field=key)
         also += [{k: m[k] for k in ("command", "date", "load_before")}] + list(m.get("also", []))
