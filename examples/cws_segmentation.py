@@ -36,7 +36,8 @@ for _p in (_HERE.parent, _HERE):  # the repository root (packages) and examples/
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 
-from sequence_experiment import ROOT, make_tagger, parser, peak_rss_bytes  # noqa: E402
+from sequence_experiment import (ROOT, make_tagger, merged_meta, parser, peak_rss_bytes, read_runs,  # noqa: E402
+                                 sources_note)
 
 from problems.datasets import dataset_path  # noqa: E402
 from problems.io.segmentation import read_segmented, read_word_list, tags_to_words, words_to_tags  # noqa: E402
@@ -280,13 +281,10 @@ def findings(ds, summ, deltas, meta):
 
 
 def rendered_note(meta):
-    """Header words for a page re-rendered from runs' JSON (``--render``), and the other runs merged."""
-    also = "".join(f"; with the rows of `{m['command']}` on {m['date']} (load average before {m['load_before']})"
-                   for m in meta.get("also", []))
-    r = meta.get("rendered")
-    if not r:
-        return also
-    return (also + f"; page rendered again from the runs' JSON by `{r['command']}` on {r['date']}"
+    """Header words for a page re-rendered from runs' JSON (``--render``): the runs merged, the
+    rendering command (:func:`sequence_experiment.sources_note`), recomputed statistics, replaced rows."""
+    r = meta.get("rendered") or {}
+    return (sources_note(meta)
             + (" (the OOV rates, data statistics, recomputed from the files and seeds)" if r.get("oov_recomputed")
                else "")
             + (f"; {len(r['replaced'])} rows of earlier runs replaced by a later run of the same fit "
@@ -305,7 +303,7 @@ def render_from_json(paths, out, script, argv, write, data_stats=True):
     training fraction) and their commands are named in the header. A fit present in several files
     (same :func:`fit_key`) keeps the row of the last file, and the page says which rows were replaced.
     """
-    datas = [json.loads(Path(p).read_text(encoding="utf-8")) for p in paths]
+    datas = read_runs(paths)
     rows, where = [], {}
     replaced = []
     for path, data in zip(paths, datas):
@@ -319,19 +317,12 @@ def render_from_json(paths, out, script, argv, write, data_stats=True):
             else:
                 where[key] = len(rows)
                 rows.append(r)
-    first = {k: v for k, v in datas[0]["meta"].items() if k != "rendered"}
-    also = list(first.get("also", []))
-    for data in datas[1:]:
-        m = data["meta"]
-        also += [{k: m[k] for k in ("command", "date", "load_before")}] + list(m.get("also", []))
-    seeds = sorted({s for data in datas for s in data["meta"].get("seeds", [])})
-    if "seeds" in first:
-        first["seeds"] = seeds  # every run's seeds (their data statistics are recomputed below)
+    meta = merged_meta(datas, script, argv)
+    meta["rendered"]["replaced"] = replaced
+    if "seeds" in meta:
+        meta["seeds"] = sorted({s for data in datas for s in data["meta"].get("seeds", [])})  # every run's seeds
         if len(datas) > 1:
-            first.pop("oov", None)
-    meta = dict(first, also=also, rendered={
-        "command": f"python examples/{script} " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "date": time.strftime("%Y-%m-%d %H:%M"), "replaced": replaced})
+            meta.pop("oov", None)  # recomputed below for all of them
     # data statistics only (no model): the seeds and the files suffice
     if datas[0]["meta"].get("rendered", {}).get("oov_recomputed"):
         meta["rendered"]["oov_recomputed"] = True  # an earlier rendering computed them

@@ -129,7 +129,7 @@ def _online_vs_batch_lines(rows):
     return ["", "The online solver against the certified batch one (same objective F):", ""] + out if out else []
 
 
-def _sources(meta):
+def sources_note(meta):
     """Header words naming the other runs merged into the page and the re-rendering command."""
     text = "".join(f"; with the rows of `{m['command']}` on {m['date']} (load average before {m['load_before']})"
                    for m in meta.get("also", []))
@@ -137,16 +137,8 @@ def _sources(meta):
     return text + (f"; page rendered from the runs' JSON by `{r['command']}` on {r['date']}" if r else "")
 
 
-#: run settings that must agree for rows of several runs to share a page
-MERGE_KEYS = ("n_train", "n_test", "min_count", "templates", "selected", "memory_limit")
-
-
-def render(paths, out, argv, script, title, description, target=None, target_source="issue"):
-    """Rewrite a page from the rows of previous runs' JSON (no training): ``--render A.json [B.json ...]``.
-
-    The first file gives the settings; the others must agree on those of :data:`MERGE_KEYS` that
-    both recorded (same data, features and templates), else :class:`cutplane.exceptions.InputError` names the file and field.
-    """
+def read_runs(paths):
+    """The runs' JSON (``{"meta": ..., "rows": [...]}`` each), or one InputError naming the file."""
     from cutplane.exceptions import InputError
 
     datas = []
@@ -157,23 +149,47 @@ def render(paths, out, argv, script, title, description, target=None, target_sou
             raise InputError(f"cannot read a run's JSON: {e}", path=str(path)) from None
         if not isinstance(datas[-1], dict) or "meta" not in datas[-1] or "rows" not in datas[-1]:
             raise InputError("not a run's JSON (expected keys 'meta' and 'rows')", path=str(path))
+    return datas
+
+
+def merged_meta(datas, script, argv):
+    """The first run's settings, the other runs' commands (``also``) and the rendering command (``rendered``)."""
     first = {k: v for k, v in datas[0]["meta"].items() if k != "rendered"}
     also = list(first.get("also", []))
+    for data in datas[1:]:
+        m = data["meta"]
+        also += [{k: m[k] for k in ("command", "date", "load_before")}] + list(m.get("also", []))
+    return dict(first, also=also, rendered={
+        "command": f"python examples/{script} " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "date": time.strftime("%Y-%m-%d %H:%M")})
+
+
+#: run settings that must agree for rows of several runs to share a page
+MERGE_KEYS = ("n_train", "n_test", "min_count", "templates", "selected", "memory_limit")
+
+
+def render(paths, out, argv, script, title, description, target=None, target_source="issue"):
+    """Rewrite a page from the rows of previous runs' JSON (no training): ``--render A.json [B.json ...]``.
+
+    The first file gives the settings; the others must agree on those of :data:`MERGE_KEYS` that
+    both recorded (same data, features and templates), else :class:`cutplane.exceptions.InputError`
+    names the file and field.
+    """
+    from cutplane.exceptions import InputError
+
+    datas = read_runs(paths)
+    meta = merged_meta(datas, script, argv)
     rows = list(datas[0]["rows"])
     for path, data in zip(paths[1:], datas[1:]):
         m = data["meta"]
         for key in MERGE_KEYS:  # a setting both runs recorded (older runs did not record every key)
-            if key in m and key in first and m[key] != first[key]:
-                raise InputError(f"run differs from {paths[0]}: {key} = {m.get(key)!r}, expected {first.get(key)!r}",
+            if key in m and key in meta and m[key] != meta[key]:
+                raise InputError(f"run differs from {paths[0]}: {key} = {m[key]!r}, expected {meta[key]!r}",
                                  path=str(path), field=key)
-        also += [{k: m[k] for k in ("command", "date", "load_before")}] + list(m.get("also", []))
         rows += data["rows"]
     if target is not None:  # --target-f1 given to the rendering
-        first["target"] = {"method": "mtl", "f1": float(target), "source": target_source}
-    meta = dict(first, also=also, rendered={
-        "command": f"python examples/{script} " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "date": time.strftime("%Y-%m-%d %H:%M")})
-    write_table(rows, meta, Path(out), title, first.get("description", description))
+        meta["target"] = {"method": "mtl", "f1": float(target), "source": target_source}
+    write_table(rows, meta, Path(out), title, meta.get("description", description))
     print(f"table written to {out}")
     return 0
 
@@ -183,7 +199,7 @@ def write_table(rows, meta, out, title, description):
     lines = [
         f"# {title}", "",
         f"Produced by `{meta['command']}` on {meta['date']} ({meta['machine']}, load average before the run "
-        f"{meta['load_before']}){_sources(meta)}. Train {meta['n_train']} sentences / {meta['n_train_tokens']} tokens, "
+        f"{meta['load_before']}){sources_note(meta)}. Train {meta['n_train']} sentences / {meta['n_train_tokens']} tokens, "
         f"test {meta['n_test']} / {meta['n_test_tokens']}{meta.get('dev_text', '')}. {description} "
         "Objective, bound and gap on F = Omega(w) + C * mean Hamming loss; memory limit of the working set: "
         f"{meta['memory_limit']}; features seen fewer than {meta.get('min_count', 1)} times dropped"
