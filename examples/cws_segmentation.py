@@ -36,8 +36,8 @@ for _p in (_HERE.parent, _HERE):  # the repository root (packages) and examples/
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 
-from sequence_experiment import (ROOT, make_tagger, merged_meta, parser, peak_rss_bytes, read_runs,  # noqa: E402
-                                 sources_note)
+from sequence_experiment import (ROOT, make_tagger, merge_rows, merged_meta, parser, peak_rss_bytes,  # noqa: E402
+                                 read_runs, sources_note)
 
 from problems.datasets import dataset_path  # noqa: E402
 from problems.io.segmentation import read_segmented, read_word_list, tags_to_words, words_to_tags  # noqa: E402
@@ -286,9 +286,7 @@ def rendered_note(meta):
     r = meta.get("rendered") or {}
     return (sources_note(meta)
             + (" (the OOV rates, data statistics, recomputed from the files and seeds)" if r.get("oov_recomputed")
-               else "")
-            + (f"; {len(r['replaced'])} rows of earlier runs replaced by a later run of the same fit "
-               f"({'; '.join(r['replaced'])})" if r.get("replaced") else ""))
+               else ""))
 
 
 def fit_key(row):
@@ -304,19 +302,8 @@ def render_from_json(paths, out, script, argv, write, data_stats=True):
     (same :func:`fit_key`) keeps the row of the last file, and the page says which rows were replaced.
     """
     datas = read_runs(paths)
-    rows, where = [], {}
-    replaced = []
-    for path, data in zip(paths, datas):
-        frac = data["meta"].get("train_fraction", 0.8)
-        for r in data["rows"]:
-            r = dict(r, train_fraction=r.get("train_fraction", frac))
-            key = fit_key(r)
-            if key in where:  # the same fit run again: the later file's row replaces the earlier one
-                rows[where[key]] = r
-                replaced.append(f"{Path(path).name}: " + " ".join(str(k) for k in key if k is not None))
-            else:
-                where[key] = len(rows)
-                rows.append(r)
+    rows, replaced = merge_rows(paths, datas, fit_key, fill=lambda r, m: dict(
+        r, train_fraction=r.get("train_fraction", m.get("train_fraction", 0.8))))
     meta = merged_meta(datas, script, argv)
     meta["rendered"]["replaced"] = replaced
     if "seeds" in meta:

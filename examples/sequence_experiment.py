@@ -134,7 +134,30 @@ def sources_note(meta):
     text = "".join(f"; with the rows of `{m['command']}` on {m['date']} (load average before {m['load_before']})"
                    for m in meta.get("also", []))
     r = meta.get("rendered")
-    return text + (f"; page rendered from the runs' JSON by `{r['command']}` on {r['date']}" if r else "")
+    if not r:
+        return text
+    return (text + f"; page rendered from the runs' JSON by `{r['command']}` on {r['date']}"
+            + (f"; {len(r['replaced'])} rows of earlier runs replaced by a later run of the same fit "
+               f"({'; '.join(r['replaced'])})" if r.get("replaced") else ""))
+
+
+def merge_rows(paths, datas, key, fill=None):
+    """The rows of several runs in file order; a fit present in several runs (same ``key(row)``)
+    keeps the row of the last file, in the place of the first. Returns ``(rows, replaced)``,
+    ``replaced`` naming each replaced fit as ``"<file>: <key>"``; ``fill(row, meta)`` completes
+    a row from its run's settings before its key is taken (older runs' rows lack some keys)."""
+    rows, where, replaced = [], {}, []
+    for path, data in zip(paths, datas):
+        for r in data["rows"]:
+            r = fill(r, data["meta"]) if fill is not None else r
+            k = key(r)
+            if k in where:
+                rows[where[k]] = r
+                replaced.append(f"{Path(path).name}: " + " ".join(str(v) for v in k if v is not None))
+            else:
+                where[k] = len(rows)
+                rows.append(r)
+    return rows, replaced
 
 
 def read_runs(paths):
@@ -164,6 +187,11 @@ def merged_meta(datas, script, argv):
         "date": time.strftime("%Y-%m-%d %H:%M")})
 
 
+def fit_key(row):
+    """What identifies one fit in a sequence page: method, C and p (pMTL)."""
+    return row["method"], row["C"], row.get("p")
+
+
 #: run settings that must agree for rows of several runs to share a page
 MERGE_KEYS = ("n_train", "n_test", "min_count", "templates", "selected", "memory_limit")
 
@@ -173,20 +201,20 @@ def render(paths, out, argv, script, title, description, target=None, target_sou
 
     The first file gives the settings; the others must agree on those of :data:`MERGE_KEYS` that
     both recorded (same data, features and templates), else :class:`cutplane.exceptions.InputError`
-    names the file and field.
+    names the file and field. A fit run again (same :func:`fit_key`) keeps the later run's row and
+    the page says which rows were replaced.
     """
     from cutplane.exceptions import InputError
 
     datas = read_runs(paths)
     meta = merged_meta(datas, script, argv)
-    rows = list(datas[0]["rows"])
     for path, data in zip(paths[1:], datas[1:]):
         m = data["meta"]
         for key in MERGE_KEYS:  # a setting both runs recorded (older runs did not record every key)
             if key in m and key in meta and m[key] != meta[key]:
                 raise InputError(f"run differs from {paths[0]}: {key} = {m[key]!r}, expected {meta[key]!r}",
                                  path=str(path), field=key)
-        rows += data["rows"]
+    rows, meta["rendered"]["replaced"] = merge_rows(paths, datas, fit_key)
     if target is not None:  # --target-f1 given to the rendering
         meta["target"] = {"method": "mtl", "f1": float(target), "source": target_source}
     write_table(rows, meta, Path(out), title, meta.get("description", description))

@@ -65,6 +65,16 @@ def test_render_merges_runs_and_chooses_C_on_dev(data_dir, tmp_path):
             f"bound {m['lower_bound']:.6g}") in text
     best = max(mtl, key=lambda r: r["test_f1"])
     assert f"mtl test F1 >= 50: " in text and f"best mtl row C={best['C']:g}: F1 {best['test_f1']:.2f}" in text
+    # the same fit (ssvm, C = 100) run again: its later row replaces the earlier one, in place
+    again = _run(tmp_path, "again", "--C", "100", "--methods", "ssvm", "--max-iter", "3")
+    replaced = tmp_path / "replaced.md"
+    assert ner.main(["--render", str(a), str(b), str(again), "--out", str(replaced)]) == 0
+    new_row = json.loads(again.read_text())["rows"][0]
+    assert new_row["iterations"] != next(r for r in rows_b if r["method"] == "ssvm")["iterations"]
+    expected = rows_a + [new_row if r["method"] == "ssvm" else r for r in rows_b]
+    assert json.loads(replaced.with_suffix(".json").read_text())["rows"] == expected
+    assert "1 rows of earlier runs replaced by a later run of the same fit (again.json: ssvm 100.0)" in \
+        replaced.read_text()
 
 
 def test_render_refuses_runs_on_other_data(data_dir, tmp_path):
