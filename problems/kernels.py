@@ -10,103 +10,25 @@ give their explicit feature map ``Phi`` with ``Phi(X) Phi(Y)^T == k(X, Y)``, so 
 kernels can become MTL^struct feature groups.
 
 Inputs are dense arrays or scipy sparse matrices of shape (n_samples, n_features).
+
+:func:`check_psd`, :class:`PSDReport` and :class:`NotPSDWarning` live in :mod:`problems.psd`
+and are re-exported here; the input checks, distances and the quadratic feature map are in
+the private module ``problems._kernel_arrays``.
 """
 from __future__ import annotations
 
 import math
-import warnings
-from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 
 from cutplane.exceptions import InputError
 
+from ._kernel_arrays import _BLOCK_BYTES, _check_pair, _check_X, _dense, _dot, _quadratic_map, _sqdist, _sqnorms
+from .psd import NotPSDWarning, PSDReport, check_psd
+
 __all__ = ["Kernel", "LinearKernel", "PolynomialKernel", "GaussianKernel", "B1SplineKernel",
            "b1spline_bandwidth", "gram_matrices", "check_psd", "PSDReport", "NotPSDWarning"]
-
-_BLOCK_BYTES = 64 * 2 ** 20          # temporaries of the blocked computations
-_MAP_BLOCK_ENTRIES = 2 ** 21         # output entries per block of the sparse quadratic map
-
-
-class NotPSDWarning(UserWarning):
-    """A kernel matrix has an eigenvalue below ``-tol`` times its largest one."""
-
-
-class PSDReport(NamedTuple):
-    """What :func:`check_psd` found.
-
-    Attributes
-    ----------
-    min_eigenvalue, max_eigenvalue : float
-        Extreme eigenvalues of the (symmetric) matrix.
-    is_psd : bool
-        ``min_eigenvalue >= -tol * max(|max_eigenvalue|, 1e-300)``.
-    """
-
-    min_eigenvalue: float
-    max_eigenvalue: float
-    is_psd: bool
-
-
-def _check_X(X, name="X"):
-    """A finite 2-D float64 array or CSR matrix; InputError otherwise."""
-    if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=np.float64)
-        X.sum_duplicates()
-        data = X.data
-    else:
-        try:
-            X = np.asarray(X, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise InputError(f"not a numeric array ({exc})", field=name) from None
-        data = X
-    if X.ndim != 2:
-        raise InputError(f"expected a 2-D array (n_samples, n_features), got shape {X.shape}",
-                         field=name)
-    if X.shape[1] == 0:
-        raise InputError("has no features (shape (n, 0))", field=name)
-    if not np.isfinite(data).all():
-        bad = np.argwhere(~np.isfinite(X.toarray() if sp.issparse(X) else X))[0]
-        raise InputError(f"contains NaN or inf (first at row {bad[0]}, column {bad[1]})",
-                         field=name)
-    return X
-
-
-def _check_pair(X, Y):
-    X = _check_X(X, "X")
-    if Y is None:
-        return X, X, True
-    Y = _check_X(Y, "Y")
-    if Y.shape[1] != X.shape[1]:
-        raise InputError(f"Y has {Y.shape[1]} features, X has {X.shape[1]}", field="Y")
-    return X, Y, False
-
-
-def _dot(X, Y):
-    """X @ Y.T as a dense ndarray of shape (n_x, n_y)."""
-    out = X @ Y.T
-    return out.toarray() if sp.issparse(out) else np.asarray(out)
-
-
-def _sqnorms(X):
-    if sp.issparse(X):
-        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
-    return np.einsum("ij,ij->i", X, X)
-
-
-def _sqdist(X, Y, same, xx=None, yy=None):
-    """Squared Euclidean distances, dense (n_x, n_y), clipped at 0, exact 0 on the diagonal."""
-    xx = _sqnorms(X) if xx is None else xx
-    yy = (xx if same else _sqnorms(Y)) if yy is None else yy
-    D = _dot(X, Y)
-    D *= -2.0
-    D += xx[:, None]
-    D += yy[None, :]
-    np.maximum(D, 0.0, out=D)
-    if same:
-        np.fill_diagonal(D, 0.0)
-    return D
 
 
 class Kernel:
@@ -276,84 +198,6 @@ class PolynomialKernel(Kernel):
                                               max_bytes=max_bytes), X)
 
 
-def _dense(X):
-    return X.toarray() if sp.issparse(X) else X
-
-
-def _quadratic_map(X, g, c, *, sparse, binary, max_bytes):
-    """Monomials of degree <= 2 of ``(g <x, y> + c)^2`` (layout in PolynomialKernel.feature_map)."""
-    n, d = X.shape
-    n_cross = d * (d - 1) // 2
-    off_cross = 0 if binary else d            # [squares | cross | linear | constant]
-    off_lin = off_cross + n_cross
-    n_out = off_lin + d + 1
-    lin = math.sqrt(g * g + 2 * g * c) if binary else math.sqrt(2 * g * c)
-    if sparse:
-        X = sp.csr_matrix(X)
-        X.sort_indices()
-        p = np.diff(X.indptr).astype(np.int64)
-        need = int(((0 if binary else p) + p * (p - 1) // 2 + p + 1).sum()) * 12 + 8 * (n + 1)
-    else:
-        need = 8 * n * n_out
-    if need > max_bytes:
-        raise InputError(f"the degree-2 feature map of {n} x {d} inputs needs {need / 2**30:.2f} "
-                         f"GiB (> max_bytes = {max_bytes / 2**30:.2f} GiB): subsample, use "
-                         f"sparse=True, or use the Gram matrix", field="X")
-    if not sparse:
-        X = _dense(X)
-        iu, ju = np.triu_indices(d, k=1)
-        Phi = np.empty((n, n_out))
-        step = max(1, _BLOCK_BYTES // (8 * n_out))
-        for r in range(0, n, step):
-            B = X[r:r + step]
-            if not binary:
-                Phi[r:r + step, :d] = g * B * B
-            np.multiply(B[:, iu], B[:, ju], out=Phi[r:r + step, off_cross:off_lin])
-            Phi[r:r + step, off_cross:off_lin] *= math.sqrt(2.0) * g
-            Phi[r:r + step, off_lin:off_lin + d] = lin * B
-        Phi[:, -1] = c
-        return Phi
-    # sparse: written straight into CSR order, per row [squares | cross (j < k) | linear | 1]
-    n_sq = np.zeros_like(p) if binary else p
-    indptr = np.concatenate([[0], np.cumsum(n_sq + p * (p - 1) // 2 + p + 1)])
-    indices = np.empty(indptr[-1], dtype=np.int64)
-    data = np.empty(indptr[-1])
-    step = max(1, int(_MAP_BLOCK_ENTRIES * n // max(indptr[-1], 1)))
-    coefs = (g, c, lin, off_cross, off_lin, n_out, d)
-    for r in range(0, n, step):
-        a, b = indptr[r], indptr[min(r + step, n)]
-        _quadratic_rows(X[r:r + step], binary, coefs, indices[a:b], data[a:b])
-    Phi = sp.csr_matrix((data, indices, indptr), shape=(n, n_out))
-    Phi.has_sorted_indices = True
-    return Phi
-
-
-def _quadratic_rows(X, binary, coefs, indices, data):
-    """Fill one block of rows of the sparse quadratic map (all pairs e < f of a row's nonzeros)."""
-    g, c, lin, off_cross, off_lin, n_out, d = coefs
-    p = np.diff(X.indptr).astype(np.int64)
-    ind, val = X.indices.astype(np.int64), X.data
-    row = np.repeat(np.arange(X.shape[0]), p)
-    e = np.arange(ind.size)
-    within = e - X.indptr[row]                          # rank of a nonzero in its row
-    cnt = p[row] - within - 1                           # later nonzeros of the same row
-    first = np.repeat(e, cnt)
-    second = first + 1 + (np.arange(first.size) - np.repeat(np.cumsum(cnt) - cnt, cnt))
-    n_sq = np.zeros_like(p) if binary else p
-    n_cr = p * (p - 1) // 2
-    indptr = np.concatenate([[0], np.cumsum(n_sq + n_cr + p + 1)])
-    if not binary:
-        pos = indptr[row] + within
-        indices[pos], data[pos] = ind, g * val * val
-    r1, j, k = row[first], ind[first], ind[second]
-    pos = indptr[r1] + n_sq[r1] + (np.arange(first.size) - (np.cumsum(n_cr) - n_cr)[r1])
-    indices[pos] = off_cross + j * (d - 1) - j * (j - 1) // 2 + (k - j - 1)
-    data[pos] = math.sqrt(2.0) * g * val[first] * val[second]
-    pos = indptr[row] + n_sq[row] + n_cr[row] + within
-    indices[pos], data[pos] = off_lin + ind, lin * val
-    indices[indptr[1:] - 1], data[indptr[1:] - 1] = n_out - 1, c
-
-
 class GaussianKernel(Kernel):
     """``K(x, y) = exp(-gamma ||x - y||^2)`` (unit diagonal already; no finite feature map).
 
@@ -498,61 +342,3 @@ def gram_matrices(kernels, X, Y=None):
             raise InputError(f"kernel {i} is not callable ({type(k).__name__})", field="kernels")
         out.append(k(X, Y))
     return out
-
-
-def check_psd(K, tol=1e-8, *, warn=True, name="K"):
-    """Check that a kernel matrix is PSD within ``tol`` (relative to its largest eigenvalue).
-
-    Parameters
-    ----------
-    K : ndarray or sparse matrix of shape (n, n)
-        Symmetric; asymmetry beyond ``tol`` raises :class:`InputError`.
-    tol : float, default=1e-8
-    warn : bool, default=True
-        Issue :class:`NotPSDWarning` with the most negative eigenvalue when not PSD.
-    name : str
-        Used in messages.
-
-    Returns
-    -------
-    PSDReport
-
-    Notes
-    -----
-    Up to n = 2000 all eigenvalues are computed; larger matrices use ARPACK for the two
-    extreme ones.
-    """
-    if not sp.issparse(K):
-        K = np.asarray(K, dtype=np.float64)
-    if K.ndim != 2 or K.shape[0] != K.shape[1]:
-        raise InputError(f"a kernel matrix must be square, got shape {K.shape}", field=name)
-    data = K.data if sp.issparse(K) else K
-    if not np.isfinite(data).all():
-        raise InputError("contains NaN or inf", field=name)
-    n = K.shape[0]
-    if n == 0:
-        return PSDReport(0.0, 0.0, True)
-    asym = abs(K - K.T).max()
-    scale = abs(K).max()
-    if asym > tol * max(scale, 1e-300):
-        raise InputError(f"not symmetric (max |K - K^T| = {asym:.3g})", field=name)
-    if n <= 2000:
-        import scipy.linalg
-        w = scipy.linalg.eigvalsh(_dense(K) if sp.issparse(K) else K)
-        lo, hi = float(w[0]), float(w[-1])
-    else:
-        from scipy.sparse.linalg import ArpackNoConvergence, eigsh
-        ext = []
-        for which in ("SA", "LA"):
-            try:
-                ext.append(float(eigsh(K, k=1, which=which, tol=1e-6,
-                                       return_eigenvectors=False)[0]))
-            except ArpackNoConvergence as exc:      # an estimate is still informative
-                ext.append(float(exc.eigenvalues[0]) if len(exc.eigenvalues) else math.nan)
-        lo, hi = ext
-    ok = lo >= -tol * max(abs(hi), 1e-300)
-    if not ok and warn:
-        warnings.warn(f"{name} is not positive semidefinite: most negative eigenvalue {lo:.6g} "
-                      f"(largest {hi:.6g}, tolerance {tol:g} relative)", NotPSDWarning,
-                      stacklevel=2)
-    return PSDReport(lo, hi, bool(ok))

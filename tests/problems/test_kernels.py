@@ -124,8 +124,8 @@ def test_quadratic_map_layout_and_binary_saving(rng):
 
 
 def test_sparse_quadratic_map_by_blocks_of_rows(rng, monkeypatch):
-    import problems.kernels as kernels_module
-    monkeypatch.setattr(kernels_module, "_MAP_BLOCK_ENTRIES", 40)      # many small blocks
+    import problems._kernel_arrays as kernel_arrays
+    monkeypatch.setattr(kernel_arrays, "_MAP_BLOCK_ENTRIES", 40)        # many small blocks
     X = (rng.random((37, 9)) < 0.4) * rng.normal(size=(37, 9))
     X[5] = 0.0                                                            # an empty row
     k = PolynomialKernel(2, 0.4, 0.8)
