@@ -19,6 +19,9 @@ class name and parameters, with the support vectors; other callables cannot be s
 what prediction needs (kernel weights, ``dual_coef_``, ``support_``, intercepts), and a loaded
 model predicts from test-vs-train Gram matrices as before; it cannot be refitted without
 new ``kernels``.
+
+The bodies of ``save`` / ``load`` live in the private module ``problems._mkl_model_file``,
+one Kelley run (``KelleyMKL._run``) in ``problems._kelley_run``.
 """
 from __future__ import annotations
 
@@ -28,30 +31,16 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from cutplane.exceptions import ConvergenceWarning, InputError, ModelFormatError
+from cutplane.exceptions import ConvergenceWarning, InputError
 from problems.validation import (check_bool, check_choice, check_classification_targets, check_int,
                                  check_positive)
+
+from ._kelley_run import _kelley_run
+from ._mkl_model_file import _load_kelley_mkl, _save_kelley_mkl
 
 __all__ = ["KelleyMKL"]
 
 _MULTICLASS = ("shared", "per-class", "none")
-_KERNEL_CLASSES = ("LinearKernel", "PolynomialKernel", "GaussianKernel", "B1SplineKernel")
-
-
-class _BestRecorder:
-    """Wraps an oracle and keeps the inner solution at the smallest value seen (the engine's best)."""
-
-    def __init__(self, oracle):
-        self.oracle = oracle
-        self.dim = oracle.dim
-        self.risk_lower_bound = oracle.risk_lower_bound
-        self.best_value, self.best_beta, self.best_argmax = np.inf, None, None
-
-    def __call__(self, beta):
-        res = self.oracle(beta)
-        if res.value < self.best_value:      # same strict rule as the engine's best upper bound
-            self.best_value, self.best_beta, self.best_argmax = res.value, np.array(beta), res.argmax
-        return res
 
 
 def _not_fitted(est):
@@ -260,19 +249,7 @@ class KelleyMKL(ClassifierMixin, BaseEstimator):
         self._callables = callables
         return self
 
-    @staticmethod
-    def _run(minimize, oracle, simplex, kw):
-        """One Kelley run; returns the engine result and the inner SVM solution(s) at its ``w``."""
-        rec = _BestRecorder(oracle)
-        with warnings.catch_warnings():
-            # reported once by the estimator, with the number of runs concerned
-            warnings.filterwarnings("ignore", category=ConvergenceWarning)
-            res = minimize(rec, simplex, 1.0, **kw)
-        argmax = rec.best_argmax
-        if rec.best_beta is None or not np.array_equal(rec.best_beta, res.w):
-            # the engine skipped a point (e.g. outside the simplex by round-off): solve at its w
-            argmax = oracle(res.w).argmax
-        return res, (argmax if isinstance(argmax, list) else [argmax])
+    _run = staticmethod(_kelley_run)
 
     def _store(self, runs, Y, grams, shared, classes, p):
         n_out = Y.shape[1]
@@ -407,37 +384,8 @@ class KelleyMKL(ClassifierMixin, BaseEstimator):
         InputError
             A kernel is a callable other than the classes of :mod:`problems.kernels`.
         """
-        from .model_io import save_model
-
         _not_fitted(self)
-        specs = None
-        arrays = {"classes": np.asarray(self.classes_), "kernel_weights": self._betas,
-                  "dual_coef": self.dual_coef_, "support": self.support_.astype(np.int64),
-                  "intercept": self.intercept_, "inner_gaps": self.inner_gaps_}
-        if self._callables:
-            specs = []
-            for k, kern in enumerate(self.kernels):
-                name = type(kern).__name__
-                if name not in _KERNEL_CLASSES or type(kern).__module__ != "problems.kernels":
-                    raise InputError(f"kernels[{k}] is a {name}: only the kernels of problems.kernels "
-                                     f"({', '.join(_KERNEL_CLASSES)}) can be saved (by name and parameters)",
-                                     field="kernels")
-                specs.append({"name": name, "params": kern._params()})
-            SV = self.support_vectors_
-            if sp.issparse(SV):
-                SV = SV.tocsr()
-                arrays.update(sv_data=SV.data, sv_indices=SV.indices.astype(np.int64),
-                              sv_indptr=SV.indptr.astype(np.int64), sv_shape=np.asarray(SV.shape, np.int64))
-            else:
-                arrays["support_vectors"] = np.asarray(SV, dtype=np.float64)
-        params = {k: v for k, v in self.get_params().items() if k != "kernels"}
-        meta = dict(extra_meta or {})
-        meta.update({"estimator": type(self).__name__, "params": params, "kernels": specs,
-                     "n_kernels": int(self._betas.shape[1]), "n_train": self.n_train_,
-                     "n_features_in": getattr(self, "n_features_in_", None),
-                     "shared": bool(np.ndim(self.kernel_weights_) == 1), "objective": self.objective_,
-                     "lower_bound": self.lower_bound_, "gap": self.gap_, "n_iter": self.n_iter_})
-        return save_model(path, arrays, meta)
+        return _save_kelley_mkl(self, path, extra_meta)
 
     @classmethod
     def load(cls, path):
@@ -449,65 +397,4 @@ class KelleyMKL(ClassifierMixin, BaseEstimator):
             ``kernels`` is rebuilt from the saved names and parameters, or None when the model
             was fitted on precomputed Gram matrices (predict then takes test-vs-train matrices).
         """
-        from . import kernels as kernel_module
-        from .model_io import load_model
-
-        arrays, meta = load_model(path, estimator=cls.__name__)
-        try:
-            specs, K, n_train = meta["kernels"], int(meta["n_kernels"]), int(meta["n_train"])
-            params = dict(meta["params"])
-            kernels = None
-            if specs is not None:
-                if len(specs) != K:
-                    raise ModelFormatError(f"{len(specs)} kernel specs for {K} kernels", path=path, field="kernels")
-                kernels = []
-                for spec in specs:
-                    if spec["name"] not in _KERNEL_CLASSES:
-                        raise ModelFormatError(f"unknown kernel {spec['name']!r}", path=path, field="kernels")
-                    kernels.append(getattr(kernel_module, spec["name"])(**spec["params"]))
-            est = cls(kernels, **params)
-            scalars = [float(meta[k]) for k in ("objective", "lower_bound", "gap")]
-            n_iter, shared = int(meta["n_iter"]), bool(meta["shared"])
-            n_features = meta["n_features_in"]
-            betas = np.asarray(arrays["kernel_weights"], dtype=np.float64)
-            dual, support = np.asarray(arrays["dual_coef"], np.float64), np.asarray(arrays["support"], np.int64)
-            intercept, inner = np.asarray(arrays["intercept"], np.float64), np.asarray(arrays["inner_gaps"], np.float64)
-            classes = arrays["classes"]
-        except ModelFormatError:
-            raise
-        except (KeyError, TypeError, ValueError, InputError) as exc:
-            raise ModelFormatError(f"model metadata is incomplete or malformed: {exc!r}", path=path) from None
-        n_out = 1 if classes.shape[0] == 2 else classes.shape[0]
-        for name, arr, shape in (("kernel_weights", betas, (n_out, K)), ("dual_coef", dual, (n_out, support.size)),
-                                 ("intercept", intercept, (n_out,)), ("inner_gaps", inner, (n_out,))):
-            if arr.shape != shape:
-                raise ModelFormatError(f"{name} has shape {arr.shape}, expected {shape}", path=path, field=name)
-        if support.ndim != 1 or (support.size and (support.min() < 0 or support.max() >= n_train)):
-            raise ModelFormatError(f"support indices outside 0..{n_train - 1}", path=path, field="support")
-        est._callables = kernels is not None
-        est.support_vectors_ = None
-        if est._callables:
-            if "support_vectors" in arrays:
-                SV = np.asarray(arrays["support_vectors"], dtype=np.float64)
-            elif "sv_data" in arrays:
-                try:
-                    SV = sp.csr_matrix((arrays["sv_data"], arrays["sv_indices"], arrays["sv_indptr"]),
-                                       shape=tuple(int(v) for v in arrays["sv_shape"]))
-                except (KeyError, ValueError) as exc:
-                    raise ModelFormatError(f"bad sparse support vectors: {exc}", path=path,
-                                           field="support_vectors") from None
-            else:
-                raise ModelFormatError("kernels are callables but no support vectors are stored", path=path,
-                                       field="support_vectors")
-            if SV.ndim != 2 or SV.shape[0] != support.size:
-                raise ModelFormatError(f"support vectors of shape {SV.shape} for {support.size} support indices",
-                                       path=path, field="support_vectors")
-            est.support_vectors_ = SV
-            est.n_features_in_ = int(n_features if n_features is not None else SV.shape[1])
-        est.classes_ = classes
-        est._betas = betas
-        est.kernel_weights_ = betas[0].copy() if shared else betas
-        est.dual_coef_, est.support_, est.intercept_, est.inner_gaps_ = dual, support, intercept, inner
-        est.objective_, est.lower_bound_, est.gap_ = scalars
-        est.n_iter_, est.n_train_ = n_iter, n_train
-        return est
+        return _load_kelley_mkl(cls, path)
