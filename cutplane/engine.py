@@ -21,7 +21,8 @@ from typing import Callable
 import numpy as np
 import scipy.sparse as sp
 
-from .cuts import Cut, slope_dot
+from ._oracle_answer import _check_oracle_result
+from .cuts import Cut
 from .exceptions import ConvergenceWarning, InexactCutWarning, InputError
 from .progress import ProgressReporter
 from .result import FallbackRecord, History, IterationInfo, Result
@@ -115,35 +116,6 @@ def _validate(oracle, regularizer, lam, method, eps, max_iter, time_limit, max_c
     if getattr(regularizer, "is_indicator", False) and not regularizer.contains(w0):
         raise InputError(f"w0 is not in the feasible set {regularizer!r}", field="w0")
     return spec, dim, lam, eps, max_iter, time_limit, max_cuts, prune_after, w0
-
-
-def _check_oracle_result(res, dim, w):
-    """Unpack and sanity-check an oracle's answer: (value, cut, exact)."""
-    try:
-        value, cut = res[0], res[1]
-        exact = bool(res[2]) if len(res) > 2 else True
-        slope, offset = cut
-    except (TypeError, ValueError, IndexError):
-        raise InputError(f"oracle must return OracleResult(value, Cut(slope, offset), ...), got {type(res).__name__}",
-                         field="oracle") from None
-    try:
-        value = float(value)
-        offset = float(offset)
-    except (TypeError, ValueError):
-        raise InputError("oracle value and cut offset must be real numbers", field="oracle") from None
-    if not np.isfinite(value):
-        raise InputError(f"oracle returned a non-finite risk value {value}", field="oracle")
-    shape = slope.shape if (sp.issparse(slope) or isinstance(slope, np.ndarray)) else np.shape(slope)
-    if tuple(shape) not in ((dim,), (1, dim)):
-        raise InputError(f"cut slope has shape {tuple(shape)}, expected ({dim},) or (1, {dim})", field="oracle")
-    with np.errstate(invalid="ignore", over="ignore"):
-        at_w = slope_dot(slope, w) + offset
-    if not np.isfinite(at_w):
-        raise InputError("cut slope or offset is not finite", field="oracle")
-    if at_w > value + 1e-7 * (1.0 + abs(value)):
-        raise InputError(f"the cut is above the risk at the query point ({at_w:.10g} > R(w) = {value:.10g}): "
-                         "offset must be R(w) - <slope, w>", field="oracle")
-    return value, Cut(slope, offset), exact
 
 
 def _zero_like_slope(slope, dim):
