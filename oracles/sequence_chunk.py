@@ -1,0 +1,196 @@
+"""One chunk of sentences of the sequence-labelling oracle: its decoding and its share of the cut.
+
+:class:`SequenceChunk` is the :class:`cutplane.parallel.ChunkTask` that
+:class:`oracles.sequence.SequenceHingeOracle` maps over its executor. It runs the
+(loss-augmented) Viterbi on its sentences in numba (the kernels release the GIL) and sums
+``Phi(x_i, y^_i) - Phi(x_i, y_i)`` over them as exact integer counts, returned as a
+:class:`ChunkPartial`. The weight layout is that of :mod:`oracles.sequence`, which re-exports
+both classes (they were moved here from it).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from .viterbi import sentence_unary, viterbi_kernel
+
+__all__ = ["SequenceChunk", "ChunkPartial"]
+
+
+
+@njit(nogil=True, cache=True)
+def _decode_chunk(W, trans, indptr, indices, sent_ptr, y, s0, s1, augment, yhat):
+    """Viterbi on sentences ``s0..s1``; writes ``yhat`` (chunk-local: token ``t`` at
+    ``t - sent_ptr[s0]``); returns (sum of losses, sum of R_i)."""
+    K = W.shape[1]
+    base = sent_ptr[s0]
+    max_len = 0
+    for i in range(s0, s1):
+        max_len = max(max_len, sent_ptr[i + 1] - sent_ptr[i])
+    unary = np.empty((max_len, K))
+    score = np.empty((max_len, K))
+    back = np.zeros((max_len, K), dtype=np.int32)
+    trans_t = np.ascontiguousarray(trans.T)
+    loss_sum = 0.0
+    value_sum = 0.0
+    for i in range(s0, s1):
+        t0 = sent_ptr[i]
+        t1 = sent_ptr[i + 1]
+        if t1 == t0:
+            continue
+        sentence_unary(W, indptr, indices, t0, t1, unary)
+        viterbi_kernel(unary, trans_t, y[t0:t1], augment, score, back, yhat[t0 - base:t1 - base])
+        if augment:
+            # R_i = Delta(y, y^) + score(y^) - score(y), recomputed along both paths
+            diff = 0.0
+            loss = 0
+            for t in range(t1 - t0):
+                a = yhat[t0 - base + t]
+                b = y[t0 + t]
+                if a != b:
+                    loss += 1
+                    diff += unary[t, a] - unary[t, b]
+                if t > 0:
+                    diff += trans[yhat[t0 - base + t - 1], a] - trans[y[t0 + t - 1], b]
+            loss_sum += loss
+            value_sum += loss + diff
+    return loss_sum, value_sum
+
+
+@njit(nogil=True, cache=True)
+def _cut_chunk(indptr, indices, sent_ptr, y, yhat, s0, s1, n_features, K, with_trans):
+    """Sparse sum over sentences s0..s1 of Phi(x_i, y^_i) - Phi(x_i, y_i) (``yhat`` chunk-local).
+
+    Returns sorted int64 coordinates and float64 values (zeros removed).
+    """
+    slot = np.full(n_features, -1, dtype=np.int64)
+    n_touched = 0
+    t_lo = sent_ptr[s0]
+    t_hi = sent_ptr[s1]
+    for t in range(t_lo, t_hi):
+        if yhat[t - t_lo] != y[t]:
+            for p in range(indptr[t], indptr[t + 1]):
+                f = indices[p]
+                if slot[f] < 0:
+                    slot[f] = 0
+                    n_touched += 1
+    touched = np.empty(n_touched, dtype=np.int64)
+    j = 0
+    for f in range(n_features):
+        if slot[f] == 0:
+            slot[f] = j
+            touched[j] = f
+            j += 1
+    acc = np.zeros((n_touched, K), dtype=np.int32)  # integer counts: half the memory of float64, exact
+    tacc = np.zeros((K, K), dtype=np.int64)
+    for i in range(s0, s1):
+        for t in range(sent_ptr[i], sent_ptr[i + 1]):
+            a = yhat[t - t_lo]
+            b = y[t]
+            if a != b:
+                for p in range(indptr[t], indptr[t + 1]):
+                    s = slot[indices[p]]
+                    acc[s, a] += 1
+                    acc[s, b] -= 1
+            if with_trans and t > sent_ptr[i]:
+                pa = yhat[t - 1 - t_lo]
+                pb = y[t - 1]
+                if pa != pb or a != b:
+                    tacc[pa, a] += 1
+                    tacc[pb, b] -= 1
+    nnz = 0
+    for s in range(n_touched):
+        for k in range(K):
+            if acc[s, k] != 0:
+                nnz += 1
+    for a in range(K):
+        for b in range(K):
+            if tacc[a, b] != 0:
+                nnz += 1
+    idx = np.empty(nnz, dtype=np.int64)
+    val = np.empty(nnz)
+    q = 0
+    for s in range(n_touched):
+        base = touched[s] * K
+        for k in range(K):
+            if acc[s, k] != 0:
+                idx[q] = base + k
+                val[q] = acc[s, k]
+                q += 1
+    base = n_features * K
+    for a in range(K):
+        for b in range(K):
+            if tacc[a, b] != 0:
+                idx[q] = base + a * K + b
+                val[q] = tacc[a, b]
+                q += 1
+    return idx, val
+
+
+class ChunkPartial(NamedTuple):
+    """One chunk's share of the 1-slack cut (unnormalised sums over its sentences).
+
+    Attributes
+    ----------
+    indices : ndarray of shape (nnz,), int64
+        Sorted coordinates of ``sum_i Phi(x_i, y^_i) - Phi(x_i, y_i)``.
+    values : ndarray of shape (nnz,), float64
+        Its nonzero entries (integer counts).
+    loss : float
+        ``sum_i Delta(y_i, y^_i)``.
+    value : float
+        ``sum_i R_i`` (the hinge terms).
+    yhat : ndarray of shape (n_chunk_tokens,), int32
+        The chunk's decoded labels.
+    """
+
+    indices: np.ndarray
+    values: np.ndarray
+    loss: float
+    value: float
+    yhat: np.ndarray
+
+
+class SequenceChunk:
+    """A :class:`cutplane.parallel.ChunkTask`: sentences ``s0..s1`` of a tagging dataset.
+
+    In this process it shares the dataset's arrays; pickled (for worker processes) it carries
+    only its own sentences, rebased to start at 0.
+
+    ``chunk(w, augment=True, with_cut=True)`` decodes its sentences at ``w`` (shape (dim,))
+    and returns a :class:`ChunkPartial` (empty ``indices`` when ``with_cut`` is False).
+    """
+
+    def __init__(self, indptr, indices, sentence_ptr, labels, s0, s1, n_features, n_labels, transitions):
+        self.indptr, self.indices, self.sentence_ptr, self.labels = indptr, indices, sentence_ptr, labels
+        self.s0, self.s1 = int(s0), int(s1)
+        self.n_features, self.n_labels, self.transitions = int(n_features), int(n_labels), bool(transitions)
+
+    def __getstate__(self):
+        t0, t1 = int(self.sentence_ptr[self.s0]), int(self.sentence_ptr[self.s1])
+        p0, p1 = int(self.indptr[t0]), int(self.indptr[t1])
+        state = dict(self.__dict__)
+        state.update(indptr=self.indptr[t0:t1 + 1] - p0, indices=self.indices[p0:p1],
+                     sentence_ptr=self.sentence_ptr[self.s0:self.s1 + 1] - t0, labels=self.labels[t0:t1],
+                     s0=0, s1=self.s1 - self.s0)
+        return state
+
+    @property
+    def n_tokens(self) -> int:
+        return int(self.sentence_ptr[self.s1] - self.sentence_ptr[self.s0])
+
+    def __call__(self, w, augment=True, with_cut=True) -> ChunkPartial:
+        K, nf = self.n_labels, self.n_features
+        W = w[:nf * K].reshape(nf, K)
+        T = w[nf * K:].reshape(K, K) if self.transitions else np.zeros((K, K))
+        yhat = np.empty(self.n_tokens, dtype=np.int32)
+        loss, value = _decode_chunk(W, T, self.indptr, self.indices, self.sentence_ptr, self.labels,
+                                    self.s0, self.s1, augment, yhat)
+        if with_cut:
+            idx, val = _cut_chunk(self.indptr, self.indices, self.sentence_ptr, self.labels, yhat, self.s0,
+                                  self.s1, nf, K, self.transitions)
+        else:
+            idx, val = np.empty(0, np.int64), np.empty(0)
+        return ChunkPartial(idx, val, float(loss), float(value), yhat)
