@@ -17,7 +17,9 @@ def objective(H, c, a):
 def clarabel_value(H, c):
     a = cp.Variable(len(c), nonneg=True)
     prob = cp.Problem(cp.Minimize(0.5 * cp.quad_form(a, cp.psd_wrap(H)) - c @ a), [cp.sum(a) == 1])
-    prob.solve(solver="CLARABEL")
+    # tight tolerances: at the defaults (1e-8) its value can exceed the optimum by ~2e-8 relative
+    # when H has entries ~1e4 (lam = 1e-4), more than the comparison below allows
+    prob.solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
     assert prob.status == "optimal"
     return prob.value
 
