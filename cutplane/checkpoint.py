@@ -132,7 +132,8 @@ def working_set_state(ws: WorkingSet) -> dict:
 
 
 def _set_duals(ws, duals, idle):
-    """Restore duals and idle counts (:meth:`WorkingSet.set_duals`)."""
+    """Restore duals and idle counts (``WorkingSet.set_duals``, from
+    :meth:`~cutplane.limited_memory.LimitedMemoryMixin.set_duals`)."""
     ws.set_duals(duals, idle)
 
 

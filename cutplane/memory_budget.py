@@ -63,8 +63,8 @@ def fit_memory(ws: WorkingSet, limit: int, cut_bytes: int, *, groups=None) -> Wo
 
     Arrays with more than twice the room the cuts need are compacted first (a rebuild with the
     same cuts, duals and idle counts); then the two oldest cuts are merged into one
-    (:meth:`~cutplane.working_set.WorkingSet.aggregate`) until the next cut fits, or a single
-    cut is left.
+    (``WorkingSet.aggregate``, from :meth:`~cutplane.limited_memory.LimitedMemoryMixin.aggregate`)
+    until the next cut fits, or a single cut is left.
 
     Parameters
     ----------
