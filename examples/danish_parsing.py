@@ -96,7 +96,8 @@ def markdown(rows, args, baseline, n_dev, n_test, n_dev_tok, n_test_tok):
     lines = [
         "# Dependency parsing on UD Danish-DDT: MTL^parse vs structural SVM",
         "",
-        f"Produced by `examples/danish_parsing.py` on {datetime.date.today().isoformat()} "
+        f"Produced by `{' '.join(['python examples/danish_parsing.py', *getattr(args, 'argv', [])])}` "
+        f"on {datetime.date.today().isoformat()} "
         f"({platform.python_version()}, {platform.machine()}, a 2-core machine shared with other jobs: "
         "times are wall-clock and noisy). Do not edit by hand; re-run the script.",
         "",
@@ -179,6 +180,7 @@ def main(argv=None):
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "results" / "danish_parsing.md")
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # the command, for the page's header
 
     folder = dataset_path("ud-danish-ddt")
     dev = read_conllu(folder / "da_ddt-ud-dev.conllu.gz")
