@@ -220,3 +220,30 @@ def test_ocr_spom_fig2_small_run(data_dir, tmp_path):
     assert out.with_suffix(".png").read_bytes()[:8] == PNG
     diff = float(re.search(r"max \|w_package - w_dense\| = ([0-9.e+-]+)", text).group(1))
     assert diff < 1e-9
+
+
+def test_danish_parsing_page_compares_mtl_and_ssvm_along_C(data_dir, tmp_path):
+    """The Table 7 script on its data (few iterations): the page names its command, and its
+    MTL^parse - SSVM lines are the differences of the table's own rows at each C."""
+    import re
+
+    mod = _load("danish_parsing")
+    out = tmp_path / "dk.md"
+    argv = ["--C", "1", "100", "--regularizers", "mtl", "ssvm", "--max-iter", "15", "--out", str(out)]
+    mod.main(argv)
+    text = out.read_text()
+    assert f"Produced by `python examples/danish_parsing.py {' '.join(argv)}`" in text
+    table = {}
+    main_table = text.split("UAS: attachment score", 1)[0]
+    for m in re.finditer(r"^\| (MTL\^parse|SSVM) \| ([0-9.e+]+) \| ([0-9.]+) \| ([0-9.]+) \| ([0-9.]+) \|",
+                         main_table, re.M):
+        table[m.group(1), float(m.group(2))] = [float(m.group(k)) for k in (3, 4, 5)]
+    assert len(table) == 4
+    versus = text.split("## MTL^parse against the structural SVM", 1)[1]
+    for C in (1.0, 100.0):
+        m, s = table["MTL^parse", C], table["SSVM", C]
+        row = re.search(rf"^\| {C:g} \| ([+-][0-9.]+) \| ([+-][0-9.]+) \| ([+-][0-9.]+) \|", versus, re.M)
+        for k in range(3):
+            assert float(row.group(k + 1)) == pytest.approx(m[k] - s[k], abs=0.011)
+    best = max(((n, C) for n, C in table if n == "SSVM"), key=lambda k: table[k][0])
+    assert f"SSVM {table[best][0]:.2f} at C = {best[1]:g}" in versus
