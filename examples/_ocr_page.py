@@ -221,8 +221,40 @@ def _findings(runs, summ, comps):
     return out
 
 
-def render_page(runs, out, command=None) -> str:
-    """Write the page of ``runs`` (records loaded by :func:`_ocr_folds.load_runs`) to ``out``; return its text."""
+def _check_lines(runs, checks):
+    """The section of a convergence check: records of some folds re-run with a longer MTL^struct time
+    limit (``--check``): each chosen fit with its certificate, the verdict and the paired differences."""
+    summ = summaries(checks)
+    s = checks[0]["settings"]
+    out = ["", "## Convergence check: chosen fits re-run to their certified gap", "",
+           f"Many MTL^struct fits above stopped at their time limit. Fold(s) {', '.join(str(r['fold']) for r in checks)} "
+           f"re-run for the kernels {', '.join(dict.fromkeys(r['key'] for run in checks for r in run['rows']))} with "
+           f"C in {{{', '.join(f'{c:g}' for c in s['C'])}}} and {s['mtl_time_limit']:g} s per fit (records "
+           + ", ".join(f"`{Path(r.get('path', '?')).name}`" for r in checks) + "; command(s) "
+           + "; ".join(f"`{c}`" for c in dict.fromkeys(r["command"] for r in checks)) + "):", ""]
+    out += _per_fold_rows(checks) + [""] + _verdicts(checks, summ)
+    main = {(run["fold"], r["key"], r["solver"]): r for run in runs for r in run["rows"]}
+    moved = []
+    for run in checks:
+        for r in run["rows"]:
+            m = main.get((run["fold"], r["key"], r["solver"]))
+            if m is not None:
+                g, h = m["grid"][m["chosen"]], r["grid"][r["chosen"]]
+                moved.append(f"fold {run['fold']} {r['key']}: C = {g['C']:g} ({g['status']}) test {m['test']:.2%} "
+                             f"-> C = {h['C']:g} ({h['status']}) test {r['test']:.2%}")
+    if moved:
+        out += ["- Against the chosen fits of the tables above (same fold, kernel and solver): " + "; ".join(moved) + "."]
+    comps = _comparisons(checks, summ)
+    if comps:
+        out += [""] + _paired_table(comps, summ)
+    return out
+
+
+def render_page(runs, out, command=None, checks=None) -> str:
+    """Write the page of ``runs`` (records loaded by :func:`_ocr_folds.load_runs`) to ``out``; return its text.
+
+    ``checks``: records of some folds re-run with a longer MTL^struct time limit, shown in a section
+    of their own after the findings (their numbers do not enter the tables above)."""
     summ = summaries(runs)
     comps = _comparisons(runs, summ)
     n = runs[0]["test"]["chars"]
@@ -241,6 +273,8 @@ def render_page(runs, out, command=None) -> str:
                   "characters, then over folds; the best single kernel is the one of highest mean over folds):",
                   ""] + _paired_table(comps, summ)
     lines += ["", "## Findings", ""] + _findings(runs, summ, comps)
+    if checks:
+        lines += _check_lines(runs, checks)
     lines += ["", "## Per fold", "", "The chosen fit of every model, solver and fold:", ""] + _per_fold_rows(runs)
     lines += ["", "Validation accuracy for every C, mean over folds (how often chosen; MTL fits that stopped "
               "before their certified gap):", ""] + _grid_table(runs) + _spom_excess(runs)

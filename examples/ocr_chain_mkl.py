@@ -130,6 +130,9 @@ def parse_args(argv=None):
                     help="several folds in sequence (overrides --fold); record and page written after each")
     ap.add_argument("--render", nargs="+", metavar="JSON", default=None,
                     help="no training: rewrite the page --out from these fold records")
+    ap.add_argument("--check", nargs="+", metavar="JSON", default=None,
+                    help="with --render: records of folds re-run with a longer --mtl-time-limit, shown in a "
+                         "section of their own (convergence check)")
     ap.add_argument("--n-train-words", type=int, default=0, help="0: the whole fold")
     ap.add_argument("--n-val-words", type=int, default=200)
     ap.add_argument("--n-test-words", type=int, default=1500, help="from the other 8 folds (0: all)")
@@ -272,7 +275,8 @@ def main(argv=None):
            f"examples/ocr_chain_mkl.py {' '.join(sys.argv[1:] if argv is None else argv)}").rstrip()
     if args.render:
         runs = load_runs(args.render)
-        render_page(runs, args.out, command=cmd.split(" python ", 1)[1])
+        render_page(runs, args.out, command=cmd.split(" python ", 1)[1],
+                    checks=load_runs(args.check) if args.check else None)
         print(f"wrote {args.out} from folds {[r['fold'] for r in runs]}")
         return runs
     letters = load_ocr_letters()

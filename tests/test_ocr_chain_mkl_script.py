@@ -214,6 +214,33 @@ def test_render_merges_folds(mod, tiny, tmp_path):
     assert (f"not converged** ({n_nc} of {2 * 4 * 2} fits" in text) if n_nc else ("every fit converged" in text)
 
 
+def test_render_with_a_convergence_check(mod, tiny, tmp_path):
+    """``--check``: records of re-run folds get their own section (chosen fits, verdict, paired
+    differences, and the move from the main tables' chosen fit); the main tables do not change."""
+    rows, out = tiny
+    recs = [str(mod.record_path(out, f)) for f in FOLDS]
+    check = json.loads(mod.record_path(out, FOLDS[1]).read_text())
+    check["rows"] = [r for r in check["rows"] if r["key"] in ("Q", "MKL") and r["solver"] == "mtl"]
+    check["settings"] = dict(check["settings"], mtl_time_limit=999.0)
+    (tmp_path / "check_fold3.json").write_text(json.dumps(check))
+    plain, checked = tmp_path / "plain.md", tmp_path / "checked.md"
+    mod.main(["--render", *recs, "--out", str(plain)])
+    mod.main(["--render", *recs, "--check", str(tmp_path / "check_fold3.json"), "--out", str(checked)])
+    text = checked.read_text()
+    head, section = text.split("## Convergence check: chosen fits re-run to their certified gap")
+    assert "## Per fold" in section and head.split("## Results over folds")[1] == \
+        plain.read_text().split("## Results over folds")[1].split("## Per fold")[0]
+    assert f"Fold(s) {FOLDS[1]} re-run for the kernels Q, MKL" in section and "999 s per fit" in section
+    by = {(r.fold, r.key, r.solver): r for r in rows}
+    for key in ("Q", "MKL"):
+        r = by[FOLDS[1], key, "mtl"]
+        assert (f"fold {FOLDS[1]} {key}: C = {r.best.C:g} ({r.best.status}) test {r.test:.2%} -> "
+                f"C = {r.best.C:g} ({r.best.status}) test {r.test:.2%}") in section
+    q, m = by[FOLDS[1], "Q", "mtl"], by[FOLDS[1], "MKL", "mtl"]
+    assert f"MKL {m.test:.2%} (mean over 1 fold(s))" in section
+    assert f"fold {FOLDS[1]}: {m.test - q.test:+.2%}" in section
+
+
 def test_render_refuses_bad_records(mod, tiny, tmp_path):
     rows, out = tiny
     rec0 = mod.record_path(out, FOLDS[0])
