@@ -226,8 +226,7 @@ def _check_lines(runs, checks):
     limit (``--check``): each chosen fit with its certificate, the verdict and the paired differences."""
     summ = summaries(checks)
     s = checks[0]["settings"]
-    out = ["", "## Convergence check: chosen fits re-run to their certified gap", "",
-           f"Many MTL^struct fits above stopped at their time limit. Fold(s) {', '.join(str(r['fold']) for r in checks)} "
+    out = ["", f"Fold(s) {', '.join(str(r['fold']) for r in checks)} "
            f"re-run for the kernels {', '.join(dict.fromkeys(r['key'] for run in checks for r in run['rows']))} with "
            f"C in {{{', '.join(f'{c:g}' for c in s['C'])}}} and {s['mtl_time_limit']:g} s per fit (records "
            + ", ".join(f"`{Path(r.get('path', '?')).name}`" for r in checks) + "; command(s) "
@@ -253,8 +252,9 @@ def _check_lines(runs, checks):
 def render_page(runs, out, command=None, checks=None) -> str:
     """Write the page of ``runs`` (records loaded by :func:`_ocr_folds.load_runs`) to ``out``; return its text.
 
-    ``checks``: records of some folds re-run with a longer MTL^struct time limit, shown in a section
-    of their own after the findings (their numbers do not enter the tables above)."""
+    ``checks``: groups of records (each a list from :func:`_ocr_folds.load_runs`, same settings) of
+    some folds re-run with a longer MTL^struct time limit, shown in a section of their own after
+    the findings (their numbers do not enter the tables above)."""
     summ = summaries(runs)
     comps = _comparisons(runs, summ)
     n = runs[0]["test"]["chars"]
@@ -274,7 +274,10 @@ def render_page(runs, out, command=None, checks=None) -> str:
                   ""] + _paired_table(comps, summ)
     lines += ["", "## Findings", ""] + _findings(runs, summ, comps)
     if checks:
-        lines += _check_lines(runs, checks)
+        lines += ["", "## Convergence check: chosen fits re-run to their certified gap", "",
+                  "Many MTL^struct fits above stopped at their time limit; some were re-run with a longer one:"]
+        for group in checks:
+            lines += _check_lines(runs, group)
     lines += ["", "## Per fold", "", "The chosen fit of every model, solver and fold:", ""] + _per_fold_rows(runs)
     lines += ["", "Validation accuracy for every C, mean over folds (how often chosen; MTL fits that stopped "
               "before their certified gap):", ""] + _grid_table(runs) + _spom_excess(runs)

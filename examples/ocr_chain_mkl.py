@@ -132,7 +132,7 @@ def parse_args(argv=None):
                     help="no training: rewrite the page --out from these fold records")
     ap.add_argument("--check", nargs="+", metavar="JSON", default=None,
                     help="with --render: records of folds re-run with a longer --mtl-time-limit, shown in a "
-                         "section of their own (convergence check)")
+                         "section of their own (convergence check), one block per record")
     ap.add_argument("--n-train-words", type=int, default=0, help="0: the whole fold")
     ap.add_argument("--n-val-words", type=int, default=200)
     ap.add_argument("--n-test-words", type=int, default=1500, help="from the other 8 folds (0: all)")
@@ -276,7 +276,7 @@ def main(argv=None):
     if args.render:
         runs = load_runs(args.render)
         render_page(runs, args.out, command=cmd.split(" python ", 1)[1],
-                    checks=load_runs(args.check) if args.check else None)
+                    checks=[load_runs([c]) for c in args.check] if args.check else None)
         print(f"wrote {args.out} from folds {[r['fold'] for r in runs]}")
         return runs
     letters = load_ocr_letters()
