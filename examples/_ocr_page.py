@@ -249,6 +249,23 @@ def _check_lines(runs, checks):
     return out
 
 
+def _check_summary(checks):
+    """Each paired difference of the check blocks pooled over their folds (one line per comparison)."""
+    pooled = {}
+    for group in checks:
+        for p, _ in _comparisons(group, summaries(group)):
+            for f, d in zip(p.folds, p.diffs):
+                pooled.setdefault((p.solver, p.a, p.b), {})[f] = d
+    out = []
+    for (solver, a, b), by_fold in pooled.items():
+        if len(by_fold) > 1:
+            d = np.array(list(by_fold.values()))
+            out.append(f"- {run_name(solver)}, {a} - {b} over the {len(d)} checked folds "
+                       f"({', '.join(map(str, by_fold))}): {d.mean():+.2%} +- {d.std(ddof=1):.2%} (std), "
+                       f"the first ahead on {int(np.sum(d > 0))} of {len(d)}.")
+    return ["", "Pooled over the blocks above:", ""] + out if out else []
+
+
 def render_page(runs, out, command=None, checks=None) -> str:
     """Write the page of ``runs`` (records loaded by :func:`_ocr_folds.load_runs`) to ``out``; return its text.
 
@@ -278,6 +295,7 @@ def render_page(runs, out, command=None, checks=None) -> str:
                   "Many MTL^struct fits above stopped at their time limit; some were re-run with a longer one:"]
         for group in checks:
             lines += _check_lines(runs, group)
+        lines += _check_summary(checks)
     lines += ["", "## Per fold", "", "The chosen fit of every model, solver and fold:", ""] + _per_fold_rows(runs)
     lines += ["", "Validation accuracy for every C, mean over folds (how often chosen; MTL fits that stopped "
               "before their certified gap):", ""] + _grid_table(runs) + _spom_excess(runs)

@@ -239,6 +239,16 @@ def test_render_with_a_convergence_check(mod, tiny, tmp_path):
     q, m = by[FOLDS[1], "Q", "mtl"], by[FOLDS[1], "MKL", "mtl"]
     assert f"MKL {m.test:.2%} (mean over 1 fold(s))" in section
     assert f"fold {FOLDS[1]}: {m.test - q.test:+.2%}" in section
+    assert "Pooled over" not in section  # one checked fold: nothing to pool
+    # a second block (the other fold): the MKL - Q differences pooled over both
+    first = json.loads(mod.record_path(out, FOLDS[0]).read_text())
+    first["rows"] = [r for r in first["rows"] if r["key"] in ("Q", "MKL") and r["solver"] == "mtl"]
+    (tmp_path / "check_fold0.json").write_text(json.dumps(first))
+    mod.main(["--render", *recs, "--check", str(tmp_path / "check_fold0.json"), str(tmp_path / "check_fold3.json"),
+              "--out", str(checked)])
+    d = np.array([by[f, "MKL", "mtl"].test - by[f, "Q", "mtl"].test for f in FOLDS])
+    assert (f"MKL - Q over the 2 checked folds ({FOLDS[0]}, {FOLDS[1]}): {d.mean():+.2%} +- {d.std(ddof=1):.2%} "
+            f"(std), the first ahead on {int(np.sum(d > 0))} of 2.") in checked.read_text()
 
 
 def test_render_refuses_bad_records(mod, tiny, tmp_path):
