@@ -221,10 +221,10 @@ def _findings(runs, summ, comps):
     return out
 
 
-def _check_lines(runs, checks):
+def _check_lines(runs, checks, summ, comps):
     """The section of a convergence check: records of some folds re-run with a longer MTL^struct time
-    limit (``--check``): each chosen fit with its certificate, the verdict and the paired differences."""
-    summ = summaries(checks)
+    limit (``--check``): each chosen fit with its certificate, the verdict and the paired differences
+    (``summ``, ``comps``: the group's :func:`summaries` and :func:`_comparisons`)."""
     s = checks[0]["settings"]
     out = ["", f"Fold(s) {', '.join(str(r['fold']) for r in checks)} "
            f"re-run for the kernels {', '.join(dict.fromkeys(r['key'] for run in checks for r in run['rows']))} with "
@@ -243,17 +243,16 @@ def _check_lines(runs, checks):
                              f"-> C = {h['C']:g} ({h['status']}) test {r['test']:.2%}")
     if moved:
         out += ["- Against the chosen fits of the tables above (same fold, kernel and solver): " + "; ".join(moved) + "."]
-    comps = _comparisons(checks, summ)
     if comps:
         out += [""] + _paired_table(comps, summ)
     return out
 
 
-def _check_summary(checks):
-    """Each paired difference of the check blocks pooled over their folds (one line per comparison)."""
+def _check_summary(group_comps):
+    """Each paired difference of the check blocks (their :func:`_comparisons`) pooled over their folds."""
     pooled = {}
-    for group in checks:
-        for p, _ in _comparisons(group, summaries(group)):
+    for comps in group_comps:
+        for p, _ in comps:
             for f, d in zip(p.folds, p.diffs):
                 pooled.setdefault((p.solver, p.a, p.b), {})[f] = d
     out = []
@@ -293,9 +292,12 @@ def render_page(runs, out, command=None, checks=None) -> str:
     if checks:
         lines += ["", "## Convergence check: chosen fits re-run to their certified gap", "",
                   "Many MTL^struct fits above stopped at their time limit; some were re-run with a longer one:"]
+        group_comps = []
         for group in checks:
-            lines += _check_lines(runs, group)
-        lines += _check_summary(checks)
+            gsumm = summaries(group)
+            group_comps.append(_comparisons(group, gsumm))
+            lines += _check_lines(runs, group, gsumm, group_comps[-1])
+        lines += _check_summary(group_comps)
     lines += ["", "## Per fold", "", "The chosen fit of every model, solver and fold:", ""] + _per_fold_rows(runs)
     lines += ["", "Validation accuracy for every C, mean over folds (how often chosen; MTL fits that stopped "
               "before their certified gap):", ""] + _grid_table(runs) + _spom_excess(runs)

@@ -157,6 +157,8 @@ def parse_args(argv=None):
         args.folds = [args.fold]
     if len(set(args.folds)) != len(args.folds):
         ap.error(f"--folds repeats a fold: {args.folds}")
+    if args.check and not args.render:
+        ap.error("--check goes with --render (it adds the records of re-run folds to a rendered page)")
     return args
 
 

@@ -122,6 +122,12 @@ def test_correctness_bits_round_trip(mod, bits):
     assert unpack_correct(packed).tolist() == bits
 
 
+def test_check_needs_render(mod, capsys):
+    with pytest.raises(SystemExit):
+        mod.parse_args(["--check", "a.json"])
+    assert "--check goes with --render" in capsys.readouterr().err
+
+
 def test_pmkl_p_argument(mod):
     assert mod.parse_args(["--pmkl-p", "4/3"]).pmkl_p == pytest.approx(4.0 / 3.0)
     assert mod.model_spec("pMKL", mod.parse_args(["--pmkl-p", "4/3"]))[0] == "pMKL (p = 4/3) over T, L, Q, G"
