@@ -150,8 +150,11 @@ class CpuTimed:
         return getattr(self.oracle, name)
 
 
-def structured_run(n, n_cuts, lam, config="small", seed=0, profile=False):
+def structured_run(n, n_cuts, lam, config="small", seed=0, profile=False, prune_after=None):
     """BMRM to ``n_cuts`` iterations on generated data; returns a dict of wall and CPU timings.
+
+    ``prune_after=None`` keeps every cut (the working set holds ``n_cuts`` cuts at the end);
+    ``minimize``'s default, 50, drops cuts idle for 50 iterations.
 
     CPU times (this process, which runs everything in one thread: serial oracle, one BLAS thread)
     do not count the waits for a core on a loaded machine, so their ratios are the stable figures.
@@ -176,7 +179,7 @@ def structured_run(n, n_cuts, lam, config="small", seed=0, profile=False):
     cpu0 = time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = minimize(oracle, L2(), lam, eps=1e-12, max_iter=n_cuts, prune_after=None,
+        res = minimize(oracle, L2(), lam, eps=1e-12, max_iter=n_cuts, prune_after=prune_after,
                        callback=lambda info: stamps.append(time.process_time()) and False)
     cpu = time.process_time() - cpu0
     if prof is not None:
@@ -184,7 +187,7 @@ def structured_run(n, n_cuts, lam, config="small", seed=0, profile=False):
     per_iter = np.diff(stamps)
     tail = slice(max(0, len(per_iter) - max(5, len(per_iter) // 10)), None)
     h = res.history
-    return dict(config=config, n=oracle.n_samples, tokens=int(oracle.sentence_ptr[-1]), dim=oracle.dim, cuts=n_cuts, n_iter=res.n_iter,
+    return dict(config=config, prune_after=prune_after, n=oracle.n_samples, tokens=int(oracle.sentence_ptr[-1]), dim=oracle.dim, cuts=n_cuts, n_iter=res.n_iter,
                 n_cuts_end=int(h.n_cuts[-1]), total=res.time_s, oracle=res.oracle_time_s, solver=res.solver_time_s,
                 cpu=cpu, oracle_cpu=oracle.cpu, tail_cpu=float(per_iter[tail].mean()),
                 tail_oracle_cpu=float(np.mean(oracle.per_call[1:][tail])),
@@ -200,15 +203,19 @@ def structured_section(grid, lam, profile_spec, say):
         "CPU = process CPU time (everything runs in one thread), immune to waiting for a core; wall = "
         "``Result.time_s`` / ``oracle_time_s`` / ``solver_time_s``.")
     say()
-    say("| data | n | tokens | dim | cuts | wall s | outside oracle (wall) | CPU s | outside oracle (CPU) | "
+    say("A grid entry `config:n:cuts,...:p50` runs with `prune_after=50` (minimize's default: cuts idle for "
+        "50 iterations are dropped), shown as `iterations (cuts at the end)`; without it no cut is dropped.")
+    say()
+    say("| data | n | tokens | dim | iterations (cuts) | wall s | outside oracle (wall) | CPU s | outside oracle (CPU) | "
         "CPU ms/iter (last 10%) | oracle CPU ms/iter | engine CPU ms/iter | solver wall ms/iter |")
     say("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     structured_run(200, 5, lam)  # warm-up: imports, numba caches of the oracle and the working set
     rows = []
-    for config, n, cuts in grid:
-        r = structured_run(n, cuts, lam, config)
+    for config, n, cuts, prune in grid:
+        r = structured_run(n, cuts, lam, config, prune_after=prune)
         rows.append(r)
-        say(f"| {config} | {n} | {r['tokens']} | {r['dim']} | {r['n_cuts_end']} | {r['total']:.2f} | "
+        shown = str(r["n_cuts_end"]) if prune is None else f"{r['n_iter']} ({r['n_cuts_end']})"
+        say(f"| {config} | {n} | {r['tokens']} | {r['dim']} | {shown} | {r['total']:.2f} | "
             f"{100 * (1 - r['oracle'] / r['total']):.1f}% | {r['cpu']:.2f} | "
             f"{100 * (1 - r['oracle_cpu'] / r['cpu']):.1f}% | {1e3 * r['tail_cpu']:.1f} | "
             f"{1e3 * r['tail_oracle_cpu']:.1f} | {1e3 * (r['tail_cpu'] - r['tail_oracle_cpu']):.1f} | "
@@ -216,7 +223,8 @@ def structured_section(grid, lam, profile_spec, say):
     say()
     by_cuts = {}
     for r in rows:
-        by_cuts.setdefault((r["config"], r["cuts"]), []).append(r)
+        if r["prune_after"] is None:
+            by_cuts.setdefault((r["config"], r["cuts"]), []).append(r)
     say("CPU time per iteration (last 10% of the run) against n at a fixed number of cuts "
         "(linear in n: the ratio of tokens):")
     say()
@@ -247,6 +255,89 @@ def structured_section(grid, lam, profile_spec, say):
     return rows
 
 
+class KeepCuts(CpuTimed):
+    """:class:`CpuTimed` that also keeps every cut's slope (CSR), for :func:`gram_row_reference`."""
+
+    def __init__(self, oracle):
+        super().__init__(oracle)
+        self.slopes = []
+
+    def __call__(self, w):
+        out = super().__call__(w)
+        self.slopes.append(out.cut.slope.tocsr())
+        return out
+
+
+def _median_ms(fn, repeat):
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return 1e3 * float(np.median(times))
+
+
+def gram_row_reference(config, n, n_cuts, lam, say, repeat=5):
+    """One Gram row (the new cut against every stored cut) by the working set, side by side with
+    scipy's sparse products on the same float64 rows in the same run.
+
+    BMRM runs ``n_cuts`` iterations (no pruning) keeping the slopes; the working set of the first
+    ``n_cuts - 1`` takes the last one. References: ``A @ a`` with ``A`` the stored rows as a
+    float64 CSR matrix and ``a`` the new slope dense (scipy's ``csr_matvec``, one thread), and
+    ``A @ a.T`` with ``a`` sparse. The working set runs on its thread pool, then on one thread.
+    """
+    import scipy.sparse as sp
+
+    import cutplane.sparse_rows as rows_module
+    from cutplane.working_set import WorkingSet
+    from oracles.sequence import SequenceHingeOracle
+
+    if config in REAL:
+        base = REAL[config](n)
+    else:
+        indptr, indices, sentence_ptr, labels, n_features = make_sequences(n, **CONFIGS[config])
+        base = SequenceHingeOracle(indptr, indices, sentence_ptr, labels, n_features, CONFIGS[config]["n_labels"])
+    oracle = KeepCuts(base)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        minimize(oracle, L2(), lam, eps=1e-12, max_iter=n_cuts, prune_after=None)
+    stored, new = oracle.slopes[:-1], oracle.slopes[-1]
+    ws = WorkingSet(oracle.dim)
+    for a in stored:
+        ws.add(Cut(a, 0.0))
+    idx, data = ws._split_slope(new)
+    A = sp.vstack(stored).tocsr()
+    dense = new.toarray().ravel()
+    ours = ws._cross(idx, data)[0]
+    ref = A @ dense
+    err = float(np.max(np.abs(ours - ref)) / max(np.max(np.abs(ref)), 1e-300))
+    t_threads = _median_ms(lambda: ws._cross(idx, data), repeat)
+    saved = rows_module._CPUS
+    rows_module._CPUS = 1
+    try:
+        t_one = _median_ms(lambda: ws._cross(idx, data), repeat)
+    finally:
+        rows_module._CPUS = saved
+    t_matvec = _median_ms(lambda: A @ dense, repeat)
+    t_spsp = _median_ms(lambda: A @ new.T, repeat)
+    oracle_ms = 1e3 * float(np.median(oracle.per_call[1:]))
+    nnz = int(A.nnz)
+    say(f"| {config} | {n} | {oracle.dim} | {len(stored)} | {nnz} | {ws._store.slope_bytes / nnz:.1f} | "
+        f"{t_threads:.1f} | {t_one:.1f} | {t_matvec:.1f} | {t_spsp:.1f} | {t_matvec / t_one:.2f} | "
+        f"{oracle_ms:.1f} | {err:.1e} |")
+
+
+def parse_grid_entry(entry, cuts):
+    """``(config, n, cuts, prune_after)`` of a grid entry ``config:n:cuts,...[:p50]``."""
+    parts = entry.split(":")
+    prune = None
+    if len(parts) > 3:
+        if not parts[3].startswith("p"):
+            raise SystemExit(f"grid entry {entry!r}: the fourth field is pK (prune_after=K)")
+        prune = int(parts[3][1:])
+    return parts[0], int(float(parts[1])), int(cuts), prune
+
+
 class Hinge:
     def __init__(self, X, y):
         self.X, self.y, self.dim = X, y, X.shape[1]
@@ -273,6 +364,8 @@ def main(argv=None):
                             "large:1000:50,200", "large:10000:50,200", "large:100000:50"],
                    help="config:n:cuts,cuts,... for the structured section (config: small, large, or conll2000 when the data is present)")
     p.add_argument("--struct-lam", type=float, default=1e-4)
+    p.add_argument("--gram-reference", nargs="*", default=["large:10000:200"], metavar="CONFIG:N:CUTS",
+                   help="time one Gram row against scipy's sparse products (see gram_row_reference)")
     p.add_argument("--profile", nargs=3, metavar=("CONFIG", "N", "CUTS"), default=None)
     p.add_argument("--no-write", action="store_true")
     p.add_argument("--blas-threads", type=int, default=1,
@@ -290,14 +383,28 @@ def main(argv=None):
 
     load0 = os.getloadavg()
     say(f"- machine: {os.cpu_count()} cores, shared; load average at start {load0[0]:.2f} (1 min)")
-    grid = [(g.split(":")[0], int(float(g.split(":")[1])), int(c)) for g in args.grid
-            for c in g.split(":")[2].split(",")]
+    grid = [parse_grid_entry(g, c) for g in args.grid for c in g.split(":")[2].split(",")]
     from threadpoolctl import threadpool_info, threadpool_limits
 
     limits = threadpool_limits(args.blas_threads) if args.blas_threads > 0 else None
     say(f"- BLAS threads: {[i['num_threads'] for i in threadpool_info()]} (--blas-threads {args.blas_threads})")
     try:
         structured_section(grid, args.struct_lam, args.profile, say)
+        if args.gram_reference:
+            say()
+            say("One Gram row against scipy in the same run (`--gram-reference config:n:cuts`): the working set's "
+                "row of inner products of the new cut with every stored cut (its thread pool, then one thread), "
+                "beside scipy's `A @ a` (CSR times the dense new slope, one thread) and `A @ a.T` (sparse new "
+                "slope) on the same rows as float64 CSR. `bytes/nnz`: the working set's storage per stored "
+                "nonzero (int32 index and int16 / int32 counts or float64 values). `rel. diff`: largest "
+                "difference from scipy's row relative to its largest entry.")
+            say()
+            say("| data | n | dim | stored cuts | stored nnz | bytes/nnz | ours ms (threads) | ours ms (1 thread) | "
+                "scipy A@a ms | scipy A@a.T ms | scipy / ours (1 thread) | oracle ms/call | rel. diff |")
+            say("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+            for entry in args.gram_reference:
+                config, n, cuts = entry.split(":")
+                gram_row_reference(config, int(float(n)), int(cuts), args.struct_lam, say)
     finally:
         if limits is not None:
             limits.restore_original_limits()

@@ -1,8 +1,8 @@
 """The sparse slopes of a working set: storage and the three products the engine needs.
 
 :class:`~cutplane.working_set.WorkingSet` keeps sparse cuts here, one row per cut (sorted
-int32 indices, values as exact int16 counts and a scale when they are, float64 otherwise),
-and asks for
+int32 indices, values as exact int16 counts and a scale when they are, int32 counts when a count
+is beyond int16, float64 otherwise), and asks for
 
 - per-group inner products of a new slope with every stored row (a row of the Gram blocks),
 - ``A alpha`` (the dual point) and ``A^T w``.
@@ -35,6 +35,7 @@ _PARALLEL_NNZ = 2_000_000  # stored nonzeros above which the products run on thr
 _SCRATCH_MAX_DIM = 2**21  # up to this dim (16 MB of doubles, within a server L3) a new slope is scattered densely
 _BLOCK = 2**18  # coordinates per cache block (2 MB of doubles) beyond _SCRATCH_MAX_DIM
 _INT16_MAX = 32767
+_INT32_MAX = 2**31 - 1
 _MAX_RUNS_PER_GROUP = 16  # groups made of at most this many coordinate runs each are handled run by run
 _CPUS = min(4, os.cpu_count() or 1)
 _POOL = None
@@ -55,11 +56,14 @@ def _pool():
 
 
 def quantize(data):
-    """``(q, s)`` with ``q * s == data`` bit for bit and ``q`` int16, when the values are integer
-    multiples of their smallest magnitude (up to 32767 of it); else ``(data, 1.0)``.
+    """``(q, s)`` with ``q * s == data`` bit for bit and ``q`` integer, when the values are integer
+    multiples of their smallest magnitude; else ``(data, 1.0)``.
 
-    The structured oracles' cuts are feature counts times a factor (``C / n``): stored as int16
-    counts they take 6 bytes per nonzero instead of 12 (with the int32 index). Exactness is
+    ``q`` is int16 when every multiple is at most 32767, int32 up to ``2**31 - 1``. The
+    structured oracles' cuts are feature counts times a factor (``C / n``): stored as int16
+    counts they take 6 bytes per nonzero instead of 12 (with the int32 index). A few frequent
+    features of a large corpus can count beyond int16 (CoNLL-2000's first cuts at ``w = 0``: two
+    of 1.1 million entries); such a row takes 8 bytes per nonzero as int32 counts. Exactness is
     checked, never assumed, so the stored cut is the oracle's cut.
     """
     if data.size == 0:
@@ -68,9 +72,10 @@ def quantize(data):
     if not scale > 0.0:
         return data, 1.0
     q = np.rint(data / scale)
-    if float(np.abs(q).max()) > _INT16_MAX or not np.array_equal(q * scale, data):
+    top = float(np.abs(q).max())
+    if top > _INT32_MAX or not np.array_equal(q * scale, data):
         return data, 1.0
-    return q.astype(np.int16), scale
+    return q.astype(np.int16 if top <= _INT16_MAX else np.int32), scale
 
 
 class SparseRows:
@@ -91,7 +96,7 @@ class SparseRows:
         # the compiled loops take an empty id array for "one group"
         self._kgroups = groups if groups is not None else np.zeros(0, dtype=np.int32)
         self._runs = group_runs(groups, self.n_groups, _MAX_RUNS_PER_GROUP)
-        self.rows = []  # (indices, data): data float64, or int16 counts (see quantize)
+        self.rows = []  # (indices, data): data float64, or int16 / int32 counts (see quantize)
         self.nnz = []  # len(indices) of each row
         self.scale = []  # the row is data * scale
         self.slope_bytes = 0  # bytes of the stored rows
