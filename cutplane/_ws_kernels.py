@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["group_dot_sorted", "group_dot_gather", "group_dot_gather_runs", "scatter_add_upto",
+__all__ = ["group_dot_sorted", "group_dot_gather", "group_dot_gather_runs", "scatter_add_upto", "integer_multiples",
            "scatter_add_grouped_upto", "sparse_dot", "group_sq_sums", "group_norms_kernel", "group_norms_runs",
            "scale_by_group", "scale_by_group_runs", "scaled_by_group"]
 
@@ -180,6 +180,26 @@ def scatter_add_grouped_upto(out, idx, data, coef, groups, k, c1):
             out[i] += coef[np.uint64(groups[i])] * data[j]
             j += np.uint64(1)
     return hi
+
+
+@njit(nogil=True, cache=True)
+def integer_multiples(data, scale, limit):
+    """``(ok, q, top)``: ``q`` int32 with ``q[k] * scale == data[k]`` bit for bit for every ``k``
+    and ``top = max |q|``; ``ok`` False as soon as an entry is not such a multiple within
+    ``limit`` (``q`` is then partial). One pass instead of numpy's six over the row (8 ms for
+    CoNLL-2000's cuts of 4e5 nonzeros, now about 1)."""
+    n = data.shape[0]
+    q = np.empty(n, dtype=np.int32)
+    top = 0.0
+    for k in range(n):
+        r = np.rint(data[k] / scale)
+        a = abs(r)
+        if not a <= limit or r * scale != data[k]:
+            return False, q, top
+        if a > top:
+            top = a
+        q[k] = np.int32(r)
+    return True, q, top
 
 
 @njit(nogil=True, cache=True)

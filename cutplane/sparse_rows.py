@@ -71,11 +71,10 @@ def quantize(data):
     scale = float(np.abs(data).min())
     if not scale > 0.0:
         return data, 1.0
-    q = np.rint(data / scale)
-    top = float(np.abs(q).max())
-    if top > _INT32_MAX or not np.array_equal(q * scale, data):
+    ok, q, top = K.integer_multiples(data, scale, float(_INT32_MAX))
+    if not ok:
         return data, 1.0
-    return q.astype(np.int16 if top <= _INT16_MAX else np.int32), scale
+    return (q.astype(np.int16) if top <= _INT16_MAX else q), scale
 
 
 class SparseRows:
