@@ -83,7 +83,14 @@ def test_dense_and_sparse_give_the_same_model():
     a = LinearSVM(C=4.0, eps=1e-6).fit(X, y)
     b = LinearSVM(C=4.0, eps=1e-6).fit(sp.csr_matrix(X), y)
     assert a.objective_ == pytest.approx(b.objective_, abs=2e-6)
-    np.testing.assert_array_equal(a.predict(X), b.predict(sp.csr_matrix(X)))
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(a.intercept_, b.intercept_, rtol=0, atol=1e-10)
+    # equal predictions wherever the best class wins by more than rounding: this data has a
+    # sample tied exactly between two classes (margin 9e-15), where summation order decides
+    top2 = np.sort(a.decision_function(X), axis=1)[:, -2:]
+    clear = top2[:, 1] - top2[:, 0] > 1e-9
+    assert clear.sum() >= len(y) - 1
+    np.testing.assert_array_equal(a.predict(X)[clear], b.predict(sp.csr_matrix(X))[clear])
 
 
 def _liblinear_agreement(n, d, C_lib, seed=777):
