@@ -18,11 +18,16 @@ and previous-token templates; generated here directly as index arrays so that n 
 take seconds) for n = 1e3, 1e4, 1e5 sentences, running to a fixed number of cuts (no pruning,
 eps never reached) with the serial oracle; it reports the fraction of wall time outside the
 oracle, the reduced solver's share, and the time per iteration at the end of the run against n.
+A grid entry ending in ``:p50`` runs with ``prune_after=50`` (``minimize``'s default) instead of
+keeping every cut. ``--gram-reference CONFIG:N:CUTS`` times one Gram row (the new cut against every
+stored cut, the part of the engine that grows with the working set) beside scipy's sparse
+products on the same rows in the same run (:func:`gram_row_reference`).
 ``--profile N CUTS`` adds a cProfile of one run, listing the functions outside the oracle that
 take the time. That section is written to ``docs/results/engine_overhead.md``.
 
 Usage: ``python benchmarks/engine_overhead.py [--dim 500] [--sizes 10 50 200] [--repeat 5]``
-``[--skip-qp] [--grid small:10000:50,200 large:10000:200] [--profile large 10000 200] [--no-write]``
+``[--skip-qp] [--grid small:10000:50,200 large:10000:200 conll2000:8936:200:p50]``
+``[--gram-reference large:10000:200 conll2000:8936:100] [--profile large 10000 200] [--no-write]``
 """
 from __future__ import annotations
 
