@@ -83,6 +83,9 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         Working-set budget.
     prune_after : int, default=50
         Drop cuts idle that many iterations.
+    risk_floor_cut : bool, default=False
+        Cutting-plane solver: add the cut ``R(w) >= 0`` for ``regularizer="ssvm"`` too (``"mtl"``
+        and ``"pmtl"`` with ``p != 2`` always take it); see :class:`problems.SequenceTagger`.
     executor : None, str or executor
         Map of the oracle (and of the decoder in :meth:`predict`) over chunks of sentences
         (``"threads"`` uses several cores; a name of :data:`cutplane.parallel.EXECUTORS`).
@@ -143,7 +146,7 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
                  eps=0.1, max_iter=500, time_limit=None, min_count=1, normalize_loss=False, pos="upos",
                  max_cuts=None, prune_after=50, executor=None, n_workers=None, scheduler=None, solver="cutting-plane",
                  backend=None, epochs=20, eta0=None, averaged=True, seed=0, active_rtol=1e-5, checkpoint=None,
-                 checkpoint_every=10, resume=False, memory_limit=None, verbose=False):
+                 checkpoint_every=10, resume=False, memory_limit=None, risk_floor_cut=False, verbose=False):
         self.templates = templates
         self.C = C
         self.regularizer = regularizer
@@ -158,6 +161,7 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         self.pos = pos
         self.max_cuts = max_cuts
         self.prune_after = prune_after
+        self.risk_floor_cut = risk_floor_cut
         self.executor = executor
         self.n_workers = n_workers
         self.scheduler = scheduler

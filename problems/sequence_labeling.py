@@ -174,6 +174,12 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
     max_cuts : int, optional
         Working-set budget; ``prune_after``: drop cuts idle that many iterations.
     prune_after : int, default=50
+    risk_floor_cut : bool, default=False
+        Cutting-plane solver: add the cut ``R(w) >= 0`` (the structured hinge is non-negative)
+        for ``regularizer="ssvm"`` too; ``"mtl"`` and ``"pmtl"`` with ``p != 2`` always take it.
+        Measured both ways (``benchmarks/risk_floor_ab.py``, ``docs/results/risk_floor_ab.md``):
+        it helps where the training risk can be driven near zero (Spanish NER, many features)
+        and slows convergence where it cannot (Chinese segmentation), so it is a choice.
     executor : None, str or executor
         Map of the oracle over chunks of sentences (``"threads"`` uses both cores; a name of
         :data:`cutplane.parallel.EXECUTORS`).
@@ -234,7 +240,7 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
                  min_count=1, max_cuts=None, prune_after=50, executor=None, n_workers=None, scheduler=None,
                  solver="cutting-plane", backend=None, epochs=20, eta0=None, averaged=True, seed=0,
                  active_rtol=1e-5, checkpoint=None, checkpoint_every=10, resume=False, memory_limit=None,
-                 verbose=False):
+                 risk_floor_cut=False, verbose=False):
         self.templates = templates
         self.C = C
         self.regularizer = regularizer
@@ -245,6 +251,7 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         self.min_count = min_count
         self.max_cuts = max_cuts
         self.prune_after = prune_after
+        self.risk_floor_cut = risk_floor_cut
         self.executor = executor
         self.n_workers = n_workers
         self.scheduler = scheduler

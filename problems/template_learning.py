@@ -31,7 +31,7 @@ class TemplateLearnerMixin:
     """Hyper-parameter checks, the regulariser and the template statistics of a structured estimator.
 
     The estimator stores ``C``, ``regularizer``, ``p``, ``eps``, ``max_iter``, ``time_limit``,
-    ``min_count``, ``max_cuts``, ``prune_after``, ``active_rtol`` and ``verbose``; the solver
+    ``min_count``, ``max_cuts``, ``prune_after``, ``risk_floor_cut``, ``active_rtol`` and ``verbose``; the solver
     options ``solver``, ``backend``, ``epochs``, ``eta0``, ``averaged`` and ``seed``; the engine
     options ``checkpoint``, ``checkpoint_every``, ``resume`` and ``memory_limit``.
     """
@@ -48,6 +48,8 @@ class TemplateLearnerMixin:
             min_count=check_int(self.min_count, "min_count"),
             max_cuts=check_int(self.max_cuts, "max_cuts", min_value=2, allow_none=True),
             prune_after=check_int(self.prune_after, "prune_after"),
+            # models saved before the option have none: the default
+            risk_floor_cut=check_bool(getattr(self, "risk_floor_cut", False), "risk_floor_cut"),
             active_rtol=check_positive(self.active_rtol, "active_rtol", allow_zero=True),
             verbose=check_bool(self.verbose, "verbose"),
         )
@@ -71,6 +73,8 @@ class TemplateLearnerMixin:
         prm = self._check_spom_params()
         engine = check_checkpoint_params(self)
         used = uses_engine_options(engine) if prm["solver"] == "spom" else []
+        if prm["solver"] == "spom" and getattr(self, "risk_floor_cut", False) is True:
+            used.append("risk_floor_cut")
         if used:
             raise InputError(f"{', '.join(used)} apply to solver='cutting-plane' only (SPOM keeps no working set "
                              "and writes no checkpoint)", field=used[0])
@@ -111,6 +115,8 @@ class TemplateLearnerMixin:
                       resume=prm["resume"], memory_limit=prm["memory_limit"])
         if self.backend is not None:
             kwargs["solver"] = self.backend
+        if prm["risk_floor_cut"]:  # else the regulariser decides (cutplane.minimize's risk_lower_bound)
+            kwargs["risk_lower_bound"] = float(oracle.risk_lower_bound)
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", category=ConvergenceWarning)
             res = minimize(oracle, reg, 1.0 / C, callback=callback, **kwargs)

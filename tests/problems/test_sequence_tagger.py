@@ -73,9 +73,24 @@ def test_save_load_roundtrip(tmp_path, task, fitted):
         SequenceTagger.load(tmp_path / "cut.npz")
 
 
+def test_risk_floor_cut_for_the_ssvm(task, fitted):
+    """``risk_floor_cut=True`` puts the cut ``R >= 0`` beside the first cut of the SSVM (two cuts
+    after the first iteration instead of one); the run still certifies the same optimum."""
+    _, ssvm = fitted
+    floor = SequenceTagger(task.templates, C=10.0, regularizer="ssvm", eps=0.1,
+                           risk_floor_cut=True).fit(task.X_train, task.y_train)
+    assert ssvm.result_.history.n_cuts[0] == 1 and floor.result_.history.n_cuts[0] == 2
+    assert floor.result_.status == "converged" and floor.gap_ <= 0.1 + 1e-12
+    assert floor.lower_bound_ <= ssvm.objective_ + 1e-9 and ssvm.lower_bound_ <= floor.objective_ + 1e-9
+    with pytest.raises(InputError) as err:
+        SequenceTagger(task.templates, solver="spom", risk_floor_cut=True).fit(task.X_train, task.y_train)
+    assert err.value.field == "risk_floor_cut"
+
+
 @pytest.mark.parametrize("kwargs, field", [
     (dict(C=0.0), "C"), (dict(C=-1.0), "C"), (dict(eps=0.0), "eps"),
     (dict(regularizer="nope"), "regularizer"), (dict(regularizer="pmtl", p=1.0), "p"),
+    (dict(risk_floor_cut="yes"), "risk_floor_cut"),
 ])
 def test_bad_hyper_parameters(task, kwargs, field):
     with pytest.raises(InputError) as err:
