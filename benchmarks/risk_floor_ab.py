@@ -1,48 +1,246 @@
-"""A/B of the cut ``R(w) >= 0`` in BMRM with the L2 regulariser (the 1-slack SSVM) on Spanish NER.
+"""A/B of the cut ``R(w) >= 0`` in BMRM with the L2 regulariser (the 1-slack SSVM), on NER and CWS.
 
-The engine adds the cut ``R >= risk_lower_bound`` by default only for regularisers whose
-``risk_floor_cut`` is True; ``L2`` says False since session 6, after the cut slowed BMRM 1.6-2.6x on
-Chinese word segmentation. This script runs the same oracle (the first ``n`` sentences of
-``esp.train`` with the 134 templates, features seen at least twice) with and without the cut,
-for the same number of iterations (no eps reached), and prints the best upper bound and the
-lower bound on ``F = Omega + C R`` at a few iterations, and the wall time.
+The engine adds an oracle's floor ``R >= 0`` as a cut only for regularisers whose ``risk_floor_cut``
+is True; ``L2`` says False since session 6 (the cut slowed BMRM on Chinese word segmentation), while
+on Spanish NER the cut helped a lot. This script runs, per task and C, ``minimize(oracle, L2(), 1/C)``
+twice on the same oracle object, without (the L2 default) and with ``risk_lower_bound=0.0``, to the
+certified gap ``eps x C`` on the scale of ``F = 1/2 ||w||^2 + C R`` (engine eps ``eps``, as the
+estimators pass ``eps / C``), or until ``--max-iter`` / ``--time-limit`` per fit.
 
-Usage: ``python benchmarks/risk_floor_ab.py [N_SENTENCES] [C] [ITERATIONS]`` (default 2000 10000 400).
+Tasks
+-----
+ner
+    The first ``--n-sentences`` sentences of CoNLL-2002 ``esp.train``, the 134 templates,
+    features seen at least ``--min-count`` times (default 2).
+cws-pku, cws-cityu
+    SIGHAN 2005 gold file split 80/20 by sentence with ``--seed`` (``examples/cws_segmentation.py``:
+    ``load_corpus``, ``split_sentences``, ``to_tagged``), tags BIE, templates TP1, the 80% part,
+    ``--min-count`` (default 1, the CWS page's setting).
+
+Records per fit
+---------------
+Status, iterations, wall / oracle / reduced-solver seconds, final best upper bound, lower bound and
+gap (scale of F), the bounds at iterations 50, 100, ..., 1600, and the dual weight of the zero cut
+(its share of ``sum(alpha)``, read from each reduced solution by a wrapper of the reduced solver made
+here; the library is not changed), including the iteration at which pruning dropped it.
+``--prune-after`` defaults to 10, the value of ``examples/sequence_experiment.py`` with which the CWS
+page (the session-6 evidence) and the NER pages were produced; the estimators' default is 50.
+Executor "serial" (one core for the oracle). Rows are merged into ``--out``'s JSON (same task, seed,
+size, C, cut and prune_after replaced) and the page is rewritten after every fit.
+
+Usage
+-----
+``python benchmarks/risk_floor_ab.py --task cws-pku --C 1000 100 --max-iter 3000 --time-limit 600``
 """
 from __future__ import annotations
 
+import argparse
+import json
 import os
+import platform
+import subprocess
 import sys
 import time
 import warnings
+from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = Path(__file__).resolve().parent.parent
+for _p in (ROOT, ROOT / "examples"):
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
 
+import numpy as np  # noqa: E402
+
+import cutplane  # noqa: E402
 from cutplane import minimize  # noqa: E402
 from cutplane.regularizers import L2  # noqa: E402
 
+MARKS = (50, 100, 200, 400, 800, 1600)
+KEY = ("task", "seed", "n_sentences", "C", "cut", "prune_after")
+
+
+def build_oracle(args):
+    """The 1-slack oracle of the task (executor "serial") and a description of its data."""
+    from problems import SequenceTagger
+    if args.task == "ner":
+        from problems.datasets import dataset_path
+        from problems.io.conll import read_conll
+        from problems.template_sets import NER134
+        data = read_conll(dataset_path("conll2002-ner-es", "esp.train.gz"))
+        X, y, templates = data.inputs[: args.n_sentences], data.labels[: args.n_sentences], NER134
+        desc = f"first {len(X)} sentences of esp.train, 134 templates, min_count {args.min_count}"
+    else:
+        from cws_segmentation import load_corpus, split_sentences, to_tagged
+        from problems.template_sets import TP1
+        split = split_sentences(load_corpus(args.task[4:]), args.seed, 0.8)
+        (X, y), templates = to_tagged(split.train, "BIE"), TP1
+        desc = f"seed {args.seed} 80% part ({len(X)} sentences), BIE, TP1, min_count {args.min_count}"
+    oracle = SequenceTagger(templates, executor="serial", min_count=args.min_count).make_oracle(X, y)
+    return oracle, len(X), f"{desc}; dim {oracle.dim}"
+
+
+class FloorTrace:
+    """Wraps a reduced solver: after each solve, the zero cut's share of the duals (None once gone)."""
+
+    def __init__(self, inner, floor):
+        self.inner, self.floor, self.share = inner, floor, []
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def solve(self, ws, lam, warm_start=None):
+        sol = self.inner.solve(ws, lam, warm_start=warm_start)
+        if self.floor is not None:
+            idx = np.flatnonzero(np.asarray(ws.offsets) == self.floor)
+            if idx.size > 1:  # an oracle cut with offset exactly 0: keep the zero-slope one
+                idx = idx[np.diag(ws.gram())[idx] == 0.0]
+            a = np.asarray(sol.alpha, dtype=float)
+            self.share.append(float(a[idx[0]] / a.sum()) if idx.size else None)
+        return sol
+
+
+def fit(oracle, C, cut, args):
+    """One BMRM run; the row of the page (bounds on the scale of F = C x the engine's)."""
+    reg, floor = L2(), (0.0 if cut else None)
+    make = reg.make_reduced_solver
+    trace = {}
+    reg.make_reduced_solver = lambda backends=None: trace.setdefault("t", FloorTrace(make(backends), floor))
+    load0, t0 = os.getloadavg()[0], time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = minimize(oracle, reg, 1.0 / C, eps=args.eps, max_iter=args.max_iter, time_limit=args.time_limit,
+                       prune_after=args.prune_after, risk_lower_bound=floor)
+    wall, h, share = time.perf_counter() - t0, res.history, trace["t"].share
+    marks = {str(k): {"upper": C * float(h.best_upper[k - 1]), "lower": C * float(h.lower[k - 1]),
+                 "floor_share": share[k - 1] if cut else None} for k in MARKS if k <= res.n_iter}
+    gone = next((i + 1 for i, s in enumerate(share) if s is None), None) if cut else None
+    return {"C": C, "cut": cut, "prune_after": args.prune_after, "eps": args.eps * C, "status": res.status,
+            "converged": res.status == "converged", "iterations": int(res.n_iter), "wall_s": wall,
+            "oracle_s": float(res.oracle_time_s), "solver_s": float(res.solver_time_s),
+            "upper": C * res.objective, "lower": C * res.lower_bound, "gap": C * res.gap,
+            "relative_gap": res.gap / max(abs(res.objective), 1e-300), "marks": marks,
+            "floor_share_final": share[-1] if cut and share else None, "floor_pruned_at": gone,
+            "floor_share_mean": float(np.mean([s or 0.0 for s in share])) if cut and share else None,
+            "max_cuts": int(np.max(h.n_cuts)), "load_before": load0, "load_after": os.getloadavg()[0],
+            "max_iter": args.max_iter, "time_limit": args.time_limit}
+
+
+def _g(x, spec=".4g"):
+    return "-" if x is None else format(x, spec)
+
+
+def _cell(r, k):
+    m = r["marks"].get(str(k))
+    return "-" if m is None else f"{m['upper']:.4g} / {m['lower']:.4g}"
+
+
+def reading(rows):
+    """Computed comparisons per C: iterations and seconds when both certified, else gaps at the last common mark."""
+    out = []
+    for C in sorted({r["C"] for r in rows}):
+        pair = {r["cut"]: r for r in rows if r["C"] == C}
+        if len(pair) < 2:
+            continue
+        a, b = pair[True], pair[False]
+        head = f"- C = {C:g} (prune_after {a['prune_after']}): "
+        if a["converged"] and b["converged"]:
+            out.append(head + f"both certified; with the cut {a['iterations']} iterations / {a['wall_s']:.0f} s, "
+                       f"without {b['iterations']} / {b['wall_s']:.0f} s (cut / no cut: iterations "
+                       f"x{a['iterations'] / b['iterations']:.2f}, seconds x{a['wall_s'] / b['wall_s']:.2f}).")
+            continue
+        common = [k for k in MARKS if str(k) in a["marks"] and str(k) in b["marks"]]
+        done = "; ".join(f"{'with' if r['cut'] else 'without'} the cut: {r['status']} after {r['iterations']} "
+                         f"iterations / {r['wall_s']:.0f} s, gap {r['gap']:.4g} ({r['relative_gap']:.2%})"
+                         for r in (a, b))
+        if common:
+            k = common[-1]
+            ga, gb = (r["marks"][str(k)]["upper"] - r["marks"][str(k)]["lower"] for r in (a, b))
+            done += f"; gap at iteration {k}: {ga:.4g} with, {gb:.4g} without"
+        out.append(head + done + ".")
+    return out
+
+
+def write_page(data, out):
+    lines = ["# BMRM with L2 (1-slack SSVM): the cut R(w) >= 0 or not", "",
+             "Generated by `benchmarks/risk_floor_ab.py` (see its docstring). Each pair of rows is the same oracle "
+             "object run without the cut (the current L2 default, `risk_floor_cut = False`) and with "
+             "`risk_lower_bound=0.0`. Bounds on the scale of F = 1/2 ||w||^2 + C R (mean loss R); certified gap "
+             "eps x C; 'floor share' is the zero cut's fraction of the reduced problem's dual weight.", ""]
+    for i, run in enumerate(data["runs"], 1):
+        lines.append(f"{i}. `{run['command']}` on {run['date']} ({run['machine']}), load average before "
+                     f"{run['load_before']}, after {run.get('load_after', '?')}; library {run['library']}")
+    for task in sorted({r["task"] for r in data["rows"]}):
+        rows = sorted((r for r in data["rows"] if r["task"] == task), key=lambda r: (-r["C"], r["prune_after"], r["cut"]))
+        lines += ["", f"## {task}", "", rows[0]["data"], "",
+                  "| C | cut | prune | status | iterations | wall s (oracle s) | best upper | lower | gap (rel.) "
+                  "| floor share final / mean | floor pruned at | load 1-min | run |", "|" + "---|" * 13]
+        for r in rows:
+            lines.append(f"| {r['C']:g} | {'yes' if r['cut'] else 'no'} | {r['prune_after']} | {r['status']} "
+                         f"| {r['iterations']} | {r['wall_s']:.0f} ({r['oracle_s']:.0f}) | {r['upper']:.6g} "
+                         f"| {r['lower']:.6g} | {r['gap']:.4g} ({r['relative_gap']:.2%}) "
+                         f"| {_g(r['floor_share_final'], '.3f')} / {_g(r['floor_share_mean'], '.3f')} "
+                         f"| {_g(r['floor_pruned_at'], 'd')} | {r['load_before']:.1f} -> {r['load_after']:.1f} | {r.get('run', '-')} |")
+        lines += ["", "Best upper / lower bound at iteration:", "",
+                  "| C | cut | prune | " + " | ".join(map(str, MARKS)) + " |", "|" + "---|" * (3 + len(MARKS))]
+        lines += [f"| {r['C']:g} | {'yes' if r['cut'] else 'no'} | {r['prune_after']} | "
+                  + " | ".join(_cell(r, k) for k in MARKS) + " |" for r in rows]
+        shares = [r for r in rows if r["cut"]]
+        lines += ["", "Floor share at iteration: " + "; ".join(
+            f"C = {r['C']:g} (prune {r['prune_after']}): " + ", ".join(f"{k}: {_g((r['marks'].get(str(k)) or {}).get('floor_share'), '.3f')}"
+                                             for k in MARKS if str(k) in r["marks"]) for r in shares), "",
+                  "Computed comparison:", ""]
+        for p in sorted({r["prune_after"] for r in rows}):
+            lines += reading([r for r in rows if r["prune_after"] == p])
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
 
 def main(argv=None):
-    from problems import SequenceTagger
-    from problems.datasets import dataset_path
-    from problems.io.conll import read_conll
-    from problems.template_sets import NER134
-
-    args = sys.argv[1:] if argv is None else argv
-    n, C, iters = (int(args[0]) if args else 2000, float(args[1]) if len(args) > 1 else 1e4,
-                   int(args[2]) if len(args) > 2 else 400)
-    data = read_conll(dataset_path("conll2002-ner-es", "esp.train.gz"))
-    oracle = SequenceTagger(NER134, executor="threads", min_count=2).make_oracle(data.inputs[:n], data.labels[:n])
-    for floor in (None, 0.0):
-        t = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            res = minimize(oracle, L2(), 1.0 / C, eps=1e-12, max_iter=iters, prune_after=10, risk_lower_bound=floor)
-        h = res.history
-        marks = [k for k in (50, 100, 200, 400, 800, 1600) if k <= len(h.gap)]
-        print(f"n={n} C={C:g} R>=0 cut: {'yes' if floor is not None else 'no (L2 default)'}: " + "; ".join(
-            f"it {k}: upper {C * h.best_upper[k - 1]:.4g} lower {C * h.lower[k - 1]:.4g}" for k in marks)
-            + f"; {time.perf_counter() - t:.0f} s", flush=True)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--task", choices=["ner", "cws-pku", "cws-cityu"], default="ner")
+    ap.add_argument("--C", type=float, nargs="+", default=[1e4])
+    ap.add_argument("--eps", type=float, default=0.01, help="certified gap as a fraction of C (CWS page: 0.01)")
+    ap.add_argument("--max-iter", type=int, default=3000, dest="max_iter")
+    ap.add_argument("--time-limit", type=float, default=None, dest="time_limit", help="seconds per fit")
+    ap.add_argument("--prune-after", type=int, default=10, dest="prune_after")
+    ap.add_argument("--n-sentences", type=int, default=2000, dest="n_sentences", help="ner only")
+    ap.add_argument("--seed", type=int, default=0, help="cws only: the 80/20 split")
+    ap.add_argument("--min-count", type=int, default=None, dest="min_count", help="default 2 (ner), 1 (cws)")
+    ap.add_argument("--order", choices=["cut-first", "nocut-first"], default="nocut-first")
+    ap.add_argument("--out", type=Path, default=ROOT / "docs" / "results" / "risk_floor_ab.md")
+    args = ap.parse_args(argv)
+    if args.min_count is None:
+        args.min_count = 2 if args.task == "ner" else 1
+    np.seterr(all="ignore")
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    stamp = ROOT / ".git_commit"  # a snapshot made by `git archive` (not a checkout) names its commit here
+    commit = head.stdout.strip() or (stamp.read_text().strip() if stamp.exists() else "unknown commit")
+    run = {"command": "python benchmarks/risk_floor_ab.py " + " ".join(sys.argv[1:] if argv is None else argv),
+           "date": time.strftime("%Y-%m-%d %H:%M"), "machine": f"{platform.machine()}, {platform.python_version()}",
+           "load_before": " ".join(f"{x:.1f}" for x in os.getloadavg()),
+           "library": f"{Path(cutplane.__file__).parent.parent} at {commit}"}
+    t0 = time.perf_counter()
+    oracle, n, desc = build_oracle(args)
+    with warnings.catch_warnings():  # compile the numba kernels before timing
+        warnings.simplefilter("ignore")
+        minimize(oracle, L2(), 1.0 / args.C[0], max_iter=3, prune_after=args.prune_after)
+    print(f"{args.task}: {desc}; setup {time.perf_counter() - t0:.0f} s", flush=True)
+    jpath = args.out.with_suffix(".json")
+    jpath.parent.mkdir(parents=True, exist_ok=True)
+    data = json.loads(jpath.read_text()) if jpath.exists() else {"runs": [], "rows": []}
+    data["runs"].append(run)
+    for C in args.C:
+        for cut in ((False, True) if args.order == "nocut-first" else (True, False)):
+            row = fit(oracle, C, cut, args)
+            row.update(task=args.task, seed=None if args.task == "ner" else args.seed,
+                       n_sentences=n, data=desc, min_count=args.min_count, run=len(data["runs"]))
+            key = tuple(row[k] for k in KEY)
+            data["rows"] = [r for r in data["rows"] if tuple(r[k] for k in KEY) != key] + [row]
+            print(f"{args.task} C={C:g} cut={'yes' if cut else 'no '}: {row['status']} {row['iterations']} it "
+                  f"{row['wall_s']:.0f} s upper {row['upper']:.5g} lower {row['lower']:.5g} floor share "
+                  f"{_g(row['floor_share_final'], '.3f')}", flush=True)
+            run["load_after"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
+            jpath.write_text(json.dumps(data, indent=1) + "\n")
+            write_page(json.loads(jpath.read_text()), args.out)
     return 0
 
 
