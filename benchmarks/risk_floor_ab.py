@@ -28,6 +28,13 @@ page (the session-6 evidence) and the NER pages were produced; the estimators' d
 Executor "serial" (one core for the oracle). Rows are merged into ``--out``'s JSON (same task, seed,
 size, C, cut and prune_after replaced) and the page is rewritten after every fit.
 
+Arms (``--arms``, default ``no-cut cut``): ``no-cut`` (the L2 default), ``cut``
+(``risk_lower_bound=0.0``), and hybrids that start with the cut and drop it from the working set
+before a reduced solve: ``hybrid:iter:K`` at solve K; ``hybrid:A`` at the first solve where the
+reduced problem without it (its offsets and Gram block, same backends) has a dual value >= 0;
+``hybrid:share:x`` once its dual share fell below x. Dropping a valid cut only lowers the reduced
+value; the engine keeps the running maximum of the certified lower bounds.
+
 Usage
 -----
 ``python benchmarks/risk_floor_ab.py --task cws-pku --C 1000 100 --max-iter 3000 --time-limit 600``
@@ -56,7 +63,15 @@ from cutplane import minimize  # noqa: E402
 from cutplane.regularizers import L2  # noqa: E402
 
 MARKS = (50, 100, 200, 400, 800, 1600)
-KEY = ("task", "seed", "n_sentences", "C", "cut", "prune_after")
+KEY = ("task", "seed", "n_sentences", "C", "cut", "prune_after", "arm")
+
+
+def _arm(r):
+    return r.get("arm") or ("cut" if r["cut"] else "no-cut")
+
+
+def _key(r):
+    return tuple(_arm(r) if k == "arm" else r[k] for k in KEY)
 
 
 def build_oracle(args):
@@ -99,12 +114,78 @@ class FloorTrace:
         return sol
 
 
-def fit(oracle, C, cut, args):
+def _floor_index(ws, floor):
+    """Index of the zero-slope cut with offset ``floor`` in the working set, or None."""
+    idx = np.flatnonzero(np.asarray(ws.offsets) == floor)
+    idx = idx[np.diag(ws.gram())[idx] == 0.0]  # zero slope: never an oracle cut that happens to have offset 0
+    return int(idx[0]) if idx.size else None
+
+
+class HybridFloor(FloorTrace):
+    """FloorTrace that also drops the zero cut from the working set before a solve, by ``rule``:
+
+    ``"A"``: at the first solve where the reduced problem without the zero cut (the other cuts'
+    offsets b' and Gram block G', solved by the same backends) has dual value
+    ``b'^T a' - a'^T G' a' / (2 lam) >= 0``; ``"iter:K"``: at solve K; ``"share:x"``: at the first
+    solve after one where the zero cut's dual share was below x. Dropping a valid cut only lowers
+    the reduced value; the engine keeps the running max of the lower bounds (bounds.update_lower).
+    """
+
+    def __init__(self, inner, floor, rule):
+        super().__init__(inner, floor)
+        self.rule, self.n_solves, self.removed_at, self.check_s = rule, 0, None, 0.0
+        self.free_values = []  # the floor-free reduced value per solve while the zero cut is present (rule A)
+
+    def _free_value(self, ws, f, lam, warm_start):
+        t0 = time.perf_counter()
+        from cutplane.reduced.base import to_simplex
+        from cutplane.reduced.qp import _two_cuts
+        keep = np.arange(ws.n_cuts) != f
+        G, b = ws.gram()[np.ix_(keep, keep)], np.asarray(ws.offsets, dtype=float)[keep]
+        if b.size == 1:
+            a = np.ones(1)
+        elif b.size == 2:
+            a = _two_cuts(G, b, float(lam))
+        else:
+            warm = None
+            if warm_start is not None and np.shape(warm_start) == (ws.n_cuts,) and np.sum(warm_start[keep]) > 0:
+                warm = to_simplex(np.asarray(warm_start)[keep])
+            a = to_simplex(self.inner._solve_backends(G, b, float(lam), warm)[0], b.size)
+        val = float(b @ a - a @ G @ a / (2.0 * lam))
+        self.check_s += time.perf_counter() - t0
+        return val, a, keep
+
+    def solve(self, ws, lam, warm_start=None):
+        self.n_solves += 1
+        f = _floor_index(ws, self.floor) if self.removed_at is None else None
+        if f is not None:
+            drop, a = False, None
+            if self.rule == "A":
+                val, a, keep = self._free_value(ws, f, lam, warm_start)
+                self.free_values.append(val)
+                drop = val >= 0.0
+            elif self.rule.startswith("iter:"):
+                drop = self.n_solves >= int(self.rule[5:])
+            elif self.rule.startswith("share:"):
+                drop = bool(self.share) and self.share[-1] is not None and self.share[-1] < float(self.rule[6:])
+            if drop:
+                keep = np.arange(ws.n_cuts) != f
+                warm = a if a is not None else (None if warm_start is None else np.asarray(warm_start)[keep])
+                ws._keep(keep)  # WorkingSet's own row/Gram compaction (cutplane/limited_memory.py)
+                self.removed_at = self.n_solves
+                self.removed_share = self.share[-1] if self.share else None
+                warm_start = warm
+        return super().solve(ws, lam, warm_start=warm_start)
+
+
+def fit(oracle, C, cut, args, arm=None):
     """One BMRM run; the row of the page (bounds on the scale of F = C x the engine's)."""
     reg, floor = L2(), (0.0 if cut else None)
     make = reg.make_reduced_solver
     trace = {}
-    reg.make_reduced_solver = lambda backends=None: trace.setdefault("t", FloorTrace(make(backends), floor))
+    hybrid = arm is not None and arm.startswith("hybrid:")
+    wrap = (lambda s: HybridFloor(s, floor, arm[7:])) if hybrid else (lambda s: FloorTrace(s, floor))
+    reg.make_reduced_solver = lambda backends=None: trace.setdefault("t", wrap(make(backends)))
     load0, t0 = os.getloadavg()[0], time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -122,7 +203,14 @@ def fit(oracle, C, cut, args):
             "floor_share_final": share[-1] if cut and share else None, "floor_pruned_at": gone,
             "floor_share_mean": float(np.mean([s or 0.0 for s in share])) if cut and share else None,
             "max_cuts": int(np.max(h.n_cuts)), "load_before": load0, "load_after": os.getloadavg()[0],
-            "max_iter": args.max_iter, "time_limit": args.time_limit}
+            "max_iter": args.max_iter, "time_limit": args.time_limit,
+            "arm": arm or ("cut" if cut else "no-cut"),
+            "floor_removed_at": trace["t"].removed_at if hybrid else None,
+            "floor_share_at_removal": getattr(trace["t"], "removed_share", None) if hybrid else None,
+            "free_check_s": trace["t"].check_s if hybrid else None,
+            "free_values": trace["t"].free_values if hybrid else None,
+            "marks_lower_free": {str(k): C * trace["t"].free_values[k - 1] for k in MARKS
+                                 if hybrid and k <= len(trace["t"].free_values)}}
 
 
 def _g(x, spec=".4g"):
@@ -138,7 +226,7 @@ def reading(rows):
     """Computed comparisons per C: iterations and seconds when both certified, else gaps at the last common mark."""
     out = []
     for C in sorted({r["C"] for r in rows}):
-        pair = {r["cut"]: r for r in rows if r["C"] == C}
+        pair = {r["cut"]: r for r in rows if r["C"] == C and _arm(r) in ("cut", "no-cut")}
         if len(pair) < 2:
             continue
         a, b = pair[True], pair[False]
@@ -170,19 +258,19 @@ def write_page(data, out):
         lines.append(f"{i}. `{run['command']}` on {run['date']} ({run['machine']}), load average before "
                      f"{run['load_before']}, after {run.get('load_after', '?')}; library {run['library']}")
     for task in sorted({r["task"] for r in data["rows"]}):
-        rows = sorted((r for r in data["rows"] if r["task"] == task), key=lambda r: (-r["C"], r["prune_after"], r["cut"]))
+        rows = sorted((r for r in data["rows"] if r["task"] == task), key=lambda r: (-r["C"], r["prune_after"], _arm(r)))
         lines += ["", f"## {task}", "", rows[0]["data"], "",
                   "| C | cut | prune | status | iterations | wall s (oracle s) | best upper | lower | gap (rel.) "
                   "| floor share final / mean | floor pruned at | load 1-min | run |", "|" + "---|" * 13]
         for r in rows:
-            lines.append(f"| {r['C']:g} | {'yes' if r['cut'] else 'no'} | {r['prune_after']} | {r['status']} "
+            lines.append(f"| {r['C']:g} | {_arm(r)} | {r['prune_after']} | {r['status']} "
                          f"| {r['iterations']} | {r['wall_s']:.0f} ({r['oracle_s']:.0f}) | {r['upper']:.6g} "
                          f"| {r['lower']:.6g} | {r['gap']:.4g} ({r['relative_gap']:.2%}) "
                          f"| {_g(r['floor_share_final'], '.3f')} / {_g(r['floor_share_mean'], '.3f')} "
-                         f"| {_g(r['floor_pruned_at'], 'd')} | {r['load_before']:.1f} -> {r['load_after']:.1f} | {r.get('run', '-')} |")
+                         f"| {_g(r['floor_pruned_at'], 'd')}{'' if r.get('floor_removed_at') is None else ' (removed ' + str(r['floor_removed_at']) + ')'} | {r['load_before']:.1f} -> {r['load_after']:.1f} | {r.get('run', '-')} |")
         lines += ["", "Best upper / lower bound at iteration:", "",
                   "| C | cut | prune | " + " | ".join(map(str, MARKS)) + " |", "|" + "---|" * (3 + len(MARKS))]
-        lines += [f"| {r['C']:g} | {'yes' if r['cut'] else 'no'} | {r['prune_after']} | "
+        lines += [f"| {r['C']:g} | {_arm(r)} | {r['prune_after']} | "
                   + " | ".join(_cell(r, k) for k in MARKS) + " |" for r in rows]
         shares = [r for r in rows if r["cut"]]
         lines += ["", "Floor share at iteration: " + "; ".join(
@@ -205,7 +293,8 @@ def main(argv=None):
     ap.add_argument("--n-sentences", type=int, default=2000, dest="n_sentences", help="ner only")
     ap.add_argument("--seed", type=int, default=0, help="cws only: the 80/20 split")
     ap.add_argument("--min-count", type=int, default=None, dest="min_count", help="default 2 (ner), 1 (cws)")
-    ap.add_argument("--order", choices=["cut-first", "nocut-first"], default="nocut-first")
+    ap.add_argument("--arms", nargs="+", default=["no-cut", "cut"],
+                    help="no-cut, cut, hybrid:A, hybrid:iter:K, hybrid:share:x")
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "results" / "risk_floor_ab.md")
     args = ap.parse_args(argv)
     if args.min_count is None:
@@ -229,15 +318,16 @@ def main(argv=None):
     data = json.loads(jpath.read_text()) if jpath.exists() else {"runs": [], "rows": []}
     data["runs"].append(run)
     for C in args.C:
-        for cut in ((False, True) if args.order == "nocut-first" else (True, False)):
-            row = fit(oracle, C, cut, args)
+        for arm in args.arms:
+            cut = arm != "no-cut"
+            row = fit(oracle, C, cut, args, arm if arm.startswith("hybrid:") else None)
             row.update(task=args.task, seed=None if args.task == "ner" else args.seed,
                        n_sentences=n, data=desc, min_count=args.min_count, run=len(data["runs"]))
-            key = tuple(row[k] for k in KEY)
-            data["rows"] = [r for r in data["rows"] if tuple(r[k] for k in KEY) != key] + [row]
-            print(f"{args.task} C={C:g} cut={'yes' if cut else 'no '}: {row['status']} {row['iterations']} it "
+            key = _key(row)
+            data["rows"] = [r for r in data["rows"] if _key(r) != key] + [row]
+            print(f"{args.task} C={C:g} arm={row['arm']}: {row['status']} {row['iterations']} it "
                   f"{row['wall_s']:.0f} s upper {row['upper']:.5g} lower {row['lower']:.5g} floor share "
-                  f"{_g(row['floor_share_final'], '.3f')}", flush=True)
+                  f"{_g(row['floor_share_final'], '.3f')} removed at {row['floor_removed_at']}", flush=True)
             run["load_after"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
             jpath.write_text(json.dumps(data, indent=1) + "\n")
             write_page(json.loads(jpath.read_text()), args.out)
