@@ -138,6 +138,17 @@ def conll2000_oracle(n):
 REAL = {"conll2000": conll2000_oracle}  # real-data configurations (n = sentences from the start)
 
 
+def sequence_oracle(config, n, seed=0):
+    """The serial 1-slack sequence oracle of a configuration: ``REAL`` data, or generated
+    (:func:`make_sequences` with ``CONFIGS[config]``)."""
+    from oracles.sequence import SequenceHingeOracle
+
+    if config in REAL:
+        return REAL[config](n)
+    indptr, indices, sentence_ptr, labels, n_features = make_sequences(n, seed=seed, **CONFIGS[config])
+    return SequenceHingeOracle(indptr, indices, sentence_ptr, labels, n_features, CONFIGS[config]["n_labels"])
+
+
 class CpuTimed:
     """An oracle wrapper that adds up the CPU time (``time.thread_time``) spent in the oracle."""
 
@@ -164,14 +175,7 @@ def structured_run(n, n_cuts, lam, config="small", seed=0, profile=False, prune_
     CPU times (this process, which runs everything in one thread: serial oracle, one BLAS thread)
     do not count the waits for a core on a loaded machine, so their ratios are the stable figures.
     """
-    from oracles.sequence import SequenceHingeOracle
-
-    if config in REAL:
-        oracle = CpuTimed(REAL[config](n))
-    else:
-        indptr, indices, sentence_ptr, labels, n_features = make_sequences(n, seed=seed, **CONFIGS[config])
-        oracle = CpuTimed(SequenceHingeOracle(indptr, indices, sentence_ptr, labels, n_features,
-                                              CONFIGS[config]["n_labels"]))
+    oracle = CpuTimed(sequence_oracle(config, n, seed))
     oracle(np.zeros(oracle.dim))  # numba cache
     oracle.cpu, oracle.per_call = 0.0, []
     stamps = []
@@ -295,14 +299,8 @@ def gram_row_reference(config, n, n_cuts, lam, say, repeat=5):
 
     import cutplane.sparse_rows as rows_module
     from cutplane.working_set import WorkingSet
-    from oracles.sequence import SequenceHingeOracle
 
-    if config in REAL:
-        base = REAL[config](n)
-    else:
-        indptr, indices, sentence_ptr, labels, n_features = make_sequences(n, **CONFIGS[config])
-        base = SequenceHingeOracle(indptr, indices, sentence_ptr, labels, n_features, CONFIGS[config]["n_labels"])
-    oracle = KeepCuts(base)
+    oracle = KeepCuts(sequence_oracle(config, n))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         minimize(oracle, L2(), lam, eps=1e-12, max_iter=n_cuts, prune_after=None)
