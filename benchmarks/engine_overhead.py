@@ -129,7 +129,7 @@ def conll2000_oracle(n):
     from problems import SequenceTagger
     from problems.datasets import dataset_path
     from problems.io.conll import read_conll
-    from problems.template_sets import CHUNKING
+    from problems.sequence.template_sets import CHUNKING
 
     data = read_conll(dataset_path("conll2000-chunking", "train.txt.gz"))
     return SequenceTagger(CHUNKING, executor="serial").make_oracle(data.inputs[:n], data.labels[:n])

@@ -28,7 +28,7 @@ from cutplane import minimize  # noqa: E402
 from cutplane.exceptions import ConvergenceWarning  # noqa: E402
 from cutplane.regularizers import L2  # noqa: E402
 from oracles.linear import BinaryHinge  # noqa: E402
-from problems.cli import byte_size  # noqa: E402
+from problems.cli.main import byte_size  # noqa: E402
 
 
 def make_problem(n, dim, density, seed):

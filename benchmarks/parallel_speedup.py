@@ -40,9 +40,9 @@ sys.path.insert(0, str(ROOT))
 
 def load_task():
     from problems.datasets import dataset_path
-    from problems.feature_index import FeatureIndex, LabelAlphabet
+    from problems.sequence.feature_index import FeatureIndex, LabelAlphabet
     from problems.io.conll import read_conll
-    from problems.template_sets import CHUNKING
+    from problems.sequence.template_sets import CHUNKING
 
     corpus = read_conll(dataset_path("conll2000-chunking", "train.txt.gz"), n_columns=3)
     fi = FeatureIndex(CHUNKING)

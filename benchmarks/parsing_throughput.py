@@ -66,7 +66,7 @@ def main(argv=None):
     from oracles.parsing import chu_liu_edmonds, eisner, tree_score
     from problems.datasets import dataset_path
     from problems.io.conllu import read_conllu
-    from problems.parse_features import ArcFeaturizer
+    from problems.parsing.features import ArcFeaturizer
 
     folder = dataset_path("ud-danish-ddt")
     t = time.perf_counter()

@@ -80,13 +80,13 @@ def build_oracle(args):
     if args.task == "ner":
         from problems.datasets import dataset_path
         from problems.io.conll import read_conll
-        from problems.template_sets import NER134
+        from problems.sequence.template_sets import NER134
         data = read_conll(dataset_path("conll2002-ner-es", "esp.train.gz"))
         X, y, templates = data.inputs[: args.n_sentences], data.labels[: args.n_sentences], NER134
         desc = f"first {len(X)} sentences of esp.train, 134 templates, min_count {args.min_count}"
     else:
         from cws_segmentation import load_corpus, split_sentences, to_tagged
-        from problems.template_sets import TP1
+        from problems.sequence.template_sets import TP1
         split = split_sentences(load_corpus(args.task[4:]), args.seed, 0.8)
         (X, y), templates = to_tagged(split.train, "BIE"), TP1
         desc = f"seed {args.seed} 80% part ({len(X)} sentences), BIE, TP1, min_count {args.min_count}"

@@ -136,9 +136,9 @@ def main(argv=None):
     from oracles.sequence import SequenceChunk, SequenceHingeOracle
     from oracles.viterbi import viterbi_kernel
     from problems.datasets import dataset_path
-    from problems.feature_index import FeatureIndex, LabelAlphabet
+    from problems.sequence.feature_index import FeatureIndex, LabelAlphabet
     from problems.io.conll import read_conll
-    from problems.templates import CHUNKING_TEMPLATES
+    from problems.sequence.templates import CHUNKING_TEMPLATES
 
     report = []
 

@@ -132,7 +132,7 @@ def cli_help(command: str = "") -> str:
 
     Formatted at a fixed width of 88 columns so the build does not depend on the terminal.
     """
-    from problems.cli import build_parser
+    from problems.cli.main import build_parser
 
     old = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = "88"

@@ -29,7 +29,7 @@ def _write(path, X, y):
 
 
 def run(name, train, test, templates, out, args, extra=()):
-    from problems.cli import main
+    from problems.cli.main import main
 
     folder = Path(out) / name
     folder.mkdir(parents=True, exist_ok=True)

@@ -3,7 +3,7 @@
 MTL^struct minimises ``F(w) = 1/2 (sum_j ||w_j||)^2 + C * mean structured hinge`` over template
 groups ``w_j``. Each cutting-plane iteration solves the QCQP (6) whose duals are the template
 weights ``mu`` on the simplex, and ``w_j = mu_j v_j`` (eq. 7): a template whose ``mu_j`` is zero
-is switched off. This script trains :class:`problems.sequence_labeling.SequenceTagger`
+is switched off. This script trains :class:`problems.sequence.tagger.SequenceTagger`
 (``regularizer="mtl"``) on the generated tagging task of ``cutplane demo`` (informative and
 noise templates) and draws ``mu`` after every iteration.
 
@@ -67,7 +67,7 @@ def run(n_train=200, C=10.0, eps=0.05, seed=0) -> MuTrace:
     """Train MTL^struct on the demo task (``n_train`` sentences), recording ``mu`` per iteration."""
     from cutplane.groups import group_norms
     from problems.demo_data import make_demo_tagging
-    from problems.sequence_labeling import SequenceTagger
+    from problems.sequence.tagger import SequenceTagger
 
     task = make_demo_tagging(seed, n_train=n_train, n_test=10)
     est = SequenceTagger(task.templates, C=C, eps=eps, regularizer="mtl")

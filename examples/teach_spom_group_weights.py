@@ -4,7 +4,7 @@ SPOM (seed 000, Alg. 3) minimises the same ``F(w) = 1/2 (sum_j ||w_j||)^2 + C * 
 MTL^struct, online: one sentence per round, a subgradient step, then the proximity operator of
 the squared group norm (Alg. 2), which shrinks every group and sets the weak ones to zero. Its
 group weights are ``beta_j = ||w_j|| / sum_k ||w_k||`` (Alg. 3 line 13). This script runs
-:class:`problems.sequence_labeling.SequenceTagger` with ``solver="spom"`` on the generated
+:class:`problems.sequence.tagger.SequenceTagger` with ``solver="spom"`` on the generated
 tagging task of ``cutplane demo`` and records ``beta`` at the end of every epoch through the
 solver's callback (``SPOMInfo.w``: by default the last iterate, as in Alg. 3; ``--averaged``
 for the averaged model SPOM returns by default in the estimators).
@@ -63,7 +63,7 @@ def run(n_train=200, C=10.0, epochs=20, averaged=False, eps=0.05, seed=0) -> Bet
     """SPOM on the demo task, ``beta`` per epoch; MTL^struct for the certified lower bound."""
     from cutplane.groups import group_norms
     from problems.demo_data import make_demo_tagging
-    from problems.sequence_labeling import SequenceTagger
+    from problems.sequence.tagger import SequenceTagger
 
     task = make_demo_tagging(seed, n_train=n_train, n_test=10)
     est = SequenceTagger(task.templates, C=C, regularizer="mtl", solver="spom", epochs=epochs, averaged=averaged,

@@ -7,12 +7,12 @@ from __future__ import annotations
 import importlib
 
 _LAZY = {
-    "LinearSVM": ("problems.classification", "LinearSVM"),
-    "SequenceTagger": ("problems.sequence_labeling", "SequenceTagger"),
-    "DependencyParser": ("problems.dependency_parsing", "DependencyParser"),
+    "LinearSVM": ("problems.linear", "LinearSVM"),
+    "SequenceTagger": ("problems.sequence", "SequenceTagger"),
+    "DependencyParser": ("problems.parsing", "DependencyParser"),
     "KelleyMKL": ("problems.mkl", "KelleyMKL"),
-    "GaussSeidelMKL": ("problems.mkl_wrappers", "GaussSeidelMKL"),
-    "SimpleMKL": ("problems.mkl_wrappers", "SimpleMKL"),
+    "GaussSeidelMKL": ("problems.mkl", "GaussSeidelMKL"),
+    "SimpleMKL": ("problems.mkl", "SimpleMKL"),
 }
 
 __all__ = sorted(_LAZY)

@@ -1,7 +1,7 @@
 """The engine options every estimator shares: checkpoint / resume, memory budget, executor.
 
-:class:`~problems.classification.LinearSVM`, :class:`~problems.sequence_labeling.SequenceTagger`
-and :class:`~problems.dependency_parsing.DependencyParser` store the constructor parameters
+:class:`~problems.linear.svm.LinearSVM`, :class:`~problems.sequence.tagger.SequenceTagger`
+and :class:`~problems.parsing.parser.DependencyParser` store the constructor parameters
 ``checkpoint=None, checkpoint_every=10, resume=False, memory_limit=None`` (and, for the
 structured ones, ``executor``, ``n_workers``, ``scheduler``) untouched, as scikit-learn
 requires; at ``fit`` they are validated here, once for all estimators, and handed to
@@ -14,7 +14,7 @@ import os
 
 from cutplane.exceptions import InputError
 
-from .validation import check_bool, check_int
+from problems.validation import check_bool, check_int
 
 __all__ = ["check_checkpoint_params", "make_executor", "release_executor", "uses_engine_options", "CHECKPOINT_DEFAULTS"]
 

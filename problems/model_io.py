@@ -35,7 +35,7 @@ import numpy as np
 
 from cutplane.exceptions import InputError, ModelFormatError
 
-from .model_schemas import MODEL_SCHEMAS, ModelSchema, _check_schema, register_schema
+from problems.model_schemas import MODEL_SCHEMAS, ModelSchema, _check_schema, register_schema
 
 __all__ = ["save_model", "load_model", "LoadedModel", "ModelSchema", "MODEL_SCHEMAS", "register_schema",
            "FORMAT_NAME", "FORMAT_VERSION"]

@@ -49,7 +49,7 @@ class ModelSchema(NamedTuple):
 
 def _check_tagger(arrays, meta, path):
     """Consistency of a SequenceTagger file: templates, feature groups, labels, template weights."""
-    from .templates import parse_templates
+    from problems.sequence.templates import parse_templates
 
     try:
         templates = parse_templates(meta["templates"], path=path)
@@ -94,20 +94,20 @@ MODEL_SCHEMAS: dict = {
     "LinearSVM": ModelSchema(
         arrays={"coef": ("f", 2), "intercept": ("f", 1), "classes": ("biufU", 1)},
         meta={"params": (dict,), "n_features_in": (int,)},
-        params_of="problems.classification:LinearSVM",
+        params_of="problems.linear.svm:LinearSVM",
         optional_meta={"n_iter": (int,), "objective": _NUM, "lower_bound": _NUM, "gap": _NUM}),
     "SequenceTagger": ModelSchema(
         arrays={"coef": ("f", 1), "feature_names": ("U", 1), "feature_groups": ("iu", 1),
                 "group_offsets": ("iu", 1), "labels": ("U", 1)},
         meta={"templates": (str,), "params": (dict,), "template_weights": (dict,), "active_templates": (list,),
               "objective": _NUM, "lower_bound": _NUM, "gap": _NUM, "n_iter": (int,)},
-        params_of="problems.sequence_labeling:SequenceTagger", check=_check_tagger),
+        params_of="problems.sequence.tagger:SequenceTagger", check=_check_tagger),
     "DependencyParser": ModelSchema(
         arrays={"coef": ("f", 1)},
         meta={"featurizer": (dict,), "params": (dict,), "template_weights": (dict,), "template_norms": (dict,),
               "active_templates": (list,), "objective": _NUM, "lower_bound": _NUM, "gap": _NUM,
               "n_iter": (int,)},
-        params_of="problems.dependency_parsing:DependencyParser"),
+        params_of="problems.parsing.parser:DependencyParser"),
 }
 
 

@@ -18,8 +18,8 @@ import numpy as np
 
 from cutplane.exceptions import ConvergenceWarning, InputError
 
-from .estimator_options import check_checkpoint_params, uses_engine_options
-from .validation import check_bool, check_choice, check_int, check_positive
+from problems.estimator_options import check_checkpoint_params, uses_engine_options
+from problems.validation import check_bool, check_choice, check_int, check_positive
 
 __all__ = ["TemplateLearnerMixin", "REGULARIZERS", "SOLVERS"]
 

@@ -7,13 +7,13 @@ converted to float64 only when that loses nothing (numbers, booleans), never fro
 Predict-time policy for what training never saw (shared by the estimators and the CLI):
 
 - *features* unseen in training are ignored (their weight is zero), as in CRF++; see
-  :meth:`problems.feature_index.FeatureIndex.transform`;
+  :meth:`problems.sequence.feature_index.FeatureIndex.transform`;
 - a *label* unseen in training that appears in gold labels used for evaluation is scored as
   wrong (no model can predict it) and never raises: :func:`warn_unseen_labels` emits one
   :class:`UnseenLabelWarning` listing them (with counts), and
-  :meth:`problems.feature_index.LabelAlphabet.encode_unseen` encodes them as ``-1``;
+  :meth:`problems.sequence.feature_index.LabelAlphabet.encode_unseen` encodes them as ``-1``;
 - a label outside a fixed label set in *training* data is an error
-  (:meth:`problems.feature_index.LabelAlphabet.encode`).
+  (:meth:`problems.sequence.feature_index.LabelAlphabet.encode`).
 """
 from __future__ import annotations
 

@@ -87,7 +87,7 @@ def test_generated_text_comes_from_the_code(built):
     for command in ("train", "evaluate", "predict", "compare", "demo"):
         usage = conf.cli_help(command).splitlines()[0]          # "usage: cutplane train ..."
         assert usage.split("[")[0].strip() in cli, command
-    from problems.template_sets import TEMPLATE_SETS
+    from problems.sequence.template_sets import TEMPLATE_SETS
 
     templates = (out / "user_guide" / "templates.html").read_text(encoding="utf-8")
     for name in TEMPLATE_SETS:

@@ -56,7 +56,7 @@ def _run(cmd, cwd, env):
     cli = shutil.which("cutplane")
     argv = ["bash", "-c", cmd]
     if cmd.startswith("cutplane ") and cli is None:  # not pip-installed: the same program as a module
-        argv = ["bash", "-c", f"{sys.executable} -m problems.cli {cmd[len('cutplane '):]}"]
+        argv = ["bash", "-c", f"{sys.executable} -m problems.cli.main {cmd[len('cutplane '):]}"]
     proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, f"{cmd}\n{proc.stdout}\n{proc.stderr}"
     return proc.stdout

@@ -11,7 +11,7 @@ whitespace (Python's ``str.split()``, so also tabs, a stray ``\r`` and Unicode s
 or more blank lines end a sentence, so a sentence of length 0 cannot occur; a ``-DOCSTART-``
 line (CoNLL-2002) ends a sentence and is dropped; ``read_conll`` / ``read_crfpp`` refuse a
 file without any sentence. Labels are read as strings: whether a label is known is decided
-by :class:`problems.feature_index.LabelAlphabet` (an error for training, a warning and a
+by :class:`problems.sequence.feature_index.LabelAlphabet` (an error for training, a warning and a
 wrong prediction at evaluation, see :meth:`LabelAlphabet.encode_unseen`).
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Iterator, NamedTuple, Sequence
 
 from cutplane.exceptions import InputError
 
-from ._open import iter_lines, no_records
+from problems.io._open import iter_lines, no_records
 
 __all__ = ["ColumnSentence", "ColumnCorpus", "iter_column_sentences", "read_conll", "read_crfpp",
            "write_columns"]
@@ -76,7 +76,7 @@ class ColumnCorpus:
         return sum(len(s) for s in self.inputs)
 
     def label_codes(self, alphabet):
-        """Labels encoded with a :class:`problems.feature_index.LabelAlphabet` (int32, concatenated).
+        """Labels encoded with a :class:`problems.sequence.feature_index.LabelAlphabet` (int32, concatenated).
 
         An unknown label raises :class:`InputError` naming this file and the token's line.
         """

@@ -27,7 +27,7 @@ import numpy as np
 
 from cutplane.exceptions import InputError
 
-from ._open import iter_lines, no_records
+from problems.io._open import iter_lines, no_records
 
 __all__ = ["ConlluSentence", "iter_conllu", "read_conllu", "write_conllu"]
 

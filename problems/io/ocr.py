@@ -18,7 +18,7 @@ import numpy as np
 
 from cutplane.exceptions import InputError
 
-from ._open import iter_lines, no_records, parse_int
+from problems.io._open import iter_lines, no_records, parse_int
 
 __all__ = ["OCRLetters", "read_ocr_letters", "OCR_ALPHABET"]
 

@@ -23,8 +23,8 @@ from typing import Iterator, Sequence
 
 from cutplane.exceptions import InputError
 
-from ._open import iter_lines, no_records
-from .conll import ColumnCorpus
+from problems.io._open import iter_lines, no_records
+from problems.io.conll import ColumnCorpus
 
 __all__ = ["SCHEMES", "iter_segmented", "read_segmented", "read_word_list", "words_to_tags", "tags_to_words",
            "read_segmented_as_tags", "write_segmented"]

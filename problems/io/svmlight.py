@@ -22,7 +22,7 @@ import numpy as np
 
 from cutplane.exceptions import InputError
 
-from ._open import iter_lines, no_records, parse_int
+from problems.io._open import iter_lines, no_records, parse_int
 
 __all__ = ["read_svmlight", "write_svmlight", "SvmlightData", "MAX_INDEX"]
 

@@ -26,7 +26,7 @@ from oracles.sequence import SequenceHingeOracle
 
 # -- small generated tasks -------------------------------------------------------------------------
 def tagging_data(seed=0, n_train=120):
-    from problems.feature_index import FeatureIndex, LabelAlphabet
+    from problems.sequence.feature_index import FeatureIndex, LabelAlphabet
     from problems.synthetic import make_tagging_task
 
     task = make_tagging_task(n_train=n_train, n_test=1, seed=seed)

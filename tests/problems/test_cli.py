@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from problems.classification import LinearSVM
-from problems.cli import main
+from problems.linear.svm import LinearSVM
+from problems.cli.main import main
 from problems.demo_data import make_binary, make_multiclass
 from problems.io.svmlight import read_svmlight, write_svmlight
 
@@ -140,7 +140,7 @@ def test_errors_exit_2_with_a_message(tmp_path, files, capsys):
 def test_console_module_in_subprocess(tmp_path, files):
     train, test = files["bin"]
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    run = lambda *a: subprocess.run([sys.executable, "-m", "problems.cli", *a], cwd=tmp_path,
+    run = lambda *a: subprocess.run([sys.executable, "-m", "problems.cli.main", *a], cwd=tmp_path,
                                     env=env, capture_output=True, text=True, timeout=300)
     model = tmp_path / "m.npz"
     r = run("train", "--task", "binary", "--train", str(train), "--C", "2", "--model", str(model),

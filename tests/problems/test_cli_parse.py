@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from oracles.parsing import is_projective, is_tree
-from problems.cli import main
-from problems.dependency_parsing import DependencyParser
+from problems.cli.main import main
+from problems.parsing.parser import DependencyParser
 from problems.io.conllu import read_conllu, write_conllu
 from problems.metrics.parsing import uas
 from tests.problems.test_dependency_parser import make_treebank

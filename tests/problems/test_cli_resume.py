@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from problems.cli import byte_size, main
+from problems.cli.main import byte_size, main
 from problems.demo_data import write_demo_files
 from problems.io.conll import write_columns
 from problems.synthetic import make_tagging_task
@@ -38,7 +38,7 @@ def train_args(d, tag, *extra):
 
 def run_cli(args, cwd):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.Popen([sys.executable, "-m", "problems.cli", *args], cwd=cwd, env=env,
+    return subprocess.Popen([sys.executable, "-m", "problems.cli.main", *args], cwd=cwd, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 

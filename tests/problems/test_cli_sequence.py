@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from problems.cli import main
+from problems.cli.main import main
 from problems.io.conll import read_conll, write_columns
 from problems.synthetic import make_tagging_task
 
@@ -85,7 +85,7 @@ def test_errors_are_clean(files, capsys):
 def test_sequence_spom_through_the_cli_matches_the_estimator(files, capsys):
     """``--solver spom``: no certificate in the report or the summary line, the same objective
     as the estimator trained directly with the same settings, a model that predicts."""
-    from problems.sequence_labeling import SequenceTagger
+    from problems.sequence.tagger import SequenceTagger
 
     d = files
     code = main(["train", "--task", "sequence", "--templates", str(d / "t.tpl"), "--train", str(d / "train.txt"),

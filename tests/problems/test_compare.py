@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from cutplane.exceptions import InputError
-from problems.cli import main
-from problems.sequence_labeling import SequenceTagger, _SequenceExamples
+from problems.cli.main import main
+from problems.sequence.tagger import SequenceTagger, _SequenceExamples
 from problems.synthetic import make_tagging_task
 
 

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from cutplane.exceptions import InputError
-from problems.cli_demo import demo_report, format_demo_table
+from problems.cli.demo import demo_report, format_demo_table
 from problems.demo_data import DEMO_TAGGING, make_demo_tagging, write_tagging_files
 
 
@@ -26,7 +26,7 @@ def test_demo_task_is_seeded_and_validated():
 
 def test_tagging_files_round_trip(tmp_path):
     from problems.io.conll import read_conll
-    from problems.templates import parse_templates
+    from problems.sequence.templates import parse_templates
 
     task = make_demo_tagging(0, n_train=12, n_test=4)
     files = write_tagging_files(task, tmp_path / "d")
@@ -79,7 +79,7 @@ def test_table_lists_the_report(small_report):
 
 def test_plots_written(small_report, tmp_path):
     pytest.importorskip("matplotlib")
-    from problems.cli_demo import plot_demo
+    from problems.cli.demo import plot_demo
 
     files = plot_demo(small_report[1], tmp_path)
     assert [f.name for f in files] == ["bounds.png", "template_weights.png"]

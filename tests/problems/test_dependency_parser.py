@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from cutplane.exceptions import InputError, ModelFormatError
 from oracles.brute_force.trees import enumerate_trees
 from oracles.parsing import is_projective, is_tree
-from problems.dependency_parsing import DependencyParser, parse_arc_templates
+from problems.parsing.parser import DependencyParser, parse_arc_templates
 from problems.io.conllu import ConlluSentence
 
 # the gold heads depend on POS (and distance) only; words and lemmas are noise
@@ -255,7 +255,7 @@ def test_multi_root_and_nonprojective_warning():
 
 @pytest.fixture(scope="module")
 def featurized(data):
-    from problems.parse_features import ArcFeaturizer
+    from problems.parsing.features import ArcFeaturizer
 
     train, test = data
     fz = ArcFeaturizer(TEMPLATES, distance="both").fit(train)
@@ -278,7 +278,7 @@ def test_restricted_featurizer_scores_equal_masked_weights(featurized, keep, see
 
 
 def test_featurizer_state_roundtrip(featurized):
-    from problems.parse_features import ArcFeaturizer
+    from problems.parsing.features import ArcFeaturizer
 
     fz, sents, full = featurized
     arrays, meta = fz.get_state()
@@ -302,7 +302,7 @@ def test_parse_examples_view_equals_oracle_per_sentence(data, projective, normal
     """The sparse per-sentence view gives the same hinge and subgradient as the oracle's own
     ``loss_augmented`` on the full w (the adapter SPOM would otherwise use)."""
     from cutplane.online import as_example_oracle
-    from problems.dependency_parsing import _ParseExamples
+    from problems.parsing.parser import _ParseExamples
 
     train, _ = data
     est = DependencyParser(TEMPLATES, projective=projective, normalize_loss=normalize_loss)
@@ -326,7 +326,7 @@ def test_parse_examples_view_equals_oracle_per_sentence(data, projective, normal
 def test_spom_view_and_full_adapter_give_the_same_iterates(data):
     from cutplane.mixed_norm import MixedNorm
     from cutplane.online import as_example_oracle, spom
-    from problems.dependency_parsing import _ParseExamples
+    from problems.parsing.parser import _ParseExamples
 
     train, _ = data
     est = DependencyParser(TEMPLATES)

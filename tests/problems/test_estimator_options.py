@@ -10,11 +10,11 @@ from hypothesis import strategies as st
 
 from cutplane.exceptions import InputError
 from cutplane.parallel import SerialExecutor
-from problems.classification import LinearSVM
-from problems.dependency_parsing import DependencyParser
+from problems.linear.svm import LinearSVM
+from problems.parsing.parser import DependencyParser
 from problems.estimator_options import (CHECKPOINT_DEFAULTS, check_checkpoint_params, make_executor,
                                         uses_engine_options)
-from problems.sequence_labeling import SequenceTagger
+from problems.sequence.tagger import SequenceTagger
 
 from .test_dependency_parser import TEMPLATES, make_treebank
 
@@ -109,8 +109,8 @@ def test_executors_made_from_a_name_are_closed_after_fit_and_predict(monkeypatch
     user is left open for reuse."""
     import multiprocessing
 
-    import problems.dependency_parsing as dp
-    import problems.sequence_labeling as sl
+    import problems.parsing.parser as dp
+    import problems.sequence.tagger as sl
     from cutplane.parallel import ThreadExecutor
     from problems.synthetic import make_tagging_task
 

@@ -21,9 +21,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cutplane.exceptions import CutplaneError, ModelFormatError
-from problems.classification import LinearSVM
+from problems.linear.svm import LinearSVM
 from problems.model_io import load_model, save_model
-from problems.sequence_labeling import SequenceTagger
+from problems.sequence.tagger import SequenceTagger
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ from problems.io.conllu import read_conllu
 from problems.io.ocr import read_ocr_letters
 from problems.io.segmentation import read_segmented, read_segmented_as_tags, read_word_list
 from problems.io.svmlight import read_svmlight
-from problems.templates import read_templates
+from problems.sequence.templates import read_templates
 
 
 def _ocr_line(lid, letter, nxt, wid, pos, fold):

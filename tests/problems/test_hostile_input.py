@@ -9,13 +9,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cutplane.exceptions import CutplaneError, InputError
-from problems.feature_index import FeatureIndex, LabelAlphabet
+from problems.sequence.feature_index import FeatureIndex, LabelAlphabet
 from problems.io.conll import read_conll, read_crfpp
 from problems.io.conllu import read_conllu
 from problems.io.ocr import read_ocr_letters
 from problems.io.segmentation import read_segmented, read_segmented_as_tags, read_word_list
 from problems.io.svmlight import read_svmlight
-from problems.templates import read_templates
+from problems.sequence.templates import read_templates
 from problems.validation import (UnseenLabelWarning, check_consistent_length, check_finite_array, check_fraction,
                                  check_int, check_positive, check_sequences, warn_unseen_labels)
 
@@ -300,7 +300,7 @@ def test_unseen_labels_encoded_as_minus_one_with_one_warning():
 def test_unseen_label_in_evaluation_is_scored_wrong_and_never_crashes():
     from problems.metrics.accuracy import token_accuracy
     from problems.metrics.chunking import chunk_f1
-    from problems.sequence_labeling import SequenceTagger
+    from problems.sequence.tagger import SequenceTagger
 
     X = [[("the", "DT"), ("dog", "NN"), ("runs", "VB")], [("a", "DT"), ("cat", "NN")]] * 4
     Y = [["B-NP", "I-NP", "B-VP"], ["B-NP", "I-NP"]] * 4

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from cutplane.exceptions import InputError
-from problems.feature_index import LabelAlphabet
+from problems.sequence.feature_index import LabelAlphabet
 from problems.io._open import iter_lines, open_text
 from problems.io.conll import iter_column_sentences, read_conll, read_crfpp, write_columns
 

@@ -1,4 +1,4 @@
-"""KelleyMKL (problems/mkl.py): against a direct cvxpy solve of the MKL QCQP, primal recovery
+"""KelleyMKL (problems/mkl/kelley.py): against a direct cvxpy solve of the MKL QCQP, primal recovery
 of eq. 27, kernel-weight sparsity, one-vs-rest variants, bad input, and model files (save /
 load round trips predicting identically)."""
 import warnings
@@ -8,7 +8,7 @@ import pytest
 
 from cutplane.exceptions import InputError, ModelFormatError
 from problems import KelleyMKL
-from problems.kernels import GaussianKernel, LinearKernel, NotPSDWarning, PolynomialKernel
+from problems.mkl.kernels import GaussianKernel, LinearKernel, NotPSDWarning, PolynomialKernel
 
 
 def _gauss(Z, gamma):
@@ -279,7 +279,7 @@ def test_max_iter_warns_once_with_the_certified_gap():
 def test_save_load_roundtrip_with_kernel_objects(tmp_path, multiclass, n_classes):
     import scipy.sparse as sp
 
-    from problems.kernels import B1SplineKernel
+    from problems.mkl.kernels import B1SplineKernel
 
     rng = np.random.default_rng(4)
     X, X_test = rng.standard_normal((45, 3)), rng.standard_normal((20, 3))
@@ -305,7 +305,7 @@ def test_save_load_roundtrip_with_kernel_objects(tmp_path, multiclass, n_classes
 
 
 def test_save_load_precomputed_grams_and_wrappers(tmp_path):
-    from problems.mkl_wrappers import GaussSeidelMKL
+    from problems.mkl.wrappers import GaussSeidelMKL
 
     grams, y = _problem(n=40)
     rng = np.random.default_rng(0)

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cutplane.exceptions import InputError
-from problems.kernels import (B1SplineKernel, GaussianKernel, LinearKernel, NotPSDWarning,
+from problems.mkl.kernels import (B1SplineKernel, GaussianKernel, LinearKernel, NotPSDWarning,
                               PolynomialKernel, b1spline_bandwidth, check_psd, gram_matrices)
 
 
@@ -124,7 +124,7 @@ def test_quadratic_map_layout_and_binary_saving(rng):
 
 
 def test_sparse_quadratic_map_by_blocks_of_rows(rng, monkeypatch):
-    import problems._kernel_arrays as kernel_arrays
+    import problems.mkl._kernel_arrays as kernel_arrays
     monkeypatch.setattr(kernel_arrays, "_MAP_BLOCK_ENTRIES", 40)        # many small blocks
     X = (rng.random((37, 9)) < 0.4) * rng.normal(size=(37, 9))
     X[5] = 0.0                                                            # an empty row

@@ -7,7 +7,7 @@ import pytest
 from cutplane.exceptions import InputError
 from oracles.mkl import SVMDualOracle
 from problems import KelleyMKL
-from problems.mkl_wrappers import GaussSeidelMKL, SimpleMKL, wrapper_mkl
+from problems.mkl.wrappers import GaussSeidelMKL, SimpleMKL, wrapper_mkl
 
 EPS = 1e-3
 
@@ -105,7 +105,7 @@ def test_one_vs_rest_shared_beta_agrees():
 def test_informative_kernel_takes_the_weight(cls, seed):
     """The data of KelleyMKL's sparsity test: Gaussian kernels on the 2 informative inputs and on
     4 blocks of noise; the wrappers put > 0.9 of the weight where Kelley does."""
-    from problems.kernels import GaussianKernel
+    from problems.mkl.kernels import GaussianKernel
 
     rng = np.random.default_rng(seed)
     n = 60

@@ -219,7 +219,7 @@ def test_schema_of_a_registered_estimator(tmp_path):
 
 
 def test_package_estimator_schemas_check_hyper_parameter_names(tmp_path):
-    from problems.classification import LinearSVM
+    from problems.linear.svm import LinearSVM
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(20, 3))
@@ -247,7 +247,7 @@ def test_invalid_code_points_refused(tmp_path):
 
 @pytest.fixture(scope="module")
 def tagger_file(tmp_path_factory):
-    from problems.sequence_labeling import SequenceTagger
+    from problems.sequence.tagger import SequenceTagger
 
     sents = [[("the", "DT"), ("dog", "NN")], [("a", "DT"), ("cat", "NN"), ("runs", "VB")]] * 3
     labels = [["B", "I"], ["B", "I", "O"]] * 3
@@ -267,7 +267,7 @@ def tagger_file(tmp_path_factory):
     (None, {"feature_groups": "reverse"}, "feature_groups"),
 ])
 def test_sequence_tagger_files_checked_for_consistency(tmp_path, tagger_file, meta_update, replace, field):
-    from problems.sequence_labeling import SequenceTagger
+    from problems.sequence.tagger import SequenceTagger
 
     path, sents = tagger_file
     meta = _meta_of(path)

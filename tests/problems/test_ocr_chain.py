@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from cutplane.exceptions import InputError
-from problems.ocr_chain import (OCRChainFeaturizer, OCRWords, char_accuracy, fold_split, load_ocr_letters,
+from problems.mkl.ocr_chain import (OCRChainFeaturizer, OCRWords, char_accuracy, fold_split, load_ocr_letters,
                                 ocr_chain_oracle)
 
 

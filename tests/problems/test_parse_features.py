@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cutplane.exceptions import InputError
-from problems.parse_features import DEFAULT_TEMPLATES, ArcFeaturizer, distance_bin
+from problems.parsing.features import DEFAULT_TEMPLATES, ArcFeaturizer, distance_bin
 
 ROOT, BOS, EOS, UNK = ("ROOT",), ("BOS",), ("EOS",), ("UNK",)
 

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from cutplane.exceptions import InputError, ModelFormatError
-from problems.sequence_labeling import SequenceTagger
+from problems.sequence.tagger import SequenceTagger
 from problems.synthetic import make_tagging_task
 
 

@@ -4,8 +4,8 @@ from itertools import combinations
 import pytest
 
 from cutplane.exceptions import InputError
-from problems.template_sets import NER134, TEMPLATE_SETS, select_templates
-from problems.templates import parse_templates
+from problems.sequence.template_sets import NER134, TEMPLATE_SETS, select_templates
+from problems.sequence.templates import parse_templates
 
 
 def _cells(line):
@@ -37,7 +37,7 @@ def test_select_templates_keeps_order_and_refuses_unknown_names():
 
 
 def test_chunking_ext_is_the_chunking_set_plus_distinct_templates():
-    from problems.template_sets import CHUNKING, CHUNKING_EXT
+    from problems.sequence.template_sets import CHUNKING, CHUNKING_EXT
 
     base = {t.name: t.text for t in parse_templates(CHUNKING)}
     ext = parse_templates(CHUNKING_EXT)

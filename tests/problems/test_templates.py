@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cutplane.exceptions import InputError
-from problems.feature_index import FeatureIndex, LabelAlphabet
-from problems.templates import CHUNKING_TEMPLATES, parse_templates, read_templates
+from problems.sequence.feature_index import FeatureIndex, LabelAlphabet
+from problems.sequence.templates import CHUNKING_TEMPLATES, parse_templates, read_templates
 
 SMALL = [
     [("He", "PRP"), ("reckons", "VBZ"), ("the", "DT"), ("deficit", "NN")],

@@ -1,0 +1,4 @@
+"""Linear support vector machines (binary and Crammer-Singer multiclass)."""
+from problems.linear.svm import LinearSVM
+
+__all__ = ["LinearSVM"]

@@ -1,0 +1,4 @@
+"""Sequence labelling: the tagger, CRF++ templates, the feature index, word segmentation."""
+from problems.sequence.tagger import SequenceTagger
+
+__all__ = ["SequenceTagger"]
