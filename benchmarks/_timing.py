@@ -1,5 +1,6 @@
-"""Timing helper shared by the benchmark scripts (imported as ``from _timing import best_of``:
-every script runs with ``benchmarks/`` first on ``sys.path``)."""
+"""Timing helper shared by the benchmark scripts (``from benchmarks._timing import best_of``; the
+scripts run from the repository root as ``python -m benchmarks.<name>``)."""
+
 from __future__ import annotations
 
 import time

@@ -25,29 +25,27 @@ products on the same rows in the same run (:func:`gram_row_reference`).
 ``--profile N CUTS`` adds a cProfile of one run, listing the functions outside the oracle that
 take the time. That section is written to ``docs/results/engine_overhead.md``.
 
-Usage: ``python benchmarks/engine_overhead.py [--dim 500] [--sizes 10 50 200] [--repeat 5]``
+Usage: ``python -m benchmarks.engine_overhead [--dim 500] [--sizes 10 50 200] [--repeat 5]``
 ``[--skip-qp] [--grid small:10000:50,200 large:10000:200 conll2000:8936:200:p50]``
 ``[--gram-reference large:10000:200 conll2000:8936:100] [--profile large 10000 200] [--no-write]``
 """
+
 from __future__ import annotations
 
 import argparse
 import io
 import os
-import sys
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from cutplane import minimize  # noqa: E402
-from cutplane.cuts import Cut, OracleResult  # noqa: E402
-from cutplane.reduced.qp import QPReducedSolver  # noqa: E402
-from cutplane.regularizers import L2  # noqa: E402
-from cutplane.working_set import WorkingSet  # noqa: E402
+from cutplane import minimize
+from cutplane.cuts import Cut, OracleResult
+from cutplane.reduced.qp import QPReducedSolver
+from cutplane.regularizers import L2
+from cutplane.working_set import WorkingSet
 
 
 def working_set(n, dim, rng):
@@ -73,14 +71,16 @@ def backend_time(ws, lam, backend):
 
     G = ws.gram()
     alpha = cp.Variable(ws.n_cuts, nonneg=True)
-    prob = cp.Problem(cp.Maximize(ws.offsets @ alpha - 0.5 / lam * cp.quad_form(alpha, cp.psd_wrap(G))),
-                      [cp.sum(alpha) == 1])
+    prob = cp.Problem(
+        cp.Maximize(ws.offsets @ alpha - 0.5 / lam * cp.quad_form(alpha, cp.psd_wrap(G))), [cp.sum(alpha) == 1]
+    )
     prob.solve(solver=backend)
     return float(prob.solver_stats.solve_time or np.nan)
 
 
-def make_sequences(n, *, n_labels=8, vocab=5000, per_label=5, n_informative=2, n_noise=4, lengths=(6, 12),
-                   signal=0.7, seed=0):
+def make_sequences(
+    n, *, n_labels=8, vocab=5000, per_label=5, n_informative=2, n_noise=4, lengths=(6, 12), signal=0.7, seed=0
+):
     """Generated tagging data as index arrays: (indptr, indices, sentence_ptr, labels, n_features).
 
     Labels follow a Markov chain (stay with probability 1/2); an informative column shows one of
@@ -130,9 +130,12 @@ def conll2000_oracle(n):
     from problems.datasets import dataset_path
     from problems.io.conll import read_conll
     from problems.sequence.template_sets import CHUNKING
+    from problems.solvers import CuttingPlane
 
     data = read_conll(dataset_path("conll2000-chunking", "train.txt.gz"))
-    return SequenceTagger(CHUNKING, executor="serial").make_oracle(data.inputs[:n], data.labels[:n])
+    return SequenceTagger(CHUNKING, solver=CuttingPlane(executor="serial")).make_oracle(
+        data.inputs[:n], data.labels[:n]
+    )
 
 
 REAL = {"conll2000": conll2000_oracle}  # real-data configurations (n = sentences from the start)
@@ -188,35 +191,62 @@ def structured_run(n, n_cuts, lam, config="small", seed=0, profile=False, prune_
     cpu0 = time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = minimize(oracle, L2(), lam, eps=1e-12, max_iter=n_cuts, prune_after=prune_after,
-                       callback=lambda info: stamps.append(time.process_time()) and False)
+        res = minimize(
+            oracle,
+            L2(),
+            lam,
+            eps=1e-12,
+            max_iter=n_cuts,
+            prune_after=prune_after,
+            callback=lambda info: stamps.append(time.process_time()) and False,
+        )
     cpu = time.process_time() - cpu0
     if prof is not None:
         prof.disable()
     per_iter = np.diff(stamps)
     tail = slice(max(0, len(per_iter) - max(5, len(per_iter) // 10)), None)
     h = res.history
-    return dict(config=config, prune_after=prune_after, n=oracle.n_samples, tokens=int(oracle.sentence_ptr[-1]), dim=oracle.dim, cuts=n_cuts, n_iter=res.n_iter,
-                n_cuts_end=int(h.n_cuts[-1]), total=res.time_s, oracle=res.oracle_time_s, solver=res.solver_time_s,
-                cpu=cpu, oracle_cpu=oracle.cpu, tail_cpu=float(per_iter[tail].mean()),
-                tail_oracle_cpu=float(np.mean(oracle.per_call[1:][tail])),
-                tail_solver=float(h.solver_time[1:][tail].mean()), profile=prof)
+    return dict(
+        config=config,
+        prune_after=prune_after,
+        n=oracle.n_samples,
+        tokens=int(oracle.sentence_ptr[-1]),
+        dim=oracle.dim,
+        cuts=n_cuts,
+        n_iter=res.n_iter,
+        n_cuts_end=int(h.n_cuts[-1]),
+        total=res.time_s,
+        oracle=res.oracle_time_s,
+        solver=res.solver_time_s,
+        cpu=cpu,
+        oracle_cpu=oracle.cpu,
+        tail_cpu=float(per_iter[tail].mean()),
+        tail_oracle_cpu=float(np.mean(oracle.per_call[1:][tail])),
+        tail_solver=float(h.solver_time[1:][tail].mean()),
+        profile=prof,
+    )
 
 
 def structured_section(grid, lam, profile_spec, say):
-    say(f"BMRM (L2, lam={lam:g}, no pruning, eps never reached) on generated tagging data: 6 columns "
+    say(
+        f"BMRM (L2, lam={lam:g}, no pruning, eps never reached) on generated tagging data: 6 columns "
         "(2 informative), 8 templates, 6-12 tokens per sentence; serial oracle. Configurations: `small` = "
         "make_tagging_task's defaults (4 labels, vocabulary 30 per column), `large` = 8 labels, vocabulary 5000. "
         "`conll2000` = the first n CoNLL-2000 training sentences with the CRF++ chunking templates "
         "(issue 4's task: 22 labels, 10^7 coordinates for all of them). "
         "CPU = process CPU time (everything runs in one thread), immune to waiting for a core; wall = "
-        "``Result.time_s`` / ``oracle_time_s`` / ``solver_time_s``.")
+        "``Result.time_s`` / ``oracle_time_s`` / ``solver_time_s``."
+    )
     say()
-    say("A grid entry `config:n:cuts,...:p50` runs with `prune_after=50` (minimize's default: cuts idle for "
-        "50 iterations are dropped), shown as `iterations (cuts at the end)`; without it no cut is dropped.")
+    say(
+        "A grid entry `config:n:cuts,...:p50` runs with `prune_after=50` (minimize's default: cuts idle for "
+        "50 iterations are dropped), shown as `iterations (cuts at the end)`; without it no cut is dropped."
+    )
     say()
-    say("| data | n | tokens | dim | iterations (cuts) | wall s | outside oracle (wall) | CPU s | outside oracle (CPU) | "
-        "CPU ms/iter (last 10%) | oracle CPU ms/iter | engine CPU ms/iter | solver wall ms/iter |")
+    say(
+        "| data | n | tokens | dim | iterations (cuts) | wall s | outside oracle (wall) | CPU s | outside oracle (CPU) | "
+        "CPU ms/iter (last 10%) | oracle CPU ms/iter | engine CPU ms/iter | solver wall ms/iter |"
+    )
     say("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     structured_run(200, 5, lam)  # warm-up: imports, numba caches of the oracle and the working set
     rows = []
@@ -224,26 +254,32 @@ def structured_section(grid, lam, profile_spec, say):
         r = structured_run(n, cuts, lam, config, prune_after=prune)
         rows.append(r)
         shown = str(r["n_cuts_end"]) if prune is None else f"{r['n_iter']} ({r['n_cuts_end']})"
-        say(f"| {config} | {n} | {r['tokens']} | {r['dim']} | {shown} | {r['total']:.2f} | "
+        say(
+            f"| {config} | {n} | {r['tokens']} | {r['dim']} | {shown} | {r['total']:.2f} | "
             f"{100 * (1 - r['oracle'] / r['total']):.1f}% | {r['cpu']:.2f} | "
             f"{100 * (1 - r['oracle_cpu'] / r['cpu']):.1f}% | {1e3 * r['tail_cpu']:.1f} | "
             f"{1e3 * r['tail_oracle_cpu']:.1f} | {1e3 * (r['tail_cpu'] - r['tail_oracle_cpu']):.1f} | "
-            f"{1e3 * r['tail_solver']:.1f} |")
+            f"{1e3 * r['tail_solver']:.1f} |"
+        )
     say()
     by_cuts = {}
     for r in rows:
         if r["prune_after"] is None:
             by_cuts.setdefault((r["config"], r["cuts"]), []).append(r)
-    say("CPU time per iteration (last 10% of the run) against n at a fixed number of cuts "
-        "(linear in n: the ratio of tokens):")
+    say(
+        "CPU time per iteration (last 10% of the run) against n at a fixed number of cuts "
+        "(linear in n: the ratio of tokens):"
+    )
     say()
     for (config, cuts), rs in sorted(by_cuts.items()):
         rs = sorted(rs, key=lambda r: r["n"])
         for a, b in zip(rs[:-1], rs[1:]):
-            say(f"- {config}, {cuts} cuts: n {a['n']} -> {b['n']}: tokens x{b['tokens'] / a['tokens']:.1f}, "
+            say(
+                f"- {config}, {cuts} cuts: n {a['n']} -> {b['n']}: tokens x{b['tokens'] / a['tokens']:.1f}, "
                 f"time per iteration x{b['tail_cpu'] / a['tail_cpu']:.1f} "
                 f"(oracle x{b['tail_oracle_cpu'] / a['tail_oracle_cpu']:.1f}, engine "
-                f"x{(b['tail_cpu'] - b['tail_oracle_cpu']) / (a['tail_cpu'] - a['tail_oracle_cpu']):.1f})")
+                f"x{(b['tail_cpu'] - b['tail_oracle_cpu']) / (a['tail_cpu'] - a['tail_oracle_cpu']):.1f})"
+            )
     if profile_spec:
         import pstats
 
@@ -253,8 +289,10 @@ def structured_section(grid, lam, profile_spec, say):
         buf = io.StringIO()
         pstats.Stats(r["profile"], stream=buf).sort_stats("tottime").print_stats(25)
         say()
-        say(f"cProfile of {config} data, n={n}, {cuts} cuts (wall {r['total']:.2f} s, oracle {r['oracle']:.2f} s; "
-            f"CPU {r['cpu']:.2f} s, oracle {r['oracle_cpu']:.2f} s), top functions by own time:")
+        say(
+            f"cProfile of {config} data, n={n}, {cuts} cuts (wall {r['total']:.2f} s, oracle {r['oracle']:.2f} s; "
+            f"CPU {r['cpu']:.2f} s, oracle {r['oracle_cpu']:.2f} s), top functions by own time:"
+        )
         say()
         say("```")
         for line in buf.getvalue().splitlines():
@@ -297,7 +335,7 @@ def gram_row_reference(config, n, n_cuts, lam, say, repeat=5):
     """
     import scipy.sparse as sp
 
-    import cutplane.sparse_rows as rows_module
+    import cutplane.working_set.sparse_rows as rows_module
     from cutplane.working_set import WorkingSet
 
     oracle = KeepCuts(sequence_oracle(config, n))
@@ -325,9 +363,11 @@ def gram_row_reference(config, n, n_cuts, lam, say, repeat=5):
     t_spsp = _median_ms(lambda: A @ new.T, repeat)
     oracle_ms = 1e3 * float(np.median(oracle.per_call[1:]))
     nnz = int(A.nnz)
-    say(f"| {config} | {n} | {oracle.dim} | {len(stored)} | {nnz} | {ws._store.slope_bytes / nnz:.1f} | "
+    say(
+        f"| {config} | {n} | {oracle.dim} | {len(stored)} | {nnz} | {ws._store.slope_bytes / nnz:.1f} | "
         f"{t_threads:.1f} | {t_one:.1f} | {t_matvec:.1f} | {t_spsp:.1f} | {t_matvec / t_one:.2f} | "
-        f"{oracle_ms:.1f} | {err:.1e} |")
+        f"{oracle_ms:.1f} | {err:.1e} |"
+    )
 
 
 def parse_grid_entry(entry, cuts):
@@ -362,18 +402,36 @@ def main(argv=None):
     p.add_argument("--lam", type=float, default=1e-2)
     p.add_argument("--n-train", type=int, default=5000)
     p.add_argument("--skip-qp", action="store_true", help="only the structured section")
-    p.add_argument("--grid", nargs="+",
-                   default=["small:1000:50,200,500", "small:10000:50,200,500", "small:100000:50,200",
-                            "large:1000:50,200", "large:10000:50,200", "large:100000:50"],
-                   help="config:n:cuts,cuts,... for the structured section (config: small, large, or conll2000 when the data is present)")
+    p.add_argument(
+        "--grid",
+        nargs="+",
+        default=[
+            "small:1000:50,200,500",
+            "small:10000:50,200,500",
+            "small:100000:50,200",
+            "large:1000:50,200",
+            "large:10000:50,200",
+            "large:100000:50",
+        ],
+        help="config:n:cuts,cuts,... for the structured section (config: small, large, or conll2000 when the data is present)",
+    )
     p.add_argument("--struct-lam", type=float, default=1e-4)
-    p.add_argument("--gram-reference", nargs="*", default=["large:10000:200"], metavar="CONFIG:N:CUTS",
-                   help="time one Gram row against scipy's sparse products (see gram_row_reference)")
+    p.add_argument(
+        "--gram-reference",
+        nargs="*",
+        default=["large:10000:200"],
+        metavar="CONFIG:N:CUTS",
+        help="time one Gram row against scipy's sparse products (see gram_row_reference)",
+    )
     p.add_argument("--profile", nargs=3, metavar=("CONFIG", "N", "CUTS"), default=None)
     p.add_argument("--no-write", action="store_true")
-    p.add_argument("--blas-threads", type=int, default=1,
-                   help="BLAS threads in the structured section (0: library default). On this shared 2-core "
-                        "machine OpenBLAS with 2 threads took ~20 ms for a dot of 3e5 doubles (0.27 ms with 1)")
+    p.add_argument(
+        "--blas-threads",
+        type=int,
+        default=1,
+        help="BLAS threads in the structured section (0: library default). On this shared 2-core "
+        "machine OpenBLAS with 2 threads took ~20 ms for a dot of 3e5 doubles (0.27 ms with 1)",
+    )
     args = p.parse_args(argv)
     rng = np.random.default_rng(0)
     if not args.skip_qp:
@@ -395,15 +453,19 @@ def main(argv=None):
         structured_section(grid, args.struct_lam, args.profile, say)
         if args.gram_reference:
             say()
-            say("One Gram row against scipy in the same run (`--gram-reference config:n:cuts`): the working set's "
+            say(
+                "One Gram row against scipy in the same run (`--gram-reference config:n:cuts`): the working set's "
                 "row of inner products of the new cut with every stored cut (its thread pool, then one thread), "
                 "beside scipy's `A @ a` (CSR times the dense new slope, one thread) and `A @ a.T` (sparse new "
                 "slope) on the same rows as float64 CSR. `bytes/nnz`: the working set's storage per stored "
                 "nonzero (int32 index and int16 / int32 counts or float64 values). `rel. diff`: largest "
-                "difference from scipy's row relative to its largest entry.")
+                "difference from scipy's row relative to its largest entry."
+            )
             say()
-            say("| data | n | dim | stored cuts | stored nnz | bytes/nnz | ours ms (threads) | ours ms (1 thread) | "
-                "scipy A@a ms | scipy A@a.T ms | scipy / ours (1 thread) | oracle ms/call | rel. diff |")
+            say(
+                "| data | n | dim | stored cuts | stored nnz | bytes/nnz | ours ms (threads) | ours ms (1 thread) | "
+                "scipy A@a ms | scipy A@a.T ms | scipy / ours (1 thread) | oracle ms/call | rel. diff |"
+            )
             say("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
             for entry in args.gram_reference:
                 config, n, cuts = entry.split(":")
@@ -416,9 +478,12 @@ def main(argv=None):
     if not args.no_write:
         out = Path(__file__).resolve().parent.parent / "docs" / "results" / "engine_overhead.md"
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text("# Engine overhead on structured data (time outside the oracle)\n\n"
-                       "Written by `python benchmarks/engine_overhead.py --skip-qp` (structured section).\n\n"
-                       + "\n".join(report) + "\n")
+        out.write_text(
+            "# Engine overhead on structured data (time outside the oracle)\n\n"
+            "Written by `python -m benchmarks.engine_overhead --skip-qp` (structured section).\n\n"
+            + "\n".join(report)
+            + "\n"
+        )
         print(f"wrote {out}")
 
 
@@ -430,39 +495,46 @@ def qp_sections(args, rng):
         for n in args.sizes:
             ws = working_set(n, args.dim, rng)
             t_dpp, s_dpp = time_solves(QPReducedSolver(L2(), backend, formulation="dpp"), ws, args.lam, args.repeat)
-            t_dir, s_dir = time_solves(QPReducedSolver(L2(), backend, formulation="direct"), ws, args.lam,
-                                       args.repeat)
+            t_dir, s_dir = time_solves(QPReducedSolver(L2(), backend, formulation="direct"), ws, args.lam, args.repeat)
             t_bk = backend_time(ws, args.lam, backend)
-            print(f"{backend:>9} {n:>5} {1e3 * t_dpp:8.2f} {1e3 * t_dir:8.2f} {1e3 * t_bk:8.2f} "
-                  f"{t_dpp / t_dir:10.2f} {abs(s_dpp.lower_bound - s_dir.lower_bound):9.1e}")
+            print(
+                f"{backend:>9} {n:>5} {1e3 * t_dpp:8.2f} {1e3 * t_dir:8.2f} {1e3 * t_bk:8.2f} "
+                f"{t_dpp / t_dir:10.2f} {abs(s_dpp.lower_bound - s_dir.lower_bound):9.1e}"
+            )
 
     print(f"\nnative ACTIVESET (cold start, no warm duals) vs cvxpy direct on {args.backends[0]}, median (ms)")
     print(f"{'cuts':>5} {'native':>8} {'direct':>8} {'direct/native':>13} {'LB native - LB cvxpy':>21}")
     for n in args.sizes:
         ws = working_set(n, args.dim, rng)
         t_nat, s_nat = time_solves(QPReducedSolver(L2(), "ACTIVESET"), ws, args.lam, args.repeat)
-        t_dir, s_dir = time_solves(QPReducedSolver(L2(), args.backends[0], formulation="direct"), ws, args.lam,
-                                   args.repeat)
-        print(f"{n:>5} {1e3 * t_nat:8.2f} {1e3 * t_dir:8.2f} {t_dir / t_nat:13.1f} "
-              f"{s_nat.lower_bound - s_dir.lower_bound:21.1e}")
+        t_dir, s_dir = time_solves(
+            QPReducedSolver(L2(), args.backends[0], formulation="direct"), ws, args.lam, args.repeat
+        )
+        print(
+            f"{n:>5} {1e3 * t_nat:8.2f} {1e3 * t_dir:8.2f} {t_dir / t_nat:13.1f} "
+            f"{s_nat.lower_bound - s_dir.lower_bound:21.1e}"
+        )
 
     X = rng.standard_normal((args.n_train, 50)) / np.sqrt(50)
     y = np.sign(X @ rng.standard_normal(50) + 0.3 * rng.standard_normal(args.n_train))
     print(f"\nBMRM on a {args.n_train} x 50 hinge problem (lam={args.lam}, eps=1e-4), time split:")
-    print(f"{'formulation':>11} {'iters':>6} {'total s':>8} {'oracle s':>8} {'solver s':>8} {'engine s':>8} "
-          f"{'solver ms/it':>12} {'engine ms/it':>12}")
+    print(
+        f"{'formulation':>11} {'iters':>6} {'total s':>8} {'oracle s':>8} {'solver s':>8} {'engine s':>8} "
+        f"{'solver ms/it':>12} {'engine ms/it':>12}"
+    )
     for formulation in ("native", "auto", "dpp", "direct"):
         reg = L2()
         if formulation == "native":
-            reg.make_reduced_solver = lambda backends=None: QPReducedSolver(reg, "ACTIVESET")
+            reduced = QPReducedSolver(reg, "ACTIVESET")
         else:
-            reg.make_reduced_solver = (lambda backends=None, f=formulation:
-                                       QPReducedSolver(reg, args.backends, formulation=f))
-        res = minimize(Hinge(X, y), reg, args.lam, eps=1e-4, max_iter=1000)
+            reduced = QPReducedSolver(reg, args.backends, formulation=formulation)
+        res = minimize(Hinge(X, y), reg, args.lam, eps=1e-4, max_iter=1000, solver=reduced)
         engine = res.time_s - res.oracle_time_s - res.solver_time_s
-        print(f"{formulation:>11} {res.n_iter:>6} {res.time_s:8.3f} {res.oracle_time_s:8.3f} "
-              f"{res.solver_time_s:8.3f} {engine:8.3f} {1e3 * res.solver_time_s / res.n_iter:12.2f} "
-              f"{1e3 * engine / res.n_iter:12.2f}")
+        print(
+            f"{formulation:>11} {res.n_iter:>6} {res.time_s:8.3f} {res.oracle_time_s:8.3f} "
+            f"{res.solver_time_s:8.3f} {engine:8.3f} {1e3 * res.solver_time_s / res.n_iter:12.2f} "
+            f"{1e3 * engine / res.n_iter:12.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -26,8 +26,9 @@ multi-threaded BLAS is 10-50x slower on these matrix-vector products.
 The table goes to stdout and, with the command line and the load average, to ``--out``
 (default ``docs/results/linear_svm.md``).
 
-Run: ``python benchmarks/linear_svm.py`` (full), ``--quick`` (small sizes), ``--sets dense ocr-e``.
+Run: ``python -m benchmarks.linear_svm`` (full), ``--quick`` (small sizes), ``--sets dense ocr-e``.
 """
+
 from __future__ import annotations
 
 import os
@@ -50,17 +51,22 @@ import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
 # BMRM / OCAS iteration ratios of LIBOCAS itself at 1e-4 relative (ANCHORS.md, issue 5)
-LIBOCAS_RATIO = {("dense", 1.0): 4.8, ("dense", 0.01): 2.5, ("sparse", 0.01): 1.2, ("sparse", 1.0): 1.3,
-                 ("ocr-e", 0.01): 5.2, ("ocr-e", 1.0): 17.6, ("ocr-26", 0.01): 6.5}
+LIBOCAS_RATIO = {
+    ("dense", 1.0): 4.8,
+    ("dense", 0.01): 2.5,
+    ("sparse", 0.01): 1.2,
+    ("sparse", 1.0): 1.3,
+    ("ocr-e", 0.01): 5.2,
+    ("ocr-e", 1.0): 17.6,
+    ("ocr-26", 0.01): 6.5,
+}
 
 
 class Dataset(NamedTuple):
     name: str
-    X: object          # ndarray or CSR, (n, d)
-    y: np.ndarray      # {-1, +1} or class indices
+    X: object  # ndarray or CSR, (n, d)
+    y: np.ndarray  # {-1, +1} or class indices
     multiclass: bool
 
 
@@ -130,13 +136,23 @@ def run_engine(ds, C_lib, args, method):
         warnings.simplefilter("ignore")
         # eps is absolute on the engine's scale F / C, where F(0) / C = 1 and F* / C is 0.1-1 on
         # these sets: eps_rel / 10 keeps the certified gap below eps_rel relative
-        res = cutplane.minimize(oracle, L2(), 1.0 / C, method=method, eps=args.eps_rel * 0.1,
-                                max_iter=args.max_iter, time_limit=args.time_limit, callback=callback)
+        res = cutplane.minimize(
+            oracle,
+            L2(),
+            1.0 / C,
+            method=method,
+            eps=args.eps_rel * 0.1,
+            max_iter=args.max_iter,
+            time_limit=args.time_limit,
+            callback=callback,
+        )
     elapsed = time.perf_counter() - t0
     trace.append((elapsed, C * res.objective, res.n_iter))  # no callback on the converged iteration
-    note = (f"{res.status}, gap {res.gap / max(res.objective, 1e-300):.1e} rel; oracle {res.oracle_time_s:.2f}s "
-            f"reduced {res.solver_time_s:.2f}s ({res.backend}) line search {res.step_time_s:.2f}s; "
-            f"max cuts {int(res.history.n_cuts.max())}")
+    note = (
+        f"{res.status}, gap {res.gap / max(res.objective, 1e-300):.1e} rel; oracle {res.oracle_time_s:.2f}s "
+        f"reduced {res.solver_time_s:.2f}s ({res.backend}) line search {res.step_time_s:.2f}s; "
+        f"max cuts {int(res.history.n_cuts.max())}"
+    )
     return Run(method.upper(), C * res.objective, elapsed, trace, res.n_iter, note)
 
 
@@ -147,7 +163,7 @@ def run_linearsvc(ds, C_lib, args):
     trace, clf = [], None
     for k in range(1, 7):
         kw = dict(multi_class="crammer_singer") if ds.multiclass else dict(loss="hinge", dual=True)
-        clf = LinearSVC(C=C_lib, fit_intercept=False, tol=10.0 ** -k, max_iter=args.liblinear_max_iter, **kw)
+        clf = LinearSVC(C=C_lib, fit_intercept=False, tol=10.0**-k, max_iter=args.liblinear_max_iter, **kw)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             t0 = time.perf_counter()
@@ -168,8 +184,7 @@ def run_svmocas(ds, C_lib, args, mode, path):
     if args.time_limit:
         cmd += ["-t", repr(args.time_limit)]
     with tempfile.TemporaryDirectory() as tmp:
-        out = subprocess.run(cmd + [str(path), os.path.join(tmp, "model")], capture_output=True, text=True,
-                             check=False)
+        out = subprocess.run(cmd + [str(path), os.path.join(tmp, "model")], capture_output=True, text=True, check=False)
     trace, best = [], np.inf
     for line in out.stdout.splitlines():
         m = _LINE.match(line)
@@ -225,13 +240,23 @@ def bench_case(ds, C_lib, args, methods, light_path):
         txt, med[name] = stats([h[0] for h in hits])
         iters[name] = hits[0][1]
         r = reps[0]
-        rows.append([r.name, f"{r.objective:.8g}", f"{(r.objective - F_ref) / F_ref:.1e}", str(r.n_iter),
-                     "-" if name == "linearsvc" else f"{hits[0][1]}", txt, f"{np.median([x.time_s for x in reps]):.3g}",
-                     r.note])
+        rows.append(
+            [
+                r.name,
+                f"{r.objective:.8g}",
+                f"{(r.objective - F_ref) / F_ref:.1e}",
+                str(r.n_iter),
+                "-" if name == "linearsvc" else f"{hits[0][1]}",
+                txt,
+                f"{np.median([x.time_s for x in reps]):.3g}",
+                r.note,
+            ]
+        )
     base = med.get("linearsvc", np.nan)
     for row, name in zip(rows, runs):
         row.insert(6, f"{med[name] / base:.2f}" if np.isfinite(base) and np.isfinite(med[name]) else "-")
     summary = []
+
     def ratio(slow, fast):
         """Iterations to target slow / fast; a lower bound (">") when the slow one never got there."""
         a, b = iters[slow], iters[fast]
@@ -254,8 +279,17 @@ def bench_case(ds, C_lib, args, methods, light_path):
     return F_ref, rows, summary
 
 
-HEADER = ["method", "final F", "rel. to F*", "iters", "iters to target", "time to target s (min / med / max)",
-          "ratio to LinearSVC", "total s (med)", "notes"]
+HEADER = [
+    "method",
+    "final F",
+    "rel. to F*",
+    "iters",
+    "iters to target",
+    "time to target s (min / med / max)",
+    "ratio to LinearSVC",
+    "total s (med)",
+    "notes",
+]
 
 
 def markdown_table(rows):
@@ -270,11 +304,21 @@ def main(argv=None):
     p.add_argument("--C-lib", type=float, nargs="+", default=[0.01, 1.0], dest="C_lib")
     p.add_argument("--methods", nargs="+", default=["bmrm", "ls-bmrm", "linearsvc", "ocas0", "ocas1"])
     p.add_argument("--repeat", type=int, default=3, help="runs of LS-BMRM, LinearSVC, svmocas -m 1")
-    p.add_argument("--ref-repeat", type=int, default=1, dest="ref_repeat",
-                   help="runs of the plain cutting-plane references BMRM and svmocas -m 0 (default 1)")
+    p.add_argument(
+        "--ref-repeat",
+        type=int,
+        default=1,
+        dest="ref_repeat",
+        help="runs of the plain cutting-plane references BMRM and svmocas -m 0 (default 1)",
+    )
     p.add_argument("--rel", type=float, default=1e-4, help="relative target above F* (default 1e-4)")
-    p.add_argument("--eps-rel", type=float, default=1e-6, dest="eps_rel",
-                   help="stopping gap, relative to F on the engine's scale (default 1e-6)")
+    p.add_argument(
+        "--eps-rel",
+        type=float,
+        default=1e-6,
+        dest="eps_rel",
+        help="stopping gap, relative to F on the engine's scale (default 1e-6)",
+    )
     p.add_argument("--max-iter", type=int, default=3000, dest="max_iter")
     p.add_argument("--time-limit", type=float, default=600.0, dest="time_limit", help="per run, seconds")
     p.add_argument("--liblinear-max-iter", type=int, default=100_000, dest="liblinear_max_iter")
@@ -312,12 +356,16 @@ def main(argv=None):
         else:
             p.error(f"unknown set {name!r}")
     load = os.getloadavg()
-    lines = ["# Linear SVM: BMRM, LS-BMRM, liblinear, LIBOCAS", "",
-             f"Command: `python benchmarks/{Path(__file__).name} {' '.join(argv if argv is not None else sys.argv[1:])}`",
-             f"Date: {time.strftime('%Y-%m-%d %H:%M')}; load average at start {load[0]:.1f} / {load[1]:.1f} / "
-             f"{load[2]:.1f} on {os.cpu_count()} cores; BLAS threads: {os.environ.get('OPENBLAS_NUM_THREADS')}; "
-             f"target F* (1 + {args.rel:g}); {args.repeat} runs of LS-BMRM, LinearSVC and svmocas -m 1, "
-             f"{args.ref_repeat} of BMRM and svmocas -m 0.", ""]
+    lines = [
+        "# Linear SVM: BMRM, LS-BMRM, liblinear, LIBOCAS",
+        "",
+        f"Command: `python -m benchmarks.{Path(__file__).stem} {' '.join(argv if argv is not None else sys.argv[1:])}`",
+        f"Date: {time.strftime('%Y-%m-%d %H:%M')}; load average at start {load[0]:.1f} / {load[1]:.1f} / "
+        f"{load[2]:.1f} on {os.cpu_count()} cores; BLAS threads: {os.environ.get('OPENBLAS_NUM_THREADS')}; "
+        f"target F* (1 + {args.rel:g}); {args.repeat} runs of LS-BMRM, LinearSVC and svmocas -m 1, "
+        f"{args.ref_repeat} of BMRM and svmocas -m 0.",
+        "",
+    ]
     for ds in sets:
         with tempfile.TemporaryDirectory() as tmp:
             light = None

@@ -14,20 +14,18 @@ tight claim against the ILP optimum, and the time ratio (cutting plane / ILP). W
 prints the bound/time curve (gap to the ILP optimum after each step) of one instance per size,
 and with ``--out DIR`` it draws those curves to ``DIR/map_tightening_curve.png``.
 
-Run from the repository root: ``python benchmarks/map_tightening.py --n 20``.
+Run from the repository root: ``python -m benchmarks.map_tightening --n 20``.
 """
+
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
-
-from oracles.mapinference import dual_cutting_plane, max_sum_diffusion, random_grid_instance  # noqa: E402
+from oracles.mapinference import dual_cutting_plane, max_sum_diffusion, random_grid_instance
 
 
 def ilp_optimum(unary, pairwise, edges):
@@ -62,8 +60,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     dual_cutting_plane(*random_grid_instance(3, 3, 2, seed=0)[:3])  # compile the numba kernels outside timings
-    print(f"{'size':>5} {'coupl':>5} {'n':>3} | {'diffusion':>9} {'pure sep':>9} {'fallback':>9} | "
-          f"{'tight=opt':>9} {'t_dcp [s]':>9} {'t_ilp [s]':>9} {'ratio':>6}")
+    print(
+        f"{'size':>5} {'coupl':>5} {'n':>3} | {'diffusion':>9} {'pure sep':>9} {'fallback':>9} | "
+        f"{'tight=opt':>9} {'t_dcp [s]':>9} {'t_ilp [s]':>9} {'ratio':>6}"
+    )
     curves = {}
     for size in args.sizes:
         for coupling in args.couplings:
@@ -87,12 +87,16 @@ def main(argv=None):
                 t_ilp += ti
                 if seed == 0 and coupling == args.couplings[-1]:
                     curves[size] = (res.step_times, res.step_bounds - opt)
-            print(f"{size:>2}x{size:<2} {coupling:5.1f} {args.n:3d} | {n_diff / args.n:9.2f} {n_pure / args.n:9.2f} "
-                  f"{n_fb / args.n:9.2f} | {n_ok / args.n:9.2f} {t_dcp / args.n:9.3f} {t_ilp / args.n:9.3f} "
-                  f"{t_dcp / t_ilp:6.2f}")
+            print(
+                f"{size:>2}x{size:<2} {coupling:5.1f} {args.n:3d} | {n_diff / args.n:9.2f} {n_pure / args.n:9.2f} "
+                f"{n_fb / args.n:9.2f} | {n_ok / args.n:9.2f} {t_dcp / args.n:9.3f} {t_ilp / args.n:9.3f} "
+                f"{t_dcp / t_ilp:6.2f}"
+            )
     if args.curve:
         for size, (times, gaps) in curves.items():
-            print(f"bound/time curve, {size}x{size}, coupling {args.couplings[-1]}, seed 0 (upper bound - ILP optimum):")
+            print(
+                f"bound/time curve, {size}x{size}, coupling {args.couplings[-1]}, seed 0 (upper bound - ILP optimum):"
+            )
             for k, (t, g) in enumerate(zip(times, gaps)):
                 print(f"  step {k:2d}  t = {t:7.3f} s  gap = {g:.3e}")
     if args.out:

@@ -8,9 +8,10 @@ table gives the peak working-set bytes (:attr:`cutplane.Result.peak_working_set_
 cuts held at the end, the objective and lower bound reached, and the wall time of both runs with
 their ratio. With a budget the peak must stay flat at ``memory_limit`` plus at most one cut.
 
-Usage: ``python benchmarks/memory_budget.py [--n 5000] [--dim 20000] [--density 0.002]
+Usage: ``python -m benchmarks.memory_budget [--n 5000] [--dim 20000] [--density 0.002]
 [--iters 25 50 100 200] [--limit 4M] [--out docs/results/memory_budget.md]``
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,13 +23,11 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from cutplane import minimize  # noqa: E402
-from cutplane.exceptions import ConvergenceWarning  # noqa: E402
-from cutplane.regularizers import L2  # noqa: E402
-from oracles.linear import BinaryHinge  # noqa: E402
-from problems.cli.main import byte_size  # noqa: E402
+from cutplane import minimize
+from cutplane.exceptions import ConvergenceWarning
+from cutplane.regularizers import L2
+from oracles.linear import BinaryHinge
+from problems.cli.main import byte_size
 
 
 def make_problem(n, dim, density, seed):
@@ -47,13 +46,12 @@ def run(X, y, lam, iters, limit):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         t0 = time.perf_counter()
-        res = minimize(BinaryHinge(X, y), L2(), lam, eps=1e-12, max_iter=iters, prune_after=None,
-                       memory_limit=limit)
+        res = minimize(BinaryHinge(X, y), L2(), lam, eps=1e-12, max_iter=iters, prune_after=None, memory_limit=limit)
         return res, time.perf_counter() - t0
 
 
 def mib(b):
-    return f"{b / 2 ** 20:.3f}"
+    return f"{b / 2**20:.3f}"
 
 
 def main(argv=None):
@@ -74,18 +72,33 @@ def main(argv=None):
         free, t_free = run(X, y, args.lam, iters, None)
         lim, t_lim = run(X, y, args.lam, iters, args.limit)
         max_cut = 16 * int((X.getnnz(axis=0) > 0).sum()) + 24  # a slope touches at most these columns
-        rows.append((iters, free.history.n_cuts[-1], mib(free.peak_working_set_bytes), lim.history.n_cuts[-1],
-                     mib(lim.peak_working_set_bytes), lim.peak_working_set_bytes <= args.limit + max_cut,
-                     f"{free.objective:.6g}", f"{lim.objective:.6g}", f"{free.lower_bound:.6g}",
-                     f"{lim.lower_bound:.6g}", f"{t_free:.2f}", f"{t_lim:.2f}", f"{t_lim / t_free:.2f}"))
+        rows.append(
+            (
+                iters,
+                free.history.n_cuts[-1],
+                mib(free.peak_working_set_bytes),
+                lim.history.n_cuts[-1],
+                mib(lim.peak_working_set_bytes),
+                lim.peak_working_set_bytes <= args.limit + max_cut,
+                f"{free.objective:.6g}",
+                f"{lim.objective:.6g}",
+                f"{free.lower_bound:.6g}",
+                f"{lim.lower_bound:.6g}",
+                f"{t_free:.2f}",
+                f"{t_lim:.2f}",
+                f"{t_lim / t_free:.2f}",
+            )
+        )
         print(*rows[-1], sep="\t", flush=True)  # noqa: T201 - a benchmark script reports on stdout
-    head = ("| iterations | cuts (no budget) | peak MiB (no budget) | cuts (budget) | peak MiB (budget) | "
-            "peak <= limit + one cut | objective (no budget) | objective (budget) | lower (no budget) | "
-            "lower (budget) | time s (no budget) | time s (budget) | time ratio |")
+    head = (
+        "| iterations | cuts (no budget) | peak MiB (no budget) | cuts (budget) | peak MiB (budget) | "
+        "peak <= limit + one cut | objective (no budget) | objective (budget) | lower (no budget) | "
+        "lower (budget) | time s (no budget) | time s (budget) | time ratio |"
+    )
     lines = [
         "# Working-set memory under a budget",
         "",
-        f"Command: `python benchmarks/memory_budget.py {' '.join(sys.argv[1:] if argv is None else argv)}`; "
+        f"Command: `python -m benchmarks.memory_budget {' '.join(sys.argv[1:] if argv is None else argv)}`; "
         f"run on {time.strftime('%Y-%m-%d %H:%M')}, load average {os.getloadavg()[0]:.1f} "
         f"on {os.cpu_count()} cores.",
         "",

@@ -20,28 +20,28 @@ Every parallel cut is checked equal to the serial one. The machine is shared wit
 so the load average (1 min) is printed before and after each row and the number of cores the
 run could expect is ``cores - load`` at best: a speed-up near 2 needs an otherwise idle machine.
 
-Run: ``python benchmarks/parallel_speedup.py [--repeat 5] [--workers 2] [--no-dask]``; writes
+Run: ``python -m benchmarks.parallel_speedup [--repeat 5] [--workers 2] [--no-dask]``; writes
 ``docs/results/parallel_speedup.md`` (``--no-write`` to skip).
 """
+
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
-from _timing import best_of  # noqa: E402  (benchmarks/ is first on sys.path)
+
+from benchmarks._timing import best_of
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 
 def load_task():
     from problems.datasets import dataset_path
-    from problems.sequence.feature_index import FeatureIndex, LabelAlphabet
     from problems.io.conll import read_conll
+    from problems.sequence.feature_index import FeatureIndex, LabelAlphabet
     from problems.sequence.template_sets import CHUNKING
 
     corpus = read_conll(dataset_path("conll2000-chunking", "train.txt.gz"), n_columns=3)
@@ -110,7 +110,7 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
 
-    from cutplane.parallel import available_executors, get_executor
+    from cutplane.executors import available_executors, get_executor
     from oracles.sequence import SequenceHingeOracle
 
     report = []
@@ -122,25 +122,38 @@ def main(argv=None):
     load0 = os.getloadavg()
     t = time.perf_counter()
     X, y, nf, K = load_task()
-    say(f"- machine: {os.cpu_count()} cores, shared; load average at start {load0[0]:.2f} (1 min), "
-        f"{load0[1]:.2f} (5 min)")
-    say(f"- data: CoNLL-2000 train, {X.n_sentences} sentences, {X.n_tokens} tokens, {nf} features, {K} labels "
-        f"(loaded and featurised in {time.perf_counter() - t:.1f} s)")
+    say(
+        f"- machine: {os.cpu_count()} cores, shared; load average at start {load0[0]:.2f} (1 min), "
+        f"{load0[1]:.2f} (5 min)"
+    )
+    say(
+        f"- data: CoNLL-2000 train, {X.n_sentences} sentences, {X.n_tokens} tokens, {nf} features, {K} labels "
+        f"(loaded and featurised in {time.perf_counter() - t:.1f} s)"
+    )
 
     def make(executor):
-        return SequenceHingeOracle(X.indptr, X.indices, X.sentence_ptr, y, nf, K, executor=executor,
-                                   n_chunks=None if executor is None else 2 * args.workers)
+        return SequenceHingeOracle(
+            X.indptr,
+            X.indices,
+            X.sentence_ptr,
+            y,
+            nf,
+            K,
+            executor=executor,
+            n_chunks=None if executor is None else 2 * args.workers,
+        )
 
     serial = make(None)
     rng = np.random.default_rng(args.seed)
     points = {"random w": 0.1 * rng.standard_normal(serial.dim)}
     wrong, scale, points["trained-ish w"] = trained_ish(serial, X, y, nf, K)
-    say(f"- trained-ish w: count-based tagger (centred log counts x {scale:g}); best of {args.repeat} calls "
-        "per row")
+    say(f"- trained-ish w: count-based tagger (centred log counts x {scale:g}); best of {args.repeat} calls per row")
     names = [n for n in available_executors() if n != "serial" and not (n == "dask" and args.no_dask)]
     say()
-    say("| w | executor | wrong tokens | cut nnz | call s | map s | call speed-up | map speed-up | "
-        "CPU-bound speed-up | load before | load after |")
+    say(
+        "| w | executor | wrong tokens | cut nnz | call s | map s | call speed-up | map speed-up | "
+        "CPU-bound speed-up | load before | load after |"
+    )
     say("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for label, w in points.items():
         serial(w)
@@ -148,18 +161,23 @@ def main(argv=None):
         t_ser, ref = best_of(lambda: serial(w), args.repeat)
         t_ser_map, _ = best_of(lambda: serial._map(w), args.repeat)
         wrong = int(np.count_nonzero(ref.argmax != y))
-        say(f"| {label} | serial | {wrong} | {ref.cut.slope.nnz} | {t_ser:.3f} | {t_ser_map:.3f} | 1 | 1 | 1 | "
-            f"{l0:.2f} | {os.getloadavg()[0]:.2f} |")
-        from cutplane.parallel import SerialExecutor
+        say(
+            f"| {label} | serial | {wrong} | {ref.cut.slope.nnz} | {t_ser:.3f} | {t_ser_map:.3f} | 1 | 1 | 1 | "
+            f"{l0:.2f} | {os.getloadavg()[0]:.2f} |"
+        )
+        from cutplane.executors import SerialExecutor
 
         cpu_serial, _ = cpu_split(SerialExecutor(), serial, w, args.repeat)
         for name in names:
             with get_executor(name, args.workers) as ex:
                 oracle = make(ex)
                 res = oracle(w)  # binds (ships the chunks), compiles in the workers
-                same = (np.array_equal(res.argmax, ref.argmax) and res.cut.slope.nnz == ref.cut.slope.nnz
-                        and np.array_equal(res.cut.slope.indices, ref.cut.slope.indices)
-                        and np.allclose(res.cut.slope.data, ref.cut.slope.data, rtol=1e-12))
+                same = (
+                    np.array_equal(res.argmax, ref.argmax)
+                    and res.cut.slope.nnz == ref.cut.slope.nnz
+                    and np.array_equal(res.cut.slope.indices, ref.cut.slope.indices)
+                    and np.allclose(res.cut.slope.data, ref.cut.slope.data, rtol=1e-12)
+                )
                 if not same:
                     raise SystemExit(f"{name}: the cut differs from the serial one")
                 l0 = os.getloadavg()[0]
@@ -168,18 +186,24 @@ def main(argv=None):
                 cpu_bound = "n/a"
                 if name in ("threads", "processes"):
                     cpu_bound = f"{cpu_serial / cpu_split(ex, oracle, w, args.repeat)[1]:.2f}"
-                say(f"| {label} | {name} ({ex.n_workers}) | {wrong} | {res.cut.slope.nnz} | {t_par:.3f} | "
+                say(
+                    f"| {label} | {name} ({ex.n_workers}) | {wrong} | {res.cut.slope.nnz} | {t_par:.3f} | "
                     f"{t_map:.3f} | {t_ser / t_par:.2f} | {t_ser_map / t_map:.2f} | {cpu_bound} | "
-                    f"{l0:.2f} | {os.getloadavg()[0]:.2f} |")
+                    f"{l0:.2f} | {os.getloadavg()[0]:.2f} |"
+                )
     load1 = os.getloadavg()
     say()
-    say(f"- load average at end {load1[0]:.2f} (1 min), {load1[1]:.2f} (5 min); every parallel cut equal to "
-        f"the serial one")
+    say(
+        f"- load average at end {load1[0]:.2f} (1 min), {load1[1]:.2f} (5 min); every parallel cut equal to "
+        f"the serial one"
+    )
     if not args.no_write:
         out = ROOT / "docs" / "results" / "parallel_speedup.md"
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text("# Oracle-phase speed-up of the executors (CoNLL-2000 chunking)\n\n"
-                       "Written by `python benchmarks/parallel_speedup.py`.\n\n" + "\n".join(report) + "\n")
+        out.write_text(
+            "# Oracle-phase speed-up of the executors (CoNLL-2000 chunking)\n\n"
+            "Written by `python -m benchmarks.parallel_speedup`.\n\n" + "\n".join(report) + "\n"
+        )
         print(f"wrote {out}")
 
 

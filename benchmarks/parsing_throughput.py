@@ -12,20 +12,18 @@ Measured in one run, side by side; single-threaded figures are CPU seconds of th
 3. The oracle (loss-augmented CLE over all dev sentences, dPhi, sparse cut): seconds per call
    with the serial executor and with 2 threads; speedup.
 
-Run: ``python benchmarks/parsing_throughput.py [--nx-sentences 150] [--repeat 3]``.
+Run: ``python -m benchmarks.parsing_throughput [--nx-sentences 150] [--repeat 3]``.
 """
+
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
-from _timing import best_of  # noqa: E402  (benchmarks/ is first on sys.path)
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks._timing import best_of
 
 
 def best_cpu(fn, repeat):
@@ -61,7 +59,7 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args(argv)
 
-    from cutplane.parallel import ThreadExecutor
+    from cutplane.executors import ThreadExecutor
     from oracles.parse_oracle import ParseOracle
     from oracles.parsing import chu_liu_edmonds, eisner, tree_score
     from problems.datasets import dataset_path
@@ -82,19 +80,25 @@ def main(argv=None):
     t_fit, _ = best_cpu(lambda: fz.fit(dev), 1)
     t_dev, X = best_cpu(lambda: fz.transform(dev), 1)
     t_test, Xt = best_cpu(lambda: fz.transform(test), 1)
-    print(f"features: {len(fz.template_names_)} templates, dim {fz.dim_:,}; fit {t_fit:.2f} s; "
-          f"transform dev {t_dev:.2f} s ({n_dev / t_dev:,.0f} tok/s, nnz {X.indices.size:,}, "
-          f"{X.nbytes / 2**20:.1f} MiB), test {t_test:.2f} s ({Xt.nbytes / 2**20:.1f} MiB)")
+    print(
+        f"features: {len(fz.template_names_)} templates, dim {fz.dim_:,}; fit {t_fit:.2f} s; "
+        f"transform dev {t_dev:.2f} s ({n_dev / t_dev:,.0f} tok/s, nnz {X.indices.size:,}, "
+        f"{X.nbytes / 2**20:.1f} MiB), test {t_test:.2f} s ({Xt.nbytes / 2**20:.1f} MiB)"
+    )
 
     rng = np.random.default_rng(0)
     w = 0.1 * rng.standard_normal(fz.dim_)
     mats = [Xt.scores(i, w) for i in range(Xt.n_sentences)]
-    chu_liu_edmonds(mats[0]); chu_liu_edmonds(mats[0], single_root=True); eisner(mats[0])  # noqa: E702
-    print("\ndecoders on test score matrices (one thread, best of %d):" % args.repeat)
+    chu_liu_edmonds(mats[0])
+    chu_liu_edmonds(mats[0], single_root=True)
+    eisner(mats[0])  # noqa: E702
+    print(f"\ndecoders on test score matrices (one thread, best of {args.repeat}):")
     rows = []
-    for name, fn in (("CLE multi-root", lambda S: chu_liu_edmonds(S)),
-                     ("CLE single-root", lambda S: chu_liu_edmonds(S, single_root=True)),
-                     ("Eisner", lambda S: eisner(S))):
+    for name, fn in (
+        ("CLE multi-root", lambda S: chu_liu_edmonds(S)),
+        ("CLE single-root", lambda S: chu_liu_edmonds(S, single_root=True)),
+        ("Eisner", lambda S: eisner(S)),
+    ):
         sec, _ = best_cpu(lambda: [fn(S) for S in mats], args.repeat)
         rows.append((name, sec, n_test / sec))
         print(f"  {name:16s} {sec:7.3f} s  {n_test / sec:12,.0f} tokens/s")
@@ -105,9 +109,11 @@ def main(argv=None):
     t_nx, nx_heads = best_cpu(lambda: [nx_arborescence(S) for S in sub], 1)  # graph build included
     t_us, our = best_cpu(lambda: [chu_liu_edmonds(S) for S in sub], args.repeat)
     gap = max(abs(tree_score(S, a) - tree_score(S, b)) for S, a, b in zip(sub, our, nx_heads))
-    print(f"  reference networkx Edmonds on {k} sentences ({n_sub} tokens): {t_nx:.3f} s "
-          f"({n_sub / t_nx:,.0f} tok/s); ours {t_us:.4f} s; ratio ours/nx time = {t_us / t_nx:.4f} "
-          f"(speed-up x{t_nx / t_us:,.0f}); max |score difference| {gap:.2e}")
+    print(
+        f"  reference networkx Edmonds on {k} sentences ({n_sub} tokens): {t_nx:.3f} s "
+        f"({n_sub / t_nx:,.0f} tok/s); ours {t_us:.4f} s; ratio ours/nx time = {t_us / t_nx:.4f} "
+        f"(speed-up x{t_nx / t_us:,.0f}); max |score difference| {gap:.2e}"
+    )
 
     print("\noracle on dev (loss-augmented CLE, single root, dPhi, sparse cut):")
     gold = [s.tree() for s in dev]
@@ -123,10 +129,14 @@ def main(argv=None):
     finally:
         ex.close()
     assert abs(r_ser.value - r_thr.value) < 1e-9
-    print(f"  serial    {c_ser:.3f} CPU s/call ({n_dev / c_ser:,.0f} tokens/s per core); wall {t_ser:.3f} s; "
-          f"R(w) = {r_ser.value:.4f}, slope nnz {r_ser.cut.slope.nnz:,}")
-    print(f"  2 threads wall {t_thr:.3f} s/call ({n_dev / t_thr:,.0f} tokens/s); wall speedup "
-          f"x{t_ser / t_thr:.2f} (load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+    print(
+        f"  serial    {c_ser:.3f} CPU s/call ({n_dev / c_ser:,.0f} tokens/s per core); wall {t_ser:.3f} s; "
+        f"R(w) = {r_ser.value:.4f}, slope nnz {r_ser.cut.slope.nnz:,}"
+    )
+    print(
+        f"  2 threads wall {t_thr:.3f} s/call ({n_dev / t_thr:,.0f} tokens/s); wall speedup "
+        f"x{t_ser / t_thr:.2f} (load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
+    )
 
 
 if __name__ == "__main__":

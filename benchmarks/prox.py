@@ -15,22 +15,25 @@ from the reference so the speed is for the same answer):
 - ``prox_squared_group_l1`` at SPOM/MTL scale (dim = 10^6 coordinates in m = 134 groups) vs
   the floor of two passes over ``v`` (``np.abs`` + a scaled copy).
 
-Usage: ``python benchmarks/prox.py [--repeat 5] [--seed 0]``
+Usage: ``python -m benchmarks.prox [--repeat 5] [--seed 0]``
 """
+
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 import warnings
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from cutplane.prox import prox_group_l2q, prox_squared_group_l1, prox_squared_group_lp, prox_squared_l1  # noqa: E402
-from cutplane.reduced.projection import project_capped_simplex, project_simplex  # noqa: E402
-from _timing import best_of  # noqa: E402  (benchmarks/ is first on sys.path)
+from benchmarks._timing import best_of
+from cutplane.prox import (
+    project_capped_simplex,
+    project_simplex,
+    prox_group_l2q,
+    prox_squared_group_l1,
+    prox_squared_group_lp,
+    prox_squared_l1,
+)
 
 
 def _timed(fn, repeat):
@@ -65,8 +68,12 @@ def brentq_l2q(v, tau, ids, q):
 
     m = ids.max() + 1
     b0 = np.sqrt(np.bincount(ids, weights=v * v, minlength=m))
-    b = np.array([0.0 if x == 0 else brentq(lambda t: t - x + tau * q * t ** (q - 1), 0.0, x, xtol=1e-300, rtol=1e-15)
-                  for x in b0])
+    b = np.array(
+        [
+            0.0 if x == 0 else brentq(lambda t: t - x + tau * q * t ** (q - 1), 0.0, x, xtol=1e-300, rtol=1e-15)
+            for x in b0
+        ]
+    )
     return v * np.where(b0 > 0, b / np.where(b0 > 0, b0, 1), 0)[ids]
 
 
@@ -79,7 +86,8 @@ def cvxpy_sq_lp_on_norms(v, tau, ids, p):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         cp.Problem(cp.Minimize(0.5 * cp.sum_squares(x - b0) + tau * 0.5 * cp.square(cp.pnorm(x, p)))).solve(
-            solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+            solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12
+        )
     return v * (x.value / b0)[ids]
 
 
@@ -99,29 +107,56 @@ def main(argv=None):
     print(f"{'operator':<26} {'size':>10} {'ours ms':>10} {'ref ms':>10} {'ref/ours':>9}  {'max dev':>9}  reference")
     for n in (134, 10_000, 1_000_000):
         v = rng.standard_normal(n)
-        row("prox_squared_l1", n, _timed(lambda: prox_squared_l1(v, 0.01), R),
-            _timed(lambda: bisect_sq_l1(v, 0.01), R), "bisection on theta")
-        row("project_simplex", n, _timed(lambda: project_simplex(v, 1.0), R),
-            _timed(lambda: bisect_simplex(v, 1.0), R), "bisection on theta")
-        row("project_capped_simplex", n, _timed(lambda: project_capped_simplex(v, 5.0), R),
-            _timed(lambda: bisect_simplex(v, 5.0), R), "bisection (sum active)")
+        row(
+            "prox_squared_l1",
+            n,
+            _timed(lambda: prox_squared_l1(v, 0.01), R),
+            _timed(lambda: bisect_sq_l1(v, 0.01), R),
+            "bisection on theta",
+        )
+        row(
+            "project_simplex",
+            n,
+            _timed(lambda: project_simplex(v, 1.0), R),
+            _timed(lambda: bisect_simplex(v, 1.0), R),
+            "bisection on theta",
+        )
+        row(
+            "project_capped_simplex",
+            n,
+            _timed(lambda: project_capped_simplex(v, 5.0), R),
+            _timed(lambda: bisect_simplex(v, 5.0), R),
+            "bisection (sum active)",
+        )
     for m in (134, 5_000):
         ids = rng.integers(0, m, size=20 * m)
         v = rng.standard_normal(ids.size)
         for q in (1.5, 3.0):
-            row(f"prox_group_l2q q={q}", m, _timed(lambda: prox_group_l2q(v, 0.5, ids, q), R),
-                _timed(lambda: brentq_l2q(v, 0.5, ids, q), max(1, R // 2)), "scipy brentq per group")
+            row(
+                f"prox_group_l2q q={q}",
+                m,
+                _timed(lambda: prox_group_l2q(v, 0.5, ids, q), R),
+                _timed(lambda: brentq_l2q(v, 0.5, ids, q), max(1, R // 2)),
+                "scipy brentq per group",
+            )
     for m in (134, 1_000):
         ids = rng.integers(0, m, size=20 * m)
         v = rng.standard_normal(ids.size)
-        row("prox_squared_group_lp 1.5", m, _timed(lambda: prox_squared_group_lp(v, 0.05, ids, 1.5), R),
-            _timed(lambda: cvxpy_sq_lp_on_norms(v, 0.05, ids, 1.5), 1), "cvxpy/Clarabel on norms")
+        row(
+            "prox_squared_group_lp 1.5",
+            m,
+            _timed(lambda: prox_squared_group_lp(v, 0.05, ids, 1.5), R),
+            _timed(lambda: cvxpy_sq_lp_on_norms(v, 0.05, ids, 1.5), 1),
+            "cvxpy/Clarabel on norms",
+        )
     ids = np.sort(rng.integers(0, 134, size=1_000_000))
     v = rng.standard_normal(ids.size)
     floor = _timed(lambda: np.abs(v) * 0.5, R)
     ours = _timed(lambda: prox_squared_group_l1(v, 0.01, ids), R)
-    print(f"{'prox_squared_group_l1':<26} {'1e6 / 134':>10} {ours[0] * 1e3:>10.3f} {floor[0] * 1e3:>10.3f} "
-          f"{floor[0] / ours[0]:>8.2f}x  {'-':>9}  floor: two passes over v")
+    print(
+        f"{'prox_squared_group_l1':<26} {'1e6 / 134':>10} {ours[0] * 1e3:>10.3f} {floor[0] * 1e3:>10.3f} "
+        f"{floor[0] / ours[0]:>8.2f}x  {'-':>9}  floor: two passes over v"
+    )
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ calls for the native solver and of ``--repeat-direct`` for Clarabel):
 - the recorded CoNLL-2000 instance ``tests/fixtures/qcqp_conll2000_86cuts.npz`` (or ``--recorded PATH``)
   when present: cold, and warm-started from the engine's previous ``alpha``.
 
-``direct`` is :func:`cutplane.reduced.qcqp_direct.solve_qcqp_direct` with the eigen-factors
+``direct`` is :func:`cutplane.reduced.qcqp.direct.solve_qcqp_direct` with the eigen-factors
 ``psd_factor(Q^j)`` it needs (the factorisations are timed with it, as the engine pays them;
 ``clarabel`` alone is shown too). Accuracy columns: the objective at each solver's ``alpha``
 (``b^T alpha - max_j q_j(alpha)``, the engine's lower bound), their difference relative to the
@@ -22,28 +22,27 @@ the slopes (the rest small: the templates MTL^struct drops), each solve warm-sta
 previous ``alpha``; total CPU seconds of the reduced solves with every group in each solve
 against lazily generated groups, and the largest difference of their lower bounds.
 
-Usage: ``python benchmarks/qcqp_native.py [--repeat 3] [--repeat-direct 1] [--quick]``;
+Usage: ``python -m benchmarks.qcqp_native [--repeat 3] [--repeat-direct 1] [--quick]``;
 prints a table, writes nothing.
 """
+
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from benchmarks._timing import best_of
+from cutplane._blas import single_thread_blas
+from cutplane.reduced.qcqp.direct import solve_qcqp_direct
+from cutplane.reduced.qcqp.native import solve_qcqp_native
+from cutplane.reduced.qp import psd_factor
 
-from cutplane._blas import single_thread_blas  # noqa: E402
-from cutplane.reduced.qcqp_direct import solve_qcqp_direct  # noqa: E402
-from cutplane.reduced.qcqp_native import solve_qcqp_native  # noqa: E402
-from cutplane.reduced.qp import psd_factor  # noqa: E402
-from _timing import best_of  # noqa: E402  (benchmarks/ is first on sys.path)
-
-RECORDED = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                        "tests", "fixtures", "qcqp_conll2000_86cuts.npz")
+RECORDED = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "fixtures", "qcqp_conll2000_86cuts.npz"
+)
 
 
 def random_instance(n, m, seed, lam=1e-3):
@@ -73,9 +72,11 @@ def row(name, grams, b, lam, alpha0, repeat, repeat_direct):
     a_dir /= a_dir.sum()
     v_nat, size = objective(grams, b, lam, res.alpha)
     v_dir, _ = objective(grams, b, lam, a_dir)
-    print(f"{name:<28} {1e3 * t_nat:9.2f} {res.n_iter:4d} {1e3 * t_dir:10.1f} {1e3 * t_cla:10.1f} "
-          f"{t_dir / t_nat:8.0f}x {(v_nat - v_dir) / size:+10.1e} {np.abs(res.alpha - a_dir).max():9.1e} "
-          f"{res.gap / size:9.1e}")
+    print(
+        f"{name:<28} {1e3 * t_nat:9.2f} {res.n_iter:4d} {1e3 * t_dir:10.1f} {1e3 * t_cla:10.1f} "
+        f"{t_dir / t_nat:8.0f}x {(v_nat - v_dir) / size:+10.1e} {np.abs(res.alpha - a_dir).max():9.1e} "
+        f"{res.gap / size:9.1e}"
+    )
 
 
 def generation_row(m, n, seed):
@@ -83,8 +84,8 @@ def generation_row(m, n, seed):
     import scipy.sparse as sp
 
     from cutplane.cuts import Cut
-    from cutplane.mixed_norm import MixedNorm
     from cutplane.reduced.qcqp import QCQPReducedSolver
+    from cutplane.regularizers import MixedNorm
     from cutplane.working_set import WorkingSet
 
     rng = np.random.default_rng(seed)
@@ -109,8 +110,10 @@ def generation_row(m, n, seed):
         times[generate], lowers[generate] = total, np.array(low)
         binding = int(np.count_nonzero(sol.mu > 1e-9))
     diff = float(np.max(np.abs(lowers[True] - lowers[False]) / np.maximum(1.0, np.abs(lowers[False]))))
-    print(f"{'groups m=' + str(m) + ' cuts 1..' + str(n):<28} {times[False]:10.2f} {times[True]:10.2f} "
-          f"{times[False] / times[True]:7.1f}x {binding:8d} {diff:10.1e}")
+    print(
+        f"{'groups m=' + str(m) + ' cuts 1..' + str(n):<28} {times[False]:10.2f} {times[True]:10.2f} "
+        f"{times[False] / times[True]:7.1f}x {binding:8d} {diff:10.1e}"
+    )
 
 
 def main():
@@ -123,8 +126,10 @@ def main():
     args = parser.parse_args()
     sizes = [20, 86] if args.quick else [20, 50, 86, 150, 200]
     groups = [4, 12] if args.quick else [4, 12, 22]
-    print(f"{'instance':<28} {'native ms':>9} {'it':>4} {'direct ms':>10} {'clarabel':>10} {'ratio':>9} "
-          f"{'dvalue':>10} {'dalpha':>9} {'nat gap':>9}")
+    print(
+        f"{'instance':<28} {'native ms':>9} {'it':>4} {'direct ms':>10} {'clarabel':>10} {'ratio':>9} "
+        f"{'dvalue':>10} {'dalpha':>9} {'nat gap':>9}"
+    )
     for m in groups:
         for n in sizes:
             grams, b, lam = random_instance(n, m, args.seed + 1000 * m + n)
@@ -142,9 +147,8 @@ def main():
     else:
         print(f"(recorded instance {args.recorded} absent)")
     print()
-    print(f"{'growing working set':<28} {'all s':>10} {'generate s':>10} {'ratio':>8} {'binding':>8} "
-          f"{'dlower':>10}")
-    for m, n in ([(22, 60), (134, 60)] if args.quick else [(22, 150), (134, 150), (134, 300)]):
+    print(f"{'growing working set':<28} {'all s':>10} {'generate s':>10} {'ratio':>8} {'binding':>8} {'dlower':>10}")
+    for m, n in [(22, 60), (134, 60)] if args.quick else [(22, 150), (134, 150), (134, 300)]:
         generation_row(m, n, args.seed + m + n)
 
 

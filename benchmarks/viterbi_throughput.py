@@ -23,8 +23,9 @@ Writes ``docs/results/viterbi_throughput.md`` from the run (``--no-write`` to sk
 
 The machine is shared; the load average is printed with the figures.
 
-Run: ``python benchmarks/viterbi_throughput.py [--repeat 3]``.
+Run: ``python -m benchmarks.viterbi_throughput [--repeat 3]``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,15 +33,13 @@ import ctypes
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-from _timing import best_of  # noqa: E402  (benchmarks/ is first on sys.path)
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks._timing import best_of
 
 ROOT = Path(__file__).resolve().parent.parent
 C_SOURCE = Path(__file__).resolve().parent / "c_reference" / "viterbi_ref.c"
@@ -94,8 +93,9 @@ def compile_reference(flags, folder):
     if cc is None:
         return None, "no C compiler (cc/gcc/clang) on PATH"
     out = Path(folder) / f"viterbi_ref_{abs(hash(tuple(flags)))}.so"
-    proc = subprocess.run([cc, *flags, "-shared", "-fPIC", "-o", str(out), str(C_SOURCE)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [cc, *flags, "-shared", "-fPIC", "-o", str(out), str(C_SOURCE)], capture_output=True, text=True
+    )
     if proc.returncode != 0:
         return None, f"{cc} {' '.join(flags)} failed: {proc.stderr.strip()[:300]}"
     lib = ctypes.CDLL(str(out))
@@ -104,8 +104,22 @@ def compile_reference(flags, folder):
     f64, i64, i32 = (ndpointer(dt, flags="C_CONTIGUOUS") for dt in (np.float64, np.int64, np.int32))
     lib.viterbi_all.argtypes = [f64, i64, ctypes.c_int64, ctypes.c_int64, f64, i32, i32]
     lib.viterbi_all.restype = None
-    lib.oracle_all.argtypes = [f64, f64, ctypes.c_int64, ctypes.c_int64, i64, i32, i64, ctypes.c_int64, i32, i32,
-                               i64, f64, ctypes.c_int64, ctypes.POINTER(ctypes.c_double)]
+    lib.oracle_all.argtypes = [
+        f64,
+        f64,
+        ctypes.c_int64,
+        ctypes.c_int64,
+        i64,
+        i32,
+        i64,
+        ctypes.c_int64,
+        i32,
+        i32,
+        i64,
+        f64,
+        ctypes.c_int64,
+        ctypes.POINTER(ctypes.c_double),
+    ]
     lib.oracle_all.restype = ctypes.c_int64
     return lib, None
 
@@ -117,9 +131,22 @@ def c_oracle(lib, W, trans, X, y, nnz_cap):
     idx = np.empty(nnz_cap, dtype=np.int64)
     val = np.empty(nnz_cap)
     loss = ctypes.c_double()
-    q = lib.oracle_all(W, np.ascontiguousarray(trans), n_features, K, X.indptr.astype(np.int64),
-                       X.indices.astype(np.int32), X.sentence_ptr.astype(np.int64), X.n_sentences, y, yhat,
-                       idx, val, nnz_cap, ctypes.byref(loss))
+    q = lib.oracle_all(
+        W,
+        np.ascontiguousarray(trans),
+        n_features,
+        K,
+        X.indptr.astype(np.int64),
+        X.indices.astype(np.int32),
+        X.sentence_ptr.astype(np.int64),
+        X.n_sentences,
+        y,
+        yhat,
+        idx,
+        val,
+        nnz_cap,
+        ctypes.byref(loss),
+    )
     return yhat, loss.value, idx[:q], val[:q]
 
 
@@ -132,12 +159,12 @@ def main(argv=None):
 
     from numba import njit
 
-    from cutplane.parallel import ThreadExecutor
+    from cutplane.executors import ThreadExecutor
     from oracles.sequence import SequenceChunk, SequenceHingeOracle
     from oracles.viterbi import viterbi_kernel
     from problems.datasets import dataset_path
-    from problems.sequence.feature_index import FeatureIndex, LabelAlphabet
     from problems.io.conll import read_conll
+    from problems.sequence.feature_index import FeatureIndex, LabelAlphabet
     from problems.sequence.templates import CHUNKING_TEMPLATES
 
     report = []
@@ -157,11 +184,15 @@ def main(argv=None):
     labels = LabelAlphabet.fit(corpus.labels)
     y = np.ascontiguousarray(corpus.label_codes(labels), dtype=np.int32)
     K, n_tok, nf = len(labels), X.n_tokens, fi.n_features_
-    say(f"- machine: {os.cpu_count()} cores, shared; load average (1, 5, 15 min) at start "
-        f"{load0[0]:.2f}, {load0[1]:.2f}, {load0[2]:.2f}")
+    say(
+        f"- machine: {os.cpu_count()} cores, shared; load average (1, 5, 15 min) at start "
+        f"{load0[0]:.2f}, {load0[1]:.2f}, {load0[2]:.2f}"
+    )
     say(f"- data: CoNLL-2000 train, {X.n_sentences} sentences, {n_tok} tokens, {K} labels; read {t_read:.2f} s")
-    say(f"- features: {nf} from {len(fi.templates)} templates (CRF++ chunking set), nnz {X.indices.size} "
-        f"({X.indices.size / n_tok:.1f}/token), build {t_feat:.2f} s; dim {fi.dim(K)}")
+    say(
+        f"- features: {nf} from {len(fi.templates)} templates (CRF++ chunking set), nnz {X.indices.size} "
+        f"({X.indices.size / n_tok:.1f}/token), build {t_feat:.2f} s; dim {fi.dim(K)}"
+    )
     say(f"- times: best of {args.repeat}, random w ~ N(0, 0.1^2) (seed {args.seed})")
     say()
 
@@ -170,8 +201,9 @@ def main(argv=None):
     w = rng.standard_normal(serial.dim) * 0.1
     serial(w)  # compile / load the numba cache
     t_serial, res = best_of(lambda: serial(w), args.repeat)
-    whole = SequenceChunk(serial.indptr, serial.indices, serial.sentence_ptr, serial.labels, 0, serial.n_samples,
-                          nf, K, True)
+    whole = SequenceChunk(
+        serial.indptr, serial.indices, serial.sentence_ptr, serial.labels, 0, serial.n_samples, nf, K, True
+    )
     t_chunk, part = best_of(lambda: whole(w), args.repeat)
     with ThreadExecutor(2) as ex:
         threaded = SequenceHingeOracle(X.indptr, X.indices, X.sentence_ptr, y, nf, K, executor=ex)
@@ -184,11 +216,13 @@ def main(argv=None):
     say("|---|---:|---:|")
     say(f"| our oracle, serial (decode + sparse cut + CSR + value) | {t_serial:.3f} | {n_tok / t_serial:,.0f} |")
     say(f"| our oracle kernels alone (one chunk: decode + sparse cut) | {t_chunk:.3f} | {n_tok / t_chunk:,.0f} |")
-    say(f"| our oracle, 2 threads (same cut as serial: {same}) | {t_thr:.3f} | {n_tok / t_thr:,.0f} "
-        f"({n_tok / t_thr / 2:,.0f}/core) |")
+    say(
+        f"| our oracle, 2 threads (same cut as serial: {same}) | {t_thr:.3f} | {n_tok / t_thr:,.0f} "
+        f"({n_tok / t_thr / 2:,.0f}/core) |"
+    )
 
-    W = w[:nf * K].reshape(nf, K)
-    trans = w[nf * K:].reshape(K, K)
+    W = w[: nf * K].reshape(nf, K)
+    trans = w[nf * K :].reshape(K, K)
     t_unary_sp, unary = best_of(lambda: np.ascontiguousarray(X.to_csr() @ W), args.repeat)
     sp_ = np.ascontiguousarray(X.sentence_ptr, dtype=np.int64)
 
@@ -210,13 +244,14 @@ def main(argv=None):
     t_kernel, _ = best_of(lambda: all_sentences(unary, trans_t, y, sp_, ours), args.repeat)
 
     def reference():
-        return np.concatenate([numpy_viterbi_augmented(unary[a:b], trans, y[a:b])
-                               for a, b in zip(sp_[:-1], sp_[1:])])
+        return np.concatenate([numpy_viterbi_augmented(unary[a:b], trans, y[a:b]) for a, b in zip(sp_[:-1], sp_[1:])])
 
     t_ref, ref = best_of(reference, 1)
     say(f"| Viterbi kernel alone on precomputed unary, numba (ours) | {t_kernel:.3f} | {n_tok / t_kernel:,.0f} |")
-    say(f"| Viterbi alone, numpy-vectorised (labels agree: {np.array_equal(ref, ours)}) | {t_ref:.3f} "
-        f"| {n_tok / t_ref:,.0f} |")
+    say(
+        f"| Viterbi alone, numpy-vectorised (labels agree: {np.array_equal(ref, ours)}) | {t_ref:.3f} "
+        f"| {n_tok / t_ref:,.0f} |"
+    )
     say(f"| unary scores alone by scipy sparse X @ W | {t_unary_sp:.3f} | {n_tok / t_unary_sp:,.0f} |")
 
     libs = {}
@@ -235,8 +270,10 @@ def main(argv=None):
         rounds.add("ours oracle kernels", lambda: whole(w))
         rounds.add("ours oracle call", lambda: serial(w))
         for name, lib in libs.items():
-            rounds.add(f"{name} kernel", lambda lib=lib, name=name: lib.viterbi_all(
-                unary, sp_, X.n_sentences, K, trans_t, y, c_lab[name]))
+            rounds.add(
+                f"{name} kernel",
+                lambda lib=lib, name=name: lib.viterbi_all(unary, sp_, X.n_sentences, K, trans_t, y, c_lab[name]),
+            )
             rounds.add(f"{name} oracle", lambda lib=lib: c_oracle(lib, W, trans, X, y, cap))
         rounds.run(args.repeat)
     finally:
@@ -253,33 +290,46 @@ def main(argv=None):
                 equal = str(np.array_equal(c_lab[name[:-7]], ours))
             elif name.endswith(" oracle"):
                 c_yhat, c_loss, c_idx, c_val = rounds.out[name]
-                equal = str(np.array_equal(c_yhat, res.argmax) and c_loss == part.loss
-                            and np.array_equal(c_idx, part.indices) and np.array_equal(c_val, part.values))
-            say(f"| {name} | {rounds.wall[name]:.3f} | {rounds.cpu[name]:.3f} | {n_tok / rounds.cpu[name]:,.0f} "
-                f"| {equal} |")
+                equal = str(
+                    np.array_equal(c_yhat, res.argmax)
+                    and c_loss == part.loss
+                    and np.array_equal(c_idx, part.indices)
+                    and np.array_equal(c_val, part.values)
+                )
+            say(
+                f"| {name} | {rounds.wall[name]:.3f} | {rounds.cpu[name]:.3f} | {n_tok / rounds.cpu[name]:,.0f} "
+                f"| {equal} |"
+            )
         say()
-        say("Ours / C (speed ratio = C time / our time; >= 0.5 is the issue's goal), from CPU time "
-            "(wall time in brackets):")
+        say(
+            "Ours / C (speed ratio = C time / our time; >= 0.5 is the issue's goal), from CPU time "
+            "(wall time in brackets):"
+        )
         say()
         say("| C build | Viterbi kernel | oracle kernels (decode + sparse cut) | full oracle call, serial |")
         say("|---|---:|---:|---:|")
 
         def ratio(c_name, ours_name):
-            return (f"{rounds.cpu[c_name] / rounds.cpu[ours_name]:.2f} "
-                    f"({rounds.wall[c_name] / rounds.wall[ours_name]:.2f})")
+            return (
+                f"{rounds.cpu[c_name] / rounds.cpu[ours_name]:.2f} ({rounds.wall[c_name] / rounds.wall[ours_name]:.2f})"
+            )
 
         for name in libs:
-            say(f"| `{name}` | {ratio(name + ' kernel', 'ours kernel')} | "
-                f"{ratio(name + ' oracle', 'ours oracle kernels')} | {ratio(name + ' oracle', 'ours oracle call')} |")
+            say(
+                f"| `{name}` | {ratio(name + ' kernel', 'ours kernel')} | "
+                f"{ratio(name + ' oracle', 'ours oracle kernels')} | {ratio(name + ' oracle', 'ours oracle call')} |"
+            )
     load1 = os.getloadavg()
     say()
     say(f"- load average at end: {load1[0]:.2f}, {load1[1]:.2f}, {load1[2]:.2f}")
     if not args.no_write:
         out = ROOT / "docs" / "results" / "viterbi_throughput.md"
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text("# Loss-augmented Viterbi throughput: ours vs a C reference\n\n"
-                       "Written by `python benchmarks/viterbi_throughput.py` (C source: "
-                       "`benchmarks/c_reference/viterbi_ref.c`, compiled in the run).\n\n" + "\n".join(report) + "\n")
+        out.write_text(
+            "# Loss-augmented Viterbi throughput: ours vs a C reference\n\n"
+            "Written by `python -m benchmarks.viterbi_throughput` (C source: "
+            "`benchmarks/c_reference/viterbi_ref.c`, compiled in the run).\n\n" + "\n".join(report) + "\n"
+        )
         print(f"wrote {out}")
 
 

@@ -7,6 +7,7 @@ when the certified gap between the upper and the lower bound is below ``eps``.
 Main entry points: :func:`cutplane.minimize` and :class:`cutplane.Result`.
 Heavy submodules (cvxpy) are imported on first use.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -18,7 +19,9 @@ _LAZY = {
     "Result": ("cutplane.result", "Result"),
     "Cut": ("cutplane.cuts", "Cut"),
     "OracleResult": ("cutplane.cuts", "OracleResult"),
-    "Oracle": ("cutplane.cuts", "Oracle"),
+    "Oracle": ("cutplane.protocols", "Oracle"),
+    "Regularizer": ("cutplane.protocols", "Regularizer"),
+    "ReducedSolver": ("cutplane.protocols", "ReducedSolver"),
     "CutplaneError": ("cutplane.exceptions", "CutplaneError"),
     "InputError": ("cutplane.exceptions", "InputError"),
 }

@@ -1,9 +1,12 @@
 """One BLAS thread for the reduced problems' small dense algebra.
 
-On a loaded 2-core machine multi-threaded OpenBLAS was measured 80-90x slower on small
-matrices than one thread. ``threadpoolctl.threadpool_limits`` rescans the loaded libraries on
-every call (~5 ms measured); one cached ``ThreadpoolController`` makes the switch ~0.05 ms.
+The reduced problems' matrices are small: on them a multi-threaded BLAS spends more time
+synchronising its threads than computing, and on a shared machine it competes with the
+oracle's threads, so they run with one BLAS thread. ``threadpoolctl.threadpool_limits``
+rescans the loaded libraries on every call; one cached ``ThreadpoolController`` is created
+once and reused, so the switch costs no rescan.
 """
+
 from __future__ import annotations
 
 __all__ = ["single_thread_blas"]

@@ -6,6 +6,7 @@ running maximum, never above the best upper bound. A bound above the best upper 
 than round-off means a cut was not a minorant: an oracle error for exact cuts (raised), an
 artefact of the approximation for inexact ones (logged and clipped).
 """
+
 from __future__ import annotations
 
 import logging
@@ -30,8 +31,10 @@ def clip_lower(lower, best_upper, exact, iteration):
     if best_upper >= lower:
         return lower
     if lower - best_upper > 1e-6 * max(1.0, abs(best_upper)):
-        msg = (f"iteration {iteration}: the line search found F = {best_upper:.12g} below the certified "
-               f"lower bound {lower:.12g}; the oracle's cuts are not minorants of R")
+        msg = (
+            f"iteration {iteration}: the line search found F = {best_upper:.12g} below the certified "
+            f"lower bound {lower:.12g}; the oracle's cuts are not minorants of R"
+        )
         if exact:
             raise InputError(msg, field="oracle")
         logger.warning("%s; clipped (inexact cuts)", msg)
@@ -49,9 +52,11 @@ def update_lower(lower, candidate, best_upper, exact, iteration):
     if candidate is None or not np.isfinite(candidate):
         return min(lower, best_upper)
     if candidate > best_upper + tol:
-        msg = (f"iteration {iteration}: reduced-problem lower bound {candidate:.12g} exceeds the best upper "
-               f"bound {best_upper:.12g}; the oracle's cuts are not minorants of R (wrong subgradient or "
-               "offset, or a non-convex risk)")
+        msg = (
+            f"iteration {iteration}: reduced-problem lower bound {candidate:.12g} exceeds the best upper "
+            f"bound {best_upper:.12g}; the oracle's cuts are not minorants of R (wrong subgradient or "
+            "offset, or a non-convex risk)"
+        )
         if exact:
             raise InputError(msg, field="oracle")
         logger.warning("%s; clipped (inexact cuts)", msg)

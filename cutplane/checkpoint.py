@@ -21,6 +21,7 @@ format, version, checksum, shapes and the fingerprint and raises
 :class:`Checkpointer` is the engine's side: where and how often it saves, and the restore for
 ``resume``. Signals during a run are handled by :class:`cutplane.interrupt.InterruptGuard`.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -31,18 +32,25 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
-from .cuts import Cut
 from .exceptions import InputError, ModelFormatError
 from .fingerprint import update_hash
 from .result import FallbackRecord
-from .working_set import WorkingSet
+from .working_set import WorkingSet, working_set_from_state, working_set_state
 
-__all__ = ["EngineState", "save_checkpoint", "load_checkpoint", "working_set_state",
-           "working_set_from_state", "Checkpointer", "FORMAT_NAME", "FORMAT_VERSION"]
+__all__ = [
+    "EngineState",
+    "save_checkpoint",
+    "load_checkpoint",
+    "working_set_state",
+    "working_set_from_state",
+    "Checkpointer",
+    "FORMAT_NAME",
+    "FORMAT_VERSION",
+]
 
 logger = logging.getLogger("cutplane")
 
@@ -115,48 +123,6 @@ class EngineState:
         return len(self.rows) + (self.pending is not None)
 
 
-# ------------------------------------------------------------------ working set <-> arrays
-def working_set_state(ws: WorkingSet) -> dict:
-    """The arrays that rebuild ``ws``: ``ws_offsets``, ``ws_duals``, ``ws_idle`` and the slopes
-    (``ws_indptr``, ``ws_indices``, ``ws_data`` when sparse, else ``ws_dense``)."""
-    out = {"ws_offsets": np.array(ws.offsets, dtype=np.float64), "ws_duals": np.array(ws.duals, dtype=np.float64),
-           "ws_idle": np.array(ws.idle_counts, dtype=np.int64)}
-    A = ws.matrix()
-    if ws.sparse:
-        A = sp.csr_matrix(A)
-        out.update(ws_indptr=A.indptr.astype(np.int64), ws_indices=A.indices.astype(np.int64),
-                   ws_data=A.data.astype(np.float64))
-    else:
-        out["ws_dense"] = np.array(A, dtype=np.float64).reshape(-1, ws.dim)
-    return out
-
-
-def _set_duals(ws, duals, idle):
-    """Restore duals and idle counts (``WorkingSet.set_duals``, from
-    :meth:`~cutplane.limited_memory.LimitedMemoryMixin.set_duals`)."""
-    ws.set_duals(duals, idle)
-
-
-def working_set_from_state(arrays, dim, *, groups=None, zero_tol=1e-7) -> WorkingSet:
-    """A :class:`WorkingSet` with the cuts, duals and idle counts of :func:`working_set_state`.
-
-    The Gram blocks are recomputed from the slopes (one row of inner products per cut).
-    """
-    ws = WorkingSet(dim, groups=groups, zero_tol=zero_tol)
-    offsets = arrays["ws_offsets"]
-    if "ws_dense" in arrays:
-        A = arrays["ws_dense"]
-        for r in range(offsets.shape[0]):
-            ws.add(Cut(A[r], float(offsets[r])))
-    else:
-        A = sp.csr_matrix((arrays["ws_data"], arrays["ws_indices"], arrays["ws_indptr"]),
-                          shape=(offsets.shape[0], dim))
-        for r in range(offsets.shape[0]):
-            ws.add(Cut(A[r], float(offsets[r])))
-    _set_duals(ws, arrays["ws_duals"], arrays["ws_idle"])
-    return ws
-
-
 # ------------------------------------------------------------------ save / load
 def _checksum(arrays, meta) -> str:
     h = hashlib.sha256()
@@ -177,19 +143,37 @@ def save_checkpoint(path, state: EngineState, *, fingerprint: str, method: str) 
     ws = state.working_set
     arrays = working_set_state(ws) if ws.n_cuts else {}
     rows = np.array(state.rows, dtype=np.float64).reshape(-1, _HISTORY_COLUMNS)
-    arrays.update(w=np.asarray(state.w, dtype=np.float64), best_w=np.asarray(state.best_w, dtype=np.float64),
-                  history=rows, alpha=_opt(state.alpha), mu=_opt(state.mu),
-                  scalars=np.array([state.best_upper, state.lower, state.oracle_time, state.solver_time,
-                                    state.elapsed]),
-                  pending=np.array(state.pending if state.pending is not None else [], dtype=np.float64))
-    meta = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, "dim": int(ws.dim), "method": method,
-            "fingerprint": fingerprint, "n_iter": len(state.rows), "n_cuts": int(ws.n_cuts),
-            "n_groups": int(ws.n_groups), "sparse": ws.sparse, "exact": bool(state.exact),
-            "n_calls": int(state.n_calls), "n_searches": int(state.n_searches), "peak_bytes": int(state.peak_bytes),
-            "fallbacks": [[int(f.iteration), str(f.backend), str(f.reason)] for f in state.fallbacks],
-            "step_state": state.step_state, "rng_state": state.rng_state, "backend": state.backend,
-            "has_alpha": state.alpha is not None, "has_mu": state.mu is not None,
-            "arrays": {k: [list(a.shape), a.dtype.str] for k, a in arrays.items()}}
+    arrays.update(
+        w=np.asarray(state.w, dtype=np.float64),
+        best_w=np.asarray(state.best_w, dtype=np.float64),
+        history=rows,
+        alpha=_opt(state.alpha),
+        mu=_opt(state.mu),
+        scalars=np.array([state.best_upper, state.lower, state.oracle_time, state.solver_time, state.elapsed]),
+        pending=np.array(state.pending if state.pending is not None else [], dtype=np.float64),
+    )
+    meta = {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "dim": int(ws.dim),
+        "method": method,
+        "fingerprint": fingerprint,
+        "n_iter": len(state.rows),
+        "n_cuts": int(ws.n_cuts),
+        "n_groups": int(ws.n_groups),
+        "sparse": ws.sparse,
+        "exact": bool(state.exact),
+        "n_calls": int(state.n_calls),
+        "n_searches": int(state.n_searches),
+        "peak_bytes": int(state.peak_bytes),
+        "fallbacks": [[int(f.iteration), str(f.backend), str(f.reason)] for f in state.fallbacks],
+        "step_state": state.step_state,
+        "rng_state": state.rng_state,
+        "backend": state.backend,
+        "has_alpha": state.alpha is not None,
+        "has_mu": state.mu is not None,
+        "arrays": {k: [list(a.shape), a.dtype.str] for k, a in arrays.items()},
+    }
     meta["checksum"] = _checksum(arrays, meta)
     text = json.dumps(meta, sort_keys=True)
     folder = path.parent if str(path.parent) else Path(".")
@@ -197,7 +181,8 @@ def save_checkpoint(path, state: EngineState, *, fingerprint: str, method: str) 
     try:
         os.chmod(tmp, 0o644)  # mkstemp's 0600 would make the checkpoint unreadable to the group
         with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays, **{_META: np.array(text)})
+            payload: dict[str, Any] = {**arrays, _META: np.array(text)}
+            np.savez(f, **payload)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -247,16 +232,23 @@ def _check_header(arrays, meta, path, dim, fp):
         _fail(f"not a cutplane checkpoint (format {meta.get('format')!r})", path, "format")
     version = meta.get("format_version")
     if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= FORMAT_VERSION:
-        _fail(f"unsupported checkpoint format_version {version!r} (this version reads 1..{FORMAT_VERSION})",
-              path, "format_version")
+        _fail(
+            f"unsupported checkpoint format_version {version!r} (this version reads 1..{FORMAT_VERSION})",
+            path,
+            "format_version",
+        )
     stored = meta.pop("checksum", None)
     if stored != _checksum(arrays, meta):
         _fail("checksum mismatch: the checkpoint is corrupted and was not used", path, "checksum")
     if meta.get("dim") != dim:
         _fail(f"checkpoint is for a problem of dim {meta.get('dim')}, this one has dim {dim}", path, "dim")
     if meta.get("fingerprint") != fp:
-        _fail("checkpoint was written for a different problem (oracle data, regulariser, lam, method or "
-              "its options differ); delete it or train without resume", path, "fingerprint")
+        _fail(
+            "checkpoint was written for a different problem (oracle data, regulariser, lam, method or "
+            "its options differ); delete it or train without resume",
+            path,
+            "fingerprint",
+        )
 
 
 def _check_shapes(arrays, meta, path, dim):
@@ -279,8 +271,13 @@ def _check_shapes(arrays, meta, path, dim):
         _fail("checkpoint holds NaN or infinite values", path)
     if n and meta.get("sparse"):
         ip, ix = arrays["ws_indptr"], arrays["ws_indices"]
-        if (ip[0] != 0 or ip[-1] != ix.shape[0] or np.any(np.diff(ip) < 0) or arrays["ws_data"].shape != ix.shape
-                or (ix.size and (ix.min() < 0 or ix.max() >= dim))):
+        if (
+            ip[0] != 0
+            or ip[-1] != ix.shape[0]
+            or np.any(np.diff(ip) < 0)
+            or arrays["ws_data"].shape != ix.shape
+            or (ix.size and (ix.min() < 0 or ix.max() >= dim))
+        ):
             _fail("inconsistent sparse slopes (indptr, indices, data)", path, "ws_indptr")
 
 
@@ -308,24 +305,39 @@ def load_checkpoint(path, *, dim, fingerprint, groups=None) -> EngineState:
     _check_header(arrays, meta, path, int(dim), fingerprint)
     _check_shapes(arrays, meta, path, int(dim))
     try:
-        ws = (working_set_from_state(arrays, int(dim), groups=groups) if meta["n_cuts"]
-              else WorkingSet(int(dim), groups=groups))
+        ws = (
+            working_set_from_state(arrays, int(dim), groups=groups)
+            if meta["n_cuts"]
+            else WorkingSet(int(dim), groups=groups)
+        )
         if ws.n_groups != meta["n_groups"]:
-            _fail(f"checkpoint has {meta['n_groups']} coordinate groups, the regulariser {ws.n_groups}", path,
-                  "n_groups")
+            _fail(
+                f"checkpoint has {meta['n_groups']} coordinate groups, the regulariser {ws.n_groups}", path, "n_groups"
+            )
         s = arrays["scalars"]
         pending = arrays["pending"]
         state = EngineState(
-            working_set=ws, w=arrays["w"].copy(), best_w=arrays["best_w"].copy(), best_upper=float(s[0]),
-            lower=float(s[1]), exact=bool(meta["exact"]),
+            working_set=ws,
+            w=arrays["w"].copy(),
+            best_w=arrays["best_w"].copy(),
+            best_upper=float(s[0]),
+            lower=float(s[1]),
+            exact=bool(meta["exact"]),
             rows=[tuple(row) for row in arrays["history"].tolist()],
             fallbacks=[FallbackRecord(int(i), str(b), str(r)) for i, b, r in meta["fallbacks"]],
-            n_calls=int(meta["n_calls"]), n_searches=int(meta["n_searches"]), oracle_time=float(s[2]),
-            solver_time=float(s[3]), elapsed=float(s[4]), peak_bytes=int(meta["peak_bytes"]),
+            n_calls=int(meta["n_calls"]),
+            n_searches=int(meta["n_searches"]),
+            oracle_time=float(s[2]),
+            solver_time=float(s[3]),
+            elapsed=float(s[4]),
+            peak_bytes=int(meta["peak_bytes"]),
             pending=None if pending.size == 0 else (float(pending[0]), float(pending[1])),
-            step_state=dict(meta["step_state"] or {}), rng_state=meta["rng_state"], backend=meta["backend"],
+            step_state=dict(meta["step_state"] or {}),
+            rng_state=meta["rng_state"],
+            backend=meta["backend"],
             alpha=arrays["alpha"].copy() if meta["has_alpha"] else None,
-            mu=arrays["mu"].copy() if meta["has_mu"] else None)
+            mu=arrays["mu"].copy() if meta["has_mu"] else None,
+        )
     except ModelFormatError:
         raise
     except (KeyError, TypeError, ValueError, IndexError) as exc:

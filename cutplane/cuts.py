@@ -1,18 +1,31 @@
-"""Cuts, oracle results and the oracle protocol: the contract between oracles and the engine.
+"""Cuts and oracle results: what an oracle hands to the engine (batch) or to SPOM (per example).
+
+The protocols that produce them (:class:`~cutplane.protocols.Oracle`,
+:class:`~cutplane.protocols.ExampleOracle`) are in :mod:`cutplane.protocols`.
 
 A *cut* at a query point ``w_t`` is the affine minorant
 ``R(w) >= <slope, w> + offset`` of the risk, with ``offset = R(w_t) - <slope, w_t>``.
 Slopes are dense ``ndarray`` of shape (dim,) or scipy sparse with one row,
 shape (1, dim) (any format; the working set stores them as CSR rows).
 """
+
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import Any, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Cut", "OracleResult", "Oracle", "is_sparse_slope", "slope_dot", "slope_to_dense", "make_cut"]
+__all__ = [
+    "Cut",
+    "OracleResult",
+    "ExampleSubgradient",
+    "is_sparse_slope",
+    "slope_dot",
+    "slope_to_dense",
+    "make_cut",
+    "sparse_to_subgradient",
+]
 
 
 class Cut(NamedTuple):
@@ -52,14 +65,22 @@ class OracleResult(NamedTuple):
     argmax: Any = None
 
 
-@runtime_checkable
-class Oracle(Protocol):
-    """A first-order oracle of a convex risk ``R`` on R^dim."""
+class ExampleSubgradient(NamedTuple):
+    """The loss of one example and a subgradient, as sparse coordinates (what SPOM consumes).
 
-    dim: int
+    Attributes
+    ----------
+    value : float
+        ``L_i(w)``.
+    indices : ndarray of shape (nnz,), int64
+        Unique coordinates of the subgradient.
+    values : ndarray of shape (nnz,), float64
+        ``g[indices]``; ``g`` is zero elsewhere.
+    """
 
-    def __call__(self, w: np.ndarray) -> OracleResult:  # pragma: no cover - protocol
-        ...
+    value: float
+    indices: np.ndarray
+    values: np.ndarray
 
 
 def is_sparse_slope(slope) -> bool:
@@ -88,3 +109,15 @@ def slope_to_dense(slope, dim: int | None = None) -> np.ndarray:
 def make_cut(value: float, slope, w: np.ndarray) -> Cut:
     """The cut through ``(w, value)`` with the given slope: offset = value - <slope, w>."""
     return Cut(slope, float(value) - slope_dot(slope, w))
+
+
+def sparse_to_subgradient(value: float, slope) -> ExampleSubgradient:
+    """An :class:`ExampleSubgradient` from a (1, dim) scipy sparse or dense (dim,) slope."""
+    if sp.issparse(slope):
+        row = sp.csr_matrix(slope)
+        row.sum_duplicates()
+        row.eliminate_zeros()
+        return ExampleSubgradient(float(value), row.indices.astype(np.int64), row.data.astype(np.float64))
+    g = np.asarray(slope, dtype=np.float64).ravel()
+    nz = np.flatnonzero(g)
+    return ExampleSubgradient(float(value), nz.astype(np.int64), g[nz])

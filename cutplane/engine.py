@@ -2,37 +2,40 @@
 
 Each iteration calls the oracle at the query point (upper bound ``F(w) = lam Omega(w) + R(w)``),
 adds the cut to the working set, solves the reduced problem in its dual (eq. 14) through the
-regulariser's reduced solver (certified lower bound ``F_t(w_t)``) and stops when the best
+reduced solver of the regulariser's ``kind`` (:mod:`cutplane.reduced.registry`; certified
+lower bound ``F_t(w_t)``) and stops when the best
 upper bound minus the running maximum of the lower bounds is at most ``eps``. The next query
 point comes from a per-method *step strategy* (:mod:`cutplane.steps`): the reduced minimiser
 for BMRM and Kelley; for LS-BMRM a line search from the best point through the reduced
 minimiser, whose point is an upper bound too, then the cutting point ``w^c``. The step runs
 before the stopping test, so LS-BMRM stops on ``F(w^b) - F_t(w_t) <= eps`` as in Alg. 1.4.
 """
+
 from __future__ import annotations
 
 import logging
 import numbers
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
 
-from ._oracle_answer import _check_oracle_result
-from .cuts import Cut
-from .exceptions import ConvergenceWarning, InexactCutWarning, InputError
-from .progress import ProgressReporter
-from .result import FallbackRecord, History, IterationInfo, Result
 from .bounds import clip_lower, update_lower
 from .checkpoint import Checkpointer, EngineState
+from .cuts import Cut, slope_dot
+from .exceptions import ConvergenceWarning, InexactCutWarning, InputError
 from .fingerprint import fingerprint
 from .interrupt import InterruptGuard
-from .memory_budget import bytes_after_add, fit_memory, slope_bytes
+from .progress import ProgressReporter
+from .protocols import REGULARIZER_CAPABILITIES, REGULARIZER_METHODS, Oracle, ReducedSolver, Regularizer, risk_floor
+from .reduced.registry import make_reduced_solver
+from .result import FallbackRecord, History, IterationInfo, Result
 from .steps import DirectStep, LineSearchStep, StepContext, StepOutcome
 from .working_set import WorkingSet
+from .working_set.memory_budget import bytes_after_add, fit_memory, slope_bytes
 
 __all__ = ["minimize", "METHODS", "MethodSpec", "StepContext", "StepOutcome", "DirectStep", "LineSearchStep"]
 
@@ -62,8 +65,9 @@ class MethodSpec:
 
 METHODS = {
     "bmrm": MethodSpec(DirectStep, False, "BMRM, chapter Alg. 1.3"),
-    "ls-bmrm": MethodSpec(LineSearchStep, False, "BMRM with line search (LS-BMRM / OCAS), chapter Alg. 1.4",
-                          ("theta",)),
+    "ls-bmrm": MethodSpec(
+        LineSearchStep, False, "BMRM with line search (LS-BMRM / OCAS), chapter Alg. 1.4", ("theta",)
+    ),
     "kelley": MethodSpec(DirectStep, True, "Kelley's cutting plane over a simple set, chapter Alg. 1.2"),
 }
 
@@ -71,30 +75,39 @@ METHODS = {
 def _positive(value, name, integer=False, allow_none=False):
     if value is None and allow_none:
         return None
-    kind = numbers.Integral if integer else numbers.Real
-    if isinstance(value, bool) or not isinstance(value, kind) or not np.isfinite(value) or value <= 0:
-        what = "a positive integer" if integer else "a positive finite number"
-        raise InputError(f"must be {what}, got {value!r}", field=name)
-    return int(value) if integer else float(value)
+    if not isinstance(value, bool):
+        if integer and isinstance(value, numbers.Integral) and int(value) > 0:
+            return int(value)
+        if not integer and isinstance(value, numbers.Real) and np.isfinite(float(value)) and float(value) > 0:
+            return float(value)
+    what = "a positive integer" if integer else "a positive finite number"
+    raise InputError(f"must be {what}, got {value!r}", field=name)
 
 
 def _validate(oracle, regularizer, lam, method, eps, max_iter, time_limit, max_cuts, prune_after, w0):
     if method not in METHODS:
         raise InputError(f"unknown method {method!r}; accepted: {', '.join(sorted(METHODS))}", field="method")
     spec = METHODS[method]
-    dim = getattr(oracle, "dim", None)
-    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim < 1 or not callable(oracle):
-        raise InputError(f"oracle must be callable with a positive integer attribute dim, got dim={dim!r}",
-                         field="oracle")
+    dim = oracle.dim if isinstance(oracle, Oracle) else None
+    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim < 1:
+        raise InputError(
+            f"oracle must be callable with a positive integer attribute dim, got dim={dim!r}", field="oracle"
+        )
     dim = int(dim)
-    for name in ("conjugate", "grad_conjugate", "make_reduced_solver"):
-        if not callable(getattr(regularizer, name, None)) or not callable(regularizer):
-            raise InputError(f"regularizer {regularizer!r} lacks {name}() (see cutplane.regularizers)",
-                             field="regularizer")
-    if spec.needs_indicator and not getattr(regularizer, "is_indicator", False):
-        raise InputError(f"method {method!r} needs a simple set X as regularizer (Simplex(dim) or Box(lower, "
-                         f"upper)), got {regularizer!r}", field="regularizer")
-    rdim = getattr(regularizer, "dim", None)
+    if not isinstance(regularizer, Regularizer):
+        missing = [m for m in REGULARIZER_CAPABILITIES + REGULARIZER_METHODS if not hasattr(regularizer, m)]
+        raise InputError(
+            f"regularizer {regularizer!r} lacks {', '.join(sorted(missing))} (see "
+            "cutplane.protocols.Regularizer; cutplane.regularizers.RegularizerBase gives the defaults)",
+            field="regularizer",
+        )
+    if spec.needs_indicator and not regularizer.is_indicator:
+        raise InputError(
+            f"method {method!r} needs a simple set X as regularizer (Simplex(dim) or Box(lower, "
+            f"upper)), got {regularizer!r}",
+            field="regularizer",
+        )
+    rdim = regularizer.dim
     if rdim is not None and rdim != dim:
         raise InputError(f"regularizer has dim {rdim}, oracle has dim {dim}", field="regularizer")
     lam = _positive(lam, "lam")
@@ -106,26 +119,82 @@ def _validate(oracle, regularizer, lam, method, eps, max_iter, time_limit, max_c
         raise InputError(f"must be >= 2 (the aggregated cut and the new one), got {max_cuts}", field="max_cuts")
     prune_after = _positive(prune_after, "prune_after", integer=True, allow_none=True)
     if w0 is None:
-        init = getattr(regularizer, "initial_point", None)
-        w0 = init(dim) if init is not None else np.zeros(dim)
+        w0 = regularizer.initial_point(dim)
     w0 = np.array(w0, dtype=np.float64, copy=True)
     if w0.shape != (dim,):
         raise InputError(f"w0 has shape {w0.shape}, expected ({dim},)", field="w0")
     if not np.all(np.isfinite(w0)):
         raise InputError("w0 has NaN or infinite entries", field="w0")
-    if getattr(regularizer, "is_indicator", False) and not regularizer.contains(w0):
+    if regularizer.is_indicator and not regularizer.contains(w0):
         raise InputError(f"w0 is not in the feasible set {regularizer!r}", field="w0")
     return spec, dim, lam, eps, max_iter, time_limit, max_cuts, prune_after, w0
+
+
+def _check_oracle_result(res, dim, w):
+    """Unpack and sanity-check an oracle's answer: (value, cut, exact).
+
+    Refuses, with one :class:`~cutplane.exceptions.InputError` naming the oracle, an answer
+    that is not ``OracleResult(value, Cut(slope, offset), exact, ...)``, a non-finite value, a
+    slope of the wrong shape, or a cut above the risk at the query point (the offset must be
+    ``R(w) - <slope, w>``).
+    """
+    try:
+        value, cut = res[0], res[1]
+        exact = bool(res[2]) if len(res) > 2 else True
+        slope, offset = cut
+    except (TypeError, ValueError, IndexError):
+        raise InputError(
+            f"oracle must return OracleResult(value, Cut(slope, offset), ...), got {type(res).__name__}", field="oracle"
+        ) from None
+    try:
+        value = float(value)
+        offset = float(offset)
+    except (TypeError, ValueError):
+        raise InputError("oracle value and cut offset must be real numbers", field="oracle") from None
+    if not np.isfinite(value):
+        raise InputError(f"oracle returned a non-finite risk value {value}", field="oracle")
+    shape = slope.shape if (sp.issparse(slope) or isinstance(slope, np.ndarray)) else np.shape(slope)
+    if tuple(shape) not in ((dim,), (1, dim)):
+        raise InputError(f"cut slope has shape {tuple(shape)}, expected ({dim},) or (1, {dim})", field="oracle")
+    with np.errstate(invalid="ignore", over="ignore"):
+        at_w = slope_dot(slope, w) + offset
+    if not np.isfinite(at_w):
+        raise InputError("cut slope or offset is not finite", field="oracle")
+    if at_w > value + 1e-7 * (1.0 + abs(value)):
+        raise InputError(
+            f"the cut is above the risk at the query point ({at_w:.10g} > R(w) = {value:.10g}): "
+            "offset must be R(w) - <slope, w>",
+            field="oracle",
+        )
+    return value, Cut(slope, offset), exact
 
 
 def _zero_like_slope(slope, dim):
     return sp.csr_matrix((1, dim)) if sp.issparse(slope) else np.zeros(dim)
 
 
-def minimize(oracle, regularizer, lam, *, method="bmrm", eps=1e-3, max_iter=1000, time_limit=None,
-             max_cuts=None, prune_after=50, w0=None, solver=None, callback=None, verbose=False,
-             risk_lower_bound=None, theta=None, checkpoint=None, checkpoint_every=10, resume=False,
-             memory_limit=None) -> Result:
+def minimize(
+    oracle,
+    regularizer,
+    lam,
+    *,
+    method="bmrm",
+    eps=1e-3,
+    max_iter=1000,
+    time_limit=None,
+    max_cuts=None,
+    prune_after=50,
+    w0=None,
+    solver=None,
+    callback=None,
+    verbose=False,
+    risk_lower_bound=None,
+    theta=None,
+    checkpoint=None,
+    checkpoint_every=10,
+    resume=False,
+    memory_limit=None,
+) -> Result:
     """Minimise ``F(w) = lam * Omega(w) + R(w)`` to a certified gap ``eps``.
 
     Parameters
@@ -155,8 +224,10 @@ def minimize(oracle, regularizer, lam, *, method="bmrm", eps=1e-3, max_iter=1000
         Drop cuts whose dual stayed zero this many consecutive iterations (None: never).
     w0 : ndarray of shape (dim,), optional
         Starting point (default: the regulariser's ``initial_point``, zeros for norms).
-    solver : None, str or list of str
-        Reduced-problem backend(s) in preference order (None: registry default).
+    solver : None, str, list of str or ReducedSolver
+        Reduced-problem backend(s) in preference order (None: registry default) for the
+        reduced solver the registry (:mod:`cutplane.reduced.registry`) gives the regulariser's
+        ``kind``; or a :class:`~cutplane.protocols.ReducedSolver` object, used as given.
     callback : callable, optional
         ``callback(IterationInfo)``; returning True stops with status ``"callback"``.
     verbose : bool
@@ -196,15 +267,16 @@ def minimize(oracle, regularizer, lam, *, method="bmrm", eps=1e-3, max_iter=1000
     """
     t_call = time.perf_counter()
     spec, dim, lam, eps, max_iter, time_limit, max_cuts, prune_after, w = _validate(
-        oracle, regularizer, lam, method, eps, max_iter, time_limit, max_cuts, prune_after, w0)
+        oracle, regularizer, lam, method, eps, max_iter, time_limit, max_cuts, prune_after, w0
+    )
     checkpoint_every = _positive(checkpoint_every, "checkpoint_every", integer=True)
     memory_limit = _positive(memory_limit, "memory_limit", integer=True, allow_none=True)
     if resume and checkpoint is None:
         raise InputError("resume=True needs the checkpoint path to resume from", field="resume")
     if method == "kelley":
         lam = 1.0
-    if risk_lower_bound is None and getattr(regularizer, "risk_floor_cut", True):
-        risk_lower_bound = getattr(oracle, "risk_lower_bound", None)
+    if risk_lower_bound is None and regularizer.risk_floor_cut:
+        risk_lower_bound = risk_floor(oracle)
     if risk_lower_bound is not None and not np.isfinite(float(risk_lower_bound)):
         raise InputError(f"must be finite, got {risk_lower_bound!r}", field="risk_lower_bound")
     options = {}
@@ -213,19 +285,24 @@ def minimize(oracle, regularizer, lam, *, method="bmrm", eps=1e-3, max_iter=1000
             raise InputError(f"theta applies to method 'ls-bmrm' only, not {method!r}", field="theta")
         options["theta"] = theta
     step = spec.step(**options)
-    groups = getattr(regularizer, "groups", None)
+    groups = regularizer.groups
     ckpt = None
     if checkpoint is not None:
-        ckpt = Checkpointer(checkpoint, checkpoint_every, method, oracle, step,
-                            fingerprint(oracle, regularizer, lam, method,
-                                        {k: getattr(step, k) for k in spec.options}))
+        ckpt = Checkpointer(
+            checkpoint,
+            checkpoint_every,
+            method,
+            oracle,
+            step,
+            fingerprint(oracle, regularizer, lam, method, {k: getattr(step, k) for k in spec.options}),
+        )
     st = ckpt.restore(dim, groups, step) if (ckpt is not None and resume) else None
     if st is None:
         w = _frozen(w)
         st = EngineState(WorkingSet(dim, groups=groups), w, w)
     else:
         st.w = _frozen(st.w)
-    reduced = regularizer.make_reduced_solver(solver)
+    reduced = solver if isinstance(solver, ReducedSolver) else make_reduced_solver(regularizer, solver)
     reporter = ProgressReporter(verbose, max_iter, method)
     t_start = t_call - st.elapsed  # elapsed times count over resumed runs
     solution, outcome, status, phase, n_start = None, None, "max_iter", "boundary", st.n_iter
@@ -253,8 +330,11 @@ def minimize(oracle, regularizer, lam, *, method="bmrm", eps=1e-3, max_iter=1000
                         st.n_calls += 1
                         st.oracle_time += t_oracle
                         if not cut_exact and st.exact:
-                            warnings.warn("the oracle returned an inexact cut: the certificate is relative to the "
-                                          "approximation", InexactCutWarning, stacklevel=2)
+                            warnings.warn(
+                                "the oracle returned an inexact cut: the certificate is relative to the approximation",
+                                InexactCutWarning,
+                                stacklevel=2,
+                            )
                         st.exact = st.exact and cut_exact
                         upper = lam * float(regularizer(st.w)) + value
                         if upper < st.best_upper:
@@ -282,14 +362,23 @@ def minimize(oracle, regularizer, lam, *, method="bmrm", eps=1e-3, max_iter=1000
                 t_step = 0.0
                 if st.best_upper - st.lower > eps:
                     t0 = time.perf_counter()
-                    outcome = step.next_query(solution, StepContext(oracle, regularizer, lam, st.best_w,
-                                                                    st.best_upper, it))
+                    outcome = step.next_query(
+                        solution, StepContext(oracle, regularizer, lam, st.best_w, st.best_upper, it)
+                    )
                     t_step = time.perf_counter() - t0
                 with guard.critical():
                     _finish_iteration(st, outcome, upper, t_oracle, t_solve, t_step, it)
                     phase = "callback"
-                info = IterationInfo(it, upper, st.best_upper, st.lower, st.best_upper - st.lower, ws.n_cuts,
-                                     time.perf_counter() - t_start, st.w)
+                info = IterationInfo(
+                    it,
+                    upper,
+                    st.best_upper,
+                    st.lower,
+                    st.best_upper - st.lower,
+                    ws.n_cuts,
+                    time.perf_counter() - t_start,
+                    st.w,
+                )
                 reporter.update(info)
                 if st.best_upper - st.lower <= eps:
                     status = "converged"
@@ -305,10 +394,14 @@ def minimize(oracle, regularizer, lam, *, method="bmrm", eps=1e-3, max_iter=1000
                     break
         except KeyboardInterrupt:
             status = "interrupted"
-            logger.warning("interrupted at iteration %d: returning the best point so far%s", st.n_iter,
-                           "" if ckpt is None else f"; state saved to {ckpt.path}")
+            logger.warning(
+                "interrupted at iteration %d: returning the best point so far%s",
+                st.n_iter,
+                "" if ckpt is None else f"; state saved to {ckpt.path}",
+            )
             with guard.critical():
-                if phase == "step":  # the step did not finish: query the reduced minimiser (a BMRM step)
+                if phase == "step" and solution is not None:  # the step did not finish (phase "step" comes
+                    # after a solve): query the reduced minimiser (a BMRM step)
                     outcome = StepOutcome(solution.w)
                     _finish_iteration(st, outcome, upper, t_oracle, t_solve, 0.0, it)
                     phase = "callback"
@@ -321,16 +414,35 @@ def minimize(oracle, regularizer, lam, *, method="bmrm", eps=1e-3, max_iter=1000
                 ckpt.save(st, time.perf_counter() - t_start)
 
     if status in ("max_iter", "time_limit"):
-        warnings.warn(f"{method} stopped ({status}) after {st.n_iter} iterations with gap "
-                      f"{st.best_upper - st.lower:.3g} > eps = {eps:.3g}", ConvergenceWarning, stacklevel=2)
+        warnings.warn(
+            f"{method} stopped ({status}) after {st.n_iter} iterations with gap "
+            f"{st.best_upper - st.lower:.3g} > eps = {eps:.3g}",
+            ConvergenceWarning,
+            stacklevel=2,
+        )
     history = History.from_rows(st.rows)
     return Result(
-        w=np.array(st.best_w, dtype=np.float64), objective=float(st.best_upper), lower_bound=float(st.lower),
-        gap=float(st.best_upper - st.lower), n_iter=len(st.rows), status=status, history=history,
-        backend=st.backend, fallbacks=list(st.fallbacks), exact=st.exact, alpha=st.alpha, mu=st.mu,
-        time_s=time.perf_counter() - t_start, oracle_time_s=st.oracle_time, solver_time_s=st.solver_time,
-        peak_working_set_bytes=int(st.peak_bytes), method=method, eps=eps,
-        n_oracle_calls=st.n_calls, n_line_searches=st.n_searches, step_time_s=float(history.step_time.sum()),
+        w=np.array(st.best_w, dtype=np.float64),
+        objective=float(st.best_upper),
+        lower_bound=float(st.lower),
+        gap=float(st.best_upper - st.lower),
+        n_iter=len(st.rows),
+        status=status,
+        history=history,
+        backend=st.backend,
+        fallbacks=list(st.fallbacks),
+        exact=st.exact,
+        alpha=st.alpha,
+        mu=st.mu,
+        time_s=time.perf_counter() - t_start,
+        oracle_time_s=st.oracle_time,
+        solver_time_s=st.solver_time,
+        peak_working_set_bytes=int(st.peak_bytes),
+        method=method,
+        eps=eps,
+        n_oracle_calls=st.n_calls,
+        n_line_searches=st.n_searches,
+        step_time_s=0.0 if history.step_time is None else float(history.step_time.sum()),
     )
 
 
@@ -343,10 +455,18 @@ def _finish_iteration(st, outcome, upper, t_oracle, t_solve, t_step, it):
             st.best_upper = float(outcome.candidate_value)
             st.best_w = np.array(outcome.candidate, dtype=np.float64)
             st.lower = clip_lower(st.lower, st.best_upper, st.exact, it)
-    st.rows[-1] = (upper, st.best_upper, st.lower, st.best_upper - st.lower, t_oracle, t_solve,
-                   st.working_set.n_cuts, t_step,
-                   np.nan if outcome is None or outcome.candidate is None else outcome.candidate_value,
-                   np.nan if outcome is None else outcome.step_length)
+    st.rows[-1] = (
+        upper,
+        st.best_upper,
+        st.lower,
+        st.best_upper - st.lower,
+        t_oracle,
+        t_solve,
+        st.working_set.n_cuts,
+        t_step,
+        np.nan if outcome is None or outcome.candidate is None else outcome.candidate_value,
+        np.nan if outcome is None else outcome.step_length,
+    )
 
 
 def _to_boundary(st, outcome, prune_after, max_cuts, memory_limit, cut_bytes, groups):
@@ -360,8 +480,9 @@ def _to_boundary(st, outcome, prune_after, max_cuts, memory_limit, cut_bytes, gr
         need = bytes_after_add(st.working_set, cut_bytes)
         if need > memory_limit and not st.memory_warned:
             st.memory_warned = True
-            logger.warning("memory_limit=%d bytes is below one aggregated cut and a new one (%d bytes)",
-                           memory_limit, need)
+            logger.warning(
+                "memory_limit=%d bytes is below one aggregated cut and a new one (%d bytes)", memory_limit, need
+            )
     st.w = _frozen(outcome.query)
 
 

@@ -3,6 +3,7 @@
 Every error that bad input can provoke is raised as one of these, so callers can
 catch ``cutplane.exceptions.CutplaneError`` and nothing deeper leaks out.
 """
+
 from __future__ import annotations
 
 __all__ = [

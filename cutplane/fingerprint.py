@@ -7,6 +7,7 @@ from the problem at hand (other training data, labels, template groups, ``C``...
 that only choose how the oracle runs (its executor, chunking, verbosity, random generator) are
 left out, so a run may resume on another executor.
 """
+
 from __future__ import annotations
 
 import hashlib

@@ -11,6 +11,7 @@ A group id with no coordinate (an id skipped in ``group_ids``, or an empty index
 the list form) is allowed. Such a group has ``w_j`` of length 0, hence ``||w_j|| = 0``: it
 contributes nothing to any block norm and every proximity operator leaves it empty.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -19,7 +20,7 @@ import numpy as np
 
 from cutplane.exceptions import InputError
 
-__all__ = ["as_group_ids", "group_norms"]
+__all__ = ["as_group_ids", "group_norms", "group_weights_from_norms", "half_sq_norm"]
 
 
 def _is_scalar_like(x) -> bool:
@@ -102,18 +103,23 @@ def _ids_from_index_arrays(groups, dim: int, n_groups: int | None) -> np.ndarray
         if arr.size == 0:
             continue
         if arr.min() < 0 or arr.max() >= dim:
-            raise InputError(f"indices must lie in [0, {dim}), found {int(arr.min())}..{int(arr.max())}",
-                             field=f"groups[{j}]")
+            raise InputError(
+                f"indices must lie in [0, {dim}), found {int(arr.min())}..{int(arr.max())}", field=f"groups[{j}]"
+            )
         clash = ids[arr] != -1
         if clash.any() or np.unique(arr).size != arr.size:
             i = int(arr[clash][0]) if clash.any() else int(arr[np.argmax(np.bincount(arr))])
-            raise InputError(f"coordinate {i} belongs to more than one group (groups must not overlap)",
-                             field=f"groups[{j}]")
+            raise InputError(
+                f"coordinate {i} belongs to more than one group (groups must not overlap)", field=f"groups[{j}]"
+            )
         ids[arr] = j
     missing = np.flatnonzero(ids < 0)
     if missing.size:
-        raise InputError(f"{missing.size} coordinate(s) in no group, first {int(missing[0])}; "
-                         "the index arrays must cover range(dim)", field="groups")
+        raise InputError(
+            f"{missing.size} coordinate(s) in no group, first {int(missing[0])}; "
+            "the index arrays must cover range(dim)",
+            field="groups",
+        )
     return ids
 
 
@@ -157,7 +163,7 @@ def group_norms(v: np.ndarray, group_ids: np.ndarray, n_groups: int | None = Non
         dim; groups whose largest entry is outside [1e-140, 1e140] are recomputed from
         ``v_i / max_{i in j} |v_i|``, so no group loses precision to under- or overflow.
     """
-    from ._ws_kernels import group_norms_kernel, group_norms_runs
+    from .working_set._ws_kernels import group_norms_kernel, group_norms_runs
 
     if n_groups is None:
         n_groups = int(group_ids.max()) + 1 if group_ids.size else 0
@@ -165,3 +171,42 @@ def group_norms(v: np.ndarray, group_ids: np.ndarray, n_groups: int | None = Non
     if runs is not None:
         return group_norms_runs(v, runs[0], runs[1], int(n_groups))
     return group_norms_kernel(v, np.ascontiguousarray(group_ids), int(n_groups))
+
+
+def half_sq_norm(n, r) -> float:
+    """``1/2 ||n||_r^2`` for a non-negative vector ``n`` and ``1 <= r <= inf`` (scaled, no overflow)."""
+    n = np.asarray(n, dtype=np.float64)
+    top = float(n.max()) if n.size else 0.0
+    if top == 0.0:
+        return 0.0
+    if np.isinf(r):
+        return 0.5 * top * top
+    return 0.5 * (top * float(np.sum((n / top) ** r)) ** (1.0 / r)) ** 2
+
+
+def group_weights_from_norms(norms, q) -> np.ndarray:
+    """``mu_j = (n_j / ||n||_q)^(q-2)`` with ``mu_j = 0`` where ``n_j = 0`` (q < inf).
+
+    Parameters
+    ----------
+    norms : ndarray of shape (m,)
+        Non-negative group norms ``n_j = ||v_j||``.
+    q : float
+        Dual exponent, ``1 < q < inf``.
+
+    Returns
+    -------
+    mu : ndarray of shape (m,)
+        Group weights with ``grad Omega^*(v)_j = mu_j v_j``. (A group of zero norm
+        contributes ``mu_j v_j = 0`` whatever ``mu_j``; 0 is reported.)
+    """
+    n = np.asarray(norms, dtype=np.float64)
+    top = float(n.max()) if n.size else 0.0
+    mu = np.zeros_like(n)
+    if top == 0.0:
+        return mu
+    t = n / top
+    total = float(np.sum(t[t > 0] ** q)) ** (1.0 / q)
+    pos = t > 0
+    mu[pos] = (t[pos] / total) ** (q - 2.0)
+    return mu

@@ -7,6 +7,7 @@ modifies its state (adding a cut, recording the duals, moving to the next query 
 until the end of that :meth:`~InterruptGuard.critical` section, so the saved state is always
 consistent.
 """
+
 from __future__ import annotations
 
 import contextlib

@@ -15,24 +15,114 @@ upper envelope of ``m`` lines, a convex piecewise-linear function whose breakpoi
 ``(0, inf)`` and slope jumps are found for all rows at once; the ``O(n m)`` breakpoints are
 sorted and the zero crossing of the (increasing) subdifferential
 ``df(k) = a2 k + a1 + sum of the active slopes`` is read off in ``O(n m log(n m))`` (the
-envelopes' breakpoints are computed in :mod:`cutplane._line_envelopes`).
+envelopes' breakpoints: :func:`_breakpoints_two`, closed form for ``m = 2``;
+:func:`_breakpoints_general`, vectorised rounds for any ``m``).
 :func:`line_search` is the fallback for risks without that form: a safeguarded 1-D convex
 search (bracketing by doubling, then Brent's golden-section / parabolic steps).
 :func:`minimize_along` chooses between them for an oracle.
 """
+
 from __future__ import annotations
 
 import math
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
-from ._line_envelopes import _breakpoints_general, _breakpoints_two, _check_pieces, _f
 from .exceptions import InputError
+from .protocols import supports_line_search
 
 __all__ = ["LineSearchResult", "exact_line_search", "line_search", "minimize_along"]
 
 _GOLDEN = 0.5 * (3.0 - math.sqrt(5.0))
+
+
+# ----------------------------------------------------------- envelopes of the pieces
+def _check_pieces(a2, a1, offsets, slopes):
+    for name, val in (("a2", a2), ("a1", a1)):
+        if not np.isscalar(val) and np.ndim(val) != 0:
+            raise InputError(f"expected a scalar, got an array of shape {np.shape(val)}", field=name)
+        if not math.isfinite(float(val)):
+            raise InputError(f"must be finite, got {val}", field=name)
+    if a2 < 0:
+        raise InputError(f"the quadratic coefficient must be >= 0 (f convex), got {a2}", field="a2")
+    offsets = np.asarray(offsets, dtype=np.float64)
+    slopes = np.asarray(slopes, dtype=np.float64)
+    if offsets.ndim != 2 or slopes.ndim != 2:
+        raise InputError(
+            f"offsets and slopes must be 2-D (n, m), got shapes {offsets.shape} and {slopes.shape}", field="offsets"
+        )
+    if offsets.shape != slopes.shape:
+        raise InputError(f"offsets {offsets.shape} and slopes {slopes.shape} differ in shape", field="slopes")
+    if offsets.shape[0] > 0 and offsets.shape[1] == 0:
+        raise InputError("each row needs at least one line (m >= 1)", field="offsets")
+    if not (np.isfinite(offsets).all() and np.isfinite(slopes).all()):
+        raise InputError("offsets and slopes must be finite", field="offsets")
+    return float(a2), float(a1), offsets, slopes
+
+
+def _breakpoints_two(offsets, slopes):
+    """Breakpoints of max(l0, l1) per row, closed form (the binary-hinge case m = 2)."""
+    steep = slopes[:, 1] > slopes[:, 0]  # index of the steeper line
+    c_hi = np.where(steep, offsets[:, 1], offsets[:, 0])
+    c_lo = np.where(steep, offsets[:, 0], offsets[:, 1])
+    s_hi = np.where(steep, slopes[:, 1], slopes[:, 0])
+    s_lo = np.where(steep, slopes[:, 0], slopes[:, 1])
+    gap = c_lo - c_hi  # > 0: the flat line leads at k = 0
+    jump = s_hi - s_lo
+    start = float(np.where(gap > 0, s_lo, s_hi).sum())
+    mask = (gap > 0) & (jump > 0)
+    with np.errstate(over="ignore"):
+        t = gap[mask] / jump[mask]
+    keep = np.isfinite(t)  # a crossing beyond float range: never
+    return start, t[keep], jump[mask][keep]
+
+
+def _breakpoints_general(offsets, slopes):
+    """Breakpoints of the upper envelope of m lines per row, vectorised over rows.
+
+    Walks each envelope from k = 0 rightwards; a round finds, for every row still active,
+    the steeper line that overtakes the current one first. The slope increases strictly
+    at each step, so there are at most m - 1 rounds, each one an (n_active, m) array op,
+    and the rows drop out as their envelope ends. Concurrent crossings (ties, or several
+    lines through one point) are resolved over successive rounds as breakpoints at the
+    same k, so ties need no special case: only the sum of the jumps at a point matters.
+    """
+    n, m = offsets.shape
+    rows = np.arange(n)
+    cur = offsets.argmax(axis=1)
+    start = float(slopes[rows, cur].sum())
+    C, S, k_cur = offsets, slopes, np.zeros(n)
+    ks, jumps = [], []
+    for _ in range(m - 1):
+        ar = np.arange(C.shape[0])
+        cj, sj = C[ar, cur], S[ar, cur]
+        ds = S - sj[:, None]
+        t = cj[:, None] - C
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            np.divide(t, ds, out=t)
+        t[ds <= 0] = np.inf  # only steeper lines can overtake
+        nxt = t.argmin(axis=1)
+        tmin = t[ar, nxt]
+        has = tmin < np.inf
+        if not has.any():
+            break
+        cur, k_cur = nxt[has], np.maximum(tmin[has], k_cur[has])  # rounding: never step back
+        ks.append(k_cur)
+        jumps.append(S[ar[has], cur] - sj[has])
+        C, S = C[has], S[has]
+    if not ks:
+        return start, np.empty(0), np.empty(0)
+    return start, np.concatenate(ks), np.concatenate(jumps)
+
+
+def _f(a2, a1, offsets, slopes, k):
+    if offsets.shape[0] == 0:
+        return 0.5 * a2 * k * k + a1 * k
+    lines = offsets + k * slopes
+    best = np.take_along_axis(lines, lines.argmax(axis=1)[:, None], axis=1)
+    return float(0.5 * a2 * k * k + a1 * k + best.sum())
 
 
 class LineSearchResult(NamedTuple):
@@ -112,23 +202,23 @@ def exact_line_search(a2, a1, offsets, slopes, *, k_max=None, on_unbounded="flag
     else:
         start, bk, jump = _breakpoints_general(offsets, slopes)
     n_bk = int(bk.size)
-    g0 = a1 + start                       # f'(0+)
+    g0 = a1 + start  # f'(0+)
     unbounded = False
     if g0 >= 0.0:
         k = 0.0
     else:
         order = np.argsort(bk)
         bk = bk[order]
-        g = g0 + np.cumsum(jump[order])   # the constant part of f' right of each breakpoint
-        right = a2 * bk + g               # f'(bk+)
+        g = g0 + np.cumsum(jump[order])  # the constant part of f' right of each breakpoint
+        right = a2 * bk + g  # f'(bk+)
         hit = np.flatnonzero(right >= 0.0)
         if hit.size:
             b = int(hit[0])
             g_prev = g[b - 1] if b > 0 else g0
             lo = bk[b - 1] if b > 0 else 0.0
-            if a2 > 0.0 and a2 * bk[b] + g_prev >= 0.0:   # f'(bk-) >= 0: root inside the piece
+            if a2 > 0.0 and a2 * bk[b] + g_prev >= 0.0:  # f'(bk-) >= 0: root inside the piece
                 k = min(max(-g_prev / a2, lo), float(bk[b]))
-            else:                                         # 0 in [f'(bk-), f'(bk+)]
+            else:  # 0 in [f'(bk-), f'(bk+)]
                 k = float(bk[b])
         else:
             g_last = g[-1] if n_bk else g0
@@ -143,8 +233,11 @@ def exact_line_search(a2, a1, offsets, slopes, *, k_max=None, on_unbounded="flag
         unbounded = unbounded and math.isinf(k)
     if unbounded:
         if on_unbounded == "raise":
-            raise InputError("f decreases for ever along the direction (a2 = 0 and a negative "
-                             "slope at infinity): the line search is unbounded", field="a2")
+            raise InputError(
+                "f decreases for ever along the direction (a2 = 0 and a negative "
+                "slope at infinity): the line search is unbounded",
+                field="a2",
+            )
         return LineSearchResult(math.inf, -math.inf, n_bk, 0, unbounded=True)
     return LineSearchResult(float(k), _f(a2, a1, offsets, slopes, k), n_bk, 1)
 
@@ -168,7 +261,7 @@ def _brent(fun, a, b, x, fx, xtol, atol, max_evals):
         if abs(x - mid) <= 2.0 * tol - 0.5 * (b - a):
             return x, fx, evals, True
         golden = True
-        if abs(e) > tol:                                   # try the parabola through x, w, v
+        if abs(e) > tol:  # try the parabola through x, w, v
             r = (x - w) * (fx - fv)
             q = (x - v) * (fx - fw)
             p = (x - v) * q - (x - w) * r
@@ -206,8 +299,7 @@ def _brent(fun, a, b, x, fx, xtol, atol, max_evals):
     return x, fx, evals, False
 
 
-def line_search(fun: Callable[[float], float], k_max=None, *, k_init=1.0, xtol=1e-8,
-                max_evals=100, max_doublings=60):
+def line_search(fun: Callable[[float], float], k_max=None, *, k_init=1.0, xtol=1e-8, max_evals=100, max_doublings=60):
     """Safeguarded minimisation of a black-box convex function over ``k >= 0``.
 
     For risks without form (16): ``fun(k)`` is typically ``F(w_b + k d)`` through the
@@ -255,9 +347,9 @@ def line_search(fun: Callable[[float], float], k_max=None, *, k_init=1.0, xtol=1
     mid = min(float(k_init), k_max)
     f_mid = _eval(fun, mid)
     evals = 2
-    if f_mid >= f_lo:                               # minimiser in [0, mid]
+    if f_mid >= f_lo:  # minimiser in [0, mid]
         lo, hi = 0.0, mid
-        delta = float(xtol) * mid                   # f'(0+) >= 0 test: then k = 0, by convexity
+        delta = float(xtol) * mid  # f'(0+) >= 0 test: then k = 0, by convexity
         f_delta = _eval(fun, delta)
         evals += 1
         if f_delta >= f0:
@@ -265,12 +357,12 @@ def line_search(fun: Callable[[float], float], k_max=None, *, k_init=1.0, xtol=1
         x = lo + _GOLDEN * (hi - lo)
         fx = _eval(fun, x)
         evals += 1
-        if fx > f_lo:                               # still climbing: shrink towards 0
+        if fx > f_lo:  # still climbing: shrink towards 0
             hi = x
             x = lo + _GOLDEN * (hi - lo)
             fx = _eval(fun, x)
             evals += 1
-    else:                                           # f decreases at mid: double
+    else:  # f decreases at mid: double
         doublings = 0
         while True:
             if mid >= k_max:
@@ -283,11 +375,12 @@ def line_search(fun: Callable[[float], float], k_max=None, *, k_init=1.0, xtol=1
             lo, f_lo, mid, f_mid = mid, f_mid, hi, f_hi
             doublings += 1
             if f_hi == -math.inf or doublings >= max_doublings or evals >= max_evals:
-                return LineSearchResult(mid, f_mid, 0, evals, unbounded=doublings >= max_doublings
-                                        or f_hi == -math.inf, converged=False)
+                return LineSearchResult(
+                    mid, f_mid, 0, evals, unbounded=doublings >= max_doublings or f_hi == -math.inf, converged=False
+                )
         x, fx = mid, f_mid
     budget = max(int(max_evals) - evals, 0)
-    atol = float(xtol) * min(float(k_init), hi)     # absolute resolution near k = 0
+    atol = float(xtol) * min(float(k_init), hi)  # absolute resolution near k = 0
     xb, fb, used, ok = _brent(fun, lo, hi, x, fx, float(xtol), atol, budget)
     evals += used
     best = min(((f0, 0.0), (fb, xb), (fx, x)), key=lambda t: (t[0], t[1]))
@@ -328,10 +421,9 @@ def minimize_along(oracle, lam, w, d, *, k_max=None, **kwargs):
     if not (lam >= 0.0 and math.isfinite(lam)):
         raise InputError(f"must be >= 0 and finite, got {lam}", field="lam")
     const = 0.5 * lam * float(w @ w)
-    if getattr(oracle, "supports_line_search", False):
+    if supports_line_search(oracle):
         offsets, slopes = oracle.line_search_pieces(w, d)
-        res = exact_line_search(lam * float(d @ d), lam * float(w @ d), offsets, slopes,
-                                k_max=k_max, **kwargs)
+        res = exact_line_search(lam * float(d @ d), lam * float(w @ d), offsets, slopes, k_max=k_max, **kwargs)
         return res._replace(value=res.value + const)
 
     def fun(k):

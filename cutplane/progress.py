@@ -3,6 +3,7 @@
 Each iteration is logged on the ``"cutplane"`` logger at INFO level whether or not the bar
 is shown; the bar is opt-in (``verbose=True``) and writes to stderr.
 """
+
 from __future__ import annotations
 
 import logging
@@ -37,11 +38,18 @@ class ProgressReporter:
         """Log and display one iteration."""
         logger.info(
             "%s it %d: upper %.10g best %.10g lower %.10g gap %.3g cuts %d",
-            self.desc, info.iteration, info.upper, info.best_upper, info.lower, info.gap, info.n_cuts,
+            self.desc,
+            info.iteration,
+            info.upper,
+            info.best_upper,
+            info.lower,
+            info.gap,
+            info.n_cuts,
         )
         if self._bar is not None:
-            self._bar.set_postfix(upper=f"{info.best_upper:.6g}", lower=f"{info.lower:.6g}",
-                                  gap=f"{info.gap:.2e}", refresh=False)
+            self._bar.set_postfix(
+                upper=f"{info.best_upper:.6g}", lower=f"{info.lower:.6g}", gap=f"{info.gap:.2e}", refresh=False
+            )
             self._bar.update(1)
 
     def close(self, status=None) -> None:

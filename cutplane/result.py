@@ -5,6 +5,7 @@ The certificate is ``objective - lower_bound``: ``objective`` is the smallest va
 ``lower_bound`` the running maximum of the reduced-problem values, a lower bound on
 ``min F``. Both are measured, never estimated.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -110,12 +111,22 @@ class History:
     oracle_time: np.ndarray
     solver_time: np.ndarray
     n_cuts: np.ndarray
-    step_time: np.ndarray = None
-    line_search_value: np.ndarray = None
-    step_length: np.ndarray = None
+    step_time: np.ndarray | None = None  # None: filled by __post_init__ (zeros)
+    line_search_value: np.ndarray | None = None  # None: filled by __post_init__ (NaN)
+    step_length: np.ndarray | None = None  # None: filled by __post_init__ (NaN)
 
-    _NAMES = ("upper", "best_upper", "lower", "gap", "oracle_time", "solver_time", "n_cuts", "step_time",
-              "line_search_value", "step_length")
+    _NAMES = (
+        "upper",
+        "best_upper",
+        "lower",
+        "gap",
+        "oracle_time",
+        "solver_time",
+        "n_cuts",
+        "step_time",
+        "line_search_value",
+        "step_length",
+    )
 
     def __post_init__(self):
         n = int(np.shape(self.upper)[0])
@@ -124,9 +135,9 @@ class History:
                 setattr(self, name, np.full(n, 0.0 if name == "step_time" else np.nan))
 
     @classmethod
-    def from_rows(cls, rows) -> "History":
+    def from_rows(cls, rows) -> History:
         """Build from a list of tuples ordered as the attributes (the last three optional)."""
-        names = cls._NAMES
+        names: tuple[str, ...] = cls._NAMES
         if not rows:
             return cls(*(np.zeros(0, dtype=np.int64 if n == "n_cuts" else np.float64) for n in names))
         cols = list(zip(*rows))

@@ -11,6 +11,7 @@ then queries the oracle at ``w^c = (1 - theta) w^b + theta w_t`` (:class:`LineSe
 The line-search point has a known ``F``: the strategy returns it as a candidate, an upper
 bound the engine records exactly like an oracle point.
 """
+
 from __future__ import annotations
 
 import math
@@ -21,6 +22,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .exceptions import InputError
+from .protocols import supports_line_search
 
 __all__ = ["StepContext", "StepOutcome", "DirectStep", "LineSearchStep"]
 
@@ -89,9 +91,7 @@ class DirectStep:
 
 
 def _is_half_squared_l2(regularizer) -> bool:
-    from .regularizers import L2
-
-    return isinstance(regularizer, L2)
+    return regularizer.kind == "l2"
 
 
 class LineSearchStep:
@@ -115,10 +115,16 @@ class LineSearchStep:
     """
 
     def __init__(self, theta=0.1, *, xtol=1e-8, max_evals=60):
-        if (isinstance(theta, bool) or not isinstance(theta, numbers.Real) or not math.isfinite(theta)
-                or not 0.0 < theta <= 1.0):
-            raise InputError(f"must be in (0, 1] (theta = 0 would cut at the best point itself and "
-                             f"stall LS-BMRM), got {theta!r}", field="theta")
+        if (
+            isinstance(theta, bool)
+            or not isinstance(theta, numbers.Real)
+            or not math.isfinite(theta)
+            or not 0.0 < float(theta) <= 1.0
+        ):
+            raise InputError(
+                f"must be in (0, 1] (theta = 0 would cut at the best point itself and stall LS-BMRM), got {theta!r}",
+                field="theta",
+            )
         self.theta = float(theta)
         self.xtol = float(xtol)
         self.max_evals = int(max_evals)
@@ -135,21 +141,22 @@ class LineSearchStep:
         """Restore :meth:`get_state`; ``theta`` must be the one this strategy was built with."""
         theta = state.get("theta", self.theta)
         if not math.isclose(float(theta), self.theta, rel_tol=0.0, abs_tol=0.0):
-            raise InputError(f"the checkpoint was written with theta={theta}, this run has theta={self.theta}",
-                             field="theta")
+            raise InputError(
+                f"the checkpoint was written with theta={theta}, this run has theta={self.theta}", field="theta"
+            )
         self.time_s = float(state.get("time_s", 0.0))
 
     def _search(self, context, wb, d):
         from .linesearch import line_search, minimize_along
 
         oracle, reg, lam = context.oracle, context.regularizer, float(context.lam)
-        if _is_half_squared_l2(reg) and getattr(oracle, "supports_line_search", False):
+        if _is_half_squared_l2(reg) and supports_line_search(oracle):
             return minimize_along(oracle, lam, wb, d), 0
         calls = [0]
 
         def F(k):
             if k == 0.0:
-                return context.best_upper          # known: no oracle call
+                return context.best_upper  # known: no oracle call
             calls[0] += 1
             wk = wb + k * d
             return lam * float(reg(wk)) + float(oracle(wk).value)

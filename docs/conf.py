@@ -5,8 +5,8 @@ Build (warnings are errors, as in ``tests/test_docs.py``)::
     sphinx-build -W --keep-going -b html docs docs/_build/html
 
 The pages are reStructuredText. The result tables under ``docs/results/*.md`` are written by
-the scripts under ``examples/`` and ``benchmarks/`` and are read as Markdown by myst-parser;
-nothing in them is typed by hand.
+the scripts under ``benchmarks/`` (the paper reproductions under ``benchmarks/reproductions/``)
+and are read as Markdown by myst-parser; nothing in them is typed by hand.
 
 The API reference is generated from the docstrings at build time: a line
 ``.. api-modules:: PACKAGE`` in a page under ``api/`` is replaced (on ``source-read``) by one
@@ -18,6 +18,7 @@ same way ``.. cutplane-help:: COMMAND`` becomes the ``--help`` text of that subc
 ``.. string-value:: module.NAME`` a literal block with a string constant (a template set), so
 the pages show what the code accepts today.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -64,12 +65,12 @@ autodoc_default_options = {
     "member-order": "bysource",
     "show-inheritance": False,
 }
-autodoc_typehints = "none"          # the docstrings give types with shapes
+autodoc_typehints = "none"  # the docstrings give types with shapes
 autodoc_mock_imports = ["mosek", "dask", "distributed"]
-autosummary_generate = False        # no stubs written into the source tree
+autosummary_generate = False  # no stubs written into the source tree
 napoleon_google_docstring = False
 napoleon_numpy_docstring = True
-napoleon_use_ivar = False           # "Attributes" as attribute entries (see _skip_member)
+napoleon_use_ivar = False  # "Attributes" as attribute entries (see _skip_member)
 napoleon_use_rtype = False
 add_module_names = False
 # Types in the docstrings carry shapes ("ndarray of shape (n_samples, dim)"); Sphinx turns
@@ -117,8 +118,7 @@ def _module_section(name: str) -> str:
 def _expand_api(app, docname, source):
     if not docname.startswith("api/"):
         return
-    source[0] = _API_LINE.sub(
-        lambda m: "".join(_module_section(n) for n in public_modules(m.group(1))), source[0])
+    source[0] = _API_LINE.sub(lambda m: "".join(_module_section(n) for n in public_modules(m.group(1))), source[0])
 
 
 # --- text taken from the code at build time, never pasted -----------------------------------
@@ -139,8 +139,11 @@ def cli_help(command: str = "") -> str:
     try:
         parser = build_parser()
         if command:
-            sub = next(a for a in parser._subparsers._group_actions  # noqa: SLF001
-                       if hasattr(a, "choices"))
+            sub = next(
+                a
+                for a in parser._subparsers._group_actions  # noqa: SLF001
+                if hasattr(a, "choices")
+            )
             parser = sub.choices[command]
         return parser.format_help()
     finally:
@@ -202,4 +205,3 @@ def setup(app):
     app.connect("source-read", _expand_generated)
     app.connect("autodoc-skip-member", _skip_member)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
-

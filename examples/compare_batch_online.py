@@ -15,6 +15,7 @@ Usage::
     python examples/compare_batch_online.py --out runs/compare [--real] [--max-train 2000] \\
         [--C 10] [--epochs 20]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,9 +34,28 @@ def run(name, train, test, templates, out, args, extra=()):
 
     folder = Path(out) / name
     folder.mkdir(parents=True, exist_ok=True)
-    argv = ["compare", "--task", "sequence", "--templates", str(templates), "--train", str(train), "--test",
-            str(test), "--C", str(args.C), "--epochs", str(args.epochs), "--eps", str(args.eps),
-            "--report", str(folder / "report.json"), "--out", str(folder), *extra]
+    argv = [
+        "compare",
+        "--task",
+        "sequence",
+        "--templates",
+        str(templates),
+        "--train",
+        str(train),
+        "--test",
+        str(test),
+        "--C",
+        str(args.C),
+        "--epochs",
+        str(args.epochs),
+        "--eps",
+        str(args.eps),
+        "--report",
+        str(folder / "report.json"),
+        "--out",
+        str(folder),
+        *extra,
+    ]
     if args.max_train:
         argv += ["--max-train", str(args.max_train)]
     sys.stdout.write(f"\n== {name}\n")
@@ -54,8 +74,9 @@ def main(argv=None):
 
     from problems.synthetic import make_tagging_task
 
-    task = make_tagging_task(n_train=300, n_test=200, length=10, n_labels=3, n_informative=2, n_noise=4,
-                             signal=0.6, seed=1)
+    task = make_tagging_task(
+        n_train=300, n_test=200, length=10, n_labels=3, n_informative=2, n_noise=4, signal=0.6, seed=1
+    )
     gen = args.out / "generated"
     gen.mkdir(parents=True, exist_ok=True)
     _write(gen / "train.txt", task.X_train, task.y_train)

@@ -18,17 +18,15 @@ unsatisfiable, and (iv) adding that second cycle makes the relaxation tight, as 
 
 Run ``python examples/map_grid_tightening.py --out out`` from the repository root.
 """
+
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
-
-from oracles.mapinference import dual_cutting_plane, random_grid_instance  # noqa: E402
+from oracles.mapinference import dual_cutting_plane, random_grid_instance
 
 ROWS, COLS, N_STATES = 8, 8, 4
 OFFSETS = np.array([(-0.17, 0.17), (0.17, 0.17), (-0.17, -0.17), (0.17, -0.17)])  # states in a 2 x 2 box
@@ -38,8 +36,16 @@ def run(seed=14, coupling=1.0):
     """Run the cutting-plane algorithm; returns (instance, result, list of StepInfo)."""
     inst = random_grid_instance(ROWS, COLS, N_STATES, coupling=coupling, seed=seed)
     steps = []
-    res = dual_cutting_plane(inst.unary, inst.pairwise, inst.edges, candidates=inst.cycles, max_add=1,
-                             fallback=False, prune_every=None, callback=steps.append)
+    res = dual_cutting_plane(
+        inst.unary,
+        inst.pairwise,
+        inst.edges,
+        candidates=inst.cycles,
+        max_add=1,
+        fallback=False,
+        prune_every=None,
+        callback=steps.append,
+    )
     return inst, res, steps
 
 
@@ -88,8 +94,10 @@ def main(argv=None):
     for k, info in enumerate(steps):
         added = res.added[k][0] if k < len(res.added) else "-"
         print(f"{info.step:>4} {info.upper_bound:14.8f} {info.lower_bound:14.8f} {info.csp_status:>21}  {added}")
-    print(f"status: {res.status}; tight: {res.tight}; gap: {res.gap:.2e}; sweeps: {res.n_sweeps}; "
-          f"bound never increased: {bool(np.all(np.diff(res.bound_history) <= 1e-9))}")
+    print(
+        f"status: {res.status}; tight: {res.tight}; gap: {res.gap:.2e}; sweeps: {res.n_sweeps}; "
+        f"bound never increased: {bool(np.all(np.diff(res.bound_history) <= 1e-9))}"
+    )
 
     import matplotlib
 
@@ -101,9 +109,14 @@ def main(argv=None):
     for k, (ax, info) in enumerate(zip(axes, steps)):
         nxt = res.added[k][0] if k < len(res.added) else None
         label = "abcdefgh"[k] if k < 8 else str(k)
-        draw(ax, inst, info, highlight=nxt,
-             title=f"({label}) bound {info.upper_bound:.4f}, CSP {info.csp_status}"
-                   + ("\nred: unsatisfiable cycle, added next" if nxt is not None else "\ntight"))
+        draw(
+            ax,
+            inst,
+            info,
+            highlight=nxt,
+            title=f"({label}) bound {info.upper_bound:.4f}, CSP {info.csp_status}"
+            + ("\nred: unsatisfiable cycle, added next" if nxt is not None else "\ntight"),
+        )
     fig.tight_layout()
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, "map_grid_tightening.png")

@@ -16,17 +16,15 @@ usually needs fewer iterations to certify the same ``eps`` (chapter sec. 1.2.2).
 Writes ``OUT/bmrm_vs_lsbmrm.png`` (bounds on the left, the gap on a log scale on the right).
 Run ``python examples/teach_bmrm_vs_lsbmrm.py --out OUT`` from the repository root.
 """
+
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
 
 METHODS = ("bmrm", "ls-bmrm")
 
@@ -62,17 +60,28 @@ def run(n_samples=2000, n_features=100, C=1000.0, eps=1e-2, noise=0.5, seed=0, d
 
     ``data`` (a :class:`problems.demo_data.DemoData`) replaces the generated binary problem.
     """
-    from problems.linear.svm import LinearSVM
     from problems.demo_data import make_binary
+    from problems.linear.svm import LinearSVM
+    from problems.solvers import CuttingPlane
 
     if data is None:
         data = make_binary(n_samples, n_features, noise=noise, n_test=0, seed=seed)
     out = {}
     for method in METHODS:
-        est = LinearSVM(C=C, eps=eps, method=method, max_iter=2000).fit(data.X_train, data.y_train)
+        est = LinearSVM(C=C, solver=CuttingPlane(method=method, eps=eps, max_iter=2000))
+        est.fit(data.X_train, data.y_train)
         h, res = est.result_.history, est.result_
-        out[method] = BoundsRun(method, C * h.best_upper, C * h.lower, est.objective_, est.lower_bound_, est.gap_,
-                                est.n_iter_, res.status, float(res.time_s))
+        out[method] = BoundsRun(
+            method,
+            C * h.best_upper,
+            C * h.lower,
+            est.objective_,
+            est.lower_bound_,
+            est.gap_,
+            est.n_iter_,
+            res.status,
+            float(res.time_s),
+        )
     return out
 
 
@@ -82,6 +91,7 @@ def plot(runs, path, eps=None):
 
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
+
     from problems.plots import save_figure
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12.0, 4.5))
@@ -118,11 +128,14 @@ def main(argv=None):
     args = parser.parse_args(argv)
     runs = run(args.n_samples, args.n_features, C=args.C, eps=args.eps, seed=args.seed)
     png = plot(runs, args.out / "bmrm_vs_lsbmrm.png", eps=args.eps)
-    sys.stdout.write(f"{'method':8s} {'objective':>12s} {'lower bound':>12s} {'gap':>9s} {'iters':>6s} "
-                     f"{'time_s':>7s} status\n")
+    sys.stdout.write(
+        f"{'method':8s} {'objective':>12s} {'lower bound':>12s} {'gap':>9s} {'iters':>6s} {'time_s':>7s} status\n"
+    )
     for r in runs.values():
-        sys.stdout.write(f"{r.method:8s} {r.objective:12.6f} {r.lower_bound:12.6f} {r.gap:9.2e} {r.n_iter:6d} "
-                         f"{r.time_s:7.2f} {r.status}\n")
+        sys.stdout.write(
+            f"{r.method:8s} {r.objective:12.6f} {r.lower_bound:12.6f} {r.gap:9.2e} {r.n_iter:6d} "
+            f"{r.time_s:7.2f} {r.status}\n"
+        )
     sys.stdout.write(f"figure: {png}\n")
     return runs
 

@@ -17,17 +17,15 @@ the model, thick; the next point and its lower bound) and the bounds per iterati
 
 Run ``python examples/teach_kelley_1d.py --out OUT`` from the repository root.
 """
+
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
 
 LO, HI, X0 = -1.5, 2.0, -1.5
 
@@ -80,8 +78,15 @@ def run(eps=1e-6, max_iter=100, x0=X0) -> KelleyRun:
         cuts.append((x, value, slope))
         return value, np.array([slope])
 
-    res = cutplane.minimize(FunctionOracle(risk, dim=1), Box(LO, HI, dim=1), 1.0, method="kelley", eps=eps,
-                            max_iter=max_iter, w0=np.array([x0]))
+    res = cutplane.minimize(
+        FunctionOracle(risk, dim=1),
+        Box(LO, HI, dim=1),
+        1.0,
+        method="kelley",
+        eps=eps,
+        max_iter=max_iter,
+        w0=np.array([x0]),
+    )
     pts, vals, slopes = (np.array(c) for c in zip(*cuts))
     return KelleyRun(pts, vals, slopes, res.history.best_upper.copy(), res.history.lower.copy(), res)
 
@@ -98,6 +103,7 @@ def plot(run_, path, n_panels=5):
 
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
+
     from problems.plots import save_figure
 
     xs = np.linspace(LO, HI, 600)
@@ -111,7 +117,7 @@ def plot(run_, path, n_panels=5):
         for i in range(t):
             ax.plot(xs, run_.values[i] + run_.slopes[i] * (xs - run_.points[i]), color="tab:blue", lw=0.6, alpha=0.6)
         ax.plot(xs, model(run_, t, xs), color="tab:blue", lw=2.2, label=f"model f_{t}")
-        ax.plot(run_.points[:t], run_.values[:t], "ko", ms=4, label="x_0 .. x_%d" % (t - 1))
+        ax.plot(run_.points[:t], run_.values[:t], "ko", ms=4, label=f"x_0 .. x_{t - 1}")
         if t < len(run_.points):
             x_next = run_.points[t]
             ax.plot([x_next], [run_.lower[t - 1]], "rv", ms=8, label=f"x_{t} = argmin f_{t}; lower bound")
@@ -139,8 +145,10 @@ def main(argv=None):
     png = plot(r, args.out / "kelley_1d.png")
     for t, (x, up, lo) in enumerate(zip(r.points, r.upper, r.lower)):
         sys.stdout.write(f"iter {t + 1:2d}  x = {x:+.6f}  upper {up:.8f}  lower {lo:.8f}  gap {up - lo:.2e}\n")
-    sys.stdout.write(f"{r.result.status}: min f in [{r.result.lower_bound:.8f}, {r.result.objective:.8f}] "
-                     f"at x = {r.result.w[0]:.6f}\nfigure: {png}\n")
+    sys.stdout.write(
+        f"{r.result.status}: min f in [{r.result.lower_bound:.8f}, {r.result.objective:.8f}] "
+        f"at x = {r.result.w[0]:.6f}\nfigure: {png}\n"
+    )
     return r
 
 

@@ -17,17 +17,15 @@ end is therefore not drawn.)
 
 Writes ``OUT/mtl_group_weights.png``. Run ``python examples/teach_mtl_group_weights.py --out OUT``.
 """
+
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
 
 
 class MuTrace(NamedTuple):
@@ -68,9 +66,10 @@ def run(n_train=200, C=10.0, eps=0.05, seed=0) -> MuTrace:
     from cutplane.groups import group_norms
     from problems.demo_data import make_demo_tagging
     from problems.sequence.tagger import SequenceTagger
+    from problems.solvers import CuttingPlane
 
     task = make_demo_tagging(seed, n_train=n_train, n_test=10)
-    est = SequenceTagger(task.templates, C=C, eps=eps, regularizer="mtl")
+    est = SequenceTagger(task.templates, C=C, regularizer="mtl", solver=CuttingPlane(eps=eps))
     rows, index = [], []
     state = {}
 
@@ -89,9 +88,19 @@ def run(n_train=200, C=10.0, eps=0.05, seed=0) -> MuTrace:
     rows.append(np.asarray(res.mu, dtype=float))
     index.append(res.n_iter)
     h = res.history
-    return MuTrace(list(est.feature_index_.template_names), list(task.noise), np.array(index), np.vstack(rows),
-                   C * h.best_upper, C * h.lower, float(est.objective_), float(est.lower_bound_), float(est.gap_),
-                   float(eps), res.status)
+    return MuTrace(
+        list(est.feature_index_.template_names),
+        list(task.noise),
+        np.array(index),
+        np.vstack(rows),
+        C * h.best_upper,
+        C * h.lower,
+        float(est.objective_),
+        float(est.lower_bound_),
+        float(est.gap_),
+        float(eps),
+        res.status,
+    )
 
 
 def plot(trace, path):
@@ -100,6 +109,7 @@ def plot(trace, path):
 
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
+
     from problems.plots import save_figure
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12.5, 4.5))
@@ -107,12 +117,23 @@ def plot(trace, path):
     colors = iter(plt.cm.tab10.colors)
     for j, name in enumerate(trace.names):
         if name in noise:
-            ax1.plot(trace.reduced_index, trace.mu[:, j], "--", color="0.4", lw=1.0, zorder=3,
-                     label="noise templates" if name == trace.noise[0] else None)
+            ax1.plot(
+                trace.reduced_index,
+                trace.mu[:, j],
+                "--",
+                color="0.4",
+                lw=1.0,
+                zorder=3,
+                label="noise templates" if name == trace.noise[0] else None,
+            )
         else:
             ax1.plot(trace.reduced_index, trace.mu[:, j], "-", color=next(colors), lw=1.6, label=name)
-    ax1.set(xlabel="cutting-plane iteration (reduced problem)", ylabel="mu_j",
-            title="template weights mu (QCQP (6) duals)", ylim=(-0.02, 1.0))
+    ax1.set(
+        xlabel="cutting-plane iteration (reduced problem)",
+        ylabel="mu_j",
+        title="template weights mu (QCQP (6) duals)",
+        ylim=(-0.02, 1.0),
+    )
     ax1.legend(fontsize=7, ncol=2)
     it = np.arange(1, len(trace.upper) + 1)
     gap = trace.upper - trace.lower
@@ -135,8 +156,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
     trace = run(args.n_train, C=args.C, eps=args.eps, seed=args.seed)
     png = plot(trace, args.out / "mtl_group_weights.png")
-    sys.stdout.write(f"{trace.status}: F = {trace.objective:.6f}, lower bound {trace.lower_bound:.6f}, "
-                     f"gap {trace.gap:.3g} (eps {trace.eps:g}), {len(trace.upper)} iterations\n")
+    sys.stdout.write(
+        f"{trace.status}: F = {trace.objective:.6f}, lower bound {trace.lower_bound:.6f}, "
+        f"gap {trace.gap:.3g} (eps {trace.eps:g}), {len(trace.upper)} iterations\n"
+    )
     sys.stdout.write("final mu: " + ", ".join(f"{n} {m:.3f}" for n, m in zip(trace.names, trace.mu[-1])) + "\n")
     sys.stdout.write(f"figure: {png}\n")
     return trace

@@ -4,7 +4,7 @@ SPOM (seed 000, Alg. 3) minimises the same ``F(w) = 1/2 (sum_j ||w_j||)^2 + C * 
 MTL^struct, online: one sentence per round, a subgradient step, then the proximity operator of
 the squared group norm (Alg. 2), which shrinks every group and sets the weak ones to zero. Its
 group weights are ``beta_j = ||w_j|| / sum_k ||w_k||`` (Alg. 3 line 13). This script runs
-:class:`problems.sequence.tagger.SequenceTagger` with ``solver="spom"`` on the generated
+:class:`problems.sequence.tagger.SequenceTagger` with ``solver=SPOM(...)`` on the generated
 tagging task of ``cutplane demo`` and records ``beta`` at the end of every epoch through the
 solver's callback (``SPOMInfo.w``: by default the last iterate, as in Alg. 3; ``--averaged``
 for the averaged model SPOM returns by default in the estimators).
@@ -15,17 +15,15 @@ upper bound on how far SPOM still is from the optimum.
 
 Writes ``OUT/spom_group_weights.png``. Run ``python examples/teach_spom_group_weights.py --out OUT``.
 """
+
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
 
 
 class BetaTrace(NamedTuple):
@@ -64,10 +62,11 @@ def run(n_train=200, C=10.0, epochs=20, averaged=False, eps=0.05, seed=0) -> Bet
     from cutplane.groups import group_norms
     from problems.demo_data import make_demo_tagging
     from problems.sequence.tagger import SequenceTagger
+    from problems.solvers import SPOM, CuttingPlane
 
     task = make_demo_tagging(seed, n_train=n_train, n_test=10)
-    est = SequenceTagger(task.templates, C=C, regularizer="mtl", solver="spom", epochs=epochs, averaged=averaged,
-                         seed=seed)
+    spom = SPOM(epochs=epochs, averaged=averaged, seed=seed)
+    est = SequenceTagger(task.templates, C=C, regularizer="mtl", solver=spom)
     rows, passes, objective = [], [], []
 
     def on_epoch(info):
@@ -80,10 +79,20 @@ def run(n_train=200, C=10.0, epochs=20, averaged=False, eps=0.05, seed=0) -> Bet
         return False
 
     est.fit(task.X_train, task.y_train, callback=on_epoch)
-    mtl = SequenceTagger(task.templates, C=C, eps=eps, regularizer="mtl").fit(task.X_train, task.y_train)
-    return BetaTrace(list(est.feature_index_.template_names), list(task.noise), np.array(passes), np.vstack(rows),
-                     np.array(objective), np.asarray(est.result_.kernel_weights, dtype=float),
-                     float(mtl.objective_), float(mtl.lower_bound_), float(mtl.gap_), float(eps))
+    mtl = SequenceTagger(task.templates, C=C, regularizer="mtl", solver=CuttingPlane(eps=eps))
+    mtl.fit(task.X_train, task.y_train)
+    return BetaTrace(
+        list(est.feature_index_.template_names),
+        list(task.noise),
+        np.array(passes),
+        np.vstack(rows),
+        np.array(objective),
+        np.asarray(est.result_.kernel_weights, dtype=float),
+        float(mtl.objective_),
+        float(mtl.lower_bound_),
+        float(mtl.gap_),
+        float(eps),
+    )
 
 
 def plot(trace, path):
@@ -92,6 +101,7 @@ def plot(trace, path):
 
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
+
     from problems.plots import save_figure
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12.5, 4.5))
@@ -101,12 +111,16 @@ def plot(trace, path):
     for j, name in enumerate(trace.names):
         y = np.maximum(trace.beta[:, j], floor)
         if name in noise:
-            ax1.semilogy(trace.epochs, y, "--", color="0.5", lw=1.0,
-                         label="noise templates" if name == trace.noise[0] else None)
+            ax1.semilogy(
+                trace.epochs, y, "--", color="0.5", lw=1.0, label="noise templates" if name == trace.noise[0] else None
+            )
         else:
             ax1.semilogy(trace.epochs, y, "-", color=next(colors), lw=1.6, label=name)
-    ax1.set(xlabel="epoch", ylabel="beta_j = ||w_j|| / sum_k ||w_k||  (0 drawn at 1e-6)",
-            title="SPOM group weights along the epochs")
+    ax1.set(
+        xlabel="epoch",
+        ylabel="beta_j = ||w_j|| / sum_k ||w_k||  (0 drawn at 1e-6)",
+        title="SPOM group weights along the epochs",
+    )
     ax1.legend(fontsize=7, ncol=2)
     ax2.plot(trace.epochs, trace.objective, "r.-", label="SPOM: F(w)")
     ax2.axhline(trace.mtl_lower_bound, color="b", ls=":", label="MTL^struct: certified lower bound on min F")
@@ -130,9 +144,11 @@ def main(argv=None):
     args = parser.parse_args(argv)
     trace = run(args.n_train, C=args.C, epochs=args.epochs, averaged=args.averaged, seed=args.seed)
     png = plot(trace, args.out / "spom_group_weights.png")
-    sys.stdout.write(f"SPOM after {int(round(trace.epochs[-1]))} epochs: F = {trace.objective[-1]:.6f}; "
-                     f"MTL^struct certifies min F >= {trace.mtl_lower_bound:.6f}, so SPOM is within "
-                     f"{trace.objective[-1] - trace.mtl_lower_bound:.4g} of the optimum\n")
+    sys.stdout.write(
+        f"SPOM after {int(round(trace.epochs[-1]))} epochs: F = {trace.objective[-1]:.6f}; "
+        f"MTL^struct certifies min F >= {trace.mtl_lower_bound:.6f}, so SPOM is within "
+        f"{trace.objective[-1] - trace.mtl_lower_bound:.4g} of the optimum\n"
+    )
     sys.stdout.write("final beta: " + ", ".join(f"{n} {b:.4f}" for n, b in zip(trace.names, trace.beta[-1])) + "\n")
     sys.stdout.write(f"figure: {png}\n")
     return trace

@@ -18,26 +18,24 @@ reduced problem, and stops when its lower bound and the best ``F`` are ``eps`` a
        R(w) = (1/|P|) sum_{(i, j) in P} max(0, 1 - <w, x_i - x_j>),   P = {(i, j): y_i > y_j}
 
    a subgradient is ``-(1/|P|) sum of (x_i - x_j)`` over the pairs with a positive hinge. Written as
-   a small class with ``dim`` and ``__call__(w) -> OracleResult`` (the :class:`cutplane.cuts.Oracle`
+   a small class with ``dim`` and ``__call__(w) -> OracleResult`` (the :class:`cutplane.protocols.Oracle`
    protocol), for when the oracle keeps data of its own (here the pair differences).
 
 Both are trained with ``Omega = 1/2 ||w||^2`` (:class:`cutplane.regularizers.L2`) by
 ``method="bmrm"`` and ``method="ls-bmrm"``; the script prints objective, certified lower bound,
 gap and iterations. Run ``python examples/write_your_own_risk.py`` from the repository root.
 """
+
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
-
-from cutplane.cuts import Cut, OracleResult  # noqa: E402
-from cutplane.exceptions import InputError  # noqa: E402
-from oracles.function import FunctionOracle  # noqa: E402
+from cutplane.cuts import Cut, OracleResult
+from cutplane.exceptions import InputError
+from oracles.function import FunctionOracle
 
 
 # --------------------------------------------------------------- 1. a function and FunctionOracle
@@ -119,10 +117,15 @@ def train(oracle, lam, method, eps=1e-6):
 def run(n_samples=200, n_features=10, lam=0.01, epsilon=0.1, eps=1e-6, seed=0) -> dict:
     """Train both risks with both methods; ``{(risk, method): cutplane.Result}``."""
     X, y, _ = make_data(n_samples, n_features, seed=seed)
-    risks = {"epsilon-insensitive": lambda: epsilon_insensitive_risk(X, y, epsilon),
-             "pairwise-ranking": lambda: PairwiseRankingRisk(X[:60], y[:60])}
-    return {(name, method): train(make(), lam, method, eps)
-            for name, make in risks.items() for method in ("bmrm", "ls-bmrm")}
+    risks = {
+        "epsilon-insensitive": lambda: epsilon_insensitive_risk(X, y, epsilon),
+        "pairwise-ranking": lambda: PairwiseRankingRisk(X[:60], y[:60]),
+    }
+    return {
+        (name, method): train(make(), lam, method, eps)
+        for name, make in risks.items()
+        for method in ("bmrm", "ls-bmrm")
+    }
 
 
 def main(argv=None):
@@ -134,11 +137,13 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     results = run(args.n_samples, args.n_features, lam=args.lam, eps=args.eps, seed=args.seed)
-    sys.stdout.write(f"{'risk':20s} {'method':8s} {'objective F':>14s} {'lower bound':>14s} {'gap':>9s} "
-                     f"{'iters':>5s} status\n")
+    sys.stdout.write(
+        f"{'risk':20s} {'method':8s} {'objective F':>14s} {'lower bound':>14s} {'gap':>9s} {'iters':>5s} status\n"
+    )
     for (risk, method), r in results.items():
-        sys.stdout.write(f"{risk:20s} {method:8s} {r.objective:14.8f} {r.lower_bound:14.8f} {r.gap:9.2e} "
-                         f"{r.n_iter:5d} {r.status}\n")
+        sys.stdout.write(
+            f"{risk:20s} {method:8s} {r.objective:14.8f} {r.lower_bound:14.8f} {r.gap:9.2e} {r.n_iter:5d} {r.status}\n"
+        )
     return results
 
 

@@ -7,16 +7,18 @@ Layout (all flat float64 / int64 arrays, so one compiled kernel serves any graph
 * edges ``e = (eu[e], ev[e])``; ``theta^phi_e(x_u, x_v)`` lives row-major (x_u major) in
   ``th_edge[eoff[e] + x_u * K_v + x_v]``;
 * zero cycle subproblems ``C``: cycle ``c`` owns the *slots* ``coff[c]:coff[c + 1]``; slot ``s``
-  is the traversal of the edge at ``slot_eoff[s]`` (its offset in ``th_edge``) from node ``a_s`` to ``a_{s+1}`` (``slot_flip[s]`` is 1
-  when that is the direction v -> u), and its message ``phi_{C,e}`` lives in edge layout in
-  ``cmsg[slot_moff[s]:...]``. By eq. (38), ``theta^phi_C(x_C) = sum_s phi_{C,e_s}(x_{e_s})``
-  (``theta_C = 0``), restricted to joint states whose edges are all finite (a zero interaction
-  may be set to -inf where the objective is -inf anyway, which keeps Alg. 1.6's condition).
+  is the traversal of the edge at ``slot_eoff[s]`` (its offset in ``th_edge``) from node ``a_s``
+  to ``a_{s+1}`` (``slot_flip[s]`` is 1 when that is the direction v -> u), and its message
+  ``phi_{C,e}`` lives in edge layout in ``cmsg[slot_moff[s]:...]``. By eq. (38),
+  ``theta^phi_C(x_C) = sum_s phi_{C,e_s}(x_{e_s})`` (``theta_C = 0``), restricted to joint
+  states whose edges are all finite (a zero interaction may be set to -inf where the objective
+  is -inf anyway, which keeps Alg. 1.6's condition).
 
 The kernels release the GIL (``nogil=True``), so a thread executor can run examples in parallel.
 Only ``theta^phi`` of nodes and edges and the cycle messages are stored: the node-edge messages
 are implicit in ``th_node`` / ``th_edge`` (eq. 38 applied in place, as in eq. 39).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -98,8 +100,7 @@ def _tropical_mul(p, rows, inner, t, cols, out):
 
 
 @njit(cache=True, nogil=True)
-def _path_product(tab, tab_off, mask, mask_off, slot_ku, slot_kv, slot_flip, s0, length, first,
-                  count, p, t, tmp):
+def _path_product(tab, tab_off, mask, mask_off, slot_ku, slot_kv, slot_flip, s0, length, first, count, p, t, tmp):
     """(max,+) product of ``count`` consecutive slots of a cycle starting at slot ``first``.
 
     Returns the shape (rows, cols) of the product, stored in ``p``.
@@ -130,8 +131,7 @@ def slot_maxmarginal(tab, tab_off, mask, mask_off, slot_ku, slot_kv, slot_flip, 
     ku = slot_ku[s]
     kv = slot_kv[s]
     # product of the other slots: from the end node of slot j back to its start node
-    _path_product(tab, tab_off, mask, mask_off, slot_ku, slot_kv, slot_flip, s0, length, j + 1,
-                  length - 1, p, t, tmp)
+    _path_product(tab, tab_off, mask, mask_off, slot_ku, slot_kv, slot_flip, s0, length, j + 1, length - 1, p, t, tmp)
     for xu in range(ku):
         for xv in range(kv):
             i = xu * kv + xv
@@ -157,8 +157,9 @@ def cycles_max(tab, tab_off, mask, mask_off, slot_ku, slot_kv, slot_flip, coff, 
     for c in range(n_c):
         s0 = coff[c]
         length = coff[c + 1] - s0
-        rows, cols = _path_product(tab, tab_off, mask, mask_off, slot_ku, slot_kv, slot_flip, s0,
-                                   length, 0, length, p, t, tmp)
+        rows, cols = _path_product(
+            tab, tab_off, mask, mask_off, slot_ku, slot_kv, slot_flip, s0, length, 0, length, p, t, tmp
+        )
         m = _NEG
         for a in range(rows):
             if p[a, a] > m:
@@ -177,8 +178,9 @@ def cycle_sweep(th_edge, cmsg, slot_eoff, slot_moff, slot_ku, slot_kv, slot_flip
         length = coff[c + 1] - s0
         for j in range(length):
             s = s0 + j
-            slot_maxmarginal(cmsg, slot_moff, edge_fin, slot_eoff, slot_ku, slot_kv, slot_flip, s0, length, j,
-                             kmax, buf)
+            slot_maxmarginal(
+                cmsg, slot_moff, edge_fin, slot_eoff, slot_ku, slot_kv, slot_flip, s0, length, j, kmax, buf
+            )
             base = slot_eoff[s]
             mo = slot_moff[s]
             for i in range(slot_ku[s] * slot_kv[s]):
@@ -193,8 +195,9 @@ def cycle_sweep(th_edge, cmsg, slot_eoff, slot_moff, slot_ku, slot_kv, slot_flip
 
 
 @njit(cache=True, nogil=True)
-def upper_bound(th_node, noff, th_edge, eoff, cmsg, slot_eoff, slot_moff, slot_ku, slot_kv, slot_flip,
-                coff, edge_fin, kmax):
+def upper_bound(
+    th_node, noff, th_edge, eoff, cmsg, slot_eoff, slot_moff, slot_ku, slot_kv, slot_flip, coff, edge_fin, kmax
+):
     """Eq. (37)/(40): ``sum_A max_{x_A} theta^phi_A(x_A)`` over nodes, edges and cycles."""
     total = 0.0
     for v in range(noff.shape[0] - 1):
@@ -217,8 +220,28 @@ def upper_bound(th_node, noff, th_edge, eoff, cmsg, slot_eoff, slot_moff, slot_k
 
 
 @njit(cache=True, nogil=True)
-def diffuse(th_node, noff, th_edge, eoff, eu, ev, n_states, node_fin, edge_fin, cmsg, slot_eoff, slot_moff,
-            slot_ku, slot_kv, slot_flip, coff, kmax, max_iter, tol, history):
+def diffuse(
+    th_node,
+    noff,
+    th_edge,
+    eoff,
+    eu,
+    ev,
+    n_states,
+    node_fin,
+    edge_fin,
+    cmsg,
+    slot_eoff,
+    slot_moff,
+    slot_ku,
+    slot_kv,
+    slot_flip,
+    coff,
+    kmax,
+    max_iter,
+    tol,
+    history,
+):
     """Run sweeps of Alg. 1.6 (cycle pairs, then edge-node pairs) until max |change| < tol.
 
     ``history[k]`` receives the upper bound after sweep ``k``. Returns (n_sweeps, converged).
@@ -226,13 +249,13 @@ def diffuse(th_node, noff, th_edge, eoff, eu, ev, n_states, node_fin, edge_fin, 
     for it in range(max_iter):
         chg = 0.0
         if coff.shape[0] > 1:
-            chg = cycle_sweep(th_edge, cmsg, slot_eoff, slot_moff, slot_ku, slot_kv, slot_flip, coff, edge_fin,
-                              kmax)
+            chg = cycle_sweep(th_edge, cmsg, slot_eoff, slot_moff, slot_ku, slot_kv, slot_flip, coff, edge_fin, kmax)
         c2 = edge_node_sweep(th_node, noff, th_edge, eoff, eu, ev, n_states, node_fin)
         if c2 > chg:
             chg = c2
-        history[it] = upper_bound(th_node, noff, th_edge, eoff, cmsg, slot_eoff, slot_moff, slot_ku, slot_kv,
-                                  slot_flip, coff, edge_fin, kmax)
+        history[it] = upper_bound(
+            th_node, noff, th_edge, eoff, cmsg, slot_eoff, slot_moff, slot_ku, slot_kv, slot_flip, coff, edge_fin, kmax
+        )
         if chg < tol:
             return it + 1, True
     return max_iter, False

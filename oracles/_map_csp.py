@@ -13,6 +13,7 @@ When the CSP is not satisfiable, :func:`greedy_decode` builds a labelling from t
 weights (sequentially, each node given its already decoded neighbours) and :func:`icm` improves it
 on the original weights; its value is a lower bound on the maximum.
 """
+
 from __future__ import annotations
 
 import sys
@@ -42,9 +43,9 @@ class CSPResult(NamedTuple):
 
 
 def _adjacency(n_nodes, edges):
-    adj = [[] for _ in range(n_nodes)]
+    adj: list[list[tuple[int, int, bool]]] = [[] for _ in range(n_nodes)]
     for e, (u, v) in enumerate(edges):
-        adj[u].append((v, e, True))   # True: the node is the edge's first endpoint
+        adj[u].append((v, e, True))  # True: the node is the edge's first endpoint
         adj[v].append((u, e, False))
     return adj
 
@@ -112,7 +113,7 @@ def solve_csp(node_domains, edges, edge_relations, cycle_checks=(), budget=200_0
     arcs = [(x, y, e, f) for x in range(n) for (y, e, f) in adj[x]]
     if not _ac3(domains, adj, edge_relations, arcs, []):
         return CSPResult("unsat", None, 0)
-    by_node = [[] for _ in range(n)]
+    by_node: list[list[tuple]] = [[] for _ in range(n)]  # node -> [(nodes, check)]
     for nodes, check in cycle_checks:
         for v in nodes:
             by_node[v].append((nodes, check))

@@ -6,6 +6,7 @@
 * :func:`short_cycles` - triangles and 4-cycles of any graph (the candidates by default);
 * :func:`random_grid_instance` - seeded random frustrated instances on a grid.
 """
+
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -94,11 +95,11 @@ def short_cycles(n_nodes, edges, max_length=4):
     """
     if max_length not in (3, 4):
         raise InputError(f"max_length must be 3 or 4, got {max_length!r}", field="max_length")
-    nbrs = [set() for _ in range(int(n_nodes))]
+    nbrs: list[set[int]] = [set() for _ in range(int(n_nodes))]
     for u, v in np.asarray(edges, dtype=np.int64).reshape(-1, 2):
         nbrs[u].add(int(v))
         nbrs[v].add(int(u))
-    found = set()
+    found: set[tuple[int, ...]] = set()
     for a in range(len(nbrs)):
         for b in nbrs[a]:
             if b <= a:

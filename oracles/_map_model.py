@@ -7,11 +7,13 @@ cutting-plane algorithm needs: diffusion sweeps (Alg. 1.6, numba kernels in
 cycles with zero messages (Alg. 1.7 lines 5-6), the separation test on a candidate cycle
 (sec. 1.4.5) with the gap of inequality (42), and the removal of a redundant cycle.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 from cutplane.exceptions import InputError
+
 from . import _diffusion_kernels as K
 
 __all__ = ["MaxSumModel", "validate_problem"]
@@ -50,8 +52,7 @@ def validate_problem(unary, pairwise, edges):
         if u.size == 0:
             raise InputError(f"node {i} has no states", field="unary")
         if np.isneginf(u).all():
-            raise InputError(f"every state of node {i} is -inf: the problem has no finite labelling",
-                             field="unary")
+            raise InputError(f"every state of node {i} is -inf: the problem has no finite labelling", field="unary")
     try:
         edges = np.asarray(edges)
         if edges.size == 0:
@@ -75,8 +76,10 @@ def validate_problem(unary, pairwise, edges):
     pairwise = [_as_table(p, 2, "pairwise", e) for e, p in enumerate(pairwise)]
     for e, ((u, v), p) in enumerate(zip(edges, pairwise)):
         if p.shape != (unary[u].size, unary[v].size):
-            raise InputError(f"table {e} of edge ({u}, {v}) has shape {p.shape}, expected "
-                             f"({unary[u].size}, {unary[v].size})", field="pairwise")
+            raise InputError(
+                f"table {e} of edge ({u}, {v}) has shape {p.shape}, expected ({unary[u].size}, {unary[v].size})",
+                field="pairwise",
+            )
         for node, side, axis in ((u, "row", 1), (v, "column", 0)):
             bad = np.isfinite(unary[node]) != np.isfinite(p).any(axis=axis)
             if bad.any():
@@ -86,7 +89,8 @@ def validate_problem(unary, pairwise, edges):
                     f"{'finite' if np.isfinite(unary[node][x]) else '-inf'} but the table's {side} {x} is "
                     f"{'all -inf' if np.isfinite(unary[node][x]) else 'not all -inf'}; max-sum diffusion "
                     "(Alg. 1.6) requires theta_v(x_v) > -inf <=> max over the edge's other node > -inf",
-                    field="pairwise")
+                    field="pairwise",
+                )
     return unary, pairwise, edges
 
 
@@ -143,10 +147,14 @@ class MaxSumModel:
         return self.eoff[slot_edge], ku, kv, slot_flip, coff
 
     def _rebuild(self):
-        sizes = (self.eoff[self._slot_edge + 1] - self.eoff[self._slot_edge]) if len(self._slot_edge) else \
-            np.zeros(0, dtype=np.int64)
-        self.slot_moff = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64) if len(sizes) else \
-            np.zeros(0, dtype=np.int64)
+        sizes = (
+            (self.eoff[self._slot_edge + 1] - self.eoff[self._slot_edge])
+            if len(self._slot_edge)
+            else np.zeros(0, dtype=np.int64)
+        )
+        self.slot_moff = (
+            np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64) if len(sizes) else np.zeros(0, dtype=np.int64)
+        )
         self.slot_eoff, self.slot_ku, self.slot_kv, _, _ = self._layout(self._slot_edge, self._slot_flip, self.coff)
 
     def _candidate_layout(self, cycles):
@@ -163,16 +171,38 @@ class MaxSumModel:
     def bound(self):
         """The upper bound (eq. 40) at the current reparametrisation."""
         cm, se, sm, sku, skv, sf, co = self._args()
-        return float(K.upper_bound(self.th_node, self.noff, self.th_edge, self.eoff, cm, se, sm, sku, skv, sf, co,
-                                   self.edge_fin, self.kmax))
+        return float(
+            K.upper_bound(
+                self.th_node, self.noff, self.th_edge, self.eoff, cm, se, sm, sku, skv, sf, co, self.edge_fin, self.kmax
+            )
+        )
 
     def diffuse(self, max_iter, tol):
         """Run up to ``max_iter`` sweeps; returns (bounds after each sweep, converged)."""
         hist = np.empty(max(int(max_iter), 0))
         cm, se, sm, sku, skv, sf, co = self._args()
-        n, conv = K.diffuse(self.th_node, self.noff, self.th_edge, self.eoff, self.eu, self.ev, self.n_states,
-                            self.node_fin, self.edge_fin, cm, se, sm, sku, skv, sf, co, self.kmax, int(max_iter),
-                            float(tol), hist)
+        n, conv = K.diffuse(
+            self.th_node,
+            self.noff,
+            self.th_edge,
+            self.eoff,
+            self.eu,
+            self.ev,
+            self.n_states,
+            self.node_fin,
+            self.edge_fin,
+            cm,
+            se,
+            sm,
+            sku,
+            skv,
+            sf,
+            co,
+            self.kmax,
+            int(max_iter),
+            float(tol),
+            hist,
+        )
         return hist[:n], bool(conv)
 
     # -- zero cycle subproblems -----------------------------------------------------------
@@ -183,7 +213,7 @@ class MaxSumModel:
         for j in range(len(slot_edge)):
             out = np.empty(ku[j] * kv[j])
             K.slot_maxmarginal(zeros, te, self.edge_fin, te, ku, kv, fl, 0, len(slot_edge), j, self.kmax, out)
-            if not np.array_equal(np.isfinite(out), self.edge_fin[te[j]:te[j] + out.size]):
+            if not np.array_equal(np.isfinite(out), self.edge_fin[te[j] : te[j] + out.size]):
                 return False
         return True
 
@@ -209,25 +239,35 @@ class MaxSumModel:
         """Bound change if cycle ``i`` were removed (its messages folded back into its edges)."""
         cm, se, sm, sku, skv, sf, co = self._args()
         sub = slice(co[i], co[i + 1])
-        cmax = K.cycles_max(cm, sm[sub], self.edge_fin, se[sub], sku[sub], skv[sub], sf[sub],
-                            np.array([0, co[i + 1] - co[i]], dtype=np.int64), self.kmax)[0]
+        cmax = K.cycles_max(
+            cm,
+            sm[sub],
+            self.edge_fin,
+            se[sub],
+            sku[sub],
+            skv[sub],
+            sf[sub],
+            np.array([0, co[i + 1] - co[i]], dtype=np.int64),
+            self.kmax,
+        )[0]
         change = -cmax
         for e, mo, size in self._cycle_msgs(i):
-            cur = self.th_edge[self.eoff[e]:self.eoff[e] + size]
-            change += np.max(cur + np.where(self.edge_fin[self.eoff[e]:self.eoff[e] + size],
-                                            self.cmsg[mo:mo + size], 0.0)) - np.max(cur)
+            cur = self.th_edge[self.eoff[e] : self.eoff[e] + size]
+            change += np.max(
+                cur + np.where(self.edge_fin[self.eoff[e] : self.eoff[e] + size], self.cmsg[mo : mo + size], 0.0)
+            ) - np.max(cur)
         return float(change)
 
     def remove_cycle(self, i):
         """Fold cycle ``i``'s messages back into its edges (theta^phi_e += phi_{C,e}) and drop it."""
         for e, mo, size in self._cycle_msgs(i):
-            fin = self.edge_fin[self.eoff[e]:self.eoff[e] + size]
-            self.th_edge[self.eoff[e]:self.eoff[e] + size] += np.where(fin, self.cmsg[mo:mo + size], 0.0)
+            fin = self.edge_fin[self.eoff[e] : self.eoff[e] + size]
+            self.th_edge[self.eoff[e] : self.eoff[e] + size] += np.where(fin, self.cmsg[mo : mo + size], 0.0)
         keep = np.ones(len(self._slot_edge), dtype=bool)
-        keep[self.coff[i]:self.coff[i + 1]] = False
+        keep[self.coff[i] : self.coff[i + 1]] = False
         msg_keep = np.ones(len(self.cmsg), dtype=bool)
         for _, mo, size in self._cycle_msgs(i):
-            msg_keep[mo:mo + size] = False
+            msg_keep[mo : mo + size] = False
         lengths = np.diff(self.coff)
         self.cmsg = self.cmsg[msg_keep]
         self._slot_edge = self._slot_edge[keep]
@@ -239,23 +279,25 @@ class MaxSumModel:
     # -- active states and separation -----------------------------------------------------
     def node_tables(self, flat=None):
         flat = self.th_node if flat is None else flat
-        return [flat[self.noff[v]:self.noff[v + 1]] for v in range(len(self.n_states))]
+        return [flat[self.noff[v] : self.noff[v + 1]] for v in range(len(self.n_states))]
 
     def edge_tables(self, flat=None):
         flat = self.th_edge if flat is None else flat
-        return [flat[self.eoff[e]:self.eoff[e + 1]].reshape(self.n_states[u], self.n_states[v])
-                for e, (u, v) in enumerate(self.edges)]
+        return [
+            flat[self.eoff[e] : self.eoff[e + 1]].reshape(self.n_states[u], self.n_states[v])
+            for e, (u, v) in enumerate(self.edges)
+        ]
 
     def active(self, tol):
         """Active states within ``tol`` of each maximum: flat bool arrays (nodes, edges)."""
         node_act = np.zeros(len(self.th_node), dtype=bool)
         for v in range(len(self.n_states)):
-            t = self.th_node[self.noff[v]:self.noff[v + 1]]
-            node_act[self.noff[v]:self.noff[v + 1]] = t >= t.max() - tol
+            t = self.th_node[self.noff[v] : self.noff[v + 1]]
+            node_act[self.noff[v] : self.noff[v + 1]] = t >= t.max() - tol
         edge_act = np.zeros(len(self.th_edge), dtype=bool)
         for e in range(len(self.edges)):
-            t = self.th_edge[self.eoff[e]:self.eoff[e + 1]]
-            edge_act[self.eoff[e]:self.eoff[e + 1]] = t >= t.max() - tol
+            t = self.th_edge[self.eoff[e] : self.eoff[e + 1]]
+            edge_act[self.eoff[e] : self.eoff[e + 1]] = t >= t.max() - tol
         return node_act, edge_act
 
     def cycle_values(self):
@@ -294,15 +336,15 @@ class MaxSumModel:
             return np.zeros(0, dtype=bool), np.zeros(0)
         slot_edge, (te, ku, kv, fl, coff) = self._candidate_layout(candidates)
         gap_total = K.cycles_max(self.th_edge, te, self.edge_fin, te, ku, kv, fl, coff, self.kmax)
-        emax = np.array([self.th_edge[self.eoff[e]:self.eoff[e + 1]].max() for e in range(len(self.edges))])
+        emax = np.array([self.th_edge[self.eoff[e] : self.eoff[e + 1]].max() for e in range(len(self.edges))])
         sums = np.add.reduceat(emax[slot_edge], coff[:-1])
         gap = sums - gap_total
         # the CSP restricted to the cycle: active edge pairs whose two node states are active too
         allowed = edge_act.copy()
         for e, (u, v) in enumerate(self.edges):
-            nu = node_act[self.noff[u]:self.noff[u + 1]]
-            nv = node_act[self.noff[v]:self.noff[v + 1]]
-            allowed[self.eoff[e]:self.eoff[e + 1]] &= np.outer(nu, nv).ravel()
+            nu = node_act[self.noff[u] : self.noff[u + 1]]
+            nv = node_act[self.noff[v] : self.noff[v + 1]]
+            allowed[self.eoff[e] : self.eoff[e + 1]] &= np.outer(nu, nv).ravel()
         zeros = np.zeros_like(self.th_edge)
         sat = K.cycles_max(zeros, te, allowed, te, ku, kv, fl, coff, self.kmax) > -np.inf
         return ~sat, gap

@@ -12,6 +12,7 @@ arc features (scores, decoding a chunk of sentences, feature differences).
 
 All kernels are compiled with ``nogil=True`` so a thread pool can run them in parallel.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -56,9 +57,24 @@ def arc_scores_kernel(indptr, indices, arc_start, N, w):
 
 
 @njit(cache=True, nogil=True)
-def decode_chunk_kernel(indptr, indices, arc_ptr, lengths, gold, head_ptr, w, start, stop,
-                        augment, loss_weight, projective, single_root, pred_out, loss_out,
-                        margin_out):
+def decode_chunk_kernel(
+    indptr,
+    indices,
+    arc_ptr,
+    lengths,
+    gold,
+    head_ptr,
+    w,
+    start,
+    stop,
+    augment,
+    loss_weight,
+    projective,
+    single_root,
+    pred_out,
+    loss_out,
+    margin_out,
+):
     """Decode sentences ``start..stop-1`` (plain or loss-augmented) in one nogil call.
 
     Parameters

@@ -13,13 +13,13 @@ the lexicographically smallest one.
 
 All kernels are compiled with ``nogil=True`` so a thread pool can run them in parallel.
 """
+
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
 __all__ = ["cle_kernel", "eisner_kernel"]
-
 
 
 @njit(cache=True, nogil=True)
@@ -101,10 +101,10 @@ def cle_kernel(scores, penalty):
     lvl_N = np.zeros(L, dtype=np.int64)
     lvl_pi = np.zeros((L, N0), dtype=np.int64)
     lvl_cyc = np.zeros((L, N0), dtype=np.bool_)
-    lvl_new = np.zeros((L, N0), dtype=np.int64)   # old index -> new index
-    lvl_old = np.zeros((L, N0), dtype=np.int64)   # new index -> old index (non-cycle nodes)
+    lvl_new = np.zeros((L, N0), dtype=np.int64)  # old index -> new index
+    lvl_old = np.zeros((L, N0), dtype=np.int64)  # new index -> old index (non-cycle nodes)
     lvl_enter = np.zeros((L, N0), dtype=np.int64)  # outside u -> cycle node its arc enters
-    lvl_exit = np.zeros((L, N0), dtype=np.int64)   # outside v -> cycle node its head leaves
+    lvl_exit = np.zeros((L, N0), dtype=np.int64)  # outside v -> cycle node its head leaves
     pi = np.zeros(N0, dtype=np.int64)
     level = 0
     while True:
@@ -221,7 +221,7 @@ def eisner_kernel(scores, single_root):
     NEG = -np.inf
     # [s, t, d]: d = 0 head at t (left-pointing), d = 1 head at s (right-pointing)
     C = np.full((N, N, 2), NEG)
-    I = np.full((N, N, 2), NEG)
+    Inc = np.full((N, N, 2), NEG)  # incomplete spans
     Cb = np.zeros((N, N, 2), dtype=np.int64)
     Ib = np.zeros((N, N, 2), dtype=np.int64)
     for s in range(N):
@@ -247,15 +247,15 @@ def eisner_kernel(scores, single_root):
                     best_r = base
                     arg_r = r
             if s > 0:  # the root is never a modifier
-                I[s, t, 0] = best_l + scores[t, s]
+                Inc[s, t, 0] = best_l + scores[t, s]
                 Ib[s, t, 0] = arg_l
-            I[s, t, 1] = best_r + scores[s, t]
+            Inc[s, t, 1] = best_r + scores[s, t]
             Ib[s, t, 1] = arg_r
             # complete spans
             best = NEG
             arg = s
             for r in range(s, t):
-                v = C[s, r, 0] + I[r, t, 0]
+                v = C[s, r, 0] + Inc[r, t, 0]
                 if v > best:
                     best = v
                     arg = r
@@ -264,7 +264,7 @@ def eisner_kernel(scores, single_root):
             best = NEG
             arg = t
             for r in range(s + 1, t + 1):
-                v = I[s, r, 1] + C[r, t, 1]
+                v = Inc[s, r, 1] + C[r, t, 1]
                 if v > best:
                     best = v
                     arg = r
@@ -289,11 +289,11 @@ def eisner_kernel(scores, single_root):
         if comp == 1:
             r = Cb[s, t, d]
             if d == 0:
-                stack[top, 0] = s; stack[top, 1] = r; stack[top, 2] = 0; stack[top, 3] = 1
-                stack[top + 1, 0] = r; stack[top + 1, 1] = t; stack[top + 1, 2] = 0; stack[top + 1, 3] = 0
+                stack[top, 0], stack[top, 1], stack[top, 2], stack[top, 3] = s, r, 0, 1
+                stack[top + 1, 0], stack[top + 1, 1], stack[top + 1, 2], stack[top + 1, 3] = r, t, 0, 0
             else:
-                stack[top, 0] = s; stack[top, 1] = r; stack[top, 2] = 1; stack[top, 3] = 0
-                stack[top + 1, 0] = r; stack[top + 1, 1] = t; stack[top + 1, 2] = 1; stack[top + 1, 3] = 1
+                stack[top, 0], stack[top, 1], stack[top, 2], stack[top, 3] = s, r, 1, 0
+                stack[top + 1, 0], stack[top + 1, 1], stack[top + 1, 2], stack[top + 1, 3] = r, t, 1, 1
             top += 2
         else:
             r = Ib[s, t, d]
@@ -301,8 +301,8 @@ def eisner_kernel(scores, single_root):
                 heads[s] = t
             else:
                 heads[t] = s
-            stack[top, 0] = s; stack[top, 1] = r; stack[top, 2] = 1; stack[top, 3] = 1
-            stack[top + 1, 0] = r + 1; stack[top + 1, 1] = t; stack[top + 1, 2] = 0; stack[top + 1, 3] = 1
+            stack[top, 0], stack[top, 1], stack[top, 2], stack[top, 3] = s, r, 1, 1
+            stack[top + 1, 0], stack[top + 1, 1], stack[top + 1, 2], stack[top + 1, 3] = r + 1, t, 0, 1
             top += 2
     heads[0] = -1
     return heads

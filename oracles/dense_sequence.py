@@ -14,23 +14,23 @@ The oracle returns the 1-slack cut of MTL eq. 5,
     a = (1/n) sum_i [Phi(x_i, y^_i) - Phi(x_i, y_i)],   b = (1/n) sum_i Delta(y_i, y^_i),
 
 (a dense slope of dim ``n_features * n_labels + n_labels ** 2``) and the per-example interface
-SPOM and PEGASOS use (:mod:`cutplane.online.example_oracles`).
+SPOM and PEGASOS use (:class:`cutplane.protocols.ExampleOracle`).
 
 Feature *blocks* (e.g. the linear, quadratic and Gaussian maps of one character, seed 000
 sec. 4.1) become coordinate groups: ``feature_groups[f]`` is the block of column ``f`` and the
 coordinates ``W[f, :]`` belong to it; the transition block is the last group. ``groups`` is
-the array :class:`cutplane.mixed_norm.MixedNorm` and SPOM's group prox take.
+the array :class:`cutplane.regularizers.MixedNorm` and SPOM's group prox take.
 """
+
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from cutplane.cuts import Cut, OracleResult
+from cutplane.cuts import Cut, ExampleSubgradient, OracleResult
 from cutplane.exceptions import InputError
-from cutplane.online.example_oracles import ExampleSubgradient
-from cutplane.parallel import get_executor
+from cutplane.executors import get_executor
 
 from .viterbi import split_chain_weights, viterbi_kernel
 
@@ -52,7 +52,7 @@ def _viterbi_sentences(unary, trans, sent_ptr, y, s0, s1, augment, yhat):
         t0 = sent_ptr[i]
         t1 = sent_ptr[i + 1]
         if t1 > t0:
-            viterbi_kernel(unary[t0 - base:t1 - base], trans_t, y[t0:t1], augment, score, back, yhat[t0:t1])
+            viterbi_kernel(unary[t0 - base : t1 - base], trans_t, y[t0:t1], augment, score, back, yhat[t0:t1])
 
 
 @njit(nogil=True, cache=True)
@@ -87,7 +87,7 @@ class DenseSequenceOracle:
     transitions : bool, default=True
         Include the (n_labels, n_labels) transition block (the last group).
     executor : None, str or executor, default=None
-        Map of the 1-slack cut over chunks of sentences (:func:`cutplane.parallel.get_executor`).
+        Map of the 1-slack cut over chunks of sentences (:func:`cutplane.executors.get_executor`).
     n_chunks : int, optional
         Default ``2 * executor.n_workers``, 1 when serial.
 
@@ -106,8 +106,9 @@ class DenseSequenceOracle:
 
     risk_lower_bound = 0.0
 
-    def __init__(self, X, labels, sentence_ptr, n_labels, *, feature_groups=None, transitions=True,
-                 executor=None, n_chunks=None):
+    def __init__(
+        self, X, labels, sentence_ptr, n_labels, *, feature_groups=None, transitions=True, executor=None, n_chunks=None
+    ):
         if sp.issparse(X):
             X = sp.csr_matrix(X, dtype=np.float64)
             data = X.data
@@ -134,8 +135,11 @@ class DenseSequenceOracle:
             raise InputError(f"labels must be in [0, {K})", field="labels")
         sp_ = self.sentence_ptr
         if len(sp_) < 2 or sp_[0] != 0 or sp_[-1] != n_tokens or np.any(np.diff(sp_) < 0):
-            raise InputError(f"sentence_ptr must start at 0, be non-decreasing and end at n_tokens={n_tokens} "
-                             "(at least one sentence)", field="sentence_ptr")
+            raise InputError(
+                f"sentence_ptr must start at 0, be non-decreasing and end at n_tokens={n_tokens} "
+                "(at least one sentence)",
+                field="sentence_ptr",
+            )
         self.n_samples = len(sp_) - 1
         if feature_groups is None:
             fg = np.zeros(D, dtype=np.intp)
@@ -266,8 +270,9 @@ class DenseSequenceOracle:
         """``Phi(x_i, y)``: dense ndarray of shape (dim,)."""
         t0, t1 = self._span(i)
         y = np.asarray(y)
-        if y.shape != (t1 - t0,) or (y.size and (not np.issubdtype(y.dtype, np.integer) or y.min() < 0
-                                                 or y.max() >= self.n_labels)):
+        if y.shape != (t1 - t0,) or (
+            y.size and (not np.issubdtype(y.dtype, np.integer) or y.min() < 0 or y.max() >= self.n_labels)
+        ):
             raise InputError(f"output must be int labels in [0, {self.n_labels}) of shape ({t1 - t0},)", field="y")
         K = self.n_labels
         E = np.zeros((t1 - t0, K))
@@ -360,7 +365,7 @@ class DenseSequenceOracle:
         """The structured hinge of example ``i`` alone: value and the dense slope ``-dPhi_i(y^_i)``."""
         value, yh, G, Tg = self._example(w, i)
         slope = np.concatenate([G.ravel(), Tg.ravel()]) if self.transitions else G.ravel()
-        offset = float(np.count_nonzero(yh != self.labels[self._span(i)[0]:self._span(i)[1]]))
+        offset = float(np.count_nonzero(yh != self.labels[self._span(i)[0] : self._span(i)[1]]))
         return OracleResult(value=float(value), cut=Cut(slope, offset), exact=True, argmax=yh)
 
 

@@ -1,6 +1,6 @@
 """The solver API for new risk functions: any Python ``fun(w) -> (value, subgradient)``.
 
-:class:`FunctionOracle` wraps such a function as an :class:`cutplane.cuts.Oracle`, checks
+:class:`FunctionOracle` wraps such a function as an :class:`cutplane.protocols.Oracle`, checks
 what it returns (a finite scalar and a finite subgradient of the right length) and builds
 the cut ``R(v) >= R(w) + <a, v - w>``. The decorator :func:`oracle` does the same in one line.
 
@@ -25,6 +25,7 @@ True
 The engine then certifies ``F(w) - min F <= eps`` for ``F = lam/2 ||w||^2 + R``: the
 user wrote the risk and a subgradient, nothing else.
 """
+
 from __future__ import annotations
 
 import functools
@@ -91,16 +92,19 @@ class FunctionOracle:
         name = self._name()
         if sp.issparse(g):
             if g.shape not in ((1, self.dim), (self.dim, 1)):
-                raise InputError(f"{name} returned a sparse subgradient of shape {g.shape}, "
-                                 f"expected (1, {self.dim})", field="subgradient")
+                raise InputError(
+                    f"{name} returned a sparse subgradient of shape {g.shape}, expected (1, {self.dim})",
+                    field="subgradient",
+                )
             g = sp.csr_matrix(g.reshape(1, self.dim), dtype=np.float64)
             if not np.all(np.isfinite(g.data)):
                 raise InputError(f"{name} returned a non-finite subgradient", field="subgradient")
             return g if self.sparse else g.toarray().ravel()
         g = np.asarray(g, dtype=np.float64)
         if g.shape not in ((self.dim,), (1, self.dim)):
-            raise InputError(f"{name} returned a subgradient of shape {g.shape}, expected "
-                             f"({self.dim},)", field="subgradient")
+            raise InputError(
+                f"{name} returned a subgradient of shape {g.shape}, expected ({self.dim},)", field="subgradient"
+            )
         g = g.reshape(self.dim)
         if not np.all(np.isfinite(g)):
             raise InputError(f"{name} returned a non-finite subgradient", field="subgradient")
@@ -121,13 +125,15 @@ class FunctionOracle:
             try:
                 value, slope = out
             except (TypeError, ValueError):
-                raise InputError(f"{self._name()} must return (value, subgradient), got "
-                                 f"{type(out).__name__}", field="fun") from None
+                raise InputError(
+                    f"{self._name()} must return (value, subgradient), got {type(out).__name__}", field="fun"
+                ) from None
         try:
             value = float(value)
         except (TypeError, ValueError):
-            raise InputError(f"{self._name()} returned a non-scalar value of type "
-                             f"{type(value).__name__}", field="value") from None
+            raise InputError(
+                f"{self._name()} returned a non-scalar value of type {type(value).__name__}", field="value"
+            ) from None
         if not np.isfinite(value):
             raise InputError(f"{self._name()} returned the non-finite value {value}", field="value")
         slope = self._check_slope(slope)
@@ -156,6 +162,8 @@ def oracle(dim, *, sparse=False, exact=True):
     >>> l1_distance(np.zeros(2)).value
     2.0
     """
+
     def wrap(fun):
         return FunctionOracle(fun, dim, sparse=sparse, exact=exact)
+
     return wrap

@@ -9,6 +9,7 @@ Both also expose the risk in the form (16) of the cutting-plane chapter,
 ``R(w) = sum_i max_j (u_ij + <v_ij, w>)``, restricted to a line ``w + k d``: see
 :meth:`BinaryHinge.line_search_pieces`. An exact line search (OCAS / LS-BMRM) consumes it.
 """
+
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -178,8 +179,7 @@ class MulticlassHinge:
             raise InputError("class labels must be non-negative indices", field="y")
         k = int(y.max()) + 1 if n_classes is None else int(n_classes)
         if k < 2 or np.any(y >= k):
-            raise InputError(f"need n_classes >= 2 and labels < n_classes, got n_classes={k}",
-                             field="n_classes")
+            raise InputError(f"need n_classes >= 2 and labels < n_classes, got n_classes={k}", field="n_classes")
         self.y = y
         self.n_classes = k
         self.dim = k * self.n_features

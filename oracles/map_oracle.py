@@ -28,13 +28,14 @@ then an upper bound of the true objective and its lower bound a true lower bound
 brackets the exact problem, and it cannot close below the relaxation gap at the returned ``w`` -
 the certificate is relative to the relaxation (the engine flags it, ``Result.exact = False``).
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 from cutplane.cuts import Cut, OracleResult
 from cutplane.exceptions import InputError
-from cutplane.parallel import chunk_bounds, get_executor
+from cutplane.executors import chunk_bounds, get_executor
 
 from .mapinference import dual_cutting_plane, grid_cycles, grid_edges
 
@@ -52,8 +53,9 @@ def _check_examples(X, Y, n_states):
     for i, (x, y) in enumerate(zip(X, Y)):
         x = np.asarray(x, dtype=np.float64)
         if x.ndim != 3 or x.shape[0] < 1 or x.shape[1] < 1:
-            raise InputError(f"example {i}: expected features of shape (rows, cols, n_features), got {x.shape}",
-                             field="X")
+            raise InputError(
+                f"example {i}: expected features of shape (rows, cols, n_features), got {x.shape}", field="X"
+            )
         if d is None:
             d = x.shape[2]
         if x.shape[2] != d:
@@ -62,8 +64,9 @@ def _check_examples(X, Y, n_states):
             raise InputError(f"example {i}: features contain NaN or inf", field="X")
         y = np.asarray(y)
         if y.shape != x.shape[:2] or not np.issubdtype(y.dtype, np.integer):
-            raise InputError(f"example {i}: expected integer labels of shape {x.shape[:2]}, got {y.dtype} "
-                             f"{y.shape}", field="Y")
+            raise InputError(
+                f"example {i}: expected integer labels of shape {x.shape[:2]}, got {y.dtype} {y.shape}", field="Y"
+            )
         if (y < 0).any() or (y >= n_states).any():
             raise InputError(f"example {i}: labels outside 0..{n_states - 1}", field="Y")
         Xs.append(x)
@@ -92,7 +95,7 @@ class GridCRFOracle:
         Keyword arguments for :func:`~oracles.mapinference.dual_cutting_plane`
         (default ``max_steps=20, max_iter=5000, csp_budget=50000``).
     executor, n_workers
-        Executor for the map over chunks of examples (see :mod:`cutplane.parallel`).
+        Executor for the map over chunks of examples (see :mod:`cutplane.executors`).
 
     Attributes
     ----------
@@ -105,8 +108,19 @@ class GridCRFOracle:
 
     risk_lower_bound = 0.0
 
-    def __init__(self, X, Y, n_states, *, pairwise="potts", edge_classes="hv", loss_scale=1.0, map_options=None,
-                 executor=None, n_workers=None):
+    def __init__(
+        self,
+        X,
+        Y,
+        n_states,
+        *,
+        pairwise="potts",
+        edge_classes="hv",
+        loss_scale=1.0,
+        map_options=None,
+        executor=None,
+        n_workers=None,
+    ):
         self.X, self.Y, self.n_features = _check_examples(X, Y, n_states)
         self.n_states = int(n_states)
         if pairwise not in ("potts", "full"):
@@ -118,7 +132,7 @@ class GridCRFOracle:
         self.pairwise, self.edge_classes, self.loss_scale = pairwise, edge_classes, float(loss_scale)
         self.map_options = dict(_DEFAULT_MAP, **(map_options or {}))
         self.n_classes = 2 if edge_classes == "hv" else 1
-        self.n_pair = self.n_classes * (1 if pairwise == "potts" else self.n_states ** 2)
+        self.n_pair = self.n_classes * (1 if pairwise == "potts" else self.n_states**2)
         self.dim = self.n_states * self.n_features + self.n_pair
         self.executor = get_executor(executor, n_workers)
         self._graphs = {}
@@ -132,7 +146,7 @@ class GridCRFOracle:
             edges = grid_edges(rows, cols)
             cls = np.zeros(len(edges), dtype=np.int64)
             if self.edge_classes == "hv":
-                cls[rows * (cols - 1):] = 1  # grid_edges lists the horizontal edges first
+                cls[rows * (cols - 1) :] = 1  # grid_edges lists the horizontal edges first
             self._graphs[shape] = (edges, cls, grid_cycles(rows, cols))
         return self._graphs[shape]
 
@@ -141,8 +155,8 @@ class GridCRFOracle:
         w = np.asarray(w, dtype=np.float64)
         if w.shape != (self.dim,):
             raise InputError(f"w has shape {w.shape}, expected ({self.dim},)", field="w")
-        U = w[:self.n_states * self.n_features].reshape(self.n_states, self.n_features)
-        P = w[self.n_states * self.n_features:]
+        U = w[: self.n_states * self.n_features].reshape(self.n_states, self.n_features)
+        P = w[self.n_states * self.n_features :]
         return U, (P if self.pairwise == "potts" else P.reshape(self.n_classes, self.n_states, self.n_states))
 
     def scores(self, w, x, y_true=None):
@@ -165,6 +179,7 @@ class GridCRFOracle:
         phi_u = np.zeros((self.n_states, self.n_features))
         np.add.at(phi_u, y, x.reshape(rows * cols, -1))
         a, b = y[edges[:, 0]], y[edges[:, 1]]
+        phi_p: np.ndarray
         if self.pairwise == "potts":
             phi_p = np.bincount(cls, weights=(a == b).astype(float), minlength=self.n_classes)
         else:
@@ -208,19 +223,20 @@ class GridCRFOracle:
         self.last_relaxation_gap = value - (float(slope @ w) + offset)
         if exact:
             value = float(slope @ w) + offset
-        return OracleResult(value=float(value), cut=Cut(slope, float(offset)), exact=exact,
-                            argmax=[p[0] for p in parts])
+        return OracleResult(
+            value=float(value), cut=Cut(slope, float(offset)), exact=exact, argmax=[p[0] for p in parts]
+        )
 
     def predict(self, w, X=None):
         """MAP labellings (no loss) of the grids ``X`` (default: the training grids)."""
         out = []
-        for x in (self.X if X is None else X):
+        for x in self.X if X is None else X:
             x = np.asarray(x, dtype=np.float64)
             if x.ndim != 3 or x.shape[2] != self.n_features:
-                raise InputError(f"expected features of shape (rows, cols, {self.n_features}), got {x.shape}",
-                                 field="X")
+                raise InputError(
+                    f"expected features of shape (rows, cols, {self.n_features}), got {x.shape}", field="X"
+                )
             unary, tables, edges = self.scores(w, x)
-            res = dual_cutting_plane(unary, tables, edges, candidates=self._graph(x.shape[:2])[2],
-                                     **self.map_options)
+            res = dual_cutting_plane(unary, tables, edges, candidates=self._graph(x.shape[:2])[2], **self.map_options)
             out.append(res.labels.reshape(x.shape[:2]))
         return out

@@ -14,12 +14,13 @@ length (each sentence then weighs the same whatever its length, and ``R`` is a m
 rate). ``R(w) >= 0`` whenever each gold tree is in the search space (it is the candidate
 ``y = y_i``); a non-projective gold tree with ``projective=True`` can make its term negative.
 
-The map over sentences runs in chunks through a :mod:`cutplane.parallel` executor (the kernels
+The map over sentences runs in chunks through a :mod:`cutplane.executors` executor (the kernels
 release the GIL, so threads scale): each chunk is a :class:`ParseChunk` task bound to the executor
 once (worker processes and Dask workers receive only their own sentences, once), a call then sends
 ``w`` and gets the chunk's partial sums back; they are added in order, so the result does not
 depend on the executor.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ import scipy.sparse as sp
 
 from cutplane.cuts import Cut, OracleResult, slope_dot
 from cutplane.exceptions import InputError
-from cutplane.parallel import bind_tasks, chunk_bounds, get_executor
+from cutplane.executors import BoundTasks, bind_tasks, chunk_bounds, get_executor
 
 from ._parsing_kernels import arc_scores_kernel, decode_chunk_kernel, feature_diff_kernel
 from .parsing import check_heads
@@ -72,14 +73,22 @@ class ArcFeatures:
         expect = np.concatenate(([0], np.cumsum((lengths + 1) ** 2)))
         if arc_ptr.shape != expect.shape or np.any(arc_ptr != expect):
             raise InputError("arc_ptr must be the cumulative sum of (lengths + 1)**2", field="arc_ptr")
-        if indptr.shape != (int(expect[-1]) + 1,) or indptr[0] != 0 or np.any(np.diff(indptr) < 0) \
-                or indptr[-1] != indices.shape[0]:
-            raise InputError("indptr must be non-decreasing from 0 to nnz with one entry per arc + 1",
-                             field="indptr")
+        if (
+            indptr.shape != (int(expect[-1]) + 1,)
+            or indptr[0] != 0
+            or np.any(np.diff(indptr) < 0)
+            or indptr[-1] != indices.shape[0]
+        ):
+            raise InputError("indptr must be non-decreasing from 0 to nnz with one entry per arc + 1", field="indptr")
         if indices.size and (indices.min() < 0 or indices.max() >= int(self.dim)):
             raise InputError(f"feature ids must lie in 0..{int(self.dim) - 1}", field="indices")
-        for name, value in (("lengths", lengths), ("arc_ptr", arc_ptr), ("indptr", indptr),
-                            ("indices", indices), ("dim", int(self.dim))):
+        for name, value in (
+            ("lengths", lengths),
+            ("arc_ptr", arc_ptr),
+            ("indptr", indptr),
+            ("indices", indices),
+            ("dim", int(self.dim)),
+        ):
             object.__setattr__(self, name, value)
 
     @property
@@ -94,13 +103,12 @@ class ArcFeatures:
         """Feature ids of arc ``h -> m`` of sentence ``i``."""
         N = int(self.lengths[i]) + 1
         r = int(self.arc_ptr[i]) + h * N + m
-        return self.indices[self.indptr[r]:self.indptr[r + 1]]
+        return self.indices[self.indptr[r] : self.indptr[r + 1]]
 
     def scores(self, i: int, w) -> np.ndarray:
         """Arc scores of sentence ``i``: ndarray of shape (n_i + 1, n_i + 1)."""
         w = _check_w(w, self.dim)
-        return arc_scores_kernel(self.indptr, self.indices, int(self.arc_ptr[i]),
-                                 int(self.lengths[i]) + 1, w)
+        return arc_scores_kernel(self.indptr, self.indices, int(self.arc_ptr[i]), int(self.lengths[i]) + 1, w)
 
     def phi(self, i: int, heads) -> sp.csr_matrix:
         """Joint feature vector ``Phi(x_i, heads)``: sparse of shape (1, dim)."""
@@ -109,7 +117,7 @@ class ArcFeatures:
         ids = np.concatenate([self.arc(i, int(h[m]), m) for m in range(1, N)] or [np.empty(0, np.int32)])
         return _sparse_row(ids.astype(np.int64), np.ones(ids.shape[0]), self.dim)
 
-    def subset(self, idx) -> "ArcFeatures":
+    def subset(self, idx) -> ArcFeatures:
         """The sentences ``idx`` (array of indices) as a new ArcFeatures."""
         idx = np.asarray(idx, dtype=np.int64)
         lengths = self.lengths[idx]
@@ -117,8 +125,13 @@ class ArcFeatures:
         starts = self.indptr[rows]
         counts = self.indptr[rows + 1] - starts
         take = _ranges(starts, starts + counts)
-        return ArcFeatures(lengths, np.concatenate(([0], np.cumsum((lengths + 1) ** 2))),
-                           np.concatenate(([0], np.cumsum(counts))), self.indices[take], self.dim)
+        return ArcFeatures(
+            lengths,
+            np.concatenate(([0], np.cumsum((lengths + 1) ** 2))),
+            np.concatenate(([0], np.cumsum(counts))),
+            self.indices[take],
+            self.dim,
+        )
 
 
 class ExampleCut(NamedTuple):
@@ -198,7 +211,7 @@ class _Chunk(NamedTuple):
 
 
 class ParseChunk:
-    """A :class:`cutplane.parallel.ChunkTask`: sentences ``start..stop-1`` of a parsing dataset.
+    """A :class:`cutplane.executors.ChunkTask`: sentences ``start..stop-1`` of a parsing dataset.
 
     In this process it shares the dataset's arrays; pickled (for worker processes) it carries
     only its own sentences, rebased to start at 0. ``chunk(w, augment, with_diff)`` returns the
@@ -219,9 +232,17 @@ class ParseChunk:
         p0, p1 = int(self.indptr[r0]), int(self.indptr[r1])
         h0, h1 = int(self.head_ptr[a]), int(self.head_ptr[b])
         state = dict(self.__dict__)
-        state.update(indptr=self.indptr[r0:r1 + 1] - p0, indices=self.indices[p0:p1],
-                     arc_ptr=self.arc_ptr[a:b + 1] - r0, lengths=self.lengths[a:b], gold=self.gold[h0:h1],
-                     head_ptr=self.head_ptr[a:b + 1] - h0, loss_weight=self.loss_weight[a:b], start=0, stop=b - a)
+        state.update(
+            indptr=self.indptr[r0 : r1 + 1] - p0,
+            indices=self.indices[p0:p1],
+            arc_ptr=self.arc_ptr[a : b + 1] - r0,
+            lengths=self.lengths[a:b],
+            gold=self.gold[h0:h1],
+            head_ptr=self.head_ptr[a : b + 1] - h0,
+            loss_weight=self.loss_weight[a:b],
+            start=0,
+            stop=b - a,
+        )
         return state
 
     def __call__(self, w, augment=True, with_diff=True) -> _Chunk:
@@ -229,11 +250,28 @@ class ParseChunk:
         pred = np.empty(hp[stop] - hp[start], dtype=np.int64)
         loss = np.empty(stop - start)
         margin = np.empty(stop - start)
-        decode_chunk_kernel(self.indptr, self.indices, self.arc_ptr, self.lengths, self.gold, hp, w, start, stop,
-                            augment, self.loss_weight, self.projective, self.single_root, pred, loss, margin)
+        decode_chunk_kernel(
+            self.indptr,
+            self.indices,
+            self.arc_ptr,
+            self.lengths,
+            self.gold,
+            hp,
+            w,
+            start,
+            stop,
+            augment,
+            self.loss_weight,
+            self.projective,
+            self.single_root,
+            pred,
+            loss,
+            margin,
+        )
         if with_diff:
-            ids, vals = feature_diff_kernel(self.indptr, self.indices, self.arc_ptr, self.lengths, self.gold, hp,
-                                            pred, start, stop)
+            ids, vals = feature_diff_kernel(
+                self.indptr, self.indices, self.arc_ptr, self.lengths, self.gold, hp, pred, start, stop
+            )
             if ids.size:  # partial sum of this chunk
                 ids, inv = np.unique(ids, return_inverse=True)
                 vals = np.bincount(inv, weights=vals, minlength=ids.shape[0])
@@ -258,7 +296,7 @@ class ParseOracle:
     normalize_loss : bool, default False
         Divide each sentence's loss by its number of words.
     executor : None, str or executor, optional
-        The map over sentence chunks (:func:`cutplane.parallel.get_executor`).
+        The map over sentence chunks (:func:`cutplane.executors.get_executor`).
     n_chunks : int, optional
         Number of chunks (default: 4 per worker, 1 for the serial executor).
 
@@ -273,12 +311,19 @@ class ParseOracle:
 
     risk_lower_bound = 0.0
 
-    def __init__(self, features: ArcFeatures, heads, *, projective: bool = False,
-                 single_root: bool = False, normalize_loss: bool = False, executor=None,
-                 n_chunks: int | None = None):
+    def __init__(
+        self,
+        features: ArcFeatures,
+        heads,
+        *,
+        projective: bool = False,
+        single_root: bool = False,
+        normalize_loss: bool = False,
+        executor=None,
+        n_chunks: int | None = None,
+    ):
         if not isinstance(features, ArcFeatures):
-            raise InputError(f"features must be ArcFeatures, got {type(features).__name__}",
-                             field="features")
+            raise InputError(f"features must be ArcFeatures, got {type(features).__name__}", field="features")
         if features.n_sentences == 0:
             raise InputError("no sentences", field="features")
         self.features = features
@@ -293,17 +338,17 @@ class ParseOracle:
         n = np.maximum(features.lengths, 1).astype(np.float64)
         self._loss_weight = 1.0 / n if self.normalize_loss else np.ones(self.n_samples)
         self.executor = get_executor(executor)
-        k = n_chunks if n_chunks is not None else (1 if self.executor.n_workers == 1
-                                                   else 4 * self.executor.n_workers)
+        k = n_chunks if n_chunks is not None else (1 if self.executor.n_workers == 1 else 4 * self.executor.n_workers)
         if int(k) < 1:
             raise InputError(f"n_chunks must be >= 1, got {n_chunks}", field="n_chunks")
         self._chunks = chunk_bounds(self.n_samples, int(k))
-        self._bound = None
+        self._bound: BoundTasks | None = None
 
     # -- kernels -----------------------------------------------------------------------
     def _task(self, start, stop) -> ParseChunk:
-        return ParseChunk(self.features, self._gold, self._head_ptr, self._loss_weight, start, stop,
-                          self.projective, self.single_root)
+        return ParseChunk(
+            self.features, self._gold, self._head_ptr, self._loss_weight, start, stop, self.projective, self.single_root
+        )
 
     def _map(self, w, augment, with_diff):
         """The chunk tasks at ``w`` through the executor (bound, i.e. shipped, at the first call)."""
@@ -318,7 +363,7 @@ class ParseOracle:
 
     def _split(self, pred):
         hp = self._head_ptr
-        return [pred[hp[i]:hp[i + 1]].copy() for i in range(self.n_samples)]
+        return [pred[hp[i] : hp[i + 1]].copy() for i in range(self.n_samples)]
 
     # -- public ------------------------------------------------------------------------
     def __call__(self, w) -> OracleResult:
@@ -326,8 +371,9 @@ class ParseOracle:
         w = _check_w(w, self.dim)
         parts = self._map(w, True, True)
         n = self.n_samples
-        slope = _sparse_row(np.concatenate([p.ids for p in parts]),
-                            np.concatenate([p.vals for p in parts]), self.dim) / n
+        slope = (
+            _sparse_row(np.concatenate([p.ids for p in parts]), np.concatenate([p.vals for p in parts]), self.dim) / n
+        )
         offset = float(sum(p.loss.sum() for p in parts)) / n
         value = slope_dot(slope, w) + offset
         pred = np.concatenate([p.pred for p in parts])
@@ -349,12 +395,18 @@ class ParseOracle:
             w = _check_w(w, self.dim)
             parts = self._map(w, False, False)
             return self._split(np.concatenate([p.pred for p in parts]))
-        return decode(features, w, projective=self.projective, single_root=self.single_root,
-                      executor=self.executor)
+        return decode(features, w, projective=self.projective, single_root=self.single_root, executor=self.executor)
 
 
-def decode(features: ArcFeatures, w, *, projective: bool = False, single_root: bool = False,
-           executor=None, n_chunks: int | None = None) -> list:
+def decode(
+    features: ArcFeatures,
+    w,
+    *,
+    projective: bool = False,
+    single_root: bool = False,
+    executor=None,
+    n_chunks: int | None = None,
+) -> list:
     """Best tree of every sentence under weights ``w``.
 
     Parameters
@@ -372,6 +424,7 @@ def decode(features: ArcFeatures, w, *, projective: bool = False, single_root: b
         ``heads[i][0] = -1``.
     """
     dummy = [np.concatenate(([-1], np.zeros(n, dtype=np.int64))) for n in features.lengths]
-    oracle = ParseOracle(features, dummy, projective=projective, single_root=single_root,
-                         executor=executor, n_chunks=n_chunks)
+    oracle = ParseOracle(
+        features, dummy, projective=projective, single_root=single_root, executor=executor, n_chunks=n_chunks
+    )
     return oracle.predict(w)

@@ -20,6 +20,7 @@ Ties are broken deterministically (first maximiser in index order at every step;
 returned is optimal, but when several trees tie the one returned need not be the one a
 brute-force enumeration lists first.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -43,11 +44,11 @@ __all__ = [
 def _check_scores(scores) -> np.ndarray:
     S = np.asarray(scores, dtype=np.float64)
     if S.ndim != 2 or S.shape[0] != S.shape[1] or S.shape[0] < 1:
-        raise InputError(f"expected a square array of shape (n+1, n+1), got shape {S.shape}",
-                         field="scores")
+        raise InputError(f"expected a square array of shape (n+1, n+1), got shape {S.shape}", field="scores")
     if not np.all(np.isfinite(S)):
-        raise InputError("scores contain NaN or infinite values; use a large finite penalty "
-                         "to forbid arcs", field="scores")
+        raise InputError(
+            "scores contain NaN or infinite values; use a large finite penalty to forbid arcs", field="scores"
+        )
     return np.ascontiguousarray(S)
 
 
@@ -72,8 +73,9 @@ def check_heads(heads, n_nodes: int, *, field: str = "heads") -> np.ndarray:
     bad = np.flatnonzero((words < 0) | (words >= n_nodes) | (words == np.arange(1, n_nodes)))
     if bad.size:
         m = int(bad[0]) + 1
-        raise InputError(f"head of word {m} is {int(h[m])}, expected an index in 0..{n_nodes - 1} "
-                         f"other than {m}", field=field)
+        raise InputError(
+            f"head of word {m} is {int(h[m])}, expected an index in 0..{n_nodes - 1} other than {m}", field=field
+        )
     return h
 
 
@@ -161,8 +163,7 @@ def hamming_heads(heads_true, heads) -> int:
     a = np.asarray(heads_true)[1:]
     b = np.asarray(heads)[1:]
     if a.shape != b.shape:
-        raise InputError(f"head arrays differ in length: {a.shape[0] + 1} and {b.shape[0] + 1}",
-                         field="heads")
+        raise InputError(f"head arrays differ in length: {a.shape[0] + 1} and {b.shape[0] + 1}", field="heads")
     return int(np.count_nonzero(a != b))
 
 
@@ -202,7 +203,7 @@ def is_projective(heads) -> bool:
     h = np.asarray(heads)
     spans = [(min(int(h[m]), m), max(int(h[m]), m)) for m in range(1, h.shape[0])]
     for i, (a, b) in enumerate(spans):
-        for c, d in spans[i + 1:]:
+        for c, d in spans[i + 1 :]:
             if a < c < b < d or c < a < d < b:
                 return False
     return True

@@ -19,13 +19,14 @@ with ``Delta`` the Hamming loss (number of wrong tokens), and returns the cut (M
 
 The slope is a scipy CSR row of shape (1, dim), accumulated in numba only over the tokens
 where ``y^`` differs from ``y``. The map over examples runs through an executor from
-:mod:`cutplane.parallel` over chunks of sentences (the kernels release the GIL): each chunk is a
+:mod:`cutplane.executors` over chunks of sentences (the kernels release the GIL): each chunk is a
 :class:`SequenceChunk` task, bound to the executor once (for worker processes and Dask: shipped
 once, only its own sentences), after which a call sends ``w`` and gets back the chunk's
 :class:`ChunkPartial` (sorted integer counts, loss, labels); the counts are merged exactly.
 Both classes and the chunk's numba kernels live in :mod:`oracles.sequence_chunk` (re-exported
 here).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -34,7 +35,7 @@ from numba import njit
 
 from cutplane.cuts import Cut, OracleResult, slope_dot
 from cutplane.exceptions import InputError
-from cutplane.parallel import bind_tasks, get_executor
+from cutplane.executors import bind_tasks, get_executor
 
 from .sequence_chunk import ChunkPartial, SequenceChunk
 from .viterbi import sentence_unary, split_chain_weights, viterbi
@@ -45,8 +46,9 @@ __all__ = ["viterbi", "SequenceHingeOracle", "SequenceChunk", "ChunkPartial", "v
 def _check_int_array(a, name, ndim=1):
     arr = np.asarray(a)
     if arr.ndim != ndim or (arr.size and not np.issubdtype(arr.dtype, np.integer)):
-        raise InputError(f"expected an integer array with {ndim} dimension(s), got shape {arr.shape} "
-                         f"dtype {arr.dtype}", field=name)
+        raise InputError(
+            f"expected an integer array with {ndim} dimension(s), got shape {arr.shape} dtype {arr.dtype}", field=name
+        )
     return arr
 
 
@@ -116,7 +118,7 @@ class SequenceHingeOracle:
     transitions : bool, default=True
         Include the (n_labels, n_labels) transition block at the end of ``w``.
     executor : None, str or executor, default=None
-        Map over chunks of sentences (:func:`cutplane.parallel.get_executor`); serial by default.
+        Map over chunks of sentences (:func:`cutplane.executors.get_executor`); serial by default.
     n_chunks : int, optional
         Number of chunks (balanced by tokens); default ``2 * executor.n_workers``, 1 when serial.
 
@@ -133,8 +135,19 @@ class SequenceHingeOracle:
 
     risk_lower_bound = 0.0
 
-    def __init__(self, indptr, indices, sentence_ptr, labels, n_features, n_labels, *, transitions=True,
-                 executor=None, n_chunks=None):
+    def __init__(
+        self,
+        indptr,
+        indices,
+        sentence_ptr,
+        labels,
+        n_features,
+        n_labels,
+        *,
+        transitions=True,
+        executor=None,
+        n_chunks=None,
+    ):
         self.indptr = np.ascontiguousarray(_check_int_array(indptr, "indptr"), dtype=np.int64)
         self.indices = np.ascontiguousarray(_check_int_array(indices, "indices"), dtype=np.int32)
         self.sentence_ptr = np.ascontiguousarray(_check_int_array(sentence_ptr, "sentence_ptr"), dtype=np.int64)
@@ -145,13 +158,22 @@ class SequenceHingeOracle:
         n_tokens = len(self.indptr) - 1
         if self.n_labels < 1 or self.n_features < 0:
             raise InputError(f"need n_labels >= 1 and n_features >= 0, got {n_labels}, {n_features}")
-        if n_tokens < 0 or self.indptr[0] != 0 or self.indptr[-1] != len(self.indices) \
-                or np.any(np.diff(self.indptr) < 0):
+        if (
+            n_tokens < 0
+            or self.indptr[0] != 0
+            or self.indptr[-1] != len(self.indices)
+            or np.any(np.diff(self.indptr) < 0)
+        ):
             raise InputError("indptr must start at 0, be non-decreasing and end at len(indices)", field="indptr")
-        if len(self.sentence_ptr) < 1 or self.sentence_ptr[0] != 0 or self.sentence_ptr[-1] != n_tokens \
-                or np.any(np.diff(self.sentence_ptr) < 0):
-            raise InputError(f"sentence_ptr must start at 0, be non-decreasing and end at n_tokens={n_tokens}",
-                             field="sentence_ptr")
+        if (
+            len(self.sentence_ptr) < 1
+            or self.sentence_ptr[0] != 0
+            or self.sentence_ptr[-1] != n_tokens
+            or np.any(np.diff(self.sentence_ptr) < 0)
+        ):
+            raise InputError(
+                f"sentence_ptr must start at 0, be non-decreasing and end at n_tokens={n_tokens}", field="sentence_ptr"
+            )
         if len(self.labels) != n_tokens:
             raise InputError(f"labels has {len(self.labels)} entries, expected n_tokens={n_tokens}", field="labels")
         if n_tokens and (self.labels.min() < 0 or self.labels.max() >= self.n_labels):
@@ -167,8 +189,12 @@ class SequenceHingeOracle:
         if n_chunks is None:
             n_chunks = 1 if self.executor.n_workers == 1 else 2 * self.executor.n_workers
         self.chunks = self._token_balanced_chunks(int(n_chunks))
-        self.tasks = [SequenceChunk(self.indptr, self.indices, self.sentence_ptr, self.labels, s0, s1,
-                                    self.n_features, K, self.transitions) for s0, s1 in self.chunks]
+        self.tasks = [
+            SequenceChunk(
+                self.indptr, self.indices, self.sentence_ptr, self.labels, s0, s1, self.n_features, K, self.transitions
+            )
+            for s0, s1 in self.chunks
+        ]
         self._bound = None
 
     def _map(self, w, *args):
@@ -230,8 +256,17 @@ class SequenceHingeOracle:
     def _decode_one(self, w, i, augment):
         self.split_weights(w)
         self._span(i)
-        task = SequenceChunk(self.indptr, self.indices, self.sentence_ptr, self.labels, i, i + 1,
-                             self.n_features, self.n_labels, self.transitions)
+        task = SequenceChunk(
+            self.indptr,
+            self.indices,
+            self.sentence_ptr,
+            self.labels,
+            i,
+            i + 1,
+            self.n_features,
+            self.n_labels,
+            self.transitions,
+        )
         return task(np.ascontiguousarray(w, dtype=np.float64), augment, False).yhat
 
     def loss_augmented_argmax(self, w, i) -> np.ndarray:
@@ -261,8 +296,8 @@ class SequenceHingeOracle:
         if y.shape != (t1 - t0,) or (len(y) and (y.min() < 0 or y.max() >= self.n_labels)):
             raise InputError(f"output must be labels in [0, {self.n_labels}) of shape ({t1 - t0},)", field="y")
         K = self.n_labels
-        counts = np.diff(self.indptr[t0:t1 + 1])
-        cols = [self.indices[self.indptr[t0]:self.indptr[t1]].astype(np.int64) * K + np.repeat(y, counts)]
+        counts = np.diff(self.indptr[t0 : t1 + 1])
+        cols = [self.indices[self.indptr[t0] : self.indptr[t1]].astype(np.int64) * K + np.repeat(y, counts)]
         if self.transitions and len(y) > 1:
             cols.append(self.n_features * K + y[:-1] * K + y[1:])
         col = np.concatenate(cols)
@@ -295,6 +330,7 @@ def viterbi_decode(w, indptr, indices, sentence_ptr, n_features, n_labels, *, tr
     Same weight layout and arguments as :class:`SequenceHingeOracle` (without labels).
     """
     n_tokens = len(indptr) - 1
-    oracle = SequenceHingeOracle(indptr, indices, sentence_ptr, np.zeros(n_tokens, np.int32), n_features,
-                                 n_labels, transitions=transitions)
+    oracle = SequenceHingeOracle(
+        indptr, indices, sentence_ptr, np.zeros(n_tokens, np.int32), n_features, n_labels, transitions=transitions
+    )
     return oracle.decode(w)

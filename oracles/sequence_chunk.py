@@ -1,12 +1,13 @@
 """One chunk of sentences of the sequence-labelling oracle: its decoding and its share of the cut.
 
-:class:`SequenceChunk` is the :class:`cutplane.parallel.ChunkTask` that
+:class:`SequenceChunk` is the :class:`cutplane.executors.ChunkTask` that
 :class:`oracles.sequence.SequenceHingeOracle` maps over its executor. It runs the
 (loss-augmented) Viterbi on its sentences in numba (the kernels release the GIL) and sums
 ``Phi(x_i, y^_i) - Phi(x_i, y_i)`` over them as exact integer counts, returned as a
 :class:`ChunkPartial`. The weight layout is that of :mod:`oracles.sequence`, which re-exports
 both classes (they were moved here from it).
 """
+
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -17,7 +18,6 @@ from numba import njit
 from .viterbi import sentence_unary, viterbi_kernel
 
 __all__ = ["SequenceChunk", "ChunkPartial"]
-
 
 
 @njit(nogil=True, cache=True)
@@ -41,7 +41,7 @@ def _decode_chunk(W, trans, indptr, indices, sent_ptr, y, s0, s1, augment, yhat)
         if t1 == t0:
             continue
         sentence_unary(W, indptr, indices, t0, t1, unary)
-        viterbi_kernel(unary, trans_t, y[t0:t1], augment, score, back, yhat[t0 - base:t1 - base])
+        viterbi_kernel(unary, trans_t, y[t0:t1], augment, score, back, yhat[t0 - base : t1 - base])
         if augment:
             # R_i = Delta(y, y^) + score(y^) - score(y), recomputed along both paths
             diff = 0.0
@@ -154,7 +154,7 @@ class ChunkPartial(NamedTuple):
 
 
 class SequenceChunk:
-    """A :class:`cutplane.parallel.ChunkTask`: sentences ``s0..s1`` of a tagging dataset.
+    """A :class:`cutplane.executors.ChunkTask`: sentences ``s0..s1`` of a tagging dataset.
 
     In this process it shares the dataset's arrays; pickled (for worker processes) it carries
     only its own sentences, rebased to start at 0.
@@ -172,9 +172,14 @@ class SequenceChunk:
         t0, t1 = int(self.sentence_ptr[self.s0]), int(self.sentence_ptr[self.s1])
         p0, p1 = int(self.indptr[t0]), int(self.indptr[t1])
         state = dict(self.__dict__)
-        state.update(indptr=self.indptr[t0:t1 + 1] - p0, indices=self.indices[p0:p1],
-                     sentence_ptr=self.sentence_ptr[self.s0:self.s1 + 1] - t0, labels=self.labels[t0:t1],
-                     s0=0, s1=self.s1 - self.s0)
+        state.update(
+            indptr=self.indptr[t0 : t1 + 1] - p0,
+            indices=self.indices[p0:p1],
+            sentence_ptr=self.sentence_ptr[self.s0 : self.s1 + 1] - t0,
+            labels=self.labels[t0:t1],
+            s0=0,
+            s1=self.s1 - self.s0,
+        )
         return state
 
     @property
@@ -183,14 +188,25 @@ class SequenceChunk:
 
     def __call__(self, w, augment=True, with_cut=True) -> ChunkPartial:
         K, nf = self.n_labels, self.n_features
-        W = w[:nf * K].reshape(nf, K)
-        T = w[nf * K:].reshape(K, K) if self.transitions else np.zeros((K, K))
+        W = w[: nf * K].reshape(nf, K)
+        T = w[nf * K :].reshape(K, K) if self.transitions else np.zeros((K, K))
         yhat = np.empty(self.n_tokens, dtype=np.int32)
-        loss, value = _decode_chunk(W, T, self.indptr, self.indices, self.sentence_ptr, self.labels,
-                                    self.s0, self.s1, augment, yhat)
+        loss, value = _decode_chunk(
+            W, T, self.indptr, self.indices, self.sentence_ptr, self.labels, self.s0, self.s1, augment, yhat
+        )
         if with_cut:
-            idx, val = _cut_chunk(self.indptr, self.indices, self.sentence_ptr, self.labels, yhat, self.s0,
-                                  self.s1, nf, K, self.transitions)
+            idx, val = _cut_chunk(
+                self.indptr,
+                self.indices,
+                self.sentence_ptr,
+                self.labels,
+                yhat,
+                self.s0,
+                self.s1,
+                nf,
+                K,
+                self.transitions,
+            )
         else:
             idx, val = np.empty(0, np.int64), np.empty(0)
         return ChunkPartial(idx, val, float(loss), float(value), yhat)

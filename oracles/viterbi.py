@@ -19,6 +19,7 @@ maximal final score, and each backtracking step keeps the lowest previous label 
 maximisers (``>`` comparisons, scanning labels upwards). ``oracles.brute_force`` uses the
 same rule.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -101,8 +102,9 @@ def sentence_unary(W, indptr, indices, t0, t1, unary):
 def _as_scores(a, name, ndim):
     arr = np.asarray(a)
     if arr.ndim != ndim or not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
-        raise InputError(f"expected a real array with {ndim} dimensions, got shape {arr.shape} dtype {arr.dtype}",
-                         field=name)
+        raise InputError(
+            f"expected a real array with {ndim} dimensions, got shape {arr.shape} dtype {arr.dtype}", field=name
+        )
     arr = np.ascontiguousarray(arr, dtype=np.float64)
     if not np.all(np.isfinite(arr)):
         raise InputError("scores must be finite (no NaN or inf)", field=name)
@@ -143,8 +145,9 @@ def viterbi(unary, transition, y_true=None) -> np.ndarray:
     if augment:
         yt = np.asarray(y_true)
         if yt.shape != (T,) or (T and not np.issubdtype(yt.dtype, np.integer)):
-            raise InputError(f"y_true must be an int array of shape ({T},), got shape {yt.shape} dtype {yt.dtype}",
-                             field="y_true")
+            raise InputError(
+                f"y_true must be an int array of shape ({T},), got shape {yt.shape} dtype {yt.dtype}", field="y_true"
+            )
         if T and (yt.min() < 0 or yt.max() >= K):
             raise InputError(f"y_true labels must be in [0, {K})", field="y_true")
         yt = np.ascontiguousarray(yt, dtype=np.int32)

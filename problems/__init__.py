@@ -1,7 +1,9 @@
 """What a user trains: estimators, features, data readers, metrics and the CLI.
 
-Estimators are imported on first use (``problems.LinearSVM`` loads cvxpy only then).
+Estimators and their solver objects (:mod:`problems.solvers`) are imported on first use
+(``problems.LinearSVM`` loads cvxpy only then).
 """
+
 from __future__ import annotations
 
 import importlib
@@ -10,9 +12,10 @@ _LAZY = {
     "LinearSVM": ("problems.linear", "LinearSVM"),
     "SequenceTagger": ("problems.sequence", "SequenceTagger"),
     "DependencyParser": ("problems.parsing", "DependencyParser"),
-    "KelleyMKL": ("problems.mkl", "KelleyMKL"),
-    "GaussSeidelMKL": ("problems.mkl", "GaussSeidelMKL"),
-    "SimpleMKL": ("problems.mkl", "SimpleMKL"),
+    "TreeDecoder": ("problems.parsing", "TreeDecoder"),
+    "CuttingPlane": ("problems.solvers", "CuttingPlane"),
+    "SPOM": ("problems.solvers", "SPOM"),
+    "MKL": ("problems.mkl", "MKL"),
 }
 
 __all__ = sorted(_LAZY)

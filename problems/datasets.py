@@ -4,6 +4,7 @@ Code never ships the datasets; it reads them from the folder named by the enviro
 variable ``CUTPLANE_DATA`` (laid out like the project's ``shared/data``), falling back
 to ``../shared/data`` relative to the working directory or to the source checkout.
 """
+
 from __future__ import annotations
 
 import os
@@ -22,8 +23,10 @@ def data_home() -> Path | None:
     if env:
         p = Path(env).expanduser()
         return p if p.is_dir() else None
-    candidates = [Path.cwd().parent / "shared" / "data",
-                  Path(__file__).resolve().parent.parent.parent / "shared" / "data"]
+    candidates = [
+        Path.cwd().parent / "shared" / "data",
+        Path(__file__).resolve().parent.parent.parent / "shared" / "data",
+    ]
     for p in candidates:
         if p.is_dir():
             return p

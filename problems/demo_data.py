@@ -6,6 +6,7 @@ with the settings in :data:`DEMO_TAGGING`). The data are drawn from an explicit
 ``numpy.random.Generator`` seeded by the caller, so a given seed gives the same dataset on
 every machine; nothing is downloaded or shipped.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,8 +18,15 @@ import scipy.sparse as sp
 from cutplane.exceptions import InputError
 from problems.validation import check_int, check_positive
 
-__all__ = ["DemoData", "make_binary", "make_multiclass", "write_demo_files", "DEMO_TAGGING", "make_demo_tagging",
-           "write_tagging_files"]
+__all__ = [
+    "DemoData",
+    "make_binary",
+    "make_multiclass",
+    "write_demo_files",
+    "DEMO_TAGGING",
+    "make_demo_tagging",
+    "write_tagging_files",
+]
 
 
 class DemoData(NamedTuple):
@@ -91,8 +99,7 @@ def make_binary(n_samples=2000, n_features=50, *, noise=0.3, density=1.0, n_test
     return _split(X, y, n_test)
 
 
-def make_multiclass(n_samples=2000, n_features=50, n_classes=4, *, noise=0.5, density=1.0,
-                    n_test=500, seed=0):
+def make_multiclass(n_samples=2000, n_features=50, n_classes=4, *, noise=0.5, density=1.0, n_test=500, seed=0):
     """Multiclass data: ``y = argmax_k (X @ W*.T + noise * E)``, labels ``0 .. n_classes - 1``.
 
     Parameters
@@ -137,8 +144,7 @@ def write_demo_files(folder, *, seed=0):
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     out = {}
-    for task, data in (("binary", make_binary(seed=seed)),
-                       ("multiclass", make_multiclass(seed=seed))):
+    for task, data in (("binary", make_binary(seed=seed)), ("multiclass", make_multiclass(seed=seed))):
         for split, X, y in (("train", data.X_train, data.y_train), ("test", data.X_test, data.y_test)):
             path = folder / f"{task}.{split}.svm"
             write_svmlight(path, X, y)
@@ -149,8 +155,7 @@ def write_demo_files(folder, *, seed=0):
 #: Settings of the tagging task of ``cutplane demo``: 3 informative columns (their words
 #: depend on the label with probability 0.5), 6 noise columns, 4 labels; about 6000 training
 #: tokens, a few seconds per training run.
-DEMO_TAGGING = dict(n_train=600, n_test=300, length=15, n_labels=4, n_informative=3, n_noise=6,
-                    signal=0.5, vocab=40)
+DEMO_TAGGING = dict(n_train=600, n_test=300, length=15, n_labels=4, n_informative=3, n_noise=6, signal=0.5, vocab=40)
 
 
 def make_demo_tagging(seed=0, **overrides):
@@ -165,8 +170,7 @@ def make_demo_tagging(seed=0, **overrides):
 
     unknown = set(overrides) - set(DEMO_TAGGING)
     if unknown:
-        raise InputError(f"unknown setting(s) {sorted(unknown)}; accepted: {sorted(DEMO_TAGGING)}",
-                         field="overrides")
+        raise InputError(f"unknown setting(s) {sorted(unknown)}; accepted: {sorted(DEMO_TAGGING)}", field="overrides")
     return make_tagging_task(**{**DEMO_TAGGING, **overrides}, seed=seed)
 
 

@@ -12,13 +12,14 @@ Layout of a model file (a zip archive written by :func:`numpy.savez_compressed`)
 Loading always uses ``allow_pickle=False`` and validates the format name, the version, that
 the stored arrays are exactly those listed, each member's stored size against its declared
 shape and dtype (before decompressing it), each array's shape and dtype, and that float
-arrays are finite; for the package's estimators (:data:`~problems.model_schemas.MODEL_SCHEMAS`)
-also the required arrays and metadata keys, their kinds and JSON types, and the hyper-parameter
-names (the schemas live in :mod:`problems.model_schemas`; re-exported here). Any
+arrays are finite; given the estimator's schema (:class:`~problems.model_schemas.ModelSchema`,
+declared by each task beside its estimator), also the required arrays and metadata keys, their
+kinds and JSON types, and the hyper-parameter names. Any
 mismatch, a truncated or corrupted archive, or invalid JSON raises one
 :class:`~cutplane.exceptions.ModelFormatError` naming the file and the problem. The format is generic: later estimators
 (sequence tagger, parser) save their own arrays and metadata through the same two functions.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,14 +35,24 @@ from typing import NamedTuple
 import numpy as np
 
 from cutplane.exceptions import InputError, ModelFormatError
+from problems.model_schemas import MODEL_SCHEMAS, ModelSchema, check_schema, register_schema
 
-from problems.model_schemas import MODEL_SCHEMAS, ModelSchema, _check_schema, register_schema
-
-__all__ = ["save_model", "load_model", "LoadedModel", "ModelSchema", "MODEL_SCHEMAS", "register_schema",
-           "FORMAT_NAME", "FORMAT_VERSION"]
+__all__ = [
+    "save_model",
+    "load_model",
+    "LoadedModel",
+    "ModelSchema",
+    "MODEL_SCHEMAS",
+    "register_schema",
+    "FORMAT_NAME",
+    "FORMAT_VERSION",
+]
 
 FORMAT_NAME = "cutplane-model"
-FORMAT_VERSION = 1
+#: 2: the estimators' ``params`` hold their solver as ``{"name": ..., "params": {...}}``
+#: (:func:`problems.solvers.solver_to_meta`); 1: the solver's options were keywords of the
+#: estimator (mapped on load by :func:`problems.solvers.solver_from_legacy_params`).
+FORMAT_VERSION = 2
 _META_KEY = "__meta__"
 _RESERVED = {"format", "format_version", "arrays"}
 _KINDS = "biufcU"
@@ -66,12 +77,14 @@ class LoadedModel(NamedTuple):
 
 def _check_array(name, value):
     if not isinstance(name, str) or not name.isidentifier() or name == _META_KEY:
-        raise InputError(f"array names must be identifiers other than {_META_KEY!r}, got "
-                         f"{name!r}", field="arrays")
+        raise InputError(f"array names must be identifiers other than {_META_KEY!r}, got {name!r}", field="arrays")
     arr = np.asarray(value)
     if arr.dtype.kind not in _KINDS:
-        raise InputError(f"array {name!r} has dtype {arr.dtype}; only numeric, boolean and "
-                         f"unicode arrays can be saved without pickle", field="arrays")
+        raise InputError(
+            f"array {name!r} has dtype {arr.dtype}; only numeric, boolean and "
+            f"unicode arrays can be saved without pickle",
+            field="arrays",
+        )
     return arr
 
 
@@ -129,18 +142,20 @@ def _read_meta(data, path):
     try:
         meta = json.loads(str(raw), parse_constant=_reject_constant)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
-        raise ModelFormatError(f"metadata is not valid JSON ({str(exc)[:200]})", path=path,
-                               field=_META_KEY) from None
+        raise ModelFormatError(f"metadata is not valid JSON ({str(exc)[:200]})", path=path, field=_META_KEY) from None
     if not isinstance(meta, dict):
         raise ModelFormatError("metadata is not a JSON object", path=path, field=_META_KEY)
     if meta.get("format") != FORMAT_NAME:
-        raise ModelFormatError(f"unknown format {str(meta.get('format'))[:80]!r}, expected "
-                               f"{FORMAT_NAME!r}", path=path, field="format")
+        raise ModelFormatError(
+            f"unknown format {str(meta.get('format'))[:80]!r}, expected {FORMAT_NAME!r}", path=path, field="format"
+        )
     version = meta.get("format_version")
     if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= FORMAT_VERSION:
-        raise ModelFormatError(f"unsupported format_version {str(version)[:80]!r} (this version of "
-                               f"cutplane reads 1..{FORMAT_VERSION})", path=path,
-                               field="format_version")
+        raise ModelFormatError(
+            f"unsupported format_version {str(version)[:80]!r} (this version of cutplane reads 1..{FORMAT_VERSION})",
+            path=path,
+            field="format_version",
+        )
     declared = meta.get("arrays")
     if not isinstance(declared, dict) or not isinstance(meta.get("estimator"), str):
         raise ModelFormatError("metadata lacks 'arrays' or 'estimator'", path=path, field=_META_KEY)
@@ -150,18 +165,26 @@ def _read_meta(data, path):
 def _declared_spec(name, spec, path):
     """``(shape, dtype)`` of a declared array, validated."""
     shape = spec.get("shape") if isinstance(spec, dict) else None
-    if (not isinstance(shape, list) or len(shape) > 32
-            or not all(isinstance(d, int) and not isinstance(d, bool) and 0 <= d < 2 ** 62 for d in shape)):
-        raise ModelFormatError(f"declared shape of {name!r} is not a list of sizes: {str(spec)[:80]}", path=path,
-                               field=name)
+    if (
+        not isinstance(shape, list)
+        or len(shape) > 32
+        or not all(isinstance(d, int) and not isinstance(d, bool) and 0 <= d < 2**62 for d in shape)
+    ):
+        raise ModelFormatError(
+            f"declared shape of {name!r} is not a list of sizes: {str(spec)[:80]}", path=path, field=name
+        )
     try:
         dtype = np.dtype(spec.get("dtype"))
     except (TypeError, ValueError, SyntaxError):
-        raise ModelFormatError(f"declared dtype of {name!r} is not a dtype: {str(spec)[:80]}", path=path,
-                               field=name) from None
+        raise ModelFormatError(
+            f"declared dtype of {name!r} is not a dtype: {str(spec)[:80]}", path=path, field=name
+        ) from None
     if dtype.kind not in _KINDS or dtype.str != spec.get("dtype") or dtype.itemsize == 0:
-        raise ModelFormatError(f"declared dtype {spec.get('dtype')!r} of {name!r} is not a plain numeric, "
-                               "boolean or unicode dtype", path=path, field=name)
+        raise ModelFormatError(
+            f"declared dtype {spec.get('dtype')!r} of {name!r} is not a plain numeric, boolean or unicode dtype",
+            path=path,
+            field=name,
+        )
     return tuple(shape), dtype
 
 
@@ -184,13 +207,16 @@ def _check_zip_entries(data, path):
         if info.flag_bits & 0x1:
             raise ModelFormatError(f"archive member {info.filename[:80]!r} is encrypted", path=path)
         if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-            raise ModelFormatError(f"archive member {info.filename[:80]!r} uses compression method "
-                                   f"{info.compress_type}; expected stored or deflated", path=path)
+            raise ModelFormatError(
+                f"archive member {info.filename[:80]!r} uses compression method "
+                f"{info.compress_type}; expected stored or deflated",
+                path=path,
+            )
         sizes[info.filename[:-4]] = info.file_size
     return sizes
 
 
-def load_model(path, *, estimator=None, allow_nonfinite=()) -> LoadedModel:
+def load_model(path, *, estimator=None, schema=None, allow_nonfinite=()) -> LoadedModel:
     """Read and validate a model file written by :func:`save_model`.
 
     Parameters
@@ -198,6 +224,9 @@ def load_model(path, *, estimator=None, allow_nonfinite=()) -> LoadedModel:
     path : str or os.PathLike
     estimator : str, optional
         When given, the file must have been written by this estimator class.
+    schema : ModelSchema, optional
+        What the estimator's file must hold (:func:`~problems.model_schemas.check_schema`);
+        None: the schema registered for the file's estimator (:data:`MODEL_SCHEMAS`), if any.
     allow_nonfinite : iterable of str, default=()
         Names of float arrays that may hold NaN or infinities; every other float array must
         be finite.
@@ -214,8 +243,8 @@ def load_model(path, *, estimator=None, allow_nonfinite=()) -> LoadedModel:
         archive (bad zip, CRC error, unsupported or encrypted member), not an ``.npz``,
         unknown format or version, metadata not a JSON object (or holding NaN), arrays
         missing, extra, or of a shape, dtype or stored size other than declared, non-finite
-        values, a different estimator, or (for the package's estimators, see
-        :data:`~problems.model_schemas.MODEL_SCHEMAS`) required arrays or metadata missing or of the wrong type.
+        values, a different estimator, or (given a schema) required arrays or metadata missing or
+        of the wrong type.
 
     Notes
     -----
@@ -235,8 +264,11 @@ def load_model(path, *, estimator=None, allow_nonfinite=()) -> LoadedModel:
     except OSError as exc:
         raise ModelFormatError(f"cannot read model file: {exc.strerror or exc}", path=path) from None
     if not (magic.startswith(b"PK") or magic == b"\x93NUMPY"):
-        raise ModelFormatError(f"not a model archive (starts with {magic!r}; expected a .npz zip archive, "
-                               "perhaps the file is empty, truncated or of another format)", path=path)
+        raise ModelFormatError(
+            f"not a model archive (starts with {magic!r}; expected a .npz zip archive, "
+            "perhaps the file is empty, truncated or of another format)",
+            path=path,
+        )
     try:
         data = np.load(path, allow_pickle=False, mmap_mode=None)
         if not isinstance(data, np.lib.npyio.NpzFile):
@@ -246,15 +278,18 @@ def load_model(path, *, estimator=None, allow_nonfinite=()) -> LoadedModel:
             warnings.filterwarnings("ignore", message="Reading `.npy`", category=UserWarning)
             sizes = _check_zip_entries(data, path)
             if sizes.get(_META_KEY, 0) > _MAX_META_BYTES:
-                raise ModelFormatError(f"metadata entry of {sizes[_META_KEY]} bytes is too large", path=path,
-                                       field=_META_KEY)
+                raise ModelFormatError(
+                    f"metadata entry of {sizes[_META_KEY]} bytes is too large", path=path, field=_META_KEY
+                )
             meta = _read_meta(data, path)
             declared = meta["arrays"]
             stored = set(data.files) - {_META_KEY}
             if stored != set(declared):
                 raise ModelFormatError(
                     f"arrays {sorted(stored)[:20]} do not match the declared {sorted(declared)[:20]}",
-                    path=path, field="arrays")
+                    path=path,
+                    field="arrays",
+                )
             arrays = {}
             for name, spec in declared.items():
                 shape, dtype = _declared_spec(name, spec, path)
@@ -263,31 +298,50 @@ def load_model(path, *, estimator=None, allow_nonfinite=()) -> LoadedModel:
                 if not 0 <= extra <= _MAX_NPY_HEADER:
                     raise ModelFormatError(
                         f"array {name!r}: stored entry of {sizes[name]} bytes does not match the declared "
-                        f"shape {list(shape)} and dtype {dtype.str}", path=path, field=name)
+                        f"shape {list(shape)} and dtype {dtype.str}",
+                        path=path,
+                        field=name,
+                    )
                 arr = data[name]
                 if not isinstance(arr, np.ndarray) or arr.shape != shape or arr.dtype.str != dtype.str:
                     got = (arr.shape, arr.dtype.str) if isinstance(arr, np.ndarray) else type(arr).__name__
                     raise ModelFormatError(
-                        f"array {name!r} has shape and dtype {got}, declared {spec}", path=path, field=name)
+                        f"array {name!r} has shape and dtype {got}, declared {spec}", path=path, field=name
+                    )
                 if arr.dtype.kind == "U" and not _valid_unicode(arr):
-                    raise ModelFormatError(f"array {name!r} holds invalid Unicode code points", path=path,
-                                           field=name)
+                    raise ModelFormatError(f"array {name!r} holds invalid Unicode code points", path=path, field=name)
                 if arr.dtype.kind in "fc" and name not in allow_nonfinite and not np.all(np.isfinite(arr)):
                     raise ModelFormatError(f"array {name!r} holds NaN or infinite values", path=path, field=name)
                 arrays[name] = arr
     except ModelFormatError:
         raise
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, KeyError, NotImplementedError,
-            RuntimeError, struct.error, MemoryError, OverflowError, SyntaxError, tokenize.TokenError,
-            TypeError) as exc:
+    except (
+        zipfile.BadZipFile,
+        zlib.error,
+        EOFError,
+        OSError,
+        ValueError,
+        KeyError,
+        NotImplementedError,
+        RuntimeError,
+        struct.error,
+        MemoryError,
+        OverflowError,
+        SyntaxError,
+        tokenize.TokenError,
+        TypeError,
+    ) as exc:
         # np.load raises ValueError for non-npz files and for object arrays (pickle refused), and
         # SyntaxError / TokenError / TypeError for .npy headers that are not a valid dict literal.
-        raise ModelFormatError(f"not a readable model file (truncated or corrupted?): "
-                               f"{type(exc).__name__}: {str(exc)[:200]}", path=path) from None
+        raise ModelFormatError(
+            f"not a readable model file (truncated or corrupted?): {type(exc).__name__}: {str(exc)[:200]}", path=path
+        ) from None
     if estimator is not None and meta["estimator"] != estimator:
-        raise ModelFormatError(f"the file holds a {meta['estimator'][:80]} model, expected "
-                               f"{estimator}", path=path, field="estimator")
-    schema = MODEL_SCHEMAS.get(meta["estimator"])
+        raise ModelFormatError(
+            f"the file holds a {meta['estimator'][:80]} model, expected {estimator}", path=path, field="estimator"
+        )
+    if schema is None:
+        schema = MODEL_SCHEMAS.get(meta["estimator"])
     if schema is not None:
-        _check_schema(schema, arrays, meta, path)
+        check_schema(schema, arrays, meta, path)
     return LoadedModel(arrays, meta)

@@ -3,6 +3,7 @@
 matplotlib is optional (``pip install cutplane[plot]``); every function imports it lazily,
 uses the non-interactive Agg backend and writes a PNG, returning its path.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -17,19 +17,37 @@ checked, against one declarative table per class (:data:`CuttingPlane.PARAMETERS
 :data:`SPOM.PARAMETERS`), when the estimator is fitted: :meth:`CuttingPlane.checked` returns
 the validated options, a bad one raises :class:`~cutplane.exceptions.InputError` naming it.
 """
+
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Mapping
+from typing import Any, ClassVar
 
 from sklearn.base import BaseEstimator
 
 from cutplane.exceptions import InputError
 from problems.validation import check_bool, check_choice, check_int, check_positive
 
-__all__ = ["CuttingPlane", "SPOM", "Param", "check_params", "CuttingPlaneOptions", "SPOMOptions",
-           "make_executor", "release_executor"]
+__all__ = [
+    "CuttingPlane",
+    "SPOM",
+    "Param",
+    "check_params",
+    "OptionSet",
+    "CuttingPlaneOptions",
+    "SPOMOptions",
+    "checked_solver",
+    "solver_to_meta",
+    "solver_from_meta",
+    "solver_from_legacy_params",
+    "LEGACY_SOLVER_KEYS",
+    "params_to_meta",
+    "params_from_meta",
+    "make_executor",
+    "release_executor",
+]
 
 
 @dataclass(frozen=True)
@@ -72,6 +90,19 @@ def check_params(obj, table: Mapping[str, Param]) -> dict:
     return out
 
 
+class OptionSet(BaseEstimator):
+    """A parameter object compared by value: two of the same class with equal ``get_params``
+    are equal (so an estimator and its clone, or a model and its reloaded copy, compare equal
+    parameter by parameter). The hash follows the parameters too; do not change the options of
+    an object used as a set member or a dict key."""
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other.get_params(deep=False) == self.get_params(deep=False)
+
+    def __hash__(self):
+        return hash((type(self).__name__, repr(sorted(self.get_params(deep=False).items(), key=lambda kv: kv[0]))))
+
+
 def _positive(value, name):
     return check_positive(value, name)
 
@@ -103,7 +134,7 @@ def _scheduler(value, name):
 
 
 def _executor(value, name):
-    from cutplane.parallel import EXECUTORS
+    from cutplane.executors import EXECUTORS
 
     if isinstance(value, str):
         return check_choice(value, name, tuple(EXECUTORS))
@@ -146,16 +177,25 @@ class CuttingPlaneOptions:
     def minimize_kwargs(self, C: float = 1.0) -> dict:
         """Keywords of :func:`cutplane.minimize` for ``F / C`` (``eps / C``); no ``risk_lower_bound``
         (the caller adds it when :attr:`risk_floor_cut` is set: it needs the oracle)."""
-        kwargs = dict(method=self.method, eps=self.eps / C, max_iter=self.max_iter, time_limit=self.time_limit,
-                      max_cuts=self.max_cuts, prune_after=self.prune_after, verbose=self.verbose,
-                      checkpoint=self.checkpoint, checkpoint_every=self.checkpoint_every, resume=self.resume,
-                      memory_limit=self.memory_limit)
+        kwargs = dict(
+            method=self.method,
+            eps=self.eps / C,
+            max_iter=self.max_iter,
+            time_limit=self.time_limit,
+            max_cuts=self.max_cuts,
+            prune_after=self.prune_after,
+            verbose=self.verbose,
+            checkpoint=self.checkpoint,
+            checkpoint_every=self.checkpoint_every,
+            resume=self.resume,
+            memory_limit=self.memory_limit,
+        )
         if self.backend is not None:
             kwargs["solver"] = self.backend
         return kwargs
 
 
-class CuttingPlane(BaseEstimator):
+class CuttingPlane(OptionSet):
     """The cutting-plane engine (:func:`cutplane.minimize`) as an estimator's solver: certified gap.
 
     Parameters
@@ -181,7 +221,7 @@ class CuttingPlane(BaseEstimator):
     backend : str, optional
         Reduced-problem backend (None: the engine's preference order).
     executor : None, str or executor, optional
-        Map of the oracle over chunks of examples (a name of :data:`cutplane.parallel.EXECUTORS`
+        Map of the oracle over chunks of examples (a name of :data:`cutplane.executors.EXECUTORS`
         or an executor instance, which stays the user's).
     n_workers : int, optional
     scheduler : str, optional
@@ -218,9 +258,26 @@ class CuttingPlane(BaseEstimator):
         "verbose": Param(check_bool, "progress display"),
     }
 
-    def __init__(self, *, method="bmrm", eps=None, max_iter=None, time_limit=None, max_cuts=None, prune_after=50,
-                 risk_floor_cut=False, backend=None, executor=None, n_workers=None, scheduler=None, checkpoint=None,
-                 checkpoint_every=10, resume=False, memory_limit=None, verbose=False):
+    def __init__(
+        self,
+        *,
+        method="bmrm",
+        eps=None,
+        max_iter=None,
+        time_limit=None,
+        max_cuts=None,
+        prune_after=50,
+        risk_floor_cut=False,
+        backend=None,
+        executor=None,
+        n_workers=None,
+        scheduler=None,
+        checkpoint=None,
+        checkpoint_every=10,
+        resume=False,
+        memory_limit=None,
+        verbose=False,
+    ):
         self.method = method
         self.eps = eps
         self.max_iter = max_iter
@@ -265,10 +322,13 @@ class SPOMOptions:
     averaged: bool
     seed: int
     time_limit: float | None
+    executor: Any
+    n_workers: int | None
+    scheduler: str | None
     verbose: bool
 
 
-class SPOM(BaseEstimator):
+class SPOM(OptionSet):
     """SPOM, the online proximal subgradient baseline (:func:`cutplane.online.spom`), as a solver.
 
     One example per round, the regulariser's proximity operator after each step; no working set,
@@ -287,6 +347,12 @@ class SPOM(BaseEstimator):
         Seed of the epoch orders (``np.random.default_rng``).
     time_limit : float, optional
         Wall-clock limit in seconds.
+    executor : None, str or executor, optional
+        Map of the batch oracle over chunks of examples for the objective evaluations (once
+        per epoch); the rounds themselves run one example at a time in this process.
+    n_workers : int, optional
+    scheduler : str, optional
+        Address of a Dask scheduler (``executor="dask"`` only).
     verbose : bool, default=False
     """
 
@@ -296,33 +362,235 @@ class SPOM(BaseEstimator):
         "averaged": Param(check_bool, "averaged model"),
         "seed": Param(lambda v, n: check_int(v, n, min_value=0), "seed of the epoch orders"),
         "time_limit": Param(_positive, "wall-clock limit (s)", allow_none=True),
+        "executor": Param(_executor, "oracle map of the objective evaluations", allow_none=True),
+        "n_workers": Param(_count, "workers", allow_none=True),
+        "scheduler": Param(_scheduler, "Dask scheduler address", allow_none=True),
         "verbose": Param(check_bool, "progress display"),
     }
 
-    def __init__(self, *, epochs=20, eta0=None, averaged=True, seed=0, time_limit=None, verbose=False):
+    def __init__(
+        self,
+        *,
+        epochs=20,
+        eta0=None,
+        averaged=True,
+        seed=0,
+        time_limit=None,
+        executor=None,
+        n_workers=None,
+        scheduler=None,
+        verbose=False,
+    ):
         self.epochs = epochs
         self.eta0 = eta0
         self.averaged = averaged
         self.seed = seed
         self.time_limit = time_limit
+        self.executor = executor
+        self.n_workers = n_workers
+        self.scheduler = scheduler
         self.verbose = verbose
 
-    def checked(self) -> SPOMOptions:
-        """The options, validated (:class:`~cutplane.exceptions.InputError` names a bad one)."""
-        return SPOMOptions(**check_params(self, self.PARAMETERS))
+    def checked(self, **defaults) -> SPOMOptions:
+        """The options, validated (:class:`~cutplane.exceptions.InputError` names a bad one).
+
+        ``defaults`` (the estimator's ``eps`` / ``max_iter``) are accepted and ignored, so an
+        estimator checks either solver with one call (:func:`checked_solver`).
+        """
+        prm = check_params(self, self.PARAMETERS)
+        if prm["scheduler"] is not None and prm["executor"] != "dask":
+            raise InputError("a scheduler address needs executor='dask'", field="scheduler")
+        return SPOMOptions(**prm)
 
 
-def make_executor(options: CuttingPlaneOptions):
+#: The solver classes by the name stored in model files.
+SOLVERS: dict = {"CuttingPlane": CuttingPlane, "SPOM": SPOM}
+#: What a solver's ``solver`` name was in the constructor keywords before solver objects.
+_LEGACY_NAMES = {None: "CuttingPlane", "cutting-plane": "CuttingPlane", "spom": "SPOM"}
+#: Constructor keywords of the estimators (model files of format version 1) that are now
+#: options of a solver object.
+LEGACY_SOLVER_KEYS = frozenset(
+    {
+        "solver",
+        "method",
+        "eps",
+        "max_iter",
+        "time_limit",
+        "max_cuts",
+        "prune_after",
+        "risk_floor_cut",
+        "backend",
+        "executor",
+        "n_workers",
+        "scheduler",
+        "checkpoint",
+        "checkpoint_every",
+        "resume",
+        "memory_limit",
+        "verbose",
+        "epochs",
+        "eta0",
+        "averaged",
+        "seed",
+    }
+)
+#: Options not stored in model files: how a run was mapped (an executor instance cannot be).
+_NOT_STORED = ("executor", "scheduler")
+
+
+def checked_solver(solver, *, eps: float, max_iter: int, kinds=(CuttingPlane, SPOM), owner: str = "the estimator"):
+    """The checked options of an estimator's ``solver`` parameter.
+
+    Parameters
+    ----------
+    solver : CuttingPlane, SPOM or None
+        None means ``CuttingPlane()``.
+    eps, max_iter
+        The estimator's defaults of a :class:`CuttingPlane` whose ``eps`` / ``max_iter`` are None.
+    kinds : tuple of type
+        The solver classes the estimator accepts.
+    owner : str
+        The estimator's name, for the error message.
+
+    Returns
+    -------
+    CuttingPlaneOptions or SPOMOptions
+
+    Raises
+    ------
+    InputError
+        ``field="solver"`` for anything but an instance of ``kinds`` (a string such as
+        ``"spom"``, the keyword's meaning before solver objects, included); a bad option of
+        the solver names that option.
+    """
+    solver = CuttingPlane() if solver is None else solver
+    if not isinstance(solver, tuple(kinds)):
+        names = " or ".join(f"{k.__name__}(...)" for k in kinds)
+        hint = (
+            f" (solver={solver!r} was the keyword's meaning before 0.x: write solver="
+            f"{_LEGACY_NAMES.get(solver, 'CuttingPlane')}(...) from problems.solvers)"
+            if isinstance(solver, str)
+            else ""
+        )
+        raise InputError(f"{owner} takes solver={names} or None, got {type(solver).__name__}{hint}", field="solver")
+    return solver.checked(eps=eps, max_iter=max_iter)
+
+
+def solver_to_meta(solver) -> dict | None:
+    """A solver as JSON for a model file: ``{"name": "CuttingPlane", "params": {...}}``.
+
+    The executor and the Dask scheduler (how a run was mapped, not part of the model) are not
+    stored; a checkpoint path is stored as a string. None stays None.
+    """
+    if solver is None:
+        return None
+    params = {k: v for k, v in solver.get_params(deep=False).items() if k not in _NOT_STORED}
+    if params.get("checkpoint") is not None:
+        params["checkpoint"] = str(params["checkpoint"])
+    return {"name": type(solver).__name__, "params": params}
+
+
+def solver_from_meta(meta):
+    """The solver object stored by :func:`solver_to_meta`.
+
+    Raises
+    ------
+    InputError
+        Not a ``{"name", "params"}`` object, an unknown solver name or unknown options
+        (the caller turns it into a ModelFormatError naming the file).
+    """
+    if meta is None:
+        return None
+    if not isinstance(meta, dict) or not isinstance(meta.get("params"), dict) or meta.get("name") not in SOLVERS:
+        raise InputError(
+            f"solver must be {{'name': one of {sorted(SOLVERS)}, 'params': {{...}}}}, got {str(meta)[:80]}",
+            field="solver",
+        )
+    cls = SOLVERS[meta["name"]]
+    unknown = sorted(set(meta["params"]) - set(cls._get_param_names()))
+    if unknown:
+        raise InputError(f"unknown {meta['name']} options {unknown}", field="solver")
+    return cls(**meta["params"])
+
+
+def solver_from_legacy_params(params: dict) -> tuple:
+    """Split the constructor keywords of a format-version-1 model file into the estimator's
+    own and a solver object.
+
+    Before solver objects, the estimators took the solver's options as keywords: ``solver`` was
+    ``"cutting-plane"`` / ``"spom"`` (or None), or, in older files, the reduced-problem backend
+    (now ``CuttingPlane(backend=...)``); ``eps``, ``max_iter``, ... were the engine's options and
+    ``epochs``, ``eta0``, ``averaged``, ``seed`` SPOM's. The options of the other solver are
+    dropped (they did not apply).
+
+    Returns
+    -------
+    rest : dict
+        The keywords that are not solver options.
+    solver : CuttingPlane or SPOM
+    """
+    rest = {k: v for k, v in params.items() if k not in LEGACY_SOLVER_KEYS}
+    old = {k: params[k] for k in LEGACY_SOLVER_KEYS & set(params)}
+    kind = old.pop("solver", None)
+    if kind not in _LEGACY_NAMES:  # a reduced-problem backend
+        if old.get("backend") is None:
+            old["backend"] = kind
+        kind = None
+    cls = SOLVERS[_LEGACY_NAMES[kind]]
+    names = set(cls._get_param_names()) - set(_NOT_STORED)
+    return rest, cls(**{k: v for k, v in old.items() if k in names})
+
+
+def params_to_meta(est, *, exclude=()) -> dict:
+    """An estimator's constructor parameters as JSON for its model file (format version 2):
+    ``solver`` as :func:`solver_to_meta`, nested parameter objects (``get_params``) as their
+    own parameter dicts, ``exclude`` left out."""
+    out = {}
+    for name, value in est.get_params(deep=False).items():
+        if name in exclude:
+            continue
+        if name == "solver":
+            value = solver_to_meta(value)
+        elif hasattr(value, "get_params") and not isinstance(value, type):
+            value = value.get_params(deep=False)
+        out[name] = value
+    return out
+
+
+def params_from_meta(params, format_version: int) -> tuple:
+    """The constructor keywords stored by :func:`params_to_meta` (format version 2), or of a
+    format-version-1 file (solver options as keywords, :func:`solver_from_legacy_params`).
+
+    Returns
+    -------
+    rest : dict
+        The keywords other than ``solver``.
+    solver : CuttingPlane, SPOM or None
+
+    Raises
+    ------
+    InputError
+        Malformed solver entry (the caller names the file in a ModelFormatError).
+    """
+    if not isinstance(params, dict):
+        raise InputError(f"params must be an object, got {type(params).__name__}", field="params")
+    if format_version < 2:
+        return solver_from_legacy_params(params)
+    rest = {k: v for k, v in params.items() if k != "solver"}
+    return rest, solver_from_meta(params.get("solver"))
+
+
+def make_executor(options):
     """The executor of an oracle, from a solver's checked options
-    (:func:`cutplane.parallel.get_executor`)."""
-    from cutplane.parallel import get_executor
+    (:func:`cutplane.executors.get_executor`)."""
+    from cutplane.executors import get_executor
 
     if options.scheduler is None:
         return get_executor(options.executor, options.n_workers)
     return get_executor(options.executor, options.n_workers, scheduler=options.scheduler)
 
 
-def release_executor(options: CuttingPlaneOptions, executor) -> None:
+def release_executor(options, executor) -> None:
     """Close an executor that :func:`make_executor` built from a name once fit or predict is done;
     an executor instance the user passed stays open (it is theirs)."""
     if executor is not None and executor is not options.executor:

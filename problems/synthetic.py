@@ -6,6 +6,7 @@ columns of words drawn independently of the labels. With one CRF++ template per 
 (plus ``B``), a template-selecting learner should keep the informative templates and drop
 the noise ones (Mao & Tsang's point, seed 004).
 """
+
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -65,8 +66,9 @@ def _draw(rng, n, length, n_labels, n_informative, n_noise, signal, vocab):
     return X, Y
 
 
-def make_tagging_task(*, n_train=200, n_test=100, length=12, n_labels=4, n_informative=2, n_noise=4,
-                      signal=0.7, vocab=30, seed=0) -> TaggingTask:
+def make_tagging_task(
+    *, n_train=200, n_test=100, length=12, n_labels=4, n_informative=2, n_noise=4, signal=0.7, vocab=30, seed=0
+) -> TaggingTask:
     """Generate a chain tagging task with informative and noise columns.
 
     Parameters
@@ -90,8 +92,9 @@ def make_tagging_task(*, n_train=200, n_test=100, length=12, n_labels=4, n_infor
     if not 0.0 <= signal <= 1.0:
         raise InputError(f"signal must be in [0, 1], got {signal}", field="signal")
     rng = np.random.default_rng(seed)
-    X, Y = _draw(rng, n_train + n_test, int(length), int(n_labels), int(n_informative), int(n_noise),
-                 float(signal), int(vocab))
+    X, Y = _draw(
+        rng, n_train + n_test, int(length), int(n_labels), int(n_informative), int(n_noise), float(signal), int(vocab)
+    )
     lines, informative, noise = [], [], []
     for j in range(n_informative + n_noise):
         name = f"U0{j}"
@@ -101,5 +104,4 @@ def make_tagging_task(*, n_train=200, n_test=100, length=12, n_labels=4, n_infor
         lines.append(f"U1{j}:%x[-1,{j}]")
         informative.append(f"U1{j}")
     lines.append("B")
-    return TaggingTask(X[:n_train], Y[:n_train], X[n_train:], Y[n_train:], "\n".join(lines) + "\n",
-                       informative, noise)
+    return TaggingTask(X[:n_train], Y[:n_train], X[n_train:], Y[n_train:], "\n".join(lines) + "\n", informative, noise)

@@ -15,6 +15,7 @@ Predict-time policy for what training never saw (shared by the estimators and th
 - a label outside a fixed label set in *training* data is an error
   (:meth:`problems.sequence.feature_index.LabelAlphabet.encode`).
 """
+
 from __future__ import annotations
 
 import numbers
@@ -74,8 +75,9 @@ def check_features(X, *, name="X", accept_sparse=True, min_samples=1):
         if arr.dtype.kind not in "biuf":
             raise InputError(f"expected numbers, got dtype {arr.dtype}", field=name)
         if arr.ndim != 2:
-            raise InputError(f"expected a 2-d array of shape (n_samples, n_features), got "
-                             f"shape {arr.shape}", field=name)
+            raise InputError(
+                f"expected a 2-d array of shape (n_samples, n_features), got shape {arr.shape}", field=name
+            )
         X = np.ascontiguousarray(arr, dtype=np.float64)
         data = X
     if X.shape[0] < min_samples:
@@ -88,8 +90,7 @@ def check_features(X, *, name="X", accept_sparse=True, min_samples=1):
             row = int(np.searchsorted(X.indptr, np.flatnonzero(bad)[0], side="right") - 1)
         else:
             row = int(np.argwhere(bad)[0][0])
-        raise InputError(f"contains NaN or infinite values ({int(bad.sum())} entries; first in "
-                         f"row {row})", field=name)
+        raise InputError(f"contains NaN or infinite values ({int(bad.sum())} entries; first in row {row})", field=name)
     return X
 
 
@@ -125,8 +126,7 @@ def check_X_y(X, y, *, accept_sparse=True):
         raise InputError(f"X has {X.shape[0]} samples but y has {y.shape[0]}", field="y")
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         raise InputError("contains NaN or infinite values", field="y")
-    if y.dtype.kind == "O" and any(v is None or (isinstance(v, float) and not np.isfinite(v))
-                                  for v in y):
+    if y.dtype.kind == "O" and any(v is None or (isinstance(v, float) and not np.isfinite(v)) for v in y):
         raise InputError("contains missing (None/NaN) labels", field="y")
     return X, y
 
@@ -134,8 +134,9 @@ def check_X_y(X, y, *, accept_sparse=True):
 def check_n_features(X, n_features, *, name="X"):
     """Raise when ``X`` does not have the ``n_features`` columns seen during fit."""
     if X.shape[1] != n_features:
-        raise InputError(f"X has {X.shape[1]} features, but the model was fitted with "
-                         f"{n_features} features", field=name)
+        raise InputError(
+            f"X has {X.shape[1]} features, but the model was fitted with {n_features} features", field=name
+        )
     return X
 
 
@@ -155,8 +156,9 @@ def check_classification_targets(y, *, min_classes=2):
     except TypeError:
         raise InputError("labels of mixed types cannot be ordered", field="y") from None
     if classes.shape[0] < min_classes:
-        raise InputError(f"need at least {min_classes} classes, got {classes.shape[0]} "
-                         f"({classes.tolist()[:5]})", field="y")
+        raise InputError(
+            f"need at least {min_classes} classes, got {classes.shape[0]} ({classes.tolist()[:5]})", field="y"
+        )
     return classes, y_index.astype(np.int64).ravel()
 
 
@@ -233,8 +235,9 @@ def check_finite_array(a, *, name, ndim=None, shape=None, dtype_kinds="biuf", al
         raise InputError(f"expected numbers (dtype kind in {dtype_kinds!r}), got dtype {arr.dtype}", field=name)
     if ndim is not None and arr.ndim != ndim:
         raise InputError(f"expected {ndim} dimension(s), got shape {arr.shape}", field=name)
-    if shape is not None and (arr.ndim != len(shape)
-                              or any(s is not None and s != d for s, d in zip(shape, arr.shape))):
+    if shape is not None and (
+        arr.ndim != len(shape) or any(s is not None and s != d for s, d in zip(shape, arr.shape))
+    ):
         want = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
         raise InputError(f"expected shape {want}, got {arr.shape}", field=name)
     if arr.size == 0 and not allow_empty:
@@ -243,8 +246,9 @@ def check_finite_array(a, *, name, ndim=None, shape=None, dtype_kinds="biuf", al
         bad = ~np.isfinite(arr)
         if bad.any():
             first = tuple(int(i) for i in np.argwhere(bad)[0])
-            raise InputError(f"contains NaN or infinite values ({int(bad.sum())} entries; first at index "
-                             f"{first})", field=name)
+            raise InputError(
+                f"contains NaN or infinite values ({int(bad.sum())} entries; first at index {first})", field=name
+            )
     return arr
 
 
@@ -308,11 +312,13 @@ def check_sequences(X, y=None, *, name="X", min_sequences=1):
             if width is None:
                 width = len(cells)
             elif len(cells) != width:
-                raise InputError(f"sentence {i}, token {t}: {len(cells)} columns, the sentence's first token has "
-                                 f"{width}", field=name)
+                raise InputError(
+                    f"sentence {i}, token {t}: {len(cells)} columns, the sentence's first token has {width}", field=name
+                )
             if width == 0 or any((not c) or any(ch.isspace() for ch in c) for c in cells):
-                raise InputError(f"sentence {i}, token {t}: empty cell or whitespace inside a cell "
-                                 f"{_short(cells)}", field=name)
+                raise InputError(
+                    f"sentence {i}, token {t}: empty cell or whitespace inside a cell {_short(cells)}", field=name
+                )
             rows.append(tuple(cells))
         out.append(rows)
     if y is None:
@@ -354,7 +360,7 @@ def warn_unseen_labels(gold, known, *, path=None, stacklevel=2):
     known = set(known)
     counts: dict = {}
     for seq in gold:
-        for lab in ([seq] if isinstance(seq, str) else seq):
+        for lab in [seq] if isinstance(seq, str) else seq:
             if lab not in known:
                 counts[lab] = counts.get(lab, 0) + 1
     if counts:
@@ -362,8 +368,11 @@ def warn_unseen_labels(gold, known, *, path=None, stacklevel=2):
 
         listed = ", ".join(f"{lab!r} ({n})" for lab, n in sorted(counts.items(), key=lambda kv: str(kv[0])))
         where = f"{path}: " if path is not None else ""
-        warnings.warn(f"{where}{sum(counts.values())} gold token(s) carry labels unseen in training, scored as "
-                      f"wrong: {listed}", UnseenLabelWarning, stacklevel=stacklevel)
+        warnings.warn(
+            f"{where}{sum(counts.values())} gold token(s) carry labels unseen in training, scored as wrong: {listed}",
+            UnseenLabelWarning,
+            stacklevel=stacklevel,
+        )
     return counts
 
 

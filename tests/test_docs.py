@@ -6,12 +6,14 @@ is a page, every public module is in the API reference, the CLI help and the tut
 source were pulled in from the code. Skipped only when Sphinx (or myst-parser) is not
 importable; the ``test`` extra installs both.
 """
+
 from __future__ import annotations
 
-import importlib.util
+import runpy
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -27,17 +29,26 @@ BUILD_TIMEOUT_S = 600  # the build itself takes ~20 s of CPU; the margin is for 
 def built(tmp_path_factory):
     """Build the site once into a temporary folder; return (completed process, output dir)."""
     out = tmp_path_factory.mktemp("docs_html")
-    cmd = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html",
-           "-d", str(out / ".doctrees"), str(DOCS), str(out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "sphinx",
+        "-W",
+        "--keep-going",
+        "-b",
+        "html",
+        "-d",
+        str(out / ".doctrees"),
+        str(DOCS),
+        str(out),
+    ]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
     return proc, out
 
 
 def _conf():
-    spec = importlib.util.spec_from_file_location("cutplane_docs_conf", DOCS / "conf.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """Sphinx's configuration file (a file, not a module of a package): its globals."""
+    return SimpleNamespace(**runpy.run_path(str(DOCS / "conf.py"), run_name="cutplane_docs_conf"))
 
 
 def test_build_has_no_warning(built):
@@ -58,8 +69,7 @@ def test_every_result_table_is_a_page(built):
         assert page.is_file(), f"{table.name} was not built"
         assert f'href="{table.stem}.html"' in index, f"{table.name} is not linked from results/index"
         # The first Markdown table row's first cell reaches the HTML unchanged.
-        header = next(line for line in table.read_text(encoding="utf-8").splitlines()
-                      if line.startswith("|"))
+        header = next(line for line in table.read_text(encoding="utf-8").splitlines() if line.startswith("|"))
         first_cell = header.strip("|").split("|")[0].strip()
         assert first_cell in page.read_text(encoding="utf-8")
 
@@ -85,13 +95,13 @@ def test_generated_text_comes_from_the_code(built):
     conf = _conf()
     cli = (out / "user_guide" / "cli.html").read_text(encoding="utf-8")
     for command in ("train", "evaluate", "predict", "compare", "demo"):
-        usage = conf.cli_help(command).splitlines()[0]          # "usage: cutplane train ..."
+        usage = conf.cli_help(command).splitlines()[0]  # "usage: cutplane train ..."
         assert usage.split("[")[0].strip() in cli, command
     from problems.sequence.template_sets import TEMPLATE_SETS
 
     templates = (out / "user_guide" / "templates.html").read_text(encoding="utf-8")
     for name in TEMPLATE_SETS:
-        assert f"<span class=\"pre\">{name}</span>" in templates, name
+        assert f'<span class="pre">{name}</span>' in templates, name
     tutorial = (out / "tutorials" / "write_your_own_risk.html").read_text(encoding="utf-8")
     assert "PairwiseRankingRisk" in tutorial and "epsilon_insensitive_risk" in tutorial
 
@@ -103,3 +113,12 @@ def test_public_modules_walks_subpackages_and_skips_private():
     assert "cutplane.online" in modules  # a subpackage: listed, shown with its docstring only
     assert all(not part.startswith("_") for m in modules for part in m.split("."))
     assert modules == sorted(modules)
+
+
+def test_architecture_page_is_built_and_linked(built):
+    """The architecture page (layers, one ``fit`` call end to end) is a page of the site's index."""
+    proc, out = built
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    page = (out / "architecture.html").read_text(encoding="utf-8")
+    assert "The layers" in page and "call, end to end" in page and "SequenceTagger.fit" in page
+    assert 'href="architecture.html"' in (out / "index.html").read_text(encoding="utf-8")

@@ -1,27 +1,79 @@
 """The teaching examples and the "write your own risk" tutorial: tiny runs, PNGs, certificates.
 
-Each script is loaded from ``examples/`` and run through its ``main`` with a small setting in a
-temporary folder; the numbers it returns are checked against their certificates
-(``lower <= upper`` at every iteration, ``gap <= eps`` at exit) and against brute force or a
-direct cvxpy solve of the same problem.
+The examples are scripts, not a package (as scikit-learn's): each is run from ``examples/`` with
+:func:`runpy.run_path` and called through its ``main`` with a small setting in a temporary folder;
+the numbers it returns are checked against their certificates (``lower <= upper`` at every
+iteration, ``gap <= eps`` at exit) and against brute force or a direct cvxpy solve of the same
+problem. :func:`test_every_example_runs_as_written` runs each script with the command its
+docstring gives, in a subprocess, within the minute an example may take.
 """
-import importlib.util
+
+import os
+import re
+import runpy
+import subprocess
+import sys
+import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
 PNG = b"\x89PNG\r\n\x1a\n"
+#: The most an example may take on the project's machine (two shared cores).
+BUDGET_S = 60.0
 
 
 def _load(name):
-    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    """The script's globals after running it as a module that is not ``__main__``."""
+    return SimpleNamespace(**runpy.run_path(str(EXAMPLES / f"{name}.py"), run_name=f"example_{name}"))
+
+
+def _documented_command(script):
+    """The first ``python examples/<script> ...`` command of the script's docstring, as an argv."""
+    doc = script.read_text(encoding="utf-8").split('"""')[1]
+    doc = re.sub(r"\\\\?\n\s*", " ", doc)  # join continued lines
+    m = re.search(rf"python (examples/{re.escape(script.name)}[^`\n]*)", doc)
+    assert m, f"{script.name}: its docstring names no `python examples/{script.name} ...` command"
+    return re.sub(r"\[[^]]*\]", "", m.group(1)).split()  # optional [--flags] are left out
+
+
+def test_every_example_has_a_test_and_a_command():
+    scripts = sorted(p.name for p in EXAMPLES.glob("*.py"))
+    assert scripts == sorted(AS_WRITTEN)
+    for name in scripts:
+        _documented_command(EXAMPLES / name)
+
+
+#: Each example with the OUT folder of its documented command (None: the command writes nothing).
+AS_WRITTEN = {
+    "teach_kelley_1d.py": "OUT",
+    "teach_bmrm_vs_lsbmrm.py": "OUT",
+    "teach_mtl_group_weights.py": "OUT",
+    "teach_spom_group_weights.py": "OUT",
+    "write_your_own_risk.py": None,
+    "map_grid_tightening.py": "out",
+    "compare_batch_online.py": "runs/compare",
+}
+
+
+@pytest.mark.parametrize("name", sorted(AS_WRITTEN))
+def test_every_example_runs_as_written(name, tmp_path):
+    """The docstring's command, from the repository root, with OUT in a temporary folder."""
+    argv = [str(tmp_path / "out") if a == AS_WRITTEN[name] else a for a in _documented_command(EXAMPLES / name)]
+    env = dict(os.environ, MPLBACKEND="Agg")
+    t0 = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, *argv], cwd=ROOT, env=env, capture_output=True, text=True, timeout=3 * BUDGET_S
+    )
+    elapsed = time.perf_counter() - t0
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert elapsed <= BUDGET_S * max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1)), elapsed
 
 
 def _check_bounds(upper, lower, gap, eps):
@@ -77,8 +129,9 @@ def test_bmrm_vs_lsbmrm_against_cvxpy(tmp_path):
 
     mod = _load("teach_bmrm_vs_lsbmrm")
     C, eps = 100.0, 1e-3
-    runs = mod.main(["--out", str(tmp_path), "--n-samples", "300", "--n-features", "10", "--C", str(C),
-                     "--eps", str(eps)])
+    runs = mod.main(
+        ["--out", str(tmp_path), "--n-samples", "300", "--n-features", "10", "--C", str(C), "--eps", str(eps)]
+    )
     assert (tmp_path / "bmrm_vs_lsbmrm.png").read_bytes()[:8] == PNG
     data = make_binary(300, 10, noise=0.5, n_test=0, seed=0)
     X, y = np.asarray(data.X_train), data.y_train
@@ -169,81 +222,3 @@ def test_ranking_risk_needs_pairs(risk_module):
 
     with pytest.raises(InputError, match="no pair"):
         risk_module.PairwiseRankingRisk(np.ones((3, 2)), np.zeros(3))
-
-
-def _summary_run(path, command, rows):
-    import json
-
-    meta = {"command": command}
-    path.write_text(json.dumps({"meta": meta, "rows": rows}))
-
-
-def _summary_row(method, C, f1, norms, status="converged"):
-    return {"method": method, "C": C, "test_f1": f1, "train_f1": 99.0, "status": status, "gap": 1.0,
-            "relative_gap": 0.01, "iterations": 10, "train_s": 1.0, "n_active_templates": len(norms),
-            "n_templates": len(norms), "template_norms": norms}
-
-
-def test_conll2000_summary_reads_the_runs_and_checks_the_target(tmp_path):
-    mod = _load("conll2000_summary")
-    memorising = {"U05": 3.0, "U06": 3.0, "U02": 4.0}
-    spread = {"U05": 1.0, "U06": 1.0, "U02": 8.0}
-    _summary_run(tmp_path / "conll2000_chunking.json", "python examples/conll2000_chunking.py --C 10",
-                 [_summary_row("mtl", 1e4, 93.4, memorising), _summary_row("ssvm", 1e3, 93.9, spread),
-                  _summary_row("mtl", 1e5, 99.0, spread, status="max_iter")])  # uncertified: not counted
-    _summary_run(tmp_path / "conll2000_chunking_f2.json",
-                 "python examples/conll2000_chunking.py --min-count 2", [_summary_row("mtl", 1e4, 93.7, spread)])
-    out = tmp_path / "summary.md"
-    assert mod.main(["--results", str(tmp_path), "--out", str(out)]) == 0
-    text = out.read_text()
-    assert "Best converged MTL^struct row: 93.70 (reached)" in text and "cutoff 2" in text
-    assert "puts 60% of sum_j ||w_j||" in text and "falls to 20%" in text and "99.00" in text
-    # below the target the verdict says so
-    _summary_run(tmp_path / "conll2000_chunking_f2.json",
-                 "python examples/conll2000_chunking.py --min-count 2", [_summary_row("mtl", 1e4, 93.45, spread)])
-    mod.main(["--results", str(tmp_path), "--out", str(out)])
-    assert "93.45 (not reached)" in out.read_text()
-    assert mod.main(["--results", str(tmp_path / "nothing"), "--out", str(out)]) == 1
-
-
-def test_ocr_spom_fig2_small_run(data_dir, tmp_path):
-    """The Fig. 2 script end to end on a few OCR words: page, plot, and its built-in check
-    (the package's SPOM against Alg. 3 written with dense vectors) agreeing to rounding."""
-    import re
-
-    mod = _load("ocr_spom_fig2")
-    out = tmp_path / "fig2.md"
-    mod.main(["--n-train-words", "30", "--n-components", "20", "--passes", "3", "--eta-grid", "1", "3",
-              "--tune-epochs", "1", "--mtl-time-limit", "20", "--check-rounds", "30", "--out", str(out)])
-    text = out.read_text()
-    assert "30 words" in text and "SPOM (Alg. 3, last model)" in text and "Gauss-Seidel" in text
-    assert out.with_suffix(".png").read_bytes()[:8] == PNG
-    diff = float(re.search(r"max \|w_package - w_dense\| = ([0-9.e+-]+)", text).group(1))
-    assert diff < 1e-9
-
-
-def test_danish_parsing_page_compares_mtl_and_ssvm_along_C(data_dir, tmp_path):
-    """The Table 7 script on its data (few iterations): the page names its command, and its
-    MTL^parse - SSVM lines are the differences of the table's own rows at each C."""
-    import re
-
-    mod = _load("danish_parsing")
-    out = tmp_path / "dk.md"
-    argv = ["--C", "1", "100", "--regularizers", "mtl", "ssvm", "--max-iter", "15", "--out", str(out)]
-    mod.main(argv)
-    text = out.read_text()
-    assert f"Produced by `python examples/danish_parsing.py {' '.join(argv)}`" in text
-    table = {}
-    main_table = text.split("UAS: attachment score", 1)[0]
-    for m in re.finditer(r"^\| (MTL\^parse|SSVM) \| ([0-9.e+]+) \| ([0-9.]+) \| ([0-9.]+) \| ([0-9.]+) \|",
-                         main_table, re.M):
-        table[m.group(1), float(m.group(2))] = [float(m.group(k)) for k in (3, 4, 5)]
-    assert len(table) == 4
-    versus = text.split("## MTL^parse against the structural SVM", 1)[1]
-    for C in (1.0, 100.0):
-        m, s = table["MTL^parse", C], table["SSVM", C]
-        row = re.search(rf"^\| {C:g} \| ([+-][0-9.]+) \| ([+-][0-9.]+) \| ([+-][0-9.]+) \|", versus, re.M)
-        for k in range(3):
-            assert float(row.group(k + 1)) == pytest.approx(m[k] - s[k], abs=0.011)
-    best = max(((n, C) for n, C in table if n == "SSVM"), key=lambda k: table[k][0])
-    assert f"SSVM {table[best][0]:.2f} at C = {best[1]:g}" in versus

@@ -8,6 +8,7 @@ are those of the page's prose: the model, the report (certified), the two plots,
 printed and written, the predicted column; then the page's Python block on the same slices.
 The install and the demo have their own tests (``tests/test_readme.py``, ``tests/problems/test_demo.py``).
 """
+
 import json
 import os
 import shutil
@@ -56,7 +57,7 @@ def _run(cmd, cwd, env):
     cli = shutil.which("cutplane")
     argv = ["bash", "-c", cmd]
     if cmd.startswith("cutplane ") and cli is None:  # not pip-installed: the same program as a module
-        argv = ["bash", "-c", f"{sys.executable} -m problems.cli.main {cmd[len('cutplane '):]}"]
+        argv = ["bash", "-c", f"{sys.executable} -m problems.cli.main {cmd[len('cutplane ') :]}"]
     proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, f"{cmd}\n{proc.stdout}\n{proc.stderr}"
     return proc.stdout
@@ -65,25 +66,38 @@ def _run(cmd, cwd, env):
 def test_page_commands_are_the_ones_checked_here():
     cmds = console_commands(PAGE.read_text())
     heads = [" ".join(c.split()[:2]) for c in cmds]
-    assert heads == ["pip install", "cutplane demo", "export CUTPLANE_DATA=/path/to/data",
-                     "DATA=$CUTPLANE_DATA/conll2000-chunking", "gzip -dc", "gzip -dc", "cutplane train",
-                     "cutplane evaluate", "cutplane predict", "cutplane train", "cutplane evaluate"]
+    assert heads == [
+        "pip install",
+        "cutplane demo",
+        "export CUTPLANE_DATA=/path/to/data",
+        "DATA=$CUTPLANE_DATA/conll2000-chunking",
+        "gzip -dc",
+        "gzip -dc",
+        "cutplane train",
+        "cutplane evaluate",
+        "cutplane predict",
+        "cutplane train",
+        "cutplane evaluate",
+    ]
 
 
 def test_a_new_user_trains_evaluates_predicts_and_plots_on_conll2000(data_dir, tmp_path):
     pytest.importorskip("matplotlib")
     text = PAGE.read_text()
-    env = dict(os.environ, CUTPLANE_DATA=str(data_dir),
-               DATA=str(data_dir / "conll2000-chunking"), MPLBACKEND="Agg",
-               PYTHONPATH=str(ROOT))
+    env = dict(
+        os.environ,
+        CUTPLANE_DATA=str(data_dir),
+        DATA=str(data_dir / "conll2000-chunking"),
+        MPLBACKEND="Agg",
+        PYTHONPATH=str(ROOT),
+    )
     cmds = [c for c in console_commands(text) if c.startswith(("gzip", "cutplane")) and c != "cutplane demo"]
     outputs = {}
     for cmd in cmds:
         for a, b in SLICE.items():
             cmd = cmd.replace(a, b)
         if cmd.startswith("cutplane "):
-            cmd = (cmd.replace("$DATA/train.txt.gz", "train_small.txt")
-                   .replace("$DATA/test.txt.gz", "test_small.txt"))
+            cmd = cmd.replace("$DATA/train.txt.gz", "train_small.txt").replace("$DATA/test.txt.gz", "test_small.txt")
             if cmd.startswith("cutplane train"):
                 cmd += " --eps 1"
         outputs[cmd] = _run(cmd, tmp_path, env)
@@ -125,7 +139,7 @@ def test_a_new_user_trains_evaluates_predicts_and_plots_on_conll2000(data_dir, t
     # the page's Python block on the same slices
     scope = {}
     code = python_block(text)
-    assert "read_conll(\"train_small.txt\")" in code
+    assert 'read_conll("train_small.txt")' in code
     cwd = os.getcwd()
     try:
         os.chdir(tmp_path)

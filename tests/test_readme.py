@@ -1,4 +1,5 @@
 """The README's set-up commands and its code example stay true."""
+
 import re
 from pathlib import Path
 
@@ -9,7 +10,7 @@ def test_readme_has_exactly_the_two_setup_commands():
     text = README.read_text()
     setup = text.split("## Set-up", 1)[1].split("\n## ", 1)[0]
     commands = [ln.strip() for ln in setup.splitlines() if ln.startswith("    ")]
-    assert commands == ['pip install -e . && cutplane demo', 'pip install -e ".[test]" && python -m pytest']
+    assert commands == ["pip install -e . && cutplane demo", 'pip install -e ".[test]" && python -m pytest']
 
 
 def test_readme_python_example_runs_and_certifies():

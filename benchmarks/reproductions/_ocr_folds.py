@@ -1,4 +1,4 @@
-"""Per-fold JSON records of ``examples/ocr_chain_mkl.py`` and their statistics over folds.
+"""Per-fold JSON records of ``python -m benchmarks.reproductions.ocr_chain_mkl`` and their statistics over folds.
 
 One training run on one fold is stored as a JSON record (settings, data sizes and, per model and
 solver, the fits at every C, the chosen C, the test accuracy and the per-character correctness on
@@ -7,6 +7,7 @@ and solver the mean and standard deviation of the test accuracy over folds, and 
 differences against the best single kernel (per fold on the same test characters, then over
 folds). The page itself is written by :mod:`_ocr_page`.
 """
+
 from __future__ import annotations
 
 import base64
@@ -26,8 +27,23 @@ TARGET = 0.875
 SINGLE = ("L", "Q", "G")
 SOLVER_NAMES = {"mtl": "MTL^struct (certified)", "spom": "SPOM"}
 #: settings that must agree for records to be merged (the fold may differ)
-MERGE_KEYS = ("C", "kernels", "solver", "model", "mtl_rel_eps", "mtl_time_limit", "epochs", "eta_grid",
-              "tune_epochs", "tune_words", "n_components", "n_train_words", "n_val_words", "n_test_words", "pmkl_p")
+MERGE_KEYS = (
+    "C",
+    "kernels",
+    "solver",
+    "model",
+    "mtl_rel_eps",
+    "mtl_time_limit",
+    "epochs",
+    "eta_grid",
+    "tune_epochs",
+    "tune_words",
+    "n_components",
+    "n_train_words",
+    "n_val_words",
+    "n_test_words",
+    "pmkl_p",
+)
 
 
 def run_name(key):
@@ -54,8 +70,9 @@ def unpack_correct(d, path=None) -> np.ndarray:
     except (KeyError, TypeError, ValueError) as e:
         raise InputError(f"bad per-character correctness record: {e}", path=path, field="correct") from None
     if raw.size != (n + 7) // 8:
-        raise InputError(f"correctness bits hold {raw.size} bytes, expected {(n + 7) // 8} for n = {n}",
-                         path=path, field="correct")
+        raise InputError(
+            f"correctness bits hold {raw.size} bytes, expected {(n + 7) // 8} for n = {n}", path=path, field="correct"
+        )
     return np.unpackbits(raw, count=n).astype(bool)
 
 
@@ -81,8 +98,11 @@ def write_record(record, path):
 def _check_record(rec, path):
     if not isinstance(rec, dict) or rec.get("format") != FORMAT:
         got = rec.get("format") if isinstance(rec, dict) else type(rec).__name__
-        raise InputError(f"not a record of examples/ocr_chain_mkl.py (format {got!r}, expected {FORMAT!r})",
-                         path=path, field="format")
+        raise InputError(
+            f"not a record of benchmarks.reproductions.ocr_chain_mkl (format {got!r}, expected {FORMAT!r})",
+            path=path,
+            field="format",
+        )
     for k in ("fold", "settings", "rows", "train", "val", "test"):
         if k not in rec:
             raise InputError(f"missing key {k!r}", path=path, field=k)
@@ -93,12 +113,17 @@ def _check_record(rec, path):
                 raise InputError(f"row {i}: missing key {k!r}", path=path, field=f"rows[{i}].{k}")
         c = unpack_correct(r["correct"], path)
         if c.size != n_test or not np.isclose(c.mean(), r["test"]):
-            raise InputError(f"row {i} ({r['key']}, {r['solver']}): correctness vector ({c.size} characters, "
-                             f"mean {c.mean():.6f}) does not match the test set ({n_test}) / accuracy "
-                             f"({r['test']:.6f})", path=path, field=f"rows[{i}].correct")
+            raise InputError(
+                f"row {i} ({r['key']}, {r['solver']}): correctness vector ({c.size} characters, "
+                f"mean {c.mean():.6f}) does not match the test set ({n_test}) / accuracy "
+                f"({r['test']:.6f})",
+                path=path,
+                field=f"rows[{i}].correct",
+            )
         if not 0 <= r["chosen"] < len(r["grid"]):
-            raise InputError(f"row {i}: chosen index {r['chosen']} outside the grid", path=path,
-                             field=f"rows[{i}].chosen")
+            raise InputError(
+                f"row {i}: chosen index {r['chosen']} outside the grid", path=path, field=f"rows[{i}].chosen"
+            )
 
 
 def load_runs(paths) -> list:
@@ -123,14 +148,18 @@ def load_runs(paths) -> list:
     seen = {}
     for r in runs:
         if r["fold"] in seen:
-            raise InputError(f"fold {r['fold']} appears twice (also in {seen[r['fold']]})", path=r["path"],
-                             field="fold")
+            raise InputError(
+                f"fold {r['fold']} appears twice (also in {seen[r['fold']]})", path=r["path"], field="fold"
+            )
         seen[r["fold"]] = r["path"]
         for k in MERGE_KEYS:
             if r["settings"].get(k) != runs[0]["settings"].get(k):
-                raise InputError(f"setting {k} = {r['settings'].get(k)!r} differs from {runs[0]['path']} "
-                                 f"({runs[0]['settings'].get(k)!r}): runs with different settings are not merged",
-                                 path=r["path"], field=f"settings.{k}")
+                raise InputError(
+                    f"setting {k} = {r['settings'].get(k)!r} differs from {runs[0]['path']} "
+                    f"({runs[0]['settings'].get(k)!r}): runs with different settings are not merged",
+                    path=r["path"],
+                    field=f"settings.{k}",
+                )
     return sorted(runs, key=lambda r: r["fold"])
 
 
@@ -195,10 +224,16 @@ def summaries(runs) -> dict:
         beta = None
         if all(r.get("beta") for r in rows):
             beta = np.array([[r["beta"][n] for n in r0["beta"]] for r in rows], dtype=float)
-        out[key, solver] = ModelSummary(key, r0["label"], solver, tuple(run["fold"] for run in runs),
-                                        np.array([r["test"] for r in rows], dtype=float),
-                                        [r["grid"][r["chosen"]] for r in rows], beta,
-                                        tuple(r0["beta"]) if beta is not None else ())
+        out[key, solver] = ModelSummary(
+            key,
+            r0["label"],
+            solver,
+            tuple(run["fold"] for run in runs),
+            np.array([r["test"] for r in rows], dtype=float),
+            [r["grid"][r["chosen"]] for r in rows],
+            beta,
+            tuple(r0["beta"]) if beta is not None else (),
+        )
     return out
 
 
@@ -206,8 +241,9 @@ def paired(runs, solver, a, b) -> Paired:
     """Per fold: mean and standard error of ``correct_a - correct_b`` on that fold's test characters."""
     d, s = [], []
     for run in runs:
-        m, se = paired_difference(unpack_correct(_row(run, a, solver)["correct"]),
-                                  unpack_correct(_row(run, b, solver)["correct"]))
+        m, se = paired_difference(
+            unpack_correct(_row(run, a, solver)["correct"]), unpack_correct(_row(run, b, solver)["correct"])
+        )
         d.append(m)
         s.append(se)
     return Paired(solver, a, b, tuple(run["fold"] for run in runs), np.array(d), np.array(s))
@@ -241,6 +277,15 @@ def not_converged(runs):
             for i, g in enumerate(r["grid"]):
                 if g["status"] != "converged":
                     gap = g["objective"] - g["lower_bound"]
-                    out.append((run["fold"], r["key"], g["C"], g["status"], gap,
-                                gap / max(abs(g["lower_bound"]), 1e-300), i == r["chosen"]))
+                    out.append(
+                        (
+                            run["fold"],
+                            r["key"],
+                            g["C"],
+                            g["status"],
+                            gap,
+                            gap / max(abs(g["lower_bound"]), 1e-300),
+                            i == r["chosen"],
+                        )
+                    )
     return out

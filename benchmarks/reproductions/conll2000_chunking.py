@@ -5,40 +5,45 @@ Trains on ``conll2000-chunking/train.txt.gz`` and scores chunk F1 (conlleval sem
 21 U templates + B of ``shared/ANCHORS.md`` (460,638 features, 22 labels in train). For every
 method and C it reports the test F1, training time, iterations, the certified gap, the active
 templates and memory; the table goes to ``docs/results/conll2000_chunking.md`` (and JSON beside
-it) straight from the run (driver: ``examples/sequence_experiment.py``).
+it) straight from the run (driver: ``benchmarks/reproductions/sequence_experiment.py``).
 
-    python examples/conll2000_chunking.py --C 100 --methods mtl ssvm
-    python examples/conll2000_chunking.py --max-sentences 500 --C 10   # a quick look
-    python examples/conll2000_chunking.py --templates chunking_ext --C 10000 --methods mtl \
+    python -m benchmarks.reproductions.conll2000_chunking --C 100 --methods mtl ssvm
+    python -m benchmarks.reproductions.conll2000_chunking --max-sentences 500 --C 10   # a quick look
+    python -m benchmarks.reproductions.conll2000_chunking --templates chunking_ext --C 10000 --methods mtl \
         --out docs/results/conll2000_chunking_ext.md   # 11 more (redundant) templates
 
 ``--eps`` is the certified absolute tolerance on ``F = Omega + C * mean loss`` as a fraction of
 ``C`` (SVM^hmm's ``-e`` is the same kind of number: its duality gap is about ``C * e``).
 """
+
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository root, when not installed
+from benchmarks.reproductions.sequence_experiment import ROOT, parser, render, run
+from problems.datasets import dataset_path
+from problems.io.conll import read_conll
+from problems.sequence.template_sets import CHUNKING, CHUNKING_EXT
 
-from sequence_experiment import ROOT, parser, render, run  # noqa: E402
-
-from problems.datasets import dataset_path  # noqa: E402
-from problems.io.conll import read_conll  # noqa: E402
-from problems.sequence.template_sets import CHUNKING, CHUNKING_EXT  # noqa: E402
-
-TEMPLATES = {"chunking": (CHUNKING, "CRF++ chunking templates (21 U + B)"),
-             "chunking_ext": (CHUNKING_EXT, "CRF++ chunking templates plus 11 word bi-gram and "
-                              "word x POS templates (32 U + B, `problems.sequence.template_sets.CHUNKING_EXT`)")}
+TEMPLATES = {
+    "chunking": (CHUNKING, "CRF++ chunking templates (21 U + B)"),
+    "chunking_ext": (
+        CHUNKING_EXT,
+        "CRF++ chunking templates plus 11 word bi-gram and "
+        "word x POS templates (32 U + B, `problems.sequence.template_sets.CHUNKING_EXT`)",
+    ),
+}
 
 
 def main(argv=None):
     ap = parser(__doc__.splitlines()[0], ROOT / "docs" / "results" / "conll2000_chunking.md")
     ap.set_defaults(target_f1=93.5)
-    ap.add_argument("--templates", choices=sorted(TEMPLATES), default="chunking",
-                    help="template set (default: chunking, the CRF++ example of shared/ANCHORS.md)")
+    ap.add_argument(
+        "--templates",
+        choices=sorted(TEMPLATES),
+        default="chunking",
+        help="template set (default: chunking, the CRF++ example of shared/ANCHORS.md)",
+    )
     args = ap.parse_args(argv)
     templates, described = TEMPLATES[args.templates]
     args.target_source = "issue 4, MTL^struct on CoNLL-2000"

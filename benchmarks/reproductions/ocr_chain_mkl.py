@@ -30,9 +30,10 @@ training: mean +- std over folds and MKL's paired differences (see :mod:`_ocr_fo
 
 Usage::
 
-    python examples/ocr_chain_mkl.py [--fold 0 | --folds 0 1 2] [--kernels L Q G A MKL pMKL]
-    python examples/ocr_chain_mkl.py --render docs/results/ocr_chain_mkl_fold0.json ...
+    python -m benchmarks.reproductions.ocr_chain_mkl [--fold 0 | --folds 0 1 2] [--kernels L Q G A MKL pMKL]
+    python -m benchmarks.reproductions.ocr_chain_mkl --render docs/results/ocr_chain_mkl_fold0.json ...
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,29 +46,34 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-for _p in (ROOT, ROOT / "examples"):
-    if str(_p) not in sys.path:
-        sys.path.insert(0, str(_p))
+from benchmarks.reproductions._ocr_folds import (  # noqa: F401
+    SOLVER_NAMES,
+    load_runs,
+    p_text,
+    pack_correct,
+    paired_difference,
+    write_record,
+)
+from benchmarks.reproductions._ocr_page import render_page
+from cutplane import minimize
+from cutplane.groups import group_norms
+from cutplane.online import spom
+from cutplane.regularizers import L2, MixedNorm
+from oracles.dense_sequence import DenseSequenceOracle
+from problems.mkl.ocr_chain import OCRChainFeaturizer, fold_split, load_ocr_letters, select_words
 
-from _ocr_folds import (SOLVER_NAMES, load_runs, p_text, pack_correct, paired_difference,  # noqa: E402,F401
-                        write_record)
-from _ocr_page import render_page  # noqa: E402
-from cutplane import minimize  # noqa: E402
-from cutplane.groups import group_norms  # noqa: E402
-from cutplane.mixed_norm import MixedNorm  # noqa: E402
-from cutplane.online import spom  # noqa: E402
-from cutplane.regularizers import L2  # noqa: E402
-from oracles.dense_sequence import DenseSequenceOracle  # noqa: E402
-from problems.mkl.ocr_chain import OCRChainFeaturizer, fold_split, load_ocr_letters, select_words  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]  # the repository root
 
 _LQG = ("linear", "quadratic", "gaussian")
 #: key -> (label, feature blocks, p of the mixed norm: 2 is L2, 1 is MKL, None is ``--pmkl-p``)
-MODELS = {"L": ("Linear (L)", ("linear",), 2.0), "Q": ("Quadratic (Q)", ("quadratic",), 2.0),
-          "G": ("Gaussian (G), sigma^2 = 5 (Nystroem)", ("gaussian",), 2.0),
-          "A": ("Average (L + Q + G)", _LQG, 2.0),
-          "MKL": ("MKL beta_0 T + beta_1 L + beta_2 Q + beta_3 G", _LQG, 1.0),
-          "pMKL": ("pMKL (p = {p}) over T, L, Q, G", _LQG, None)}
+MODELS = {
+    "L": ("Linear (L)", ("linear",), 2.0),
+    "Q": ("Quadratic (Q)", ("quadratic",), 2.0),
+    "G": ("Gaussian (G), sigma^2 = 5 (Nystroem)", ("gaussian",), 2.0),
+    "A": ("Average (L + Q + G)", _LQG, 2.0),
+    "MKL": ("MKL beta_0 T + beta_1 L + beta_2 Q + beta_3 G", _LQG, 1.0),
+    "pMKL": ("pMKL (p = {p}) over T, L, Q, G", _LQG, None),
+}
 DEFAULT_KERNELS = ["L", "Q", "G", "A", "MKL"]
 BLOCK_KEYS = {"linear": "L", "quadratic": "Q", "gaussian": "G"}
 
@@ -84,7 +90,8 @@ def model_spec(key, args):
 def run_keys(args):
     """The trainings per model: ``"mtl"`` and ``"spom-<model>"`` for each ``--model``."""
     return (["mtl"] if "mtl" in args.solver else []) + (
-        [f"spom-{m}" for m in args.model] if "spom" in args.solver else [])
+        [f"spom-{m}" for m in args.model] if "spom" in args.solver else []
+    )
 
 
 @dataclass
@@ -126,13 +133,29 @@ def _p(s):
 def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--fold", type=int, default=0, help="training fold; validation: the next fold")
-    ap.add_argument("--folds", type=int, nargs="+", choices=range(10), default=None,
-                    help="several folds in sequence (overrides --fold); record and page written after each")
-    ap.add_argument("--render", nargs="+", metavar="JSON", default=None,
-                    help="no training: rewrite the page --out from these fold records")
-    ap.add_argument("--check", nargs="+", metavar="JSON", default=None,
-                    help="with --render: records of folds re-run with a longer --mtl-time-limit, shown in a "
-                         "section of their own (convergence check), one block per record")
+    ap.add_argument(
+        "--folds",
+        type=int,
+        nargs="+",
+        choices=range(10),
+        default=None,
+        help="several folds in sequence (overrides --fold); record and page written after each",
+    )
+    ap.add_argument(
+        "--render",
+        nargs="+",
+        metavar="JSON",
+        default=None,
+        help="no training: rewrite the page --out from these fold records",
+    )
+    ap.add_argument(
+        "--check",
+        nargs="+",
+        metavar="JSON",
+        default=None,
+        help="with --render: records of folds re-run with a longer --mtl-time-limit, shown in a "
+        "section of their own (convergence check), one block per record",
+    )
     ap.add_argument("--n-train-words", type=int, default=0, help="0: the whole fold")
     ap.add_argument("--n-val-words", type=int, default=200)
     ap.add_argument("--n-test-words", type=int, default=1500, help="from the other 8 folds (0: all)")
@@ -143,15 +166,23 @@ def parse_args(argv=None):
     ap.add_argument("--mtl-rel-eps", type=float, default=1e-3, help="MTL gap relative to F(0) = R(0)")
     ap.add_argument("--mtl-time-limit", type=float, default=90.0, help="seconds per MTL fit")
     ap.add_argument("--epochs", type=int, default=20, help="SPOM passes")
-    ap.add_argument("--model", nargs="+", choices=["last", "averaged"], default=["last", "averaged"],
-                    help="SPOM's returned model(s): Alg. 3's last iterate, Alg. 1's average")
+    ap.add_argument(
+        "--model",
+        nargs="+",
+        choices=["last", "averaged"],
+        default=["last", "averaged"],
+        help="SPOM's returned model(s): Alg. 3's last iterate, Alg. 1's average",
+    )
     ap.add_argument("--eta-grid", type=float, nargs="+", default=[0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0])
     ap.add_argument("--tune-epochs", type=int, default=5, help="epochs of SPOM's eta0 rule (Table 1: 5)")
     ap.add_argument("--tune-words", type=int, default=200, help="training words of the eta0 rule (0: all)")
     ap.add_argument("--n-components", type=int, default=500, help="Nystroem landmarks of the Gaussian block")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", default=str(ROOT / "docs" / "results" / "ocr_chain_mkl.md"),
-                    help="the page; fold records go beside it as <stem>_fold<F>.json")
+    ap.add_argument(
+        "--out",
+        default=str(ROOT / "docs" / "results" / "ocr_chain_mkl.md"),
+        help="the page; fold records go beside it as <stem>_fold<F>.json",
+    )
     args = ap.parse_args(argv)
     if args.folds is None:
         args.folds = [args.fold]
@@ -182,15 +213,39 @@ def fit(solver, oracle, p, C, args) -> Fit:
     if solver == "mtl":
         reg = L2() if p == 2.0 else MixedNorm(oracle.groups, p=p, n_groups=oracle.n_groups)
         risk0 = float(oracle(np.zeros(oracle.dim)).value)
-        res = minimize(oracle, reg, lam, eps=args.mtl_rel_eps * risk0, max_iter=100000,
-                       time_limit=args.mtl_time_limit, prune_after=20)
-        return Fit(C, res.w, float(res.objective), float(res.lower_bound), res.status, time.perf_counter() - t,
-                   f"{res.n_iter} it.")
+        res = minimize(
+            oracle,
+            reg,
+            lam,
+            eps=args.mtl_rel_eps * risk0,
+            max_iter=100000,
+            time_limit=args.mtl_time_limit,
+            prune_after=20,
+        )
+        return Fit(
+            C,
+            res.w,
+            float(res.objective),
+            float(res.lower_bound),
+            res.status,
+            time.perf_counter() - t,
+            f"{res.n_iter} it.",
+        )
     reg = MixedNorm(oracle.groups, p=p, n_groups=oracle.n_groups)
     n_tune = oracle.n_samples if args.tune_words <= 0 else min(args.tune_words, oracle.n_samples)
-    res = spom(oracle, reg, lam, epochs=args.epochs, eta0=None, averaged=solver == "spom-averaged",
-               eta_grid=tuple(args.eta_grid), seed=args.seed, batch_oracle=oracle, tune_samples=n_tune,
-               tune_epochs=args.tune_epochs)
+    res = spom(
+        oracle,
+        reg,
+        lam,
+        epochs=args.epochs,
+        eta0=None,
+        averaged=solver == "spom-averaged",
+        eta_grid=tuple(args.eta_grid),
+        seed=args.seed,
+        batch_oracle=oracle,
+        tune_samples=n_tune,
+        tune_epochs=args.tune_epochs,
+    )
     return Fit(C, res.w, float(res.objective), None, res.status, time.perf_counter() - t, f"eta0 {res.eta0:g}")
 
 
@@ -230,9 +285,12 @@ def run_fold(args, letters, fold):
                 f = fit(solver, o_tr, p, C, args)
                 f.val = accuracy(o_va, f.w, val.labels)
                 grid.append(f)
-                print(f"fold {fold} {label} [{solver}] C={C:g}: val {f.val:.4f}, objective {f.objective:.5f}"
-                      + ("" if f.lower_bound is None else f" (lower {f.lower_bound:.5f}, {f.status})")
-                      + f", {f.detail}, {f.time_s:.0f} s", flush=True)
+                print(
+                    f"fold {fold} {label} [{solver}] C={C:g}: val {f.val:.4f}, objective {f.objective:.5f}"
+                    + ("" if f.lower_bound is None else f" (lower {f.lower_bound:.5f}, {f.status})")
+                    + f", {f.detail}, {f.time_s:.0f} s",
+                    flush=True,
+                )
             best = choose(grid)
             beta = None
             if p != 2.0:
@@ -242,28 +300,55 @@ def run_fold(args, letters, fold):
             correct = o_te.decode(best.w) == test.labels
             rows.append(Row(key, label, solver, best, grid, float(np.mean(correct)), beta, correct, fold))
             print(f"  -> C={best.C:g}, test {rows[-1].test:.4f}", flush=True)
-    sizes = {"train": {"words": train.n_words, "chars": train.n_chars},
-             "val": {"fold": val_fold, "words": val.n_words, "chars": val.n_chars},
-             "test": {"words": test.n_words, "chars": test.n_chars, "pool_words": int(n_test_all)},
-             "feat_time_s": feat_time}
+    sizes = {
+        "train": {"words": train.n_words, "chars": train.n_chars},
+        "val": {"fold": val_fold, "words": val.n_words, "chars": val.n_chars},
+        "test": {"words": test.n_words, "chars": test.n_chars, "pool_words": int(n_test_all)},
+        "feat_time_s": feat_time,
+    }
     return rows, sizes
 
 
 def _fit_record(f: Fit) -> dict:
-    return {"C": f.C, "objective": f.objective, "lower_bound": f.lower_bound, "status": f.status,
-            "time_s": f.time_s, "detail": f.detail, "val": f.val}
+    return {
+        "C": f.C,
+        "objective": f.objective,
+        "lower_bound": f.lower_bound,
+        "status": f.status,
+        "time_s": f.time_s,
+        "detail": f.detail,
+        "val": f.val,
+    }
 
 
 def fold_record(args, fold, rows, sizes, total_s, command) -> dict:
     """The JSON record of one fold's run (see :mod:`_ocr_folds`)."""
-    from _ocr_folds import FORMAT, MERGE_KEYS
+    from benchmarks.reproductions._ocr_folds import FORMAT, MERGE_KEYS
 
     settings = {k: getattr(args, k) for k in MERGE_KEYS + ("seed",)}
-    return {"format": FORMAT, "fold": fold, "command": command, "date": time.strftime("%Y-%m-%d %H:%M"),
-            "python": platform.python_version(), "total_s": total_s, "settings": settings, **sizes,
-            "rows": [{"key": r.key, "label": r.label, "solver": r.solver, "test": r.test, "beta": r.beta,
-                      "chosen": next(i for i, g in enumerate(r.grid) if g is r.best),
-                      "grid": [_fit_record(g) for g in r.grid], "correct": pack_correct(r.correct)} for r in rows]}
+    return {
+        "format": FORMAT,
+        "fold": fold,
+        "command": command,
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "python": platform.python_version(),
+        "total_s": total_s,
+        "settings": settings,
+        **sizes,
+        "rows": [
+            {
+                "key": r.key,
+                "label": r.label,
+                "solver": r.solver,
+                "test": r.test,
+                "beta": r.beta,
+                "chosen": next(i for i, g in enumerate(r.grid) if g is r.best),
+                "grid": [_fit_record(g) for g in r.grid],
+                "correct": pack_correct(r.correct),
+            }
+            for r in rows
+        ],
+    }
 
 
 def main(argv=None):
@@ -273,12 +358,18 @@ def main(argv=None):
     merged records.
     """
     args = parse_args(argv)
-    cmd = ("OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python "
-           f"examples/ocr_chain_mkl.py {' '.join(sys.argv[1:] if argv is None else argv)}").rstrip()
+    cmd = (
+        "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python "
+        f"-m benchmarks.reproductions.ocr_chain_mkl {' '.join(sys.argv[1:] if argv is None else argv)}"
+    ).rstrip()
     if args.render:
         runs = load_runs(args.render)
-        render_page(runs, args.out, command=cmd.split(" python ", 1)[1],
-                    checks=[load_runs([c]) for c in args.check] if args.check else None)
+        render_page(
+            runs,
+            args.out,
+            command=cmd.split(" python ", 1)[1],
+            checks=[load_runs([c]) for c in args.check] if args.check else None,
+        )
         print(f"wrote {args.out} from folds {[r['fold'] for r in runs]}")
         return runs
     letters = load_ocr_letters()

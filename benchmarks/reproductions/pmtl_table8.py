@@ -12,12 +12,13 @@ set: the 20 that MTL^struct weights most, Table 6). Per p: F1 (and
 P, R, R_iv), training time, iterations, certified gap, and a summary of the normalised
 template weights ``mu / sum(mu)`` (how many exceed 1e-5 of the largest, the largest ones).
 
-    python examples/pmtl_table8.py                          # PKU, TP2, seed 0, the five p
-    python examples/pmtl_table8.py --templates tp1 tp2 --ner --ner-max-sentences 2000
-    python examples/pmtl_table8.py --tasks esp --ner-selected U003 U002 ... B   # Spanish only, 20 templates
+    python -m benchmarks.reproductions.pmtl_table8                          # PKU, TP2, seed 0, the five p
+    python -m benchmarks.reproductions.pmtl_table8 --templates tp1 tp2 --ner --ner-max-sentences 2000
+    python -m benchmarks.reproductions.pmtl_table8 --tasks esp --ner-selected U003 U002 ... B   # Spanish only, 20 templates
 
 The table goes to ``docs/results/pmtl_table8.md`` (JSON beside it), rewritten after every fit.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,26 +30,53 @@ from pathlib import Path
 
 import numpy as np
 
-_HERE = Path(__file__).resolve().parent
-for _p in (_HERE.parent, _HERE):  # the repository root (packages) and examples/ (the shared drivers)
-    if str(_p) not in sys.path:
-        sys.path.insert(0, str(_p))
-
-from cws_segmentation import (TEMPLATE_SETS, add_common_arguments, fit_and_score, load_corpus,  # noqa: E402
-                              make_meta, render_from_json, rendered_note, split_sentences)
-from sequence_experiment import ROOT, make_tagger, parser, peak_rss_bytes  # noqa: E402
+from benchmarks.reproductions.cws_segmentation import (
+    TEMPLATE_SETS,
+    add_common_arguments,
+    fit_and_score,
+    load_corpus,
+    make_meta,
+    render_from_json,
+    rendered_note,
+    split_sentences,
+)
+from benchmarks.reproductions.sequence_experiment import ROOT, make_tagger, parser, peak_rss_bytes
 
 P_VALUES = (1.0, 4.0 / 3.0, 2.0, 4.0, 100.0)
 #: Mao & Tsang Table 8: PKU (R, P, F1, R_iv) and ESP test (P, R, F1) per p, small (TP1) and large (TP2) sets.
 PAPER_TABLE8 = {
-    "small": {"pku": {1: (93.8, 93.3, 93.6, 96.1), 4 / 3: (92.9, 94.1, 93.5, 94.7), 2: (92.6, 93.4, 93.0, 94.9),
-                    4: (90.8, 91.3, 91.1, 93.4), 100: (87.4, 89.7, 88.5, 90.0)},
-            "esp": {1: (79.96, 69.74, 74.50), 4 / 3: (80.22, 70.08, 74.81), 2: (79.08, 67.35, 72.75),
-                    4: (74.59, 59.54, 66.22), 100: (71.92, 54.34, 61.91)}},
-    "large": {"pku": {1: (94.0, 93.6, 93.8, 96.2), 4 / 3: (93.5, 94.0, 93.8, 95.3), 2: (92.6, 93.7, 93.1, 94.3),
-                    4: (90.0, 92.5, 91.3, 92.2), 100: (89.7, 91.7, 90.7, 91.9)},
-            "esp": {1: (79.26, 68.39, 73.42), 4 / 3: (78.29, 64.65, 70.82), 2: (75.52, 61.11, 67.56),
-                    4: (72.74, 53.93, 61.58), 100: (65.08, 54.51, 59.33)}},
+    "small": {
+        "pku": {
+            1: (93.8, 93.3, 93.6, 96.1),
+            4 / 3: (92.9, 94.1, 93.5, 94.7),
+            2: (92.6, 93.4, 93.0, 94.9),
+            4: (90.8, 91.3, 91.1, 93.4),
+            100: (87.4, 89.7, 88.5, 90.0),
+        },
+        "esp": {
+            1: (79.96, 69.74, 74.50),
+            4 / 3: (80.22, 70.08, 74.81),
+            2: (79.08, 67.35, 72.75),
+            4: (74.59, 59.54, 66.22),
+            100: (71.92, 54.34, 61.91),
+        },
+    },
+    "large": {
+        "pku": {
+            1: (94.0, 93.6, 93.8, 96.2),
+            4 / 3: (93.5, 94.0, 93.8, 95.3),
+            2: (92.6, 93.7, 93.1, 94.3),
+            4: (90.0, 92.5, 91.3, 92.2),
+            100: (89.7, 91.7, 90.7, 91.9),
+        },
+        "esp": {
+            1: (79.26, 68.39, 73.42),
+            4 / 3: (78.29, 64.65, 70.82),
+            2: (75.52, 61.11, 67.56),
+            4: (72.74, 53.93, 61.58),
+            100: (65.08, 54.51, 59.33),
+        },
+    },
 }
 
 
@@ -88,8 +116,12 @@ def weight_summary(weights, top=3):
         return {"n_above": 0, "top": [], "max": 0.0, "min": 0.0}
     nmu = mu / total
     order = np.argsort(-nmu, kind="stable")[:top]
-    return {"n_above": int(np.sum(nmu > 1e-5 * nmu.max())), "top": [[names[i], float(nmu[i])] for i in order],
-            "max": float(nmu.max()), "min": float(nmu.min())}
+    return {
+        "n_above": int(np.sum(nmu > 1e-5 * nmu.max())),
+        "top": [[names[i], float(nmu[i])] for i in order],
+        "max": float(nmu.max()),
+        "min": float(nmu.min()),
+    }
 
 
 def ner_templates(args):
@@ -114,14 +146,30 @@ def fit_ner(p, C, train, test, args):
     fit_s = time.perf_counter() - t0
     score = chunk_f1(test.labels, est.predict(test.inputs))
     gap = est.gap_
-    return {"C": C, "eps": args.eps * C, "precision": score.precision, "recall": score.recall, "f1": score.f1,
-            "r_iv": None, "n_train": len(train.inputs), "n_test": len(test.inputs), "train_s": fit_s,
-            "iterations": est.n_iter_, "status": est.result_.status, "objective": est.objective_,
-            "lower_bound": est.lower_bound_, "gap": gap, "relative_gap": gap / max(abs(est.objective_), 1e-300),
-            "n_templates": len(est.template_weights_), "n_active_templates": est.n_active_templates_,
-            "template_weights": est.template_weights_, "template_norms": est.template_norms_,
-            "n_features": int(est.feature_index_.n_features_), "min_count": args.ner_min_count,
-            "peak_rss_bytes": peak_rss_bytes()}
+    return {
+        "C": C,
+        "eps": args.eps * C,
+        "precision": score.precision,
+        "recall": score.recall,
+        "f1": score.f1,
+        "r_iv": None,
+        "n_train": len(train.inputs),
+        "n_test": len(test.inputs),
+        "train_s": fit_s,
+        "iterations": est.n_iter_,
+        "status": est.result_.status,
+        "objective": est.objective_,
+        "lower_bound": est.lower_bound_,
+        "gap": gap,
+        "relative_gap": gap / max(abs(est.objective_), 1e-300),
+        "n_templates": len(est.template_weights_),
+        "n_active_templates": est.n_active_templates_,
+        "template_weights": est.template_weights_,
+        "template_norms": est.template_norms_,
+        "n_features": int(est.feature_index_.n_features_),
+        "min_count": args.ner_min_count,
+        "peak_rss_bytes": peak_rss_bytes(),
+    }
 
 
 def _fmt(x, spec=".2f"):
@@ -146,18 +194,27 @@ def trend(rows):
         pbest = max(paper, key=lambda q: paper[q][2])
         pdrops = sum(paper[b][2] < paper[a][2] for a, b in zip(sorted(paper), sorted(paper)[1:]))
         seed = "" if key[2] == "-" else f" seed {key[2]}"
-        out.append(f"- {key[0]} {key[1].upper()}{seed}: F1 " + ", ".join(
-            f"{r['f1']:.2f} (p={_p_name(r['p'])})" for r in rs) + f"; it falls at {drops} of the {len(rs) - 1} steps "
+        out.append(
+            f"- {key[0]} {key[1].upper()}{seed}: F1 "
+            + ", ".join(f"{r['f1']:.2f} (p={_p_name(r['p'])})" for r in rs)
+            + f"; it falls at {drops} of the {len(rs) - 1} steps "
             f"of p, best at p = {_p_name(best['p'])} (the paper, same set: best at p = {_p_name(pbest)}, F1 falls at "
-            f"{pdrops} of its 4 steps).")
-        out.append("  Active templates by p: " + ", ".join(
-            f"{r['n_active_templates']}/{r['n_templates']}" for r in rs) + "; statuses: " + ", ".join(
-            r["status"] for r in rs) + ".")
+            f"{pdrops} of its 4 steps)."
+        )
+        out.append(
+            "  Active templates by p: "
+            + ", ".join(f"{r['n_active_templates']}/{r['n_templates']}" for r in rs)
+            + "; statuses: "
+            + ", ".join(r["status"] for r in rs)
+            + "."
+        )
         loose = [r for r in rs if r["status"] != "converged"]
         if loose:
-            out.append("  Not certified within eps: " + ", ".join(
-                f"p={_p_name(r['p'])} ({r['status']}, relative gap {r['relative_gap']:.1%})" for r in loose)
-                + "; their F1 is that of the best iterate when the run stopped, not of the p-norm optimum.")
+            out.append(
+                "  Not certified within eps: "
+                + ", ".join(f"p={_p_name(r['p'])} ({r['status']}, relative gap {r['relative_gap']:.1%})" for r in loose)
+                + "; their F1 is that of the best iterate when the run stopped, not of the p-norm optimum."
+            )
     return out
 
 
@@ -174,27 +231,45 @@ def bound_notes(rows):
     for r in rows:
         if r["p"] <= 2.0 or r["status"] == "converged" or r.get("lower_bound") is None:
             continue
-        side = ("the lower bound is still negative (F >= 0): BMRM's early phase"
-                if r["lower_bound"] < 0 else "both bounds have moved")
+        side = (
+            "the lower bound is still negative (F >= 0): BMRM's early phase"
+            if r["lower_bound"] < 0
+            else "both bounds have moved"
+        )
         # ||w||_{2,p} <= ||w||_2 for p >= 2: F_p <= F_2 pointwise, so the p = 2 optimum bounds the p > 2 one
-        two = next((x for x in rows if abs(x["p"] - 2.0) < 1e-12 and x["status"] == "converged"
-                    and (x["task"], x["templates"], x.get("seed"), x["C"]) == (r["task"], r["templates"],
-                                                                               r.get("seed"), r["C"])), None)
+        two = next(
+            (
+                x
+                for x in rows
+                if abs(x["p"] - 2.0) < 1e-12
+                and x["status"] == "converged"
+                and (x["task"], x["templates"], x.get("seed"), x["C"])
+                == (r["task"], r["templates"], r.get("seed"), r["C"])
+            ),
+            None,
+        )
         if two is not None and two["objective"] < r["objective"]:
-            side += (f"; the upper bound too is loose: the p = 2 run's objective {two['objective']:.6g} bounds "
-                     "this optimum from above (F_p <= F_2 for p >= 2)")
-        out.append(f"- {r['task']} {r['templates'].upper()} p={_p_name(r['p'])}: best upper bound "
-                   f"{r['objective']:.6g}, certified lower bound {r['lower_bound']:.6g} after {r['iterations']} "
-                   f"iterations; {side}.")
+            side += (
+                f"; the upper bound too is loose: the p = 2 run's objective {two['objective']:.6g} bounds "
+                "this optimum from above (F_p <= F_2 for p >= 2)"
+            )
+        out.append(
+            f"- {r['task']} {r['templates'].upper()} p={_p_name(r['p'])}: best upper bound "
+            f"{r['objective']:.6g}, certified lower bound {r['lower_bound']:.6g} after {r['iterations']} "
+            f"iterations; {side}."
+        )
     if out:
-        out.insert(0, "- The reduced problems of p > 2 are solved in the primal on the span of the cuts' group parts "
-                      "(`cutplane/reduced/pnorm_primal.py`, its cut multipliers giving the certified dual bound): "
-                      "the eq. (13) map from the dual loses the groups below the largest norm for large p "
-                      "(their dual norms scale as (||w_j|| / max_k ||w_k||)^(p-1)), which put the p = 100 query "
-                      "points of earlier runs far from the reduced minimisers (gap 171% after 466 iterations), "
-                      "and projected gradient on the dual stalls for p > 2 (about 1 s per reduced solve at p = 4, "
-                      "gap 100% after 471 iterations; the conic primal solve took 0.19 s on average over the "
-                      "first 210 iterations of a p = 4 fit).")
+        out.insert(
+            0,
+            "- The reduced problems of p > 2 are solved in the primal on the span of the cuts' group parts "
+            "(`cutplane/reduced/pnorm_primal.py`, its cut multipliers giving the certified dual bound): "
+            "the eq. (13) map from the dual loses the groups below the largest norm for large p "
+            "(their dual norms scale as (||w_j|| / max_k ||w_k||)^(p-1)), which put the p = 100 query "
+            "points of earlier runs far from the reduced minimisers (gap 171% after 466 iterations), "
+            "and projected gradient on the dual stalls for p > 2 (about 1 s per reduced solve at p = 4, "
+            "gap 100% after 471 iterations; the conic primal solve took 0.19 s on average over the "
+            "first 210 iterations of a p = 4 fit).",
+        )
     return out
 
 
@@ -213,15 +288,27 @@ def ssvm_reference(rows, out):
         return []
     lines = []
     for r in (r for r in rows if r["task"] == "PKU" and abs(r["p"] - 2.0) < 1e-12):
-        s = next((x for x in ref if x["dataset"] == "pku" and x["method"] == "ssvm" and x["seed"] == r["seed"]
-                  and x["templates"] == r["templates"] and x["C"] == r["C"]
-                  and x.get("n_train") == r.get("n_train")), None)
+        s = next(
+            (
+                x
+                for x in ref
+                if x["dataset"] == "pku"
+                and x["method"] == "ssvm"
+                and x["seed"] == r["seed"]
+                and x["templates"] == r["templates"]
+                and x["C"] == r["C"]
+                and x.get("n_train") == r.get("n_train")
+            ),
+            None,
+        )
         if s is not None:
-            lines.append("- p = 2 is the SSVM objective (sum_j ||w_j||^2 = ||w||^2): here objective "
-                         f"{r['objective']:.6g}, "
-                         f"F1 {r['f1']:.2f}; the SSVM row of cws_segmentation.json (same split, "
-                         f"{r['templates'].upper()}, C={r['C']:g}): objective {s['objective']:.6g}, F1 {s['f1']:.2f} "
-                         f"(certified gaps {r['gap']:.3g} and {s['gap']:.3g}).")
+            lines.append(
+                "- p = 2 is the SSVM objective (sum_j ||w_j||^2 = ||w||^2): here objective "
+                f"{r['objective']:.6g}, "
+                f"F1 {r['f1']:.2f}; the SSVM row of cws_segmentation.json (same split, "
+                f"{r['templates'].upper()}, C={r['C']:g}): objective {s['objective']:.6g}, F1 {s['f1']:.2f} "
+                f"(certified gaps {r['gap']:.3g} and {s['gap']:.3g})."
+            )
     return lines
 
 
@@ -233,12 +320,15 @@ def ner_text(rows):
     parts = sorted({(r["templates"], r["n_train"], r["C"], r.get("min_count", 1)) for r in esp}, key=str)
     return "Spanish NER: " + "; ".join(
         f"esp.train ({n} sentences) -> esp.testb, {'NER134' if t == 'ner134' else t.upper() + ' (the templates of Table 6 named on the command line)'}, "
-        f"C = {C:g}, features seen fewer than {m} times dropped" for t, n, C, m in parts)
+        f"C = {C:g}, features seen fewer than {m} times dropped"
+        for t, n, C, m in parts
+    )
 
 
 def write_table(rows, meta, out):
     lines = [
-        "# pMTL^struct by p (MTL Table 8)", "",
+        "# pMTL^struct by p (MTL Table 8)",
+        "",
         f"Produced by `{meta['command']}` on {meta['date']} ({meta['machine']}, load average before the run "
         f"{meta['load_before']}){rendered_note(meta)}. PKU: seeds {sorted({r['seed'] for r in rows if r['task'] == 'PKU'})}, each an 80/20 split by sentence "
         "of the SIGHAN 2005 "
@@ -247,7 +337,8 @@ def write_table(rows, meta, out):
         f"certified gap eps = {meta['eps']:g} x C, time limit per fit {meta['time_limit']}, {meta['executor']} "
         f"executor with {meta['workers']} workers. Normalised weights are mu / sum(mu) (the paper's Fig. 7); "
         "'mu > 1e-5' counts those above 1e-5 of the largest, 'active' the templates whose ||w_j|| is above 1e-5 "
-        "of the largest.", "",
+        "of the largest.",
+        "",
         "| task | templates | seed | p | C | P | R | F1 | R_iv | paper F1 | train s | iterations | status "
         "| certified gap (rel.) | active | mu > 1e-5 | largest normalised weights |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
@@ -261,7 +352,8 @@ def write_table(rows, meta, out):
             f"| {r['precision']:.2f} | {r['recall']:.2f} | {r['f1']:.2f} | {_fmt(r['r_iv'])} | {_fmt(paper_f1)} "
             f"| {r['train_s']:.0f} | {r['iterations']} | {r['status']} | {r['gap']:.3g} ({r['relative_gap']:.2%}) "
             f"| {r['n_active_templates']}/{r['n_templates']} | {ws['n_above']} "
-            f"| {', '.join(f'{n} {v:.3f}' for n, v in ws['top'])} |")
+            f"| {', '.join(f'{n} {v:.3f}' for n, v in ws['top'])} |"
+        )
     lines += ["", "What this run shows:", ""] + trend(rows) + ssvm_reference(rows, out) + bound_notes(rows)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -271,19 +363,45 @@ def write_table(rows, meta, out):
 def main(argv=None):
     ap = parser(__doc__.splitlines()[0], ROOT / "docs" / "results" / "pmtl_table8.md", default_C=(1000.0,))
     add_common_arguments(ap)
-    ap.add_argument("--p-values", type=float, nargs="+", default=list(P_VALUES), dest="p_values",
-                    help="p of the block norm (1 = MTL^struct; default 1 4/3 2 4 100)")
+    ap.add_argument(
+        "--p-values",
+        type=float,
+        nargs="+",
+        default=list(P_VALUES),
+        dest="p_values",
+        help="p of the block norm (1 = MTL^struct; default 1 4/3 2 4 100)",
+    )
     ap.add_argument("--templates", nargs="+", choices=list(TEMPLATE_SETS), default=["tp2"])
     ap.add_argument("--seeds", type=int, nargs="+", default=[0])
-    ap.add_argument("--tasks", nargs="+", choices=["pku", "esp"], default=["pku"],
-                    help="PKU word segmentation and/or CoNLL-2002 Spanish NER (default pku)")
+    ap.add_argument(
+        "--tasks",
+        nargs="+",
+        choices=["pku", "esp"],
+        default=["pku"],
+        help="PKU word segmentation and/or CoNLL-2002 Spanish NER (default pku)",
+    )
     ap.add_argument("--ner", action="store_true", help="also CoNLL-2002 Spanish NER (same as adding esp to --tasks)")
-    ap.add_argument("--ner-C", type=float, default=10000.0, dest="ner_C",
-                    help="C of the Spanish fits (default 1e4, chosen on esp.testa by conll2002_ner.py)")
-    ap.add_argument("--ner-min-count", type=int, default=2, dest="ner_min_count",
-                    help="keep Spanish features seen at least this often (default 2)")
-    ap.add_argument("--ner-selected", nargs="+", default=None, dest="ner_selected",
-                    help="Spanish templates kept (default: all 134); Table 8's small set is MTL's top 20")
+    ap.add_argument(
+        "--ner-C",
+        type=float,
+        default=10000.0,
+        dest="ner_C",
+        help="C of the Spanish fits (default 1e4, chosen on esp.testa by conll2002_ner.py)",
+    )
+    ap.add_argument(
+        "--ner-min-count",
+        type=int,
+        default=2,
+        dest="ner_min_count",
+        help="keep Spanish features seen at least this often (default 2)",
+    )
+    ap.add_argument(
+        "--ner-selected",
+        nargs="+",
+        default=None,
+        dest="ner_selected",
+        help="Spanish templates kept (default: all 134); Table 8's small set is MTL's top 20",
+    )
     ap.add_argument("--ner-max-sentences", type=int, default=None, dest="ner_max_sentences")
     args = ap.parse_args(argv)
     if args.render is not None:
@@ -302,10 +420,13 @@ def main(argv=None):
     def record(row):
         row["weights_summary"] = weight_summary(row["template_weights"])
         rows.append(row)
-        print(f"{row['task']} {row['templates'].upper()} seed {row['seed']} p={_p_name(row['p'])}: F1 {row['f1']:.2f}  "
-              f"train {row['train_s']:.0f} s  {row['iterations']} it  "
-              f"gap {row['gap']:.3g} ({row['relative_gap']:.2%})  "
-              f"active {row['n_active_templates']}/{row['n_templates']}  {row['status']}", flush=True)
+        print(
+            f"{row['task']} {row['templates'].upper()} seed {row['seed']} p={_p_name(row['p'])}: F1 {row['f1']:.2f}  "
+            f"train {row['train_s']:.0f} s  {row['iterations']} it  "
+            f"gap {row['gap']:.3g} ({row['relative_gap']:.2%})  "
+            f"active {row['n_active_templates']}/{row['n_templates']}  {row['status']}",
+            flush=True,
+        )
         write_table(rows, meta, args.out)
 
     for seed in args.seeds if "pku" in tasks else ():

@@ -10,6 +10,7 @@ Methods: ``mtl`` (MTL^struct, p = 1, QCQP), ``ssvm`` (1-slack structural SVM), `
 (p-block norm, ``--p``), ``spom`` (the online proximal solver on the MTL objective; no
 certificate, its objective is compared with MTL^struct's certified lower bound when both ran).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,8 +27,9 @@ import numpy as np
 
 from problems.metrics.chunking import chunk_f1
 from problems.sequence.tagger import SequenceTagger
+from problems.solvers import SPOM, CuttingPlane
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the repository root
 METHODS = ("mtl", "ssvm", "pmtl", "spom")
 
 
@@ -38,12 +40,25 @@ def peak_rss_bytes() -> int:
 
 def make_tagger(method, C, templates, args):
     """The estimator of one row (keyword arguments from the command line)."""
-    common = dict(C=C, eps=args.eps * C, max_iter=args.max_iter, prune_after=args.prune_after,
-                  time_limit=args.time_limit, executor=args.executor, n_workers=args.workers,
-                  memory_limit=args.memory_limit, min_count=args.min_count, verbose=args.verbose)
+    run = dict(time_limit=args.time_limit, executor=args.executor, n_workers=args.workers, verbose=args.verbose)
     if method == "spom":
-        return SequenceTagger(templates, regularizer="mtl", solver="spom", epochs=args.epochs, **common)
-    return SequenceTagger(templates, regularizer=method, p=args.p, **common)
+        return SequenceTagger(
+            templates, C=C, regularizer="mtl", min_count=args.min_count, solver=SPOM(epochs=args.epochs, **run)
+        )
+    return SequenceTagger(
+        templates,
+        C=C,
+        regularizer=method,
+        p=args.p,
+        min_count=args.min_count,
+        solver=CuttingPlane(
+            eps=args.eps * C,
+            max_iter=args.max_iter,
+            prune_after=args.prune_after,
+            memory_limit=args.memory_limit,
+            **run,
+        ),
+    )
 
 
 def run_one(method, C, train, test, dev, templates, args):
@@ -61,18 +76,31 @@ def run_one(method, C, train, test, dev, templates, args):
     name = {"pmtl": f"pmtl(p={args.p:g})", "spom": "spom(mtl)"}.get(method, method)
     gap = est.gap_
     return {
-        "method": name, "C": C, "eps": args.eps * C, "test_f1": score.f1, "precision": score.precision,
-        "recall": score.recall, "dev_f1": dev_f1, "train_f1": train_f1, "train_s": fit_s,
+        "method": name,
+        "C": C,
+        "eps": args.eps * C,
+        "test_f1": score.f1,
+        "precision": score.precision,
+        "recall": score.recall,
+        "dev_f1": dev_f1,
+        "train_f1": train_f1,
+        "train_s": fit_s,
         "oracle_s": float(getattr(res, "oracle_time_s", float("nan"))),
         "solver_s": float(getattr(res, "solver_time_s", float("nan"))),
-        "iterations": est.n_iter_, "status": res.status, "objective": est.objective_,
-        "lower_bound": est.lower_bound_, "gap": gap,
+        "iterations": est.n_iter_,
+        "status": res.status,
+        "objective": est.objective_,
+        "lower_bound": est.lower_bound_,
+        "gap": gap,
         "relative_gap": None if gap is None else gap / max(abs(est.objective_), 1e-300),
-        "n_templates": len(est.template_weights_), "n_active_templates": est.n_active_templates_,
+        "n_templates": len(est.template_weights_),
+        "n_active_templates": est.n_active_templates_,
         "inactive_templates": sorted(set(est.template_weights_) - set(est.active_templates_)),
         "template_weights": {k: float(v) for k, v in est.template_weights_.items()},
         "template_norms": {k: float(v) for k, v in est.template_norms_.items()},
-        "predict_s": pred_s, "n_features": int(est.feature_index_.n_features_), "n_labels": len(est.labels_),
+        "predict_s": pred_s,
+        "n_features": int(est.feature_index_.n_features_),
+        "n_labels": len(est.labels_),
         "peak_working_set_bytes": int(getattr(res, "peak_working_set_bytes", 0) or 0),
         "peak_rss_bytes": peak_rss_bytes(),
     }
@@ -94,10 +122,18 @@ def _target_lines(rows, meta):
         return []
     best = max(mine, key=lambda r: r["test_f1"])
     certified = [r for r in mine if r["status"] == "converged" and r["test_f1"] >= value]
-    verdict = ("reached" if certified else
-               "reached only by a run that did not converge" if best["test_f1"] >= value else "not reached")
-    return ["", f"Target ({target['source']}): {method} test F1 >= {value:g}: {verdict}; best {method} row "
-                f"C={best['C']:g}: F1 {best['test_f1']:.2f} ({best['status']})."]
+    verdict = (
+        "reached"
+        if certified
+        else "reached only by a run that did not converge"
+        if best["test_f1"] >= value
+        else "not reached"
+    )
+    return [
+        "",
+        f"Target ({target['source']}): {method} test F1 >= {value:g}: {verdict}; best {method} row "
+        f"C={best['C']:g}: F1 {best['test_f1']:.2f} ({best['status']}).",
+    ]
 
 
 def _dev_choice_lines(rows):
@@ -108,9 +144,11 @@ def _dev_choice_lines(rows):
         if len({r["C"] for r in mine}) < 2:
             continue
         best = max(mine, key=lambda r: r["dev_f1"])
-        out.append(f"- {method}: C = {best['C']:g} by dev F1 ({best['dev_f1']:.2f}, among C = "
-                   + ", ".join(f"{r['C']:g}" for r in sorted(mine, key=lambda r: r["C"]))
-                   + f"): test F1 {best['test_f1']:.2f} ({best['status']}).")
+        out.append(
+            f"- {method}: C = {best['C']:g} by dev F1 ({best['dev_f1']:.2f}, among C = "
+            + ", ".join(f"{r['C']:g}" for r in sorted(mine, key=lambda r: r["C"]))
+            + f"): test F1 {best['test_f1']:.2f} ({best['status']})."
+        )
     return ["", "C chosen on the dev set (per method):", ""] + out if out else []
 
 
@@ -122,23 +160,34 @@ def _online_vs_batch_lines(rows):
             continue
         ref = next((m for m in rows if m["method"] == "mtl" and m["C"] == r["C"] and m.get("lower_bound")), None)
         if ref is not None:
-            out.append(f"- {r['method']} C={r['C']:g}: objective {r['objective']:.6g} after {r['iterations']} epochs, "
-                       f"{(r['objective'] - ref['lower_bound']) / abs(ref['lower_bound']):.1%} above MTL^struct's "
-                       f"certified lower bound {ref['lower_bound']:.6g} (MTL^struct: objective {ref['objective']:.6g}, "
-                       f"{ref['status']}, {ref['train_s']:.0f} s; SPOM {r['train_s']:.0f} s).")
+            out.append(
+                f"- {r['method']} C={r['C']:g}: objective {r['objective']:.6g} after {r['iterations']} epochs, "
+                f"{(r['objective'] - ref['lower_bound']) / abs(ref['lower_bound']):.1%} above MTL^struct's "
+                f"certified lower bound {ref['lower_bound']:.6g} (MTL^struct: objective {ref['objective']:.6g}, "
+                f"{ref['status']}, {ref['train_s']:.0f} s; SPOM {r['train_s']:.0f} s)."
+            )
     return ["", "The online solver against the certified batch one (same objective F):", ""] + out if out else []
 
 
 def sources_note(meta):
     """Header words naming the other runs merged into the page and the re-rendering command."""
-    text = "".join(f"; with the rows of `{m['command']}` on {m['date']} (load average before {m['load_before']})"
-                   for m in meta.get("also", []))
+    text = "".join(
+        f"; with the rows of `{m['command']}` on {m['date']} (load average before {m['load_before']})"
+        for m in meta.get("also", [])
+    )
     r = meta.get("rendered")
     if not r:
         return text
-    return (text + f"; page rendered from the runs' JSON by `{r['command']}` on {r['date']}"
-            + (f"; {len(r['replaced'])} rows of earlier runs replaced by a later run of the same fit "
-               f"({'; '.join(r['replaced'])})" if r.get("replaced") else ""))
+    return (
+        text
+        + f"; page rendered from the runs' JSON by `{r['command']}` on {r['date']}"
+        + (
+            f"; {len(r['replaced'])} rows of earlier runs replaced by a later run of the same fit "
+            f"({'; '.join(r['replaced'])})"
+            if r.get("replaced")
+            else ""
+        )
+    )
 
 
 def merge_rows(paths, datas, key, fill=None):
@@ -182,9 +231,15 @@ def merged_meta(datas, script, argv):
     for data in datas[1:]:
         m = data["meta"]
         also += [{k: m[k] for k in ("command", "date", "load_before")}] + list(m.get("also", []))
-    return dict(first, also=also, rendered={
-        "command": f"python examples/{script} " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "date": time.strftime("%Y-%m-%d %H:%M")})
+    return dict(
+        first,
+        also=also,
+        rendered={
+            "command": f"python -m benchmarks.reproductions.{Path(script).stem} "
+            + " ".join(argv if argv is not None else sys.argv[1:]),
+            "date": time.strftime("%Y-%m-%d %H:%M"),
+        },
+    )
 
 
 def fit_key(row):
@@ -212,8 +267,11 @@ def render(paths, out, argv, script, title, description, target=None, target_sou
         m = data["meta"]
         for key in MERGE_KEYS:  # a setting both runs recorded (older runs did not record every key)
             if key in m and key in meta and m[key] != meta[key]:
-                raise InputError(f"run differs from {paths[0]}: {key} = {m[key]!r}, expected {meta[key]!r}",
-                                 path=str(path), field=key)
+                raise InputError(
+                    f"run differs from {paths[0]}: {key} = {m[key]!r}, expected {meta[key]!r}",
+                    path=str(path),
+                    field=key,
+                )
     rows, meta["rendered"]["replaced"] = merge_rows(paths, datas, fit_key)
     if target is not None:  # --target-f1 given to the rendering
         meta["target"] = {"method": "mtl", "f1": float(target), "source": target_source}
@@ -225,13 +283,15 @@ def render(paths, out, argv, script, title, description, target=None, target_sou
 def write_table(rows, meta, out, title, description):
     out.parent.mkdir(parents=True, exist_ok=True)
     lines = [
-        f"# {title}", "",
+        f"# {title}",
+        "",
         f"Produced by `{meta['command']}` on {meta['date']} ({meta['machine']}, load average before the run "
         f"{meta['load_before']}){sources_note(meta)}. Train {meta['n_train']} sentences / {meta['n_train_tokens']} tokens, "
         f"test {meta['n_test']} / {meta['n_test_tokens']}{meta.get('dev_text', '')}. {description} "
         "Objective, bound and gap on F = Omega(w) + C * mean Hamming loss; memory limit of the working set: "
         f"{meta['memory_limit']}; features seen fewer than {meta.get('min_count', 1)} times dropped"
-        f"{' (none)' if meta.get('min_count', 1) <= 1 else ''}.", "",
+        f"{' (none)' if meta.get('min_count', 1) <= 1 else ''}.",
+        "",
         "| method | C | test F1 | P | R | dev F1 | train F1 | train s | iterations | status | objective | certified gap (rel.) "
         "| active templates | features | working-set peak MiB | process peak RSS MiB |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
@@ -242,18 +302,24 @@ def write_table(rows, meta, out, title, description):
             f"| {r['method']} | {r['C']:g} | {r['test_f1']:.2f} | {r['precision']:.2f} | {r['recall']:.2f} "
             f"| {_fmt(r['dev_f1'], '.2f')} | {_fmt(r.get('train_f1'), '.2f')} | {r['train_s']:.0f} | {r['iterations']} | {r['status']} "
             f"| {r['objective']:.4g} | {gap} | {r['n_active_templates']}/{r['n_templates']} | {r['n_features']} "
-            f"| {r['peak_working_set_bytes'] / 2**20:.0f} | {r['peak_rss_bytes'] / 2**20:.0f} |")
+            f"| {r['peak_working_set_bytes'] / 2**20:.0f} | {r['peak_rss_bytes'] / 2**20:.0f} |"
+        )
     lines += _target_lines(rows, meta) + _dev_choice_lines(rows) + _online_vs_batch_lines(rows)
     lines += ["", "Inactive templates (weight below 1e-5 of the largest):", ""]
     lines += [f"- {r['method']} C={r['C']:g}: {', '.join(r['inactive_templates']) or 'none'}" for r in rows]
-    lines += ["", "Share of each template in sum_j ||w_j|| (MTL^struct's weight mu_j at its optimum), largest "
-              "first:", ""]
+    lines += [
+        "",
+        "Share of each template in sum_j ||w_j|| (MTL^struct's weight mu_j at its optimum), largest first:",
+        "",
+    ]
     for r in rows:
         norms = r.get("template_norms") or {}
         total = sum(norms.values())
         if total > 0:
-            lines.append(f"- {r['method']} C={r['C']:g}: " + ", ".join(
-                f"{k} {v / total:.3f}" for k, v in sorted(norms.items(), key=lambda kv: -kv[1])))
+            lines.append(
+                f"- {r['method']} C={r['C']:g}: "
+                + ", ".join(f"{k} {v / total:.3f}" for k, v in sorted(norms.items(), key=lambda kv: -kv[1]))
+            )
     out.write_text("\n".join(lines) + "\n")
     out.with_suffix(".json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")
 
@@ -267,21 +333,46 @@ def parser(description, default_out, default_C=(100.0,), default_methods=("mtl",
     ap.add_argument("--max-iter", type=int, default=2000, dest="max_iter")
     ap.add_argument("--epochs", type=int, default=20, help="SPOM epochs (default 20)")
     ap.add_argument("--time-limit", type=float, default=None, dest="time_limit")
-    ap.add_argument("--prune-after", type=int, default=10, dest="prune_after",
-                    help="drop cuts whose dual weight stayed zero this many iterations (default 10)")
-    ap.add_argument("--memory-limit", type=float, default=None, dest="memory_limit",
-                    help="bytes for the working set (aggregation of the oldest cuts beyond it)")
+    ap.add_argument(
+        "--prune-after",
+        type=int,
+        default=10,
+        dest="prune_after",
+        help="drop cuts whose dual weight stayed zero this many iterations (default 10)",
+    )
+    ap.add_argument(
+        "--memory-limit",
+        type=float,
+        default=None,
+        dest="memory_limit",
+        help="bytes for the working set (aggregation of the oldest cuts beyond it)",
+    )
     ap.add_argument("--max-sentences", type=int, default=None, dest="max_sentences")
-    ap.add_argument("--min-count", type=int, default=1, dest="min_count",
-                    help="keep features seen at least this often in training (CRF++'s -f; default 1: all)")
+    ap.add_argument(
+        "--min-count",
+        type=int,
+        default=1,
+        dest="min_count",
+        help="keep features seen at least this often in training (CRF++'s -f; default 1: all)",
+    )
     ap.add_argument("--executor", default="threads", choices=["serial", "threads"])
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--out", type=Path, default=default_out)
-    ap.add_argument("--target-f1", type=float, default=None, dest="target_f1",
-                    help="check the MTL^struct rows against this test F1 (a line under the table)")
+    ap.add_argument(
+        "--target-f1",
+        type=float,
+        default=None,
+        dest="target_f1",
+        help="check the MTL^struct rows against this test F1 (a line under the table)",
+    )
     ap.add_argument("--verbose", action="store_true")
-    ap.add_argument("--render", nargs="+", default=None, metavar="JSON",
-                    help="only rewrite the page (--out) from the rows of previous runs' JSON (no training)")
+    ap.add_argument(
+        "--render",
+        nargs="+",
+        default=None,
+        metavar="JSON",
+        help="only rewrite the page (--out) from the rows of previous runs' JSON (no training)",
+    )
     return ap
 
 
@@ -292,14 +383,22 @@ def run(args, argv, script, train, test, dev, templates, title, description):
         args.memory_limit = int(args.memory_limit)
     if args.max_sentences:
         train.inputs, train.labels = train.inputs[: args.max_sentences], train.labels[: args.max_sentences]
-    meta = {"command": f"python examples/{script} " + " ".join(argv if argv is not None else sys.argv[1:]),
-            "date": time.strftime("%Y-%m-%d %H:%M"), "machine": f"{platform.machine()}, {platform.python_version()}",
-            "load_before": " ".join(f"{x:.1f}" for x in os.getloadavg()),
-            "n_train": len(train.inputs), "n_train_tokens": int(sum(map(len, train.inputs))),
-            "n_test": len(test.inputs), "n_test_tokens": int(sum(map(len, test.inputs))),
-            "memory_limit": "none" if args.memory_limit is None else f"{args.memory_limit / 2**20:.0f} MiB",
-            "min_count": args.min_count, "templates": getattr(args, "templates", None),
-            "selected": getattr(args, "selected", None), "description": description}
+    meta = {
+        "command": f"python -m benchmarks.reproductions.{Path(script).stem} "
+        + " ".join(argv if argv is not None else sys.argv[1:]),
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "machine": f"{platform.machine()}, {platform.python_version()}",
+        "load_before": " ".join(f"{x:.1f}" for x in os.getloadavg()),
+        "n_train": len(train.inputs),
+        "n_train_tokens": int(sum(map(len, train.inputs))),
+        "n_test": len(test.inputs),
+        "n_test_tokens": int(sum(map(len, test.inputs))),
+        "memory_limit": "none" if args.memory_limit is None else f"{args.memory_limit / 2**20:.0f} MiB",
+        "min_count": args.min_count,
+        "templates": getattr(args, "templates", None),
+        "selected": getattr(args, "selected", None),
+        "description": description,
+    }
     if getattr(args, "target_f1", None) is not None:
         meta["target"] = {"method": "mtl", "f1": args.target_f1, "source": getattr(args, "target_source", "issue")}
     if dev is not None:
@@ -311,9 +410,12 @@ def run(args, argv, script, train, test, dev, templates, title, description):
             row = run_one(method, C, train, test, dev, templates, args)
             rows.append(row)
             gap = "-" if row["gap"] is None else f"{row['gap']:.3g} ({row['relative_gap']:.2%})"
-            print(f"{row['method']:>9} C={C:g}: F1 {row['test_f1']:.2f}  train {row['train_s']:.0f} s  "
-                  f"{row['iterations']} it  gap {gap}  active {row['n_active_templates']}/{row['n_templates']}  "
-                  f"{row['status']}  peak RSS {row['peak_rss_bytes'] / 2**20:.0f} MiB", flush=True)
+            print(
+                f"{row['method']:>9} C={C:g}: F1 {row['test_f1']:.2f}  train {row['train_s']:.0f} s  "
+                f"{row['iterations']} it  gap {gap}  active {row['n_active_templates']}/{row['n_templates']}  "
+                f"{row['status']}  peak RSS {row['peak_rss_bytes'] / 2**20:.0f} MiB",
+                flush=True,
+            )
             write_table(rows, meta, args.out, title, description)
     print(f"table written to {args.out}")
     return 0

@@ -2,6 +2,7 @@
 
 Imported on first use: :func:`cutplane.online.spom`, :class:`cutplane.online.SPOMResult`, ...
 """
+
 from __future__ import annotations
 
 import importlib
@@ -20,18 +21,12 @@ _LAZY = {
     "GroupLasso": ("cutplane.online.group_terms", "GroupLasso"),
     "GroupPower": ("cutplane.online.group_terms", "GroupPower"),
     "as_group_terms": ("cutplane.online.group_terms", "as_group_terms"),
-    "ExampleSubgradient": ("cutplane.online.example_oracles", "ExampleSubgradient"),
-    "ExampleOracle": ("cutplane.online.example_oracles", "ExampleOracle"),
+    "ExampleSubgradient": ("cutplane.cuts", "ExampleSubgradient"),
+    "ExampleOracle": ("cutplane.protocols", "ExampleOracle"),
     "as_example_oracle": ("cutplane.online.example_oracles", "as_example_oracle"),
     "tune_eta0": ("cutplane.online.learning_rates", "tune_eta0"),
-    # the functions pegasos / wrapper_mkl share their modules' names: import them from the modules
+    # the function pegasos shares its module's name: import it from the module
     "PegasosResult": ("cutplane.online.pegasos", "PegasosResult"),
-    "gauss_seidel_mkl": ("cutplane.online.wrapper_mkl", "gauss_seidel_mkl"),
-    "simple_mkl": ("cutplane.online.wrapper_mkl", "simple_mkl"),
-    "WrapperMKLResult": ("cutplane.online.wrapper_mkl", "WrapperMKLResult"),
-    "WrapperMKLHistory": ("cutplane.online.wrapper_mkl", "WrapperMKLHistory"),
-    "KernelSPOMResult": ("cutplane.online.kernel_spom", "KernelSPOMResult"),
-    "PrecomputedKernelExamples": ("cutplane.online.kernel_spom", "PrecomputedKernelExamples"),
 }
 
 __all__ = sorted(_LAZY) + ["spom"]

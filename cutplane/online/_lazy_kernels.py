@@ -6,11 +6,19 @@ generation of each group, ``s`` the scales, ``sq`` the squared norms of ``v`` pe
 ``track``: ``S`` the per-group sums of scales, ``acc`` / ``frozen`` per-coordinate sums and
 ``gen_S`` the value of ``S`` at the end of each finished generation.
 """
+
 from __future__ import annotations
 
 from numba import njit
 
-__all__ = ["gather_kernel", "dense_kernel", "dense_range_kernel", "dead_groups_kernel", "add_kernel", "renormalise_kernel"]
+__all__ = [
+    "gather_kernel",
+    "dense_kernel",
+    "dense_range_kernel",
+    "dead_groups_kernel",
+    "add_kernel",
+    "renormalise_kernel",
+]
 
 
 @njit(cache=True, nogil=True)

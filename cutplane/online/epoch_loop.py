@@ -1,18 +1,19 @@
 """The epoch loop of SPOM, shared by the explicit and the kernelised forms.
 
 :func:`run_epochs` runs the rounds of :func:`cutplane.online.spom.spom` and
-:func:`cutplane.online.kernel_spom.kernel_spom`: the optional choice of ``eta0`` on a
+:func:`problems.mkl.kernel_spom.kernel_spom`: the optional choice of ``eta0`` on a
 subsample (:func:`cutplane.online.learning_rates.tune_eta0`), one permutation of the examples
 per epoch drawn from ``np.random.default_rng(seed)``, a step per example, the objective
 evaluated at every epoch end (and every ``eval_every`` rounds), the callback, the time limit,
 Ctrl-C, and the tqdm bar; it hands back an :class:`EpochRun`. Each evaluation is logged at INFO
 on the ``"cutplane.online"`` logger.
 """
+
 from __future__ import annotations
 
 import logging
 import time
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -26,7 +27,7 @@ logger = logging.getLogger("cutplane.online")
 class EpochRun(NamedTuple):
     """What :func:`run_epochs` hands back to the function that builds the result."""
 
-    state: object
+    state: Any
     history: SPOMHistory
     status: str
     epochs: int
@@ -36,9 +37,28 @@ class EpochRun(NamedTuple):
     tuning: dict
 
 
-def run_epochs(make, objective, n, risk0, radius, t_start, *, epochs, eta0, schedule, seed, eval_every,
-               callback, time_limit, verbose, eta_grid, tune_samples, tune_epochs, desc="spom") -> EpochRun:
-    """The epoch loop shared by :func:`spom` and :func:`cutplane.online.kernel_spom.kernel_spom`.
+def run_epochs(
+    make,
+    objective,
+    n,
+    risk0,
+    radius,
+    t_start,
+    *,
+    epochs,
+    eta0,
+    schedule,
+    seed,
+    eval_every,
+    callback,
+    time_limit,
+    verbose,
+    eta_grid,
+    tune_samples,
+    tune_epochs,
+    desc="spom",
+) -> EpochRun:
+    """The epoch loop shared by :func:`spom` and :func:`problems.mkl.kernel_spom.kernel_spom`.
 
     Parameters
     ----------
@@ -83,12 +103,21 @@ def run_epochs(make, objective, n, risk0, radius, t_start, *, epochs, eta0, sche
         nonlocal eval_time, loss_sum, loss_count
         e0 = time.perf_counter()
         obj, w = objective(state)
-        rows.append((state.t, state.t / n, obj, train_time, time.perf_counter() - t_start,
-                     loss_sum / loss_count if loss_count else np.nan))
+        rows.append(
+            (
+                state.t,
+                state.t / n,
+                obj,
+                train_time,
+                time.perf_counter() - t_start,
+                loss_sum / loss_count if loss_count else np.nan,
+            )
+        )
         loss_sum, loss_count = 0.0, 0
         info = SPOMInfo(state.t, state.t / n, obj, train_time, time.perf_counter() - t_start, w)
-        logger.info("%s round %d (%.3g passes): objective %.10g, train %.3g s", desc, info.rounds, info.passes,
-                    obj, train_time)
+        logger.info(
+            "%s round %d (%.3g passes): objective %.10g, train %.3g s", desc, info.rounds, info.passes, obj, train_time
+        )
         stop = bool(callback(info)) if callback is not None else False
         eval_time += time.perf_counter() - e0
         return stop
@@ -131,5 +160,4 @@ def run_epochs(make, objective, n, risk0, radius, t_start, *, epochs, eta0, sche
     finally:
         if bar is not None:
             bar.close()
-    return EpochRun(state, SPOMHistory.from_rows(rows), status, epochs_done, train_time, eval_time, tune_time,
-                    tuning)
+    return EpochRun(state, SPOMHistory.from_rows(rows), status, epochs_done, train_time, eval_time, tune_time, tuning)

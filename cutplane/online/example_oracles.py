@@ -1,4 +1,7 @@
-r"""The per-example oracle protocol of SPOM, and adapters for the package's structured oracles.
+r"""Adapters from the package's structured oracles to SPOM's per-example protocol.
+
+The protocol itself is :class:`cutplane.protocols.ExampleOracle` and its result type
+:class:`cutplane.cuts.ExampleSubgradient` (both re-exported here).
 
 SPOM (seed 000, Alg. 3 lines 4-7) needs, for one training example ``i`` at the current ``w``,
 the structured hinge ``L_i(w) = max_y [Delta(y_i, y) + <w, Phi(x_i, y) - Phi(x_i, y_i)>]`` and a
@@ -21,60 +24,14 @@ oracle offering only a method on the full ``w`` is wrapped by :func:`as_example_
 materialises ``w`` in O(dim) per round (correct, but slow on large problems). Nothing here
 imports ``oracles``: the adapters are duck-typed (the engine knows no task).
 """
+
 from __future__ import annotations
 
-from typing import NamedTuple, Protocol, runtime_checkable
-
-import numpy as np
-import scipy.sparse as sp
-
+from cutplane.cuts import ExampleSubgradient, sparse_to_subgradient
 from cutplane.exceptions import InputError
+from cutplane.protocols import ExampleOracle
 
 __all__ = ["ExampleSubgradient", "ExampleOracle", "as_example_oracle", "sparse_to_subgradient"]
-
-
-class ExampleSubgradient(NamedTuple):
-    """The loss of one example and a subgradient, as sparse coordinates.
-
-    Attributes
-    ----------
-    value : float
-        ``L_i(w)``.
-    indices : ndarray of shape (nnz,), int64
-        Unique coordinates of the subgradient.
-    values : ndarray of shape (nnz,), float64
-        ``g[indices]``; ``g`` is zero elsewhere.
-    """
-
-    value: float
-    indices: np.ndarray
-    values: np.ndarray
-
-
-@runtime_checkable
-class ExampleOracle(Protocol):
-    """What SPOM calls once per round (see the module docstring)."""
-
-    n_samples: int
-    dim: int
-
-    def example_support(self, i: int):  # pragma: no cover - protocol
-        ...
-
-    def example_subgradient(self, i: int, w_support) -> ExampleSubgradient:  # pragma: no cover
-        ...
-
-
-def sparse_to_subgradient(value: float, slope) -> ExampleSubgradient:
-    """An :class:`ExampleSubgradient` from a (1, dim) scipy sparse or dense (dim,) slope."""
-    if sp.issparse(slope):
-        row = sp.csr_matrix(slope)
-        row.sum_duplicates()
-        row.eliminate_zeros()
-        return ExampleSubgradient(float(value), row.indices.astype(np.int64), row.data.astype(np.float64))
-    g = np.asarray(slope, dtype=np.float64).ravel()
-    nz = np.flatnonzero(g)
-    return ExampleSubgradient(float(value), nz.astype(np.int64), g[nz])
 
 
 class _FullVectorAdapter:
@@ -100,6 +57,7 @@ def _from_example_oracle(oracle):
     def call(i, w):
         res = oracle.example_oracle(w, i)
         return sparse_to_subgradient(res.value, res.cut.slope)
+
     return call
 
 
@@ -107,6 +65,7 @@ def _from_loss_augmented(oracle):
     def call(i, w):
         cut = oracle.loss_augmented(i, w)
         return sparse_to_subgradient(cut.value, -cut.dphi)
+
     return call
 
 
@@ -133,11 +92,14 @@ def as_example_oracle(oracle):
         return oracle
     for attr in ("n_samples", "dim"):
         if not hasattr(oracle, attr):
-            raise InputError(f"{type(oracle).__name__} has no {attr!r}; SPOM needs a per-example oracle",
-                             field="oracle")
+            raise InputError(
+                f"{type(oracle).__name__} has no {attr!r}; SPOM needs a per-example oracle", field="oracle"
+            )
     if hasattr(oracle, "example_oracle"):
         return _FullVectorAdapter(oracle, _from_example_oracle(oracle))
     if hasattr(oracle, "loss_augmented"):
         return _FullVectorAdapter(oracle, _from_loss_augmented(oracle))
-    raise InputError(f"{type(oracle).__name__} offers no per-example method (example_subgradient, "
-                     "example_oracle or loss_augmented)", field="oracle")
+    raise InputError(
+        f"{type(oracle).__name__} offers no per-example method (example_subgradient, example_oracle or loss_augmented)",
+        field="oracle",
+    )

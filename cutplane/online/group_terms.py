@@ -16,6 +16,7 @@ Each term here gives, on group norms:
 A composite regulariser ``Omega = sum_k c_k Omega_k`` is a list of ``(term, c_k)`` pairs
 (:func:`as_group_terms`); SPOM applies the J proximal steps in the order given.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -96,8 +97,9 @@ class GroupLasso:
 
     def __init__(self, weights=None):
         self.weights = None if weights is None else np.asarray(weights, dtype=np.float64)
-        if self.weights is not None and (self.weights.ndim != 1 or np.any(self.weights < 0)
-                                         or not np.all(np.isfinite(self.weights))):
+        if self.weights is not None and (
+            self.weights.ndim != 1 or np.any(self.weights < 0) or not np.all(np.isfinite(self.weights))
+        ):
             raise InputError("weights must be a 1-D array of finite numbers >= 0", field="weights")
 
     def _d(self, b):
@@ -167,8 +169,7 @@ class WeightedTerm(NamedTuple):
 
 def _convert(reg):
     """A regulariser object of the package (or a term) as a group term."""
-    from cutplane.mixed_norm import MixedNorm
-    from cutplane.regularizers import L2
+    from cutplane.regularizers import L2, MixedNorm
 
     if isinstance(reg, (SquaredGroupNorm, GroupLasso, GroupPower)):
         return reg
@@ -178,8 +179,11 @@ def _convert(reg):
         return SquaredGroupNorm(2.0)
     if all(hasattr(reg, a) for a in ("value", "prox_norms", "norm_bound")):
         return reg
-    raise InputError(f"{reg!r} is not a group-norm regulariser SPOM can apply lazily; use MixedNorm, L2, "
-                     "SquaredGroupNorm, GroupLasso, GroupPower or a list of (term, weight)", field="regularizer")
+    raise InputError(
+        f"{reg!r} is not a group-norm regulariser SPOM can apply lazily; use MixedNorm, L2, "
+        "SquaredGroupNorm, GroupLasso, GroupPower or a list of (term, weight)",
+        field="regularizer",
+    )
 
 
 def as_group_terms(regularizer) -> list:
@@ -206,8 +210,11 @@ def as_group_terms(regularizer) -> list:
             term, weight = item
         else:
             term, weight = item, 1.0
-        if isinstance(weight, bool) or not isinstance(weight, numbers.Real) or not (
-                np.isfinite(weight) and weight >= 0):
+        if (
+            isinstance(weight, bool)
+            or not isinstance(weight, numbers.Real)
+            or not (np.isfinite(float(weight)) and float(weight) >= 0)
+        ):
             raise InputError(f"term weight must be a finite number >= 0, got {weight!r}", field="regularizer")
         out.append(WeightedTerm(_convert(term), float(weight)))
     return out

@@ -35,6 +35,7 @@ and :meth:`compact` folds everything in O(dim) (SPOM calls it once per epoch, wh
 evaluates the objective anyway). Between renormalisations ``S_j / s_j`` stays below
 ``1e6 * (rounds since)``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -42,8 +43,14 @@ import numpy as np
 from cutplane.exceptions import InputError
 from cutplane.groups import as_group_ids
 
-from ._lazy_kernels import (add_kernel, dead_groups_kernel, dense_kernel, dense_range_kernel, gather_kernel,
-                             renormalise_kernel)
+from ._lazy_kernels import (
+    add_kernel,
+    dead_groups_kernel,
+    dense_kernel,
+    dense_range_kernel,
+    gather_kernel,
+    renormalise_kernel,
+)
 
 __all__ = ["LazyGroupVector"]
 
@@ -80,15 +87,14 @@ class LazyGroupVector:
             dim = int(np.size(groups))
         self.groups = as_group_ids(groups, int(dim), n_groups)
         self.dim = int(dim)
-        self.n_groups = int(n_groups) if n_groups is not None else (
-            int(self.groups.max()) + 1 if self.dim else 0)
+        self.n_groups = int(n_groups) if n_groups is not None else (int(self.groups.max()) + 1 if self.dim else 0)
         self.track_average = bool(track_average)
         m, d = self.n_groups, self.dim
         self._v = np.zeros(d)
         self._s = np.ones(m)
-        self._sq = np.zeros(m)                      # ||v_j||^2 of the current generation
-        self._gen = np.arange(m, dtype=np.int32)    # current generation id of each group
-        self._cgen = self.groups.astype(np.int32)   # generation id each coordinate was written in
+        self._sq: np.ndarray = np.zeros(m)  # ||v_j||^2 of the current generation
+        self._gen = np.arange(m, dtype=np.int32)  # current generation id of each group
+        self._cgen = self.groups.astype(np.int32)  # generation id each coordinate was written in
         self._gen_group = np.arange(m, dtype=np.intp)  # group of each generation id
         self._n_gen = m
         self._sorted = bool(np.all(self.groups[1:] >= self.groups[:-1])) if d > 1 else True
@@ -185,8 +191,21 @@ class LazyGroupVector:
         if dead_groups_kernel(self._cgen, self._gen_group, self._s, idx, self._dead):
             self._restart(np.flatnonzero(self._dead))
             self._dead[:] = False
-        add_kernel(self._v, self._cgen, self._gen_group, self._gen, self._s, self._sq, idx, vals,
-                   self.track_average, self._S, self._acc, self._frozen, self._gen_S)
+        add_kernel(
+            self._v,
+            self._cgen,
+            self._gen_group,
+            self._gen,
+            self._s,
+            self._sq,
+            idx,
+            vals,
+            self.track_average,
+            self._S,
+            self._acc,
+            self._frozen,
+            self._gen_S,
+        )
 
     def scale_groups(self, factors) -> None:
         """``w_j <- factors_j w_j`` (``factors`` of shape (n_groups,), >= 0); O(m)."""
@@ -224,9 +243,20 @@ class LazyGroupVector:
         order, ptr = self._members
         for j in groups_:  # ranges of coordinates when the groups are contiguous, else member lists
             S_j = float(self._S[j]) if self.track_average else 0.0
-            self._sq[j] = renormalise_kernel(self._v, self._cgen, order, int(ptr[j]), int(ptr[j + 1]),
-                                             int(self._gen[j]), float(self._s[j]), self.track_average, S_j,
-                                             self._acc, self._frozen, self._gen_S)
+            self._sq[j] = renormalise_kernel(
+                self._v,
+                self._cgen,
+                order,
+                int(ptr[j]),
+                int(ptr[j + 1]),
+                int(self._gen[j]),
+                float(self._s[j]),
+                self.track_average,
+                S_j,
+                self._acc,
+                self._frozen,
+                self._gen_S,
+            )
             if self.track_average:
                 self._S[j] = 0.0
             self._s[j] = 1.0
@@ -239,7 +269,7 @@ class LazyGroupVector:
         new_ids = np.arange(self._n_gen, self._n_gen + k, dtype=np.int32)
         if self._n_gen + k > self._gen_group.size:
             grown = np.empty(max(self._n_gen + k, 2 * self._gen_group.size), dtype=np.intp)
-            grown[:self._gen_group.size] = self._gen_group
+            grown[: self._gen_group.size] = self._gen_group
             self._gen_group = grown
         self._gen_group[new_ids] = groups_
         if self.track_average:
@@ -256,7 +286,7 @@ class LazyGroupVector:
     def _ensure_gen_capacity(self, n) -> None:
         if n > self._gen_S.size:
             grown = np.zeros(max(n, 2 * self._gen_S.size))
-            grown[:self._gen_S.size] = self._gen_S
+            grown[: self._gen_S.size] = self._gen_S
             self._gen_S = grown
 
     def compact(self) -> None:

@@ -6,6 +6,7 @@ of the examples (a few hundred to a thousand), so that tuning costs a fraction o
 on the full data; the objective is measured on that subsample,
 ``lam * Omega(w) + mean_{i in subsample} L_i(w)``, at the model SPOM would return.
 """
+
 from __future__ import annotations
 
 import numpy as np

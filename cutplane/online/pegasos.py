@@ -1,6 +1,7 @@
-r"""Structured PEGASOS (Shalev-Shwartz et al. 2007, 2010): the inner SVM of the wrapper MKL methods.
+r"""Structured PEGASOS (Shalev-Shwartz et al. 2007, 2010), with a per-group feature scaling.
 
-It minimises, for a fixed per-group scaling ``s_j = sqrt(beta_j)`` of the features,
+It minimises, for a fixed per-group scaling ``s_j = sqrt(beta_j)`` of the features (the inner
+SVM of a wrapper method for multiple kernel learning, with kernel weights ``beta``),
 
 .. math:: P(u) = \frac{\lambda}{2}\|u\|^2 + \frac1n \sum_{i=1}^n L_i(s \circ u),
 
@@ -21,6 +22,7 @@ updated incrementally and everything is recomputed exactly at the end of each ep
 Each epoch visits the examples in an order drawn from ``np.random.default_rng(seed)`` (pass the
 same Generator to continue a stream across warm-started calls).
 """
+
 from __future__ import annotations
 
 import time
@@ -73,8 +75,18 @@ def pegasos_radius(risk0: float, lam: float) -> float:
     return float(np.sqrt(2.0 * risk0 / lam))
 
 
-def pegasos(oracle, lam, *, epochs=1, scale=None, u0=None, t0=0, radius=None, seed=0, callback=None,
-            ) -> PegasosResult:
+def pegasos(
+    oracle,
+    lam,
+    *,
+    epochs=1,
+    scale=None,
+    u0=None,
+    t0=0,
+    radius=None,
+    seed=0,
+    callback=None,
+) -> PegasosResult:
     """Run structured PEGASOS on ``lam/2 ||u||^2 + mean_i L_i(scale o u)``; see the module docstring.
 
     Parameters
@@ -164,5 +176,4 @@ def pegasos(oracle, lam, *, epochs=1, scale=None, u0=None, t0=0, radius=None, se
         if callback is not None and callback(done, t, z):
             status = "callback"
             break
-    return PegasosResult(u=z, w=s * z, t=t, epochs=done, time_s=elapsed, epoch_losses=np.asarray(losses),
-                         status=status)
+    return PegasosResult(u=z, w=s * z, t=t, epochs=done, time_s=elapsed, epoch_losses=np.asarray(losses), status=status)

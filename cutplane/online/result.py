@@ -1,4 +1,5 @@
 """What :func:`cutplane.online.spom` returns: the model, its objective curve and timings."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -65,7 +66,7 @@ class SPOMHistory:
     online_loss: np.ndarray
 
     @classmethod
-    def from_rows(cls, rows) -> "SPOMHistory":
+    def from_rows(cls, rows) -> SPOMHistory:
         cols = list(zip(*rows)) if rows else [()] * 6
         return cls(np.asarray(cols[0], dtype=np.int64), *(np.asarray(c, dtype=np.float64) for c in cols[1:]))
 
@@ -139,14 +140,18 @@ class SPOMResult:
 
     def summary(self) -> str:
         """A few lines for logs and reports."""
-        return "\n".join([
-            f"SPOM ({'averaged' if self.averaged else 'last'} model): {self.status} after {self.epochs} epochs "
-            f"({self.n_rounds} rounds), {self.time_s:.3g} s training, {self.eval_time_s:.3g} s evaluating",
-            f"  objective {self.objective:.10g}",
-            f"  eta0 {self.eta0:.3g} ({self.schedule}), gamma {self.gamma}, sigma {self.sigma:.3g}",
-            f"  active groups {int(np.count_nonzero(self.group_norms))}/{self.group_norms.size}",
-        ])
+        return "\n".join(
+            [
+                f"SPOM ({'averaged' if self.averaged else 'last'} model): {self.status} after {self.epochs} epochs "
+                f"({self.n_rounds} rounds), {self.time_s:.3g} s training, {self.eval_time_s:.3g} s evaluating",
+                f"  objective {self.objective:.10g}",
+                f"  eta0 {self.eta0:.3g} ({self.schedule}), gamma {self.gamma}, sigma {self.sigma:.3g}",
+                f"  active groups {int(np.count_nonzero(self.group_norms))}/{self.group_norms.size}",
+            ]
+        )
 
     def __repr__(self) -> str:
-        return (f"SPOMResult(status={self.status!r}, objective={self.objective:.8g}, epochs={self.epochs}, "
-                f"time_s={self.time_s:.3g})")
+        return (
+            f"SPOMResult(status={self.status!r}, objective={self.objective:.8g}, epochs={self.epochs}, "
+            f"time_s={self.time_s:.3g})"
+        )

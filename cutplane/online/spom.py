@@ -34,9 +34,10 @@ scale times an unnormalised vector), so a round costs O(nnz + m log m) when the 
 exposes the support of each example; the averaged model is kept lazily as well and the
 vector is compacted (O(dim)) once per epoch, when the objective is evaluated. The
 kernelised form of sec. 3.4 (alpha coefficients, implicit features) is
-:func:`cutplane.online.kernel_spom.kernel_spom`; it shares the epoch loop
+:func:`problems.mkl.kernel_spom.kernel_spom`; it shares the epoch loop
 (:func:`cutplane.online.epoch_loop.run_epochs`, re-exported here with :class:`EpochRun`).
 """
+
 from __future__ import annotations
 
 import time
@@ -44,6 +45,7 @@ import time
 import numpy as np
 
 from cutplane.exceptions import InputError
+from cutplane.protocols import Regularizer
 
 from .epoch_loop import EpochRun, run_epochs
 from .example_oracles import as_example_oracle
@@ -51,7 +53,7 @@ from .group_terms import as_group_terms
 from .lazy_groups import LazyGroupVector
 from .result import SPOMResult
 
-__all__ = ["spom", "OnlineProximal", "run_epochs", "EpochRun"]
+__all__ = ["spom", "OnlineProximal", "run_epochs", "EpochRun", "check_run_params", "projection_radius"]
 
 _SCHEDULES = ("sqrt", "inverse")
 
@@ -76,8 +78,7 @@ class OnlineProximal:
         Keep the running average of the iterates.
     """
 
-    def __init__(self, oracle, terms, lam, groups, n_groups, *, eta0=1.0, schedule="sqrt", gamma=None,
-                 averaged=True):
+    def __init__(self, oracle, terms, lam, groups, n_groups, *, eta0=1.0, schedule="sqrt", gamma=None, averaged=True):
         self.oracle = as_example_oracle(oracle)
         self.terms = list(terms)
         self.lam = float(lam)
@@ -87,8 +88,11 @@ class OnlineProximal:
         self.averaged = bool(averaged)
         self.sigma = self.lam * sum(c * float(getattr(term, "strong_convexity", 0.0)) for term, c in self.terms)
         if schedule == "inverse" and not self.sigma > 0:
-            raise InputError("schedule='inverse' (eta_t = 1/(sigma t)) needs a strongly convex regulariser; "
-                             "the MKL norm 1/2 (sum_j ||w_j||)^2 is not: use schedule='sqrt'", field="schedule")
+            raise InputError(
+                "schedule='inverse' (eta_t = 1/(sigma t)) needs a strongly convex regulariser; "
+                "the MKL norm 1/2 (sum_j ||w_j||)^2 is not: use schedule='sqrt'",
+                field="schedule",
+            )
         self.vec = LazyGroupVector(groups, n_groups, track_average=self.averaged)
         self.t = 0
         self._dense_buf = None
@@ -157,8 +161,8 @@ def _resolve_groups(regularizer, groups, n_groups, dim):
         items = regularizer if isinstance(regularizer, list) else [regularizer]
         for item in items:
             obj = item[0] if isinstance(item, tuple) else item
-            if getattr(obj, "groups", None) is not None:
-                groups, n_groups = obj.groups, n_groups if n_groups is not None else getattr(obj, "n_groups", None)
+            if isinstance(obj, Regularizer) and obj.groups is not None:
+                groups, n_groups = obj.groups, n_groups if n_groups is not None else obj.n_groups
                 break
     if groups is None:
         return np.zeros(dim, dtype=np.intp), 1
@@ -168,7 +172,10 @@ def _resolve_groups(regularizer, groups, n_groups, dim):
     return ids, int(n_groups) if n_groups is not None else (int(ids.max()) + 1 if ids.size else 0)
 
 
-def _projection_radius(gamma, terms, lam, risk0, n_groups):
+def projection_radius(gamma, terms, lam, risk0, n_groups):
+    """The radius of the ball SPOM projects onto: None (no projection), ``gamma``, or for
+    ``gamma="auto"`` the smallest ``norm_bound`` of the weighted terms at the budget
+    ``risk0 / (lam c)``."""
     if gamma is None:
         return None
     if isinstance(gamma, str):
@@ -183,9 +190,28 @@ def _projection_radius(gamma, terms, lam, risk0, n_groups):
     return gamma
 
 
-def spom(oracle, regularizer, lam, *, groups=None, n_groups=None, epochs=20, eta0=None, schedule="sqrt",
-         averaged=True, gamma=None, seed=0, batch_oracle=None, eval_every=None, callback=None, time_limit=None,
-         verbose=False, eta_grid=(0.01, 0.1, 1.0, 10.0), tune_samples=1000, tune_epochs=2) -> SPOMResult:
+def spom(
+    oracle,
+    regularizer,
+    lam,
+    *,
+    groups=None,
+    n_groups=None,
+    epochs=20,
+    eta0=None,
+    schedule="sqrt",
+    averaged=True,
+    gamma=None,
+    seed=0,
+    batch_oracle=None,
+    eval_every=None,
+    callback=None,
+    time_limit=None,
+    verbose=False,
+    eta_grid=(0.01, 0.1, 1.0, 10.0),
+    tune_samples=1000,
+    tune_epochs=2,
+) -> SPOMResult:
     """Run SPOM (seed 000, Alg. 1 / 3) for ``epochs`` passes; see the module docstring.
 
     Parameters
@@ -231,22 +257,20 @@ def spom(oracle, regularizer, lam, *, groups=None, n_groups=None, epochs=20, eta
     """
     ex = as_example_oracle(oracle)
     n, dim = int(ex.n_samples), int(ex.dim)
-    lam = _check_run_params(lam, epochs, schedule, eta0, eval_every)
+    lam = check_run_params(lam, epochs, schedule, eta0, eval_every)
     terms = as_group_terms(regularizer)
     ids, m = _resolve_groups(regularizer, groups, n_groups, dim)
     if batch_oracle is None and callable(oracle) and not hasattr(oracle, "example_subgradient"):
         batch_oracle = oracle
 
     def make(eta0_, gamma_):
-        return OnlineProximal(ex, terms, lam, ids, m, eta0=eta0_, schedule=schedule, gamma=gamma_,
-                              averaged=averaged)
+        return OnlineProximal(ex, terms, lam, ids, m, eta0=eta0_, schedule=schedule, gamma=gamma_, averaged=averaged)
 
     def risk(w):
         if batch_oracle is not None:
             return float(batch_oracle(w).value)
         sup = [ex.example_support(i) for i in range(n)]
-        return float(np.mean([ex.example_subgradient(i, w if s is None else w[s]).value
-                              for i, s in enumerate(sup)]))
+        return float(np.mean([ex.example_subgradient(i, w if s is None else w[s]).value for i, s in enumerate(sup)]))
 
     def objective(state):
         w = state.model()
@@ -254,25 +278,57 @@ def spom(oracle, regularizer, lam, *, groups=None, n_groups=None, epochs=20, eta
 
     t_start = time.perf_counter()
     risk0 = risk(np.zeros(dim))
-    radius = _projection_radius(gamma, terms, lam, risk0, m)
-    run = run_epochs(make, objective, n, risk0, radius, t_start, epochs=epochs, eta0=eta0, schedule=schedule,
-                     seed=seed, eval_every=eval_every, callback=callback, time_limit=time_limit, verbose=verbose,
-                     eta_grid=eta_grid, tune_samples=tune_samples, tune_epochs=tune_epochs)
+    radius = projection_radius(gamma, terms, lam, risk0, m)
+    run = run_epochs(
+        make,
+        objective,
+        n,
+        risk0,
+        radius,
+        t_start,
+        epochs=epochs,
+        eta0=eta0,
+        schedule=schedule,
+        seed=seed,
+        eval_every=eval_every,
+        callback=callback,
+        time_limit=time_limit,
+        verbose=verbose,
+        eta_grid=eta_grid,
+        tune_samples=tune_samples,
+        tune_epochs=tune_epochs,
+    )
     state = run.state
     w = state.model()
     from cutplane.groups import group_norms
 
     norms = group_norms(w, ids, m)
     total = float(norms.sum())
-    return SPOMResult(w=w, w_last=state.w_last(), objective=float(run.history.objective[-1]), group_norms=norms,
-                      kernel_weights=norms / total if total > 0 else np.zeros_like(norms), history=run.history,
-                      n_rounds=state.t, epochs=run.epochs, status=run.status, eta0=float(state.eta0),
-                      schedule=schedule, sigma=float(state.sigma), gamma=radius, averaged=bool(averaged),
-                      lazy=ex.example_support(0) is not None, time_s=run.train_time, eval_time_s=run.eval_time,
-                      tune_time_s=run.tune_time, tuning=run.tuning)
+    return SPOMResult(
+        w=w,
+        w_last=state.w_last(),
+        objective=float(run.history.objective[-1]),
+        group_norms=norms,
+        kernel_weights=norms / total if total > 0 else np.zeros_like(norms),
+        history=run.history,
+        n_rounds=state.t,
+        epochs=run.epochs,
+        status=run.status,
+        eta0=float(state.eta0),
+        schedule=schedule,
+        sigma=float(state.sigma),
+        gamma=radius,
+        averaged=bool(averaged),
+        lazy=ex.example_support(0) is not None,
+        time_s=run.train_time,
+        eval_time_s=run.eval_time,
+        tune_time_s=run.tune_time,
+        tuning=run.tuning,
+    )
 
 
-def _check_run_params(lam, epochs, schedule, eta0, eval_every) -> float:
+def check_run_params(lam, epochs, schedule, eta0, eval_every) -> float:
+    """Check the run parameters shared by SPOM and its kernel variant; returns ``lam`` as float."""
     lam = float(lam)
     if not (np.isfinite(lam) and lam > 0):
         raise InputError(f"lam must be finite and > 0, got {lam}", field="lam")

@@ -7,19 +7,19 @@ Hessian of the face, ``M = Z^T H_SS Z`` in a basis ``Z = [e_r - e_r0]`` of ``sum
 factorised, ``M = L L^T``, and updated when ``S`` changes: a coordinate that enters borders ``L``
 with one row (``O(s^2)``), one that leaves has its row deleted and the triangle restored by Givens
 rotations (``O(s^2)``); only when the reference ``r0`` leaves, or a face is singular, is the factor
-rebuilt (``O(s^3)``, ``r0`` the smallest index of ``S``, as in the first version). The singularity
+rebuilt (``O(s^3)``, ``r0`` the smallest index of ``S``, as in the first version).
+The factor's functions come first: :func:`_append` borders it, :func:`_remove` deletes a row and
+restores the triangle, :func:`_refactor` rebuilds it, :func:`_face_step` is the Newton step on the
+face, or a null direction of ``M`` when the face is numerically singular (:func:`_usable`). The singularity
 test is that of the Python version, ``min L_ii^2 > rtol max |M_ii|`` (an updated factor that fails
 it is rebuilt and tested again); on a singular face ``p`` is the eigenvector of the smallest
-eigenvalue of ``M`` (``np.linalg.eigh``), a direction with ``H_SS p ~ 0``. The factor's functions
-are in :mod:`cutplane.reduced._face_factor` (numba's cache of this kernel does not see edits there:
-see that module).
+eigenvalue of ``M`` (``np.linalg.eigh``), a direction with ``H_SS p ~ 0``.
 """
+
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
-
-from ._face_factor import _append, _face_step, _remove
 
 __all__ = ["active_set_kernel"]
 
@@ -27,6 +27,172 @@ _STATUS_OK = 0
 _STATUS_NONFINITE = 1
 
 
+# ------------------------------------------------------------------ the face factor
+# The face factor: ``M = Z^T H_SS Z`` in the basis ``Z = [e_r - e_r0 : r in order[:m]]`` of
+# ``sum p = 0`` (``r0`` a member of ``S``, ``order`` the others in the order they were factorised),
+# ``M = L L^T`` with ``L`` in the leading ``m x m`` block of an ``(n, n)`` buffer, ``Mdiag`` its
+# diagonal, ``pos[r]`` the place of ``r`` in ``order`` (-1 for ``r0``), ``meta = [m, r0, valid]``.
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _m_entry(Hs, r0, a, b):
+    return Hs[a, b] - Hs[a, r0] - Hs[b, r0] + Hs[r0, r0]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _append(Hs, j, L, order, pos, Mdiag, meta):
+    """Border the factor with ``e_j - e_r0`` (``O(m^2)``); an invalid factor when the pivot is not > 0."""
+    if meta[2] == 0:
+        return
+    m = meta[0]
+    r0 = meta[1]
+    d2 = _m_entry(Hs, r0, j, j)
+    Mdiag[m] = d2
+    for a in range(m):  # L[m, :m] = L^{-1} M[:m, m]
+        v = _m_entry(Hs, r0, order[a], j)
+        for k in range(a):
+            v -= L[a, k] * L[m, k]
+        v /= L[a, a]
+        L[m, a] = v
+        d2 -= v * v
+    if not (d2 > 0.0 and np.isfinite(d2)):
+        meta[2] = 0
+        return
+    L[m, m] = np.sqrt(d2)
+    order[m] = j
+    pos[j] = m
+    meta[0] = m + 1
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _refactor(Hs, idx, s, L, order, pos, Mdiag, meta):
+    """A fresh factor of the face of ``S = idx[:s]`` with ``r0 = idx[0]`` (``O(s^3)``)."""
+    meta[0] = 0
+    meta[1] = idx[0]
+    meta[2] = 1
+    pos[idx[0]] = -1
+    for k in range(1, s):
+        _append(Hs, idx[k], L, order, pos, Mdiag, meta)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _remove(r, L, order, pos, Mdiag, meta):
+    """Drop ``r`` from the factor: delete its row, restore the triangle by Givens rotations of
+    adjacent columns (``O(m^2)``); removing ``r0`` invalidates the factor (rebuilt on use)."""
+    if meta[2] == 0:
+        return
+    if r == meta[1]:
+        meta[2] = 0
+        return
+    m = meta[0]
+    q = pos[r]
+    for i in range(q, m - 1):
+        for k in range(i + 2):
+            L[i, k] = L[i + 1, k]
+        order[i] = order[i + 1]
+        pos[order[i]] = i
+        Mdiag[i] = Mdiag[i + 1]
+    for k in range(q, m - 1):  # row k has one entry above the diagonal, L[k, k+1]
+        x = L[k, k]
+        y = L[k, k + 1]
+        h = np.hypot(x, y)
+        if not h > 0.0:
+            meta[2] = 0
+            return
+        cs = x / h
+        sn = y / h
+        for i in range(k, m - 1):
+            u = L[i, k]
+            v = L[i, k + 1]
+            L[i, k] = cs * u + sn * v
+            L[i, k + 1] = cs * v - sn * u
+        L[k, k + 1] = 0.0
+    meta[0] = m - 1
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _usable(L, Mdiag, m, rtol):
+    """The singularity test: ``min L_ii^2 > rtol max |M_ii|``."""
+    diag_max = 0.0
+    for i in range(m):
+        diag_max = max(diag_max, abs(Mdiag[i]))
+    if not diag_max > 0.0:
+        return False
+    for i in range(m):
+        if not L[i, i] * L[i, i] > rtol * diag_max:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _face_step(Hs, idx, s, g, p, rtol, L, order, pos, Mdiag, meta):
+    """Newton step on the face of ``S = idx[:s]``: fills ``p[:s]`` (``sum p = 0``); returns ``full``.
+
+    ``full`` is True for the minimiser of ``g_S^T p + 1/2 p^T H_SS p`` on ``sum p = 0``; False
+    when the reduced Hessian is numerically singular, and then ``p`` spans ``H_SS p ~ 0``.
+    """
+    fresh = meta[2] == 0
+    if fresh:
+        _refactor(Hs, idx, s, L, order, pos, Mdiag, meta)
+    m = meta[0]
+    if m == 0 and meta[2] == 1:  # a vertex
+        p[0] = 0.0
+        return True
+    ok = meta[2] == 1 and _usable(L, Mdiag, m, rtol)
+    if not ok and not fresh:  # updated factor failed the test: try a fresh one
+        _refactor(Hs, idx, s, L, order, pos, Mdiag, meta)
+        m = meta[0]
+        ok = meta[2] == 1 and _usable(L, Mdiag, m, rtol)
+    if ok:
+        r0 = meta[1]
+        y = np.empty(m)  # L y = -(g_order - g_r0)
+        for i in range(m):
+            v = g[r0] - g[order[i]]
+            for k in range(i):
+                v -= L[i, k] * y[k]
+            y[i] = v / L[i, i]
+        for i in range(m - 1, -1, -1):  # L^T q = y, by columns of L^T (rows of L), q in y
+            y[i] /= L[i, i]
+            for k in range(i):
+                y[k] -= L[i, k] * y[i]
+        total = 0.0
+        for k in range(s):
+            r = idx[k]
+            if r == r0:
+                continue
+            p[k] = y[pos[r]]
+            total += p[k]
+        for k in range(s):
+            if idx[k] == r0:
+                p[k] = -total
+        return True
+    meta[2] = 0  # singular face: M in the basis e_r - e_idx[0]
+    sm = s - 1
+    i0 = idx[0]
+    M = np.empty((sm, sm))
+    diag_max = 0.0
+    for a in range(sm):
+        for b in range(a + 1):
+            v = _m_entry(Hs, i0, idx[a + 1], idx[b + 1])
+            M[a, b] = v
+            M[b, a] = v
+        diag_max = max(diag_max, abs(M[a, a]))
+    total = 0.0
+    if diag_max > 0.0:
+        evals, evecs = np.linalg.eigh(M)
+        for i in range(sm):
+            p[i + 1] = evecs[i, 0]
+            total += evecs[i, 0]
+    else:  # M = 0: every direction of the face is null
+        p[1] = 1.0
+        total = 1.0
+        for i in range(1, sm):
+            p[i + 1] = 0.0
+    p[0] = -total
+    return False
+
+
+# ------------------------------------------------------------------ the active-set loop
 @njit(cache=True, nogil=True, error_model="numpy")
 def _ensure_row(H, Hs, have, r):
     """Fill ``Hs[r] = (H[r] + H[:, r]) / 2`` once; returns False on a non-finite entry."""
@@ -158,18 +324,18 @@ def active_set_kernel(H, c, alpha0, tol, max_iter, rtol):
         tol = 1e-11 * (1.0 + cmax + hmax)
     _start(H, c, alpha0, alpha)
 
-    Hs = np.empty((n, n))                    # symmetric rows, filled on first use
+    Hs = np.empty((n, n))  # symmetric rows, filled on first use
     have = np.zeros(n, dtype=np.bool_)
     in_S = np.zeros(n, dtype=np.bool_)
     idx = np.empty(n, dtype=np.int64)
     g = np.empty(n)
     p = np.empty(n)
     hit = np.empty(n, dtype=np.bool_)
-    L = np.empty((n, n))                     # the face factor (see _append)
+    L = np.empty((n, n))  # the face factor (see _append)
     order = np.empty(n, dtype=np.int64)
     pos = np.empty(n, dtype=np.int64)
     Mdiag = np.empty(n)
-    meta = np.zeros(3, dtype=np.int64)       # [m, r0, valid]: invalid, built on first use
+    meta = np.zeros(3, dtype=np.int64)  # [m, r0, valid]: invalid, built on first use
     s = _support(alpha, in_S, idx)
     if not _rows_of_support(H, Hs, have, idx, s):
         return _STATUS_NONFINITE, alpha, 0, np.nan, np.nan, tol
@@ -188,7 +354,7 @@ def active_set_kernel(H, c, alpha0, tol, max_iter, rtol):
             tau /= s
             j = -1
             gj = np.inf
-            for r in range(n):               # most violated multiplier (first of ties)
+            for r in range(n):  # most violated multiplier (first of ties)
                 if not in_S[r] and (j < 0 or g[r] < gj):
                     j = r
                     gj = g[r]
@@ -211,7 +377,7 @@ def active_set_kernel(H, c, alpha0, tol, max_iter, rtol):
             slope = 0.0
             for k in range(s):
                 slope += g[idx[k]] * p[k]
-            if slope > 0.0:                  # f is linear along a null direction: go downhill
+            if slope > 0.0:  # f is linear along a null direction: go downhill
                 for k in range(s):
                     p[k] = -p[k]
         t_block = np.inf
@@ -224,18 +390,18 @@ def active_set_kernel(H, c, alpha0, tol, max_iter, rtol):
             t = 1.0
         elif np.isfinite(t_block):
             t = t_block
-        else:                                # a null direction with no negative entry: impossible
+        else:  # a null direction with no negative entry: impossible
             break
         n_hit = 0
         only = -1
-        if t < 1.0 or not full:              # the blocking coordinates (ratios before the step)
+        if t < 1.0 or not full:  # the blocking coordinates (ratios before the step)
             bound = t_block * (1.0 + 1e-12)
             for k in range(s):
                 hit[k] = p[k] < 0.0 and alpha[idx[k]] / -p[k] <= bound
                 if hit[k]:
                     n_hit += 1
                     only = idx[k]
-        for k in range(s):                   # alpha_S += t p, g += H[:, S] (t p)
+        for k in range(s):  # alpha_S += t p, g += H[:, S] (t p)
             step = t * p[k]
             if step != 0.0:
                 r = idx[k]
@@ -244,14 +410,14 @@ def active_set_kernel(H, c, alpha0, tol, max_iter, rtol):
                     g[i] += Hs[r, i] * step
         if t < 1.0 or not full:
             if t == 0.0 and n_hit == 1 and only == added:
-                break                        # degenerate: the entering index leaves at once (stall)
+                break  # degenerate: the entering index leaves at once (stall)
             total = 0.0
             for k in range(s):
                 r = idx[k]
                 if hit[k] or alpha[r] < 0.0:
                     alpha[r] = 0.0
                 total += alpha[r]
-            if not total > 0.0:              # cannot happen in exact arithmetic (sum p = 0)
+            if not total > 0.0:  # cannot happen in exact arithmetic (sum p = 0)
                 break
             for k in range(s):
                 r = idx[k]
@@ -270,7 +436,7 @@ def active_set_kernel(H, c, alpha0, tol, max_iter, rtol):
         if alpha[r] < 0.0 or not np.isfinite(alpha[r]):
             alpha[r] = 0.0
         total += alpha[r]
-    if not total > 0.0:                      # unreachable safeguard
+    if not total > 0.0:  # unreachable safeguard
         _start(H, c, alpha[:0], alpha)
         total = 1.0
     for r in range(n):
@@ -286,7 +452,7 @@ def active_set_kernel(H, c, alpha0, tol, max_iter, rtol):
         if g[r] < gmin:
             gmin = g[r]
         ag += alpha[r] * g[r]
-        value += 0.5 * alpha[r] * (g[r] - c[r])   # 1/2 a^T H a - c^T a, with H a = g + c
+        value += 0.5 * alpha[r] * (g[r] - c[r])  # 1/2 a^T H a - c^T a, with H a = g + c
     fw_gap = ag - gmin
     if fw_gap < 0.0:
         fw_gap = 0.0

@@ -16,12 +16,13 @@ and is recorded. If no backend gives an optimal answer but one gave an
 reduced solvers recompute the lower bound from a feasible dual point, so the certificate
 stays valid). With nothing usable, :class:`~cutplane.exceptions.SolverError` lists every attempt.
 """
+
 from __future__ import annotations
 
 import functools
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from ..exceptions import InputError, SolverError
 
@@ -108,7 +109,7 @@ for _b in (
     register_backend(_b)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def backend_available(name: str) -> bool:
     """True if the backend is registered, installed, and solves a tiny LP (cached).
 

@@ -1,4 +1,6 @@
-"""The reduced-solver contract and the certified dual value shared by all reduced solvers.
+"""The reduced solvers' answer and the certified dual value they all share.
+
+The contract itself is :class:`cutplane.protocols.ReducedSolver`.
 
 A reduced solver minimises ``F_t(w) = lam * Omega(w) + max_r <a_r, w> + b_r`` over the cuts
 of a :class:`~cutplane.working_set.WorkingSet`, in its dual (chapter eq. 14)::
@@ -10,13 +12,14 @@ feasible ``alpha`` (clipped and renormalised onto the simplex): by weak duality 
 ``alpha`` gives a valid lower bound, so an inaccurate backend can only make the bound
 weaker, never wrong.
 """
+
 from __future__ import annotations
 
-from typing import NamedTuple, Protocol, runtime_checkable
+from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["ReducedSolution", "ReducedSolver", "to_simplex", "dual_value"]
+__all__ = ["ReducedSolution", "to_simplex", "dual_value"]
 
 
 class ReducedSolution(NamedTuple):
@@ -48,14 +51,6 @@ class ReducedSolution(NamedTuple):
     status: str
     backend: str | None
     failures: tuple = ()
-
-
-@runtime_checkable
-class ReducedSolver(Protocol):
-    """Solves the reduced problem of a working set; never sees an oracle."""
-
-    def solve(self, working_set, lam: float, warm_start=None) -> ReducedSolution:  # pragma: no cover
-        ...
 
 
 def to_simplex(alpha, n=None) -> np.ndarray:

@@ -9,6 +9,7 @@ with the regulariser supplying its cvxpy term (``cvx_term``) and constraints
 lower bound is recomputed from them in numpy (``b^T alpha - lam Omega^*(-A alpha / lam)``),
 so it is valid whatever the backend's accuracy.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -33,9 +34,10 @@ class LPReducedSolver:
     ----------
     regularizer : object
         Gives ``cvx_term(w)`` (a cvxpy expression or None), ``cvx_constraints(w)``,
-        ``conjugate``, optionally ``repair(w)`` (snaps a solver point into the domain) and
+        ``conjugate``, ``repair(w)`` (snaps a solver point into the domain) and
         ``feasible_dual(alpha, working_set, lam)`` (moves round-off duals into the domain of
-        the conjugate, for a rigorous bound).
+        the conjugate, for a rigorous bound); the last two are the identity for most
+        regularisers (:class:`cutplane.regularizers.RegularizerBase`).
     backends : None, str or list of str
         Backend preference (see :func:`cutplane.reduced.backends.resolve_backends`).
     """
@@ -68,11 +70,7 @@ class LPReducedSolver:
             prob, self.backends, extract, unbounded_message=_UNBOUNDED
         )
         alpha = to_simplex(np.reshape(duals, (n,)))
-        feasible_dual = getattr(self.regularizer, "feasible_dual", None)
-        if feasible_dual is not None:
-            alpha = feasible_dual(alpha, working_set, lam)
+        alpha = self.regularizer.feasible_dual(alpha, working_set, lam)
         lower, _ = dual_value(self.regularizer, working_set, alpha, lam)
-        repair = getattr(self.regularizer, "repair", None)
-        if repair is not None:
-            w_val = repair(w_val)
+        w_val = self.regularizer.repair(w_val)
         return ReducedSolution(w_val, lower, alpha, None, status, backend, failures)

@@ -16,6 +16,7 @@ It is handed to Clarabel directly (cvxpy's compilation costs more than the solve
 cutting-plane iteration), with the cvxpy backend chain as fallback. Everything comes from the
 Gram blocks; the point ``w`` is assembled from the slopes in one compiled pass.
 """
+
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -23,6 +24,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
+from ..groups import half_sq_norm
 from .backends import clarabel_direct
 
 __all__ = ["RestrictedPrimal", "solve_restricted_primal", "primal_group_weights"]
@@ -146,7 +148,7 @@ def _direct(blocks, b, lam, p, tol=1e-9):
     if out is None:
         return None
     x, zd = out
-    return [x[z0[k]:z0[k + 1]] for k in range(K)], zd[1:1 + n].copy()
+    return [x[z0[k] : z0[k + 1]] for k in range(K)], zd[1 : 1 + n].copy()
 
 
 def _via_cvxpy(blocks, b, lam, p, backends):
@@ -198,7 +200,7 @@ def solve_restricted_primal(grams, b, lam, p, S, backends=None, *, direct=True):
     blocks = _blocks(grams, S)
     if not blocks:
         return None, ()
-    failures = ()
+    failures: tuple[tuple[str, str], ...] = ()
     got = _direct(blocks, b, float(lam), float(p)) if direct else None
     if got is not None:
         zval, duals = got
@@ -220,8 +222,6 @@ def solve_restricted_primal(grams, b, lam, p, S, backends=None, *, direct=True):
         beta[j, S] = B @ z
         norms[j] = float(np.linalg.norm(z))
         cuts += M @ z
-    from ..mixed_norm import MixedNorm
-
-    value = float(lam) * MixedNorm._half_sq_norm(norms, float(p)) + float(cuts.max())
+    value = float(lam) * half_sq_norm(norms, float(p)) + float(cuts.max())
     ok = duals is not None and duals.shape == b.shape and np.all(np.isfinite(duals))
     return RestrictedPrimal(value, beta, norms, duals if ok else None, name), failures

@@ -14,17 +14,18 @@ size (``formulation="auto"``):
 - ``"dpp"``: a parametrised problem built once per capacity bucket (8, 16, 32, ...) with a
   factor ``F`` of ``G`` (``alpha^T G alpha = ||F alpha||^2``) as a parameter and a mask
   parameter pinning the padding entries to zero; cvxpy compiles it once and later solves
-  only substitute parameters (about 1 ms of overhead instead of several).
+  only substitute parameters (less overhead per solve than a fresh compilation).
 - ``"direct"``: a fresh problem with ``quad_form(alpha, psd_wrap(G))``, which hands ``G`` to
   the QP backends as is; cheaper than the padded factor once the backend time dominates.
 
-Measured by ``benchmarks/engine_overhead.py`` (2 shared cores, dim 500): up to 24 cuts the
-parametrised form takes 0.1-0.5x the time of the direct one, from 32 cuts on 2x and more
-(the factor adds n variables and a dense block to the backend's problem), hence the default
-``dpp_max_cuts=24``. One and two cuts are solved in closed form.
+The parametrised form is the faster one for few cuts and the direct one beyond (the factor
+adds n variables and a dense block to the backend's problem); ``dpp_max_cuts=24`` is the
+crossover found by ``benchmarks/engine_overhead.py``'s reduced-problem section.
+One and two cuts are solved in closed form.
 
 The lower bound is recomputed from the (clipped, renormalised) ``alpha`` in numpy.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -33,7 +34,7 @@ from ..exceptions import SolverError
 from .backends import BACKENDS, resolve_backends, solve_with_fallback
 from .base import ReducedSolution, dual_value, to_simplex
 
-__all__ = ["QPReducedSolver", "psd_factor"]
+__all__ = ["QPReducedSolver", "psd_factor", "two_cut_dual"]
 
 
 def psd_factor(G, rtol=1e-12) -> np.ndarray:
@@ -44,8 +45,23 @@ def psd_factor(G, rtol=1e-12) -> np.ndarray:
     return (V[:, keep] * np.sqrt(s[keep])).T
 
 
-def _two_cuts(G, b, lam) -> np.ndarray:
-    """Exact dual of a two-cut working set: a concave quadratic in ``t`` on [0, 1], alpha = (t, 1 - t)."""
+def two_cut_dual(G, b, lam) -> np.ndarray:
+    """Exact dual of a two-cut working set: a concave quadratic in ``t`` on [0, 1].
+
+    Parameters
+    ----------
+    G : ndarray of shape (2, 2)
+        Gram matrix of the two slopes.
+    b : ndarray of shape (2,)
+        Offsets of the two cuts.
+    lam : float
+        Regularisation weight.
+
+    Returns
+    -------
+    alpha : ndarray of shape (2,)
+        ``(t, 1 - t)`` maximising ``b^T alpha - alpha^T G alpha / (2 lam)``.
+    """
     q = G[0, 0] - 2.0 * G[0, 1] + G[1, 1]  # ||a_0 - a_1||^2 >= 0
     lin = lam * (b[0] - b[1]) - (G[0, 1] - G[1, 1])  # lam * derivative at t = 0
     if q > 1e-14 * max(G[0, 0], G[1, 1], 1e-300):
@@ -90,9 +106,7 @@ class QPReducedSolver:
             F = cp.Parameter((cap, cap))
             b = cp.Parameter(cap)
             mask = cp.Parameter(cap, nonneg=True)
-            prob = cp.Problem(
-                cp.Maximize(b @ alpha - cp.sum_squares(F @ alpha)), [cp.sum(alpha) == 1, alpha <= mask]
-            )
+            prob = cp.Problem(cp.Maximize(b @ alpha - cp.sum_squares(F @ alpha)), [cp.sum(alpha) == 1, alpha <= mask])
             self._dpp[cap] = (prob, alpha, F, b, mask)
         return self._dpp[cap]
 
@@ -114,9 +128,7 @@ class QPReducedSolver:
             av = np.zeros(cap)
             av[:n] = warm
             alpha.value = av
-        return solve_with_fallback(
-            prob, names, lambda p: np.array(alpha.value[:n]), warm_start=warm is not None
-        )
+        return solve_with_fallback(prob, names, lambda p: np.array(alpha.value[:n]), warm_start=warm is not None)
 
     def _solve_direct(self, G, b, lam, warm, names):
         import cvxpy as cp
@@ -135,7 +147,8 @@ class QPReducedSolver:
         """Try the backends in order: native ones directly, accepted when their Frank-Wolfe gap
         certifies them; from the first cvxpy backend on, all remaining cvxpy backends go through
         ``solve_with_fallback`` (a native backend listed after a cvxpy one is not reached)."""
-        failures, last_resort = [], None
+        failures: list[tuple[str, str]] = []
+        last_resort = None
         for i, name in enumerate(self.backends):
             native = BACKENDS[name].native
             if native is None:
@@ -145,8 +158,8 @@ class QPReducedSolver:
                 from .._blas import single_thread_blas
 
                 try:
-                    # small dense algebra: BLAS threads only add contention (measured 80-90x
-                    # slower on a loaded 2-core machine); the native solver is compiled code
+                    # small dense algebra: BLAS threads only add contention (see
+                    # cutplane._blas); the native solver is compiled code
                     with single_thread_blas():
                         alpha, backend, status, more = solve(G, b, lam, warm, rest)
                 except SolverError:
@@ -171,24 +184,52 @@ class QPReducedSolver:
         return last_resort[0], last_resort[1], "optimal_inaccurate", tuple(failures)
 
     # -------------------------------------------------------------------- solve
+    def solve_gram(self, G, b, lam, warm_start=None):
+        """Solve the dual over the simplex given its Gram matrix and offsets.
+
+        Parameters
+        ----------
+        G : ndarray of shape (n, n)
+            Gram matrix ``A^T A`` of the slopes.
+        b : ndarray of shape (n,)
+            Offsets of the cuts (at least one).
+        lam : float
+            Regularisation weight.
+        warm_start : ndarray of shape (n,), optional
+            Previous duals; ignored unless of shape (n,) with a positive sum.
+
+        Returns
+        -------
+        alpha : ndarray of shape (n,)
+            Duals on the simplex (one or two cuts in closed form).
+        backend : str or None
+            Backend that answered (None in closed form).
+        status : str
+            ``"analytic"``, ``"optimal"`` or ``"optimal_inaccurate"``.
+        failures : tuple of (str, str)
+            Backends tried before, with the reason each was not accepted.
+        """
+        b = np.asarray(b, dtype=np.float64)
+        n = b.shape[0]
+        if n == 1:
+            return np.ones(1), None, "analytic", ()
+        if n == 2:
+            return two_cut_dual(G, b, float(lam)), None, "analytic", ()
+        warm = None
+        if warm_start is not None and np.shape(warm_start) == (n,) and np.sum(warm_start) > 0:
+            warm = to_simplex(warm_start)
+        alpha, backend, status, failures = self._solve_backends(G, b, float(lam), warm)
+        return to_simplex(alpha, n), backend, status, failures
+
     def solve(self, working_set, lam, warm_start=None) -> ReducedSolution:
         """Solve the reduced QP of ``working_set`` (at least one cut; one or two cuts in closed form)."""
-        n = working_set.n_cuts
         b = np.asarray(working_set.offsets, dtype=np.float64)
-        failures, backend, status = (), None, "analytic"
-        if n == 1:
-            alpha = np.ones(1)
-        elif n == 2:
-            alpha = _two_cuts(working_set.gram(), b, float(lam))
+        if b.shape[0] == 1:  # no Gram matrix needed
+            alpha, backend, status, failures = np.ones(1), None, "analytic", ()
         else:
-            G = working_set.gram()
-            warm = None
-            if warm_start is not None and np.shape(warm_start) == (n,) and np.sum(warm_start) > 0:
-                warm = to_simplex(warm_start)
-            alpha, backend, status, failures = self._solve_backends(G, b, float(lam), warm)
-            alpha = to_simplex(alpha, n)
+            alpha, backend, status, failures = self.solve_gram(working_set.gram(), b, lam, warm_start)
         lower, v = dual_value(self.regularizer, working_set, alpha, lam)
-        if getattr(self.regularizer, "self_conjugate", False):
+        if self.regularizer.self_conjugate:
             w = v  # grad Omega^*(v) = v, and v is this call's own array: no copy of a (dim,) vector
         else:
             w = np.asarray(self.regularizer.grad_conjugate(v), dtype=np.float64)

@@ -24,6 +24,7 @@ The answer carries its own certificate, the Frank-Wolfe gap
 accept it or fall back to a cvxpy backend. (The engine recomputes its lower bound from the
 returned ``alpha`` anyway: an inaccurate answer can only weaken the bound.)
 """
+
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -57,7 +58,7 @@ class SimplexQPResult(NamedTuple):
     converged: bool
 
 
-_RTOL = 1e-11   # relative pivot floor of the face Cholesky (singular face below it)
+_RTOL = 1e-11  # relative pivot floor of the face Cholesky (singular face below it)
 
 
 def _kernel():
@@ -104,8 +105,9 @@ def solve_simplex_qp(H, c, alpha0=None, *, tol=None, max_iter=None) -> SimplexQP
     if max_iter is None:
         max_iter = 20 * n + 50
     a0 = np.empty(0) if alpha0 is None else np.ascontiguousarray(alpha0, dtype=np.float64).ravel()
-    status, alpha, it, value, fw_gap, tol = _kernel()(H, c, a0, np.nan if tol is None else float(tol),
-                                                      int(max_iter), _RTOL)
+    status, alpha, it, value, fw_gap, tol = _kernel()(
+        H, c, a0, np.nan if tol is None else float(tol), int(max_iter), _RTOL
+    )
     if status != 0:
         raise ValueError("H and c must be finite (found NaN or inf)")
     return SimplexQPResult(alpha, float(value), float(fw_gap), int(it), bool(fw_gap <= max(tol, 1e-14)))

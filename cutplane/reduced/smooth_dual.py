@@ -30,13 +30,15 @@ checked against the dual bound (both from the Gram blocks, O(m n^2)); when the g
 ``A_j^T alpha``): a small power-cone program in ``sum_j rank(Q^j_SS)`` variables. The better
 of the two points (by the reduced primal value) is returned.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
+from ..groups import group_weights_from_norms, half_sq_norm
+from ..prox import project_simplex
 from .base import ReducedSolution, dual_value, to_simplex
 from .pnorm_primal import primal_group_weights, solve_restricted_primal
-from .projection import project_simplex
 
 __all__ = ["SmoothDualReducedSolver"]
 
@@ -48,7 +50,7 @@ class _Dual:
         self.Q, self.b, self.lam, self.p, self.q = grams, b, lam, p, q
 
     def parts(self, alpha):
-        Qa = self.Q @ alpha                                  # (m, n)
+        Qa = self.Q @ alpha  # (m, n)
         n2 = np.clip(np.einsum("jn,n->j", Qa, alpha), 0.0, None)
         norms = np.sqrt(n2)
         top = float(norms.max()) if norms.size else 0.0
@@ -73,11 +75,9 @@ class _Dual:
         """
         Qa = self.Q @ alpha
         norms = np.sqrt(np.clip(np.einsum("jn,n->j", Qa, alpha), 0.0, None))
-        from ..mixed_norm import MixedNorm, group_weights_from_norms
-
         mu = group_weights_from_norms(norms, self.q)
         cuts = self.b - (mu @ Qa) / self.lam
-        return self.lam * MixedNorm._half_sq_norm(mu * norms / self.lam, self.p) + float(cuts.max())
+        return self.lam * half_sq_norm(mu * norms / self.lam, self.p) + float(cuts.max())
 
 
 class SmoothDualReducedSolver:
@@ -111,15 +111,26 @@ class SmoothDualReducedSolver:
         duals of its cut constraints give ``alpha`` and, through :func:`dual_value`, the
         certified bound), falling back to projected gradient when it fails or its
         primal-dual gap exceeds ``primal_rtol``. Default: ``p > 2``, where the dual's
-        curvature ``~ n_j^(q-2)`` is unbounded and projected gradient stalls (measured on
-        PKU TP2, p = 4, 30 cuts x 18 groups: 0.5-1 s of projected gradient then a
-        restricted primal solve, against about 0.1 s for the one conic solve).
+        curvature ``~ n_j^(q-2)`` is unbounded and projected gradient stalls, ending in a
+        restricted primal solve anyway; the one conic solve up front avoids the stalled
+        iterations.
     """
 
     kind = "smooth"
 
-    def __init__(self, regularizer, backends=None, *, tol=1e-10, max_iter=20000, stall_window=100,
-                 conic_gap=1e-7, primal_rtol=1e-7, support_rtol=1e-8, primal_first=None):
+    def __init__(
+        self,
+        regularizer,
+        backends=None,
+        *,
+        tol=1e-10,
+        max_iter=20000,
+        stall_window=100,
+        conic_gap=1e-7,
+        primal_rtol=1e-7,
+        support_rtol=1e-8,
+        primal_first=None,
+    ):
         self.regularizer = regularizer
         self.primal_first = bool(regularizer.p > 2.0) if primal_first is None else bool(primal_first)
         self.primal_rtol = float(primal_rtol)
@@ -201,9 +212,15 @@ class SmoothDualReducedSolver:
                 found, extra = self._restricted_primal(grams, b, lam, support)
                 failures = tuple(failures) + tuple(extra)
                 if found is not None and found.value < eq13:
-                    return ReducedSolution(working_set.combine_by_group(found.beta), lower, alpha,
-                                           primal_group_weights(found.norms, reg.p), status,
-                                           backend + "+restricted-primal", failures)
+                    return ReducedSolution(
+                        working_set.combine_by_group(found.beta),
+                        lower,
+                        alpha,
+                        primal_group_weights(found.norms, reg.p),
+                        status,
+                        backend + "+restricted-primal",
+                        failures,
+                    )
         mu = reg.weights(v)
         w = reg.from_group_weights(v, mu, overwrite_v=True)  # v is this call's own array
         return ReducedSolution(w, lower, alpha, mu, status, backend, failures)
@@ -217,9 +234,15 @@ class SmoothDualReducedSolver:
         lower, _ = dual_value(self.regularizer, working_set, alpha, lam)
         if not found.value - lower <= self.primal_rtol * max(1.0, abs(lower)):
             return None
-        return ReducedSolution(working_set.combine_by_group(found.beta), lower, alpha,
-                               primal_group_weights(found.norms, self.regularizer.p), "optimal",
-                               found.backend + "(primal)", failures)
+        return ReducedSolution(
+            working_set.combine_by_group(found.beta),
+            lower,
+            alpha,
+            primal_group_weights(found.norms, self.regularizer.p),
+            "optimal",
+            found.backend + "(primal)",
+            failures,
+        )
 
     def _restricted_primal(self, grams, b, lam, S):
         return solve_restricted_primal(grams, b, lam, self.regularizer.p, S, self.backends)
@@ -245,7 +268,8 @@ class SmoothDualReducedSolver:
         fn = _Dual(grams, b, lam, self.regularizer.p, q)
         try:
             a, backend, status, failures = solve_with_fallback(
-                prob, resolve_backends(self.backends, "socp"), lambda p: np.array(alpha.value))
+                prob, resolve_backends(self.backends, "socp"), lambda p: np.array(alpha.value)
+            )
         except Exception as exc:  # keep the projected-gradient point; its bound is still valid
             return alpha0, "projected-gradient", "stalled", (("conic", f"{type(exc).__name__}: {exc}"),)
         a = to_simplex(a, n)

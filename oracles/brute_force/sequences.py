@@ -6,6 +6,7 @@ unary``, loss added to the unary score first), so ties are seen identically, and
 tie rule is applied: among all maximisers, the sequence lexicographically smallest when
 read from the last position to the first.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -21,7 +22,7 @@ _MAX_SEQUENCES = 2_000_000
 
 def all_sequences(T: int, K: int):
     """Iterate over all ``K ** T`` label sequences as tuples (refuses more than 2e6)."""
-    if K ** T > _MAX_SEQUENCES:
+    if K**T > _MAX_SEQUENCES:
         raise InputError(f"{K}**{T} sequences is too many for brute force (limit {_MAX_SEQUENCES})")
     return itertools.product(range(K), repeat=T)
 

@@ -7,10 +7,11 @@ the root. The argmax is then a vectorised sum of scores over the listed trees. O
 ``n <= 6`` (46,656 assignments); the decoders in :mod:`oracles.parsing` are exact and
 fast, this is the reference they are tested against.
 """
+
 from __future__ import annotations
 
 import itertools
-from functools import lru_cache
+from functools import cache
 from typing import NamedTuple
 
 import numpy as np
@@ -60,7 +61,7 @@ def _crossing(heads) -> bool:
     return False
 
 
-@lru_cache(maxsize=None)
+@cache
 def _trees(n: int, projective: bool, single_root: bool) -> np.ndarray:
     rows = []
     choices = [[h for h in range(n + 1) if h != m] for m in range(1, n + 1)]
@@ -102,8 +103,9 @@ def enumerate_trees(n: int, *, projective: bool = False, single_root: bool = Fal
     return _trees(int(n), bool(projective), bool(single_root))
 
 
-def brute_force_tree(scores, heads_true=None, *, projective: bool = False,
-                     single_root: bool = False, loss_weight: float = 1.0) -> TreeArgmax:
+def brute_force_tree(
+    scores, heads_true=None, *, projective: bool = False, single_root: bool = False, loss_weight: float = 1.0
+) -> TreeArgmax:
     """The best tree by enumeration: argmax of score (+ ``loss_weight`` x wrong heads).
 
     Parameters

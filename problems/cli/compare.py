@@ -7,8 +7,8 @@
 
 Both solvers minimise the same ``F(w) = Omega(w) + C * (1/n) sum_i L_i(w)`` (``Omega`` the
 template-group norm of ``--regularizer``, ``L_i`` the structured hinge with Hamming loss) with
-the same features and oracle (:class:`problems.sequence.tagger.SequenceTagger`,
-``solver="cutting-plane"`` and ``solver="spom"``). The report puts side by side:
+the same features and oracle (:class:`problems.sequence.tagger.SequenceTagger` with
+``solver=CuttingPlane(...)`` and ``solver=SPOM(...)``). The report puts side by side:
 
 - the final objective ``F`` of each, MTL^struct's certified lower bound and gap;
 - the *target* ``F_MTL``, MTL^struct's final (eps-optimal, certified) objective, and the time
@@ -24,6 +24,7 @@ Curves (both from the same runs as the table): objective vs training time, objec
 over the data (an engine iteration is one pass: one oracle call on all sentences; SPOM: rounds
 / n), test metric vs time. MTL^struct's curve is its best upper bound, with its lower bound.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,19 +35,17 @@ from pathlib import Path
 import numpy as np
 
 from cutplane.exceptions import InputError
-
+from problems.command_options import Command, positive_float, positive_int
 from problems.sequence.template_sets import TEMPLATE_SETS
-from problems.cli.main import Command, register_command
 
-__all__ = ["compare_sequence", "write_comparison", "plot_comparison"]
+__all__ = ["compare_sequence", "write_comparison", "plot_comparison", "comparison_markdown", "COMMAND"]
 
 _ACTIVE_RTOL = 1e-5
 
 
 def _is_iob(labels) -> bool:
     tags = {t for seq in labels for t in seq}
-    return any(t[:2] in ("B-", "I-") for t in tags) and all(t == "O" or t[:2] in ("B-", "I-", "E-", "S-")
-                                                            for t in tags)
+    return any(t[:2] in ("B-", "I-") for t in tags) and all(t == "O" or t[:2] in ("B-", "I-", "E-", "S-") for t in tags)
 
 
 class _TestScorer:
@@ -61,7 +60,6 @@ class _TestScorer:
 
     def __call__(self, w) -> float:
         from oracles.sequence import viterbi_decode
-
         from problems.metrics.accuracy import token_accuracy
         from problems.metrics.chunking import chunk_f1
 
@@ -69,10 +67,17 @@ class _TestScorer:
         if self._feats is None:
             self._feats = est.feature_index_.transform(self._X)
         f = self._feats
-        codes = viterbi_decode(w, f.indptr, f.indices, f.sentence_ptr, f.n_features, len(est.labels_),
-                               transitions=est.feature_index_.has_transitions)
+        codes = viterbi_decode(
+            w,
+            f.indptr,
+            f.indices,
+            f.sentence_ptr,
+            f.n_features,
+            len(est.labels_),
+            transitions=est.feature_index_.has_transitions,
+        )
         ptr = f.sentence_ptr
-        pred = [est.labels_.decode(codes[ptr[i]:ptr[i + 1]]) for i in range(len(self._X))]
+        pred = [est.labels_.decode(codes[ptr[i] : ptr[i + 1]]) for i in range(len(self._X))]
         return float(chunk_f1(self.y_test, pred).f1) if self.iob else float(token_accuracy(self.y_test, pred))
 
 
@@ -97,9 +102,27 @@ def _first_reach(times, values, target):
     return (float(np.asarray(times)[hit[0]]), int(hit[0])) if hit.size else (None, None)
 
 
-def compare_sequence(X_train, y_train, X_test, y_test, templates, *, C=1.0, regularizer="mtl", p=1.5, eps=0.1,
-                     max_iter=1000, epochs=20, eta0=None, averaged=True, seed=0, time_limit=None,
-                     executor=None, n_workers=None, verbose=False) -> dict:
+def compare_sequence(
+    X_train,
+    y_train,
+    X_test,
+    y_test,
+    templates,
+    *,
+    C=1.0,
+    regularizer="mtl",
+    p=1.5,
+    eps=0.1,
+    max_iter=1000,
+    epochs=20,
+    eta0=None,
+    averaged=True,
+    seed=0,
+    time_limit=None,
+    executor=None,
+    n_workers=None,
+    verbose=False,
+) -> dict:
     """Train MTL^struct (cutting planes) and SPOM on the same task; the comparison as a dict.
 
     Parameters
@@ -119,11 +142,12 @@ def compare_sequence(X_train, y_train, X_test, y_test, templates, *, C=1.0, regu
         "time_ratio", ...}`` with the curves under ``methods[*]["curve"]`` (JSON-ready).
     """
     from problems.sequence.tagger import SequenceTagger
+    from problems.solvers import SPOM, CuttingPlane
 
-    common = dict(C=C, regularizer=regularizer, p=p, eps=eps, max_iter=max_iter, time_limit=time_limit,
-                  executor=executor, n_workers=n_workers, active_rtol=_ACTIVE_RTOL, verbose=verbose)
+    common = dict(C=C, regularizer=regularizer, p=p, active_rtol=_ACTIVE_RTOL)
+    run = dict(time_limit=time_limit, executor=executor, n_workers=n_workers, verbose=verbose)
     # ---------------------------------------------------------------- batch
-    mtl = SequenceTagger(templates, **common)
+    mtl = SequenceTagger(templates, solver=CuttingPlane(eps=eps, max_iter=max_iter, **run), **common)
     scorer = _TestScorer(mtl, X_test, y_test)
     grid, rows, cb_time, cb_cpu = _geometric_grid(), [], [0.0], [0.0]
 
@@ -144,30 +168,45 @@ def compare_sequence(X_train, y_train, X_test, y_test, templates, *, C=1.0, regu
     # the engine does not call back on its last (stopping) iteration: bounds from the history,
     # times from the callbacks, the end at the total training time
     hist = res.history
-    times = [r[1] for r in rows][:len(hist)] + [mtl_time] * (len(hist) - len(rows))
+    times = [r[1] for r in rows][: len(hist)] + [mtl_time] * (len(hist) - len(rows))
     metric = [[r[1], r[2]] for r in rows if r[2] is not None]
     if len(rows) < len(hist) or rows[-1][2] is None:
         metric.append([mtl_time, scorer(mtl.coef_)])
     target = float(mtl.objective_)
-    mtl_curve = {"passes": list(range(1, len(hist) + 1)), "time_s": times,
-                 "objective": (C * hist.best_upper).tolist(), "lower_bound": (C * hist.lower).tolist(),
-                 "test_metric": metric}
+    mtl_curve = {
+        "passes": list(range(1, len(hist) + 1)),
+        "time_s": times,
+        "objective": (C * hist.best_upper).tolist(),
+        "lower_bound": (C * hist.lower).tolist(),
+        "test_metric": metric,
+    }
     mtl_reach, _ = _first_reach(mtl_curve["time_s"], mtl_curve["objective"], target)
     from cutplane.groups import group_norms
 
     groups = mtl.feature_index_.coordinate_groups(len(mtl.labels_))
     n_groups = len(mtl.feature_index_.templates)
     out_mtl = {
-        "solver": "cutting-plane", "objective": target, "lower_bound": float(mtl.lower_bound_),
-        "gap": float(mtl.gap_), "status": res.status, "iterations": int(mtl.n_iter_),
-        "train_time_s": mtl_time, "wall_time_s": mtl_wall, "cpu_time_s": mtl_cpu, "time_to_target_s": mtl_reach,
-        "oracle_time_s": float(res.oracle_time_s), "reduced_solver_time_s": float(res.solver_time_s),
-        "test_metric": scorer(mtl.coef_), "sparsity": _sparsity(group_norms(mtl.coef_, groups, n_groups)),
-        "template_norms": mtl.template_norms_, "curve": mtl_curve,
+        "solver": "cutting-plane",
+        "objective": target,
+        "lower_bound": float(mtl.lower_bound_),
+        "gap": float(mtl.gap_),
+        "status": res.status,
+        "iterations": int(mtl.n_iter_),
+        "train_time_s": mtl_time,
+        "wall_time_s": mtl_wall,
+        "cpu_time_s": mtl_cpu,
+        "time_to_target_s": mtl_reach,
+        "oracle_time_s": float(res.oracle_time_s),
+        "reduced_solver_time_s": float(res.solver_time_s),
+        "test_metric": scorer(mtl.coef_),
+        "sparsity": _sparsity(group_norms(mtl.coef_, groups, n_groups)),
+        "template_norms": mtl.template_norms_,
+        "curve": mtl_curve,
     }
     # ---------------------------------------------------------------- online
-    spom = SequenceTagger(templates, solver="spom", epochs=epochs, eta0=eta0, averaged=averaged, seed=seed,
-                          **common)
+    spom = SequenceTagger(
+        templates, solver=SPOM(epochs=epochs, eta0=eta0, averaged=averaged, seed=seed, **run), **common
+    )
     s_rows, s_cpu = [], [0.0]
 
     def on_epoch(info):
@@ -183,23 +222,36 @@ def compare_sequence(X_train, y_train, X_test, y_test, templates, *, C=1.0, regu
     sres = spom.result_
     tune = float(sres.tune_time_s)
     h = sres.history
-    s_curve = {"passes": h.passes.tolist(), "time_s": (tune + h.train_time).tolist(),
-               "objective": (C * h.objective).tolist(),
-               "test_metric": [[tune + r[1], r[3]] for r in s_rows]}
+    s_curve = {
+        "passes": h.passes.tolist(),
+        "time_s": (tune + h.train_time).tolist(),
+        "objective": (C * h.objective).tolist(),
+        "test_metric": [[tune + r[1], r[3]] for r in s_rows],
+    }
     reach, idx = _first_reach(s_curve["time_s"], s_curve["objective"], target)
     out_spom = {
-        "solver": "spom", "objective": float(spom.objective_), "status": sres.status, "epochs": int(sres.epochs),
-        "eta0": float(sres.eta0), "eta0_tuning": {str(k): v for k, v in sres.tuning.items()},
-        "tune_time_s": tune, "train_time_s": tune + float(sres.time_s), "eval_time_s": float(sres.eval_time_s),
-        "wall_time_s": spom_wall, "cpu_time_s": spom_cpu, "time_to_target_s": reach,
+        "solver": "spom",
+        "objective": float(spom.objective_),
+        "status": sres.status,
+        "epochs": int(sres.epochs),
+        "eta0": float(sres.eta0),
+        "eta0_tuning": {str(k): v for k, v in sres.tuning.items()},
+        "tune_time_s": tune,
+        "train_time_s": tune + float(sres.time_s),
+        "eval_time_s": float(sres.eval_time_s),
+        "wall_time_s": spom_wall,
+        "cpu_time_s": spom_cpu,
+        "time_to_target_s": reach,
         "passes_to_target": None if idx is None else float(h.passes[idx]),
         "reached_target": reach is not None,
-        "relative_gap_to_mtl_lower_bound":
-            (float(spom.objective_) - out_mtl["lower_bound"]) / abs(out_mtl["lower_bound"]),
-        "test_metric": scorer(spom.coef_), "averaged": bool(averaged),
+        "relative_gap_to_mtl_lower_bound": (float(spom.objective_) - out_mtl["lower_bound"])
+        / abs(out_mtl["lower_bound"]),
+        "test_metric": scorer(spom.coef_),
+        "averaged": bool(averaged),
         "sparsity": _sparsity(sres.group_norms),
         "sparsity_last_iterate": _sparsity(group_norms(sres.w_last, groups, n_groups)),
-        "template_norms": spom.template_norms_, "curve": s_curve,
+        "template_norms": spom.template_norms_,
+        "curve": s_curve,
     }
     if reach is not None and mtl_reach:
         ratio, ratio_kind = reach / mtl_reach, "spom_time_to_target / mtl_time_to_target"
@@ -207,11 +259,20 @@ def compare_sequence(X_train, y_train, X_test, y_test, templates, *, C=1.0, regu
         ratio = out_spom["train_time_s"] / mtl_reach if mtl_reach else None
         ratio_kind = "lower bound: spom_total_time / mtl_time_to_target (SPOM never reached the target)"
     return {
-        "task": "sequence", "C": float(C), "regularizer": regularizer, "eps": float(eps),
-        "n_train_sentences": len(X_train), "n_test_sentences": len(X_test),
-        "n_features": int(mtl.feature_index_.n_features_), "n_labels": len(mtl.labels_),
-        "dim": int(mtl.coef_.size), "metric": scorer.name, "target_objective": target,
-        "time_ratio": ratio, "time_ratio_kind": ratio_kind, "methods": {"mtl": out_mtl, "spom": out_spom},
+        "task": "sequence",
+        "C": float(C),
+        "regularizer": regularizer,
+        "eps": float(eps),
+        "n_train_sentences": len(X_train),
+        "n_test_sentences": len(X_test),
+        "n_features": int(mtl.feature_index_.n_features_),
+        "n_labels": len(mtl.labels_),
+        "dim": int(mtl.coef_.size),
+        "metric": scorer.name,
+        "target_objective": target,
+        "time_ratio": ratio,
+        "time_ratio_kind": ratio_kind,
+        "methods": {"mtl": out_mtl, "spom": out_spom},
     }
 
 
@@ -222,14 +283,20 @@ def _fmt(v, spec=".6g"):
 def comparison_markdown(rep) -> str:
     """The side-by-side table of a :func:`compare_sequence` report, as Markdown."""
     m, s = rep["methods"]["mtl"], rep["methods"]["spom"]
-    reach = _fmt(s["time_to_target_s"], ".3g") if s["reached_target"] else \
-        f"not reached (F = {s['objective']:.6g} after {s['epochs']} epochs)"
+    reach = (
+        _fmt(s["time_to_target_s"], ".3g")
+        if s["reached_target"]
+        else f"not reached (F = {s['objective']:.6g} after {s['epochs']} epochs)"
+    )
     lines = [
-        f"# Batch MTL^struct vs online SPOM ({rep['regularizer']}, C = {rep['C']:g})", "",
+        f"# Batch MTL^struct vs online SPOM ({rep['regularizer']}, C = {rep['C']:g})",
+        "",
         f"{rep['n_train_sentences']} training / {rep['n_test_sentences']} test sentences, "
         f"{rep['n_features']} features, {rep['n_labels']} labels, dim {rep['dim']}. Target: MTL^struct's "
-        f"final objective F = {rep['target_objective']:.6g} (certified gap {m['gap']:.3g} <= eps {rep['eps']:g}).", "",
-        "| | MTL^struct (cutting planes) | SPOM (online) |", "|---|---|---|",
+        f"final objective F = {rep['target_objective']:.6g} (certified gap {m['gap']:.3g} <= eps {rep['eps']:g}).",
+        "",
+        "| | MTL^struct (cutting planes) | SPOM (online) |",
+        "|---|---|---|",
         f"| final objective F | {m['objective']:.6g} | {s['objective']:.6g} |",
         f"| certified lower bound | {m['lower_bound']:.6g} | - |",
         f"| (F - lower bound) / lower bound | {m['gap'] / abs(m['lower_bound']):.3g} | "
@@ -243,8 +310,10 @@ def comparison_markdown(rep) -> str:
         f"| test {rep['metric']} | {m['test_metric']:.2f} | {s['test_metric']:.2f} |",
         f"| active templates (> 1e-5 rel.) | {m['sparsity']['n_active']}/{m['sparsity']['n_templates']} | "
         f"{s['sparsity']['n_active']}/{s['sparsity']['n_templates']} "
-        f"(last iterate {s['sparsity_last_iterate']['n_active']}) |", "",
-        f"Time ratio ({rep['time_ratio_kind']}): {_fmt(rep['time_ratio'], '.3g')}", "",
+        f"(last iterate {s['sparsity_last_iterate']['n_active']}) |",
+        "",
+        f"Time ratio ({rep['time_ratio_kind']}): {_fmt(rep['time_ratio'], '.3g')}",
+        "",
     ]
     if rep.get("command"):
         lines += [f"Produced by `{rep['command']}` on {rep.get('date', '?')} ({rep.get('machine', '?')}).", ""]
@@ -273,8 +342,10 @@ def plot_comparison(rep, out_dir) -> list:
     out_dir.mkdir(parents=True, exist_ok=True)
     m, s = rep["methods"]["mtl"]["curve"], rep["methods"]["spom"]["curve"]
     files = []
-    for x, name, label in (("time_s", "objective_vs_time.png", "training time (s)"),
-                           ("passes", "objective_vs_passes.png", "passes over the data")):
+    for x, name, label in (
+        ("time_s", "objective_vs_time.png", "training time (s)"),
+        ("passes", "objective_vs_passes.png", "passes over the data"),
+    ):
         fig, ax = plt.subplots(figsize=(6, 4))
         ax.plot(m[x], m["objective"], "b-", label="MTL^struct: objective (best upper bound)")
         ax.plot(m[x], m["lower_bound"], "b:", label="MTL^struct: certified lower bound")
@@ -307,31 +378,35 @@ def plot_comparison(rep, out_dir) -> list:
 
 
 # ------------------------------------------------------------------------- command
-def _add_compare(p):
-    from problems.cli.main import _positive_float, _positive_int
-
+def add_arguments(p):
+    """``compare``'s options."""
     p.add_argument("--task", required=True, choices=["sequence"], help="what to compare on")
     p.add_argument("--templates", required=True, help="CRF++ template file, or a set name: " + ", ".join(TEMPLATE_SETS))
     p.add_argument("--train", required=True, type=Path, help="labelled CoNLL / CRF++ columns (may be .gz)")
     p.add_argument("--test", required=True, type=Path, help="labelled test file in the same format")
-    p.add_argument("--C", type=_positive_float, default=1.0, help="F = Omega + C * mean loss (default 1)")
+    p.add_argument("--C", type=positive_float, default=1.0, help="F = Omega + C * mean loss (default 1)")
     p.add_argument("--regularizer", choices=["mtl", "ssvm", "pmtl"], default="mtl")
-    p.add_argument("--p", type=_positive_float, default=1.5, help="p of the p-block norm for pmtl")
-    p.add_argument("--eps", type=_positive_float, default=0.1, help="MTL^struct's certified tolerance on F")
-    p.add_argument("--max-iter", type=_positive_int, default=1000, dest="max_iter")
-    p.add_argument("--epochs", type=_positive_int, default=20, help="SPOM passes (default 20)")
-    p.add_argument("--eta0", type=_positive_float, default=None, help="SPOM eta0 (default: tuned on a subsample)")
-    p.add_argument("--last-iterate", action="store_true", dest="last_iterate",
-                   help="SPOM returns its last iterate instead of the averaged model")
+    p.add_argument("--p", type=positive_float, default=1.5, help="p of the p-block norm for pmtl")
+    p.add_argument("--eps", type=positive_float, default=0.1, help="MTL^struct's certified tolerance on F")
+    p.add_argument("--max-iter", type=positive_int, default=1000, dest="max_iter")
+    p.add_argument("--epochs", type=positive_int, default=20, help="SPOM passes (default 20)")
+    p.add_argument("--eta0", type=positive_float, default=None, help="SPOM eta0 (default: tuned on a subsample)")
+    p.add_argument(
+        "--last-iterate",
+        action="store_true",
+        dest="last_iterate",
+        help="SPOM returns its last iterate instead of the averaged model",
+    )
     p.add_argument("--seed", type=int, default=0, help="SPOM's seed")
-    p.add_argument("--max-train", type=_positive_int, default=None, dest="max_train",
-                   help="use only the first N training sentences")
-    p.add_argument("--max-test", type=_positive_int, default=None, dest="max_test",
-                   help="use only the first N test sentences")
-    p.add_argument("--time-limit", type=_positive_float, default=None, dest="time_limit",
-                   help="seconds per method")
+    p.add_argument(
+        "--max-train", type=positive_int, default=None, dest="max_train", help="use only the first N training sentences"
+    )
+    p.add_argument(
+        "--max-test", type=positive_int, default=None, dest="max_test", help="use only the first N test sentences"
+    )
+    p.add_argument("--time-limit", type=positive_float, default=None, dest="time_limit", help="seconds per method")
     p.add_argument("--executor", choices=["serial", "threads"], default=None)
-    p.add_argument("--workers", type=_positive_int, default=None)
+    p.add_argument("--workers", type=positive_int, default=None)
     p.add_argument("--report", type=Path, help="write the comparison as JSON (and Markdown beside it)")
     p.add_argument("--out", type=Path, help="write the PNG curves into this folder")
     p.add_argument("--verbose", action="store_true")
@@ -344,26 +419,45 @@ def _provenance(argv) -> dict:
     import shlex
 
     load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
-    return {"command": "cutplane " + shlex.join(argv),
-            "date": time.strftime("%Y-%m-%d %H:%M"),
-            "machine": f"{platform.machine()}, Python {platform.python_version()}, {os.cpu_count()} cores, "
-                       f"load average at the end {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}"}
+    return {
+        "command": "cutplane " + shlex.join(argv),
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "machine": f"{platform.machine()}, Python {platform.python_version()}, {os.cpu_count()} cores, "
+        f"load average at the end {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}",
+    }
 
 
-def _run_compare(args):
-    from problems.sequence.command import _templates_text
+def run(args):
+    """Train both, write the report / curves, print the Markdown table."""
     from problems.io.conll import read_conll
+    from problems.sequence.command import templates_text
 
-    templates = _templates_text(args.templates, "chunking")
+    templates = templates_text(args.templates, "chunking")
     train, test = read_conll(args.train), read_conll(args.test)
-    Xtr, ytr = train.inputs[:args.max_train], train.labels[:args.max_train]
-    Xte, yte = test.inputs[:args.max_test], test.labels[:args.max_test]
+    Xtr, ytr = train.inputs[: args.max_train], train.labels[: args.max_train]
+    Xte, yte = test.inputs[: args.max_test], test.labels[: args.max_test]
     if not Xtr or not Xte:
         raise InputError("no sentences to train or test on", path=args.train if not Xtr else args.test)
-    rep = compare_sequence(Xtr, ytr, Xte, yte, templates, C=args.C, regularizer=args.regularizer, p=args.p,
-                           eps=args.eps, max_iter=args.max_iter, epochs=args.epochs, eta0=args.eta0,
-                           averaged=not args.last_iterate, seed=args.seed, time_limit=args.time_limit,
-                           executor=args.executor, n_workers=args.workers, verbose=args.verbose)
+    rep = compare_sequence(
+        Xtr,
+        ytr,
+        Xte,
+        yte,
+        templates,
+        C=args.C,
+        regularizer=args.regularizer,
+        p=args.p,
+        eps=args.eps,
+        max_iter=args.max_iter,
+        epochs=args.epochs,
+        eta0=args.eta0,
+        averaged=not args.last_iterate,
+        seed=args.seed,
+        time_limit=args.time_limit,
+        executor=args.executor,
+        n_workers=args.workers,
+        verbose=args.verbose,
+    )
     rep.update(train_file=str(args.train), test_file=str(args.test), **_provenance(args.argv))
     if args.report is not None:
         write_comparison(rep, args.report)
@@ -375,5 +469,5 @@ def _run_compare(args):
     return 0
 
 
-register_command("compare", Command("train MTL^struct (batch) and SPOM (online) on the same task and compare",
-                                    _add_compare, _run_compare))
+#: The ``compare`` subcommand.
+COMMAND = Command("train MTL^struct (batch) and SPOM (online) on the same task and compare", add_arguments, run)

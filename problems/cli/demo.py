@@ -8,7 +8,7 @@ column (``U10``..``U12``) and ``B`` (label transitions). Three learners of
 
 - MTL^struct (``regularizer="mtl"``, cutting planes): ``F = 1/2 (sum_j ||w_j||)^2 + C mean hinge``,
   certified gap ``<= eps``; it should drop the noise templates (seed 004);
-- SPOM (``regularizer="mtl"``, ``solver="spom"``): the same ``F`` by the online proximal method
+- SPOM (``regularizer="mtl"``, ``solver=SPOM(...)``): the same ``F`` by the online proximal method
   (seed 000), no certificate of its own; its gap is measured against MTL^struct's certified lower
   bound of the same ``F``;
 - SSVM (``regularizer="ssvm"``): ``F = 1/2 ||w||^2 + C mean hinge`` (a different ``F``).
@@ -17,6 +17,7 @@ The table, a JSON report, the data files (CoNLL columns and templates, inputs of
 train --task sequence``) and two PNGs (bounds per pass, template weights) are written to
 ``--out-dir`` (default ``./cutplane-demo``).
 """
+
 from __future__ import annotations
 
 import json
@@ -25,19 +26,38 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["run_demo", "demo_report", "format_demo_table", "plot_demo", "DEMO_C", "DEMO_EPS",
-           "DEMO_EPOCHS", "DEFAULT_OUT_DIR"]
+from problems.command_options import Command
+
+__all__ = [
+    "run_demo",
+    "demo_report",
+    "format_demo_table",
+    "plot_demo",
+    "DEMO_C",
+    "DEMO_EPS",
+    "DEMO_EPOCHS",
+    "DEFAULT_OUT_DIR",
+    "COMMAND",
+]
 
 DEMO_C = 10.0
 DEMO_EPS = 0.05
 DEMO_EPOCHS = 20
 DEFAULT_OUT_DIR = "cutplane-demo"
 _ACTIVE_RTOL = 1e-5
-_METHODS = (("mtl", "MTL^struct", dict(regularizer="mtl")),
-            ("spom", "SPOM", dict(regularizer="mtl", solver="spom")),
-            ("ssvm", "SSVM", dict(regularizer="ssvm")))
-_COLUMNS = ("method", "objective", "lower_bound", "gap", "passes", "test_acc", "active", "noise_dropped",
-            "noise_share", "time_s")
+_METHODS = (("mtl", "MTL^struct", "mtl"), ("spom", "SPOM", "mtl"), ("ssvm", "SSVM", "ssvm"))
+_COLUMNS = (
+    "method",
+    "objective",
+    "lower_bound",
+    "gap",
+    "passes",
+    "test_acc",
+    "active",
+    "noise_dropped",
+    "noise_share",
+    "time_s",
+)
 
 
 def _method_row(key, name, est, task, C, fit_s):
@@ -49,25 +69,41 @@ def _method_row(key, name, est, task, C, fit_s):
     res = est.result_
     spom = key == "spom"
     entry = {
-        "name": name, "objective": float(est.objective_),
-        "lower_bound": None if spom else float(est.lower_bound_), "gap": None if spom else float(est.gap_),
-        "status": res.status, "iterations": int(est.n_iter_),
+        "name": name,
+        "objective": float(est.objective_),
+        "lower_bound": None if spom else float(est.lower_bound_),
+        "gap": None if spom else float(est.gap_),
+        "status": res.status,
+        "iterations": int(est.n_iter_),
         "test_accuracy": float(est.score(task.X_test, task.y_test)),
-        "n_templates": len(norms), "active_templates": list(est.active_templates_),
-        "noise_templates": noise, "noise_dropped": dropped,
+        "n_templates": len(norms),
+        "active_templates": list(est.active_templates_),
+        "noise_templates": noise,
+        "noise_dropped": dropped,
         "noise_share": float(sum(norms[t] for t in noise) / total) if total > 0 else 0.0,
-        "template_norms": dict(norms), "template_weights": dict(est.template_weights_),
-        "train_time_s": float(res.time_s) + float(getattr(res, "tune_time_s", 0.0)), "fit_time_s": fit_s,
+        "template_norms": dict(norms),
+        "template_weights": dict(est.template_weights_),
+        "train_time_s": float(res.time_s) + float(getattr(res, "tune_time_s", 0.0)),
+        "fit_time_s": fit_s,
     }
     if spom:
         h = res.history
-        entry.update(eta0=float(res.eta0), tune_time_s=float(res.tune_time_s), averaged=bool(res.averaged),
-                     curve={"passes": h.passes.tolist(), "objective": (C * h.objective).tolist()})
+        entry.update(
+            eta0=float(res.eta0),
+            tune_time_s=float(res.tune_time_s),
+            averaged=bool(res.averaged),
+            curve={"passes": h.passes.tolist(), "objective": (C * h.objective).tolist()},
+        )
     else:
         h = res.history
-        entry.update(eps=float(est.eps), curve={"passes": list(range(1, len(h) + 1)),
-                                                "objective": (C * h.best_upper).tolist(),
-                                                "lower_bound": (C * h.lower).tolist()})
+        entry.update(
+            eps=float(est.solver_options_.eps),
+            curve={
+                "passes": list(range(1, len(h) + 1)),
+                "objective": (C * h.best_upper).tolist(),
+                "lower_bound": (C * h.lower).tolist(),
+            },
+        )
     return entry
 
 
@@ -93,23 +129,30 @@ def demo_report(*, seed=0, C=DEMO_C, eps=DEMO_EPS, epochs=DEMO_EPOCHS, task=None
     """
     from problems.demo_data import make_demo_tagging
     from problems.sequence.tagger import SequenceTagger
+    from problems.solvers import SPOM, CuttingPlane
 
     task = make_demo_tagging(seed) if task is None else task
     methods = {}
-    for key, name, kw in _METHODS:
-        extra = dict(epochs=epochs, seed=seed) if key == "spom" else {}
-        est = SequenceTagger(task.templates, C=C, eps=eps, active_rtol=_ACTIVE_RTOL, **kw, **extra)
+    for key, name, regularizer in _METHODS:
+        solver = SPOM(epochs=epochs, seed=seed) if key == "spom" else CuttingPlane(eps=eps)
+        est = SequenceTagger(task.templates, C=C, regularizer=regularizer, active_rtol=_ACTIVE_RTOL, solver=solver)
         t0 = time.perf_counter()
         est.fit(task.X_train, task.y_train)
         methods[key] = _method_row(key, name, est, task, C, time.perf_counter() - t0)
     spom, mtl = methods["spom"], methods["mtl"]
     spom["gap_to_mtl_lower_bound"] = spom["objective"] - mtl["lower_bound"]
     return {
-        "seed": int(seed), "C": float(C), "eps": float(eps), "epochs": int(epochs),
-        "n_train": len(task.X_train), "n_test": len(task.X_test),
+        "seed": int(seed),
+        "C": float(C),
+        "eps": float(eps),
+        "epochs": int(epochs),
+        "n_train": len(task.X_train),
+        "n_test": len(task.X_test),
         "n_train_tokens": int(sum(len(s) for s in task.X_train)),
-        "templates": task.templates.split(), "informative_templates": list(task.informative),
-        "noise_templates": list(task.noise), "methods": methods,
+        "templates": task.templates.split(),
+        "informative_templates": list(task.informative),
+        "noise_templates": list(task.noise),
+        "methods": methods,
     }
 
 
@@ -119,18 +162,28 @@ def format_demo_table(rep) -> str:
     for key, m in rep["methods"].items():
         spom = key == "spom"
         gap = m["gap_to_mtl_lower_bound"] if spom else m["gap"]
-        rows.append({
-            "method": m["name"], "objective": f"{m['objective']:.4f}",
-            "lower_bound": "-" if spom else f"{m['lower_bound']:.4f}",
-            "gap": f"{gap:.4g}" + ("*" if spom else ""), "passes": f"{m['iterations']}",
-            "test_acc": f"{m['test_accuracy']:.4f}", "active": f"{len(m['active_templates'])}/{m['n_templates']}",
-            "noise_dropped": f"{len(m['noise_dropped'])}/{len(m['noise_templates'])}",
-            "noise_share": f"{m['noise_share']:.4f}", "time_s": f"{m['train_time_s']:.2f}",
-        })
+        rows.append(
+            {
+                "method": m["name"],
+                "objective": f"{m['objective']:.4f}",
+                "lower_bound": "-" if spom else f"{m['lower_bound']:.4f}",
+                "gap": f"{gap:.4g}" + ("*" if spom else ""),
+                "passes": f"{m['iterations']}",
+                "test_acc": f"{m['test_accuracy']:.4f}",
+                "active": f"{len(m['active_templates'])}/{m['n_templates']}",
+                "noise_dropped": f"{len(m['noise_dropped'])}/{len(m['noise_templates'])}",
+                "noise_share": f"{m['noise_share']:.4f}",
+                "time_s": f"{m['train_time_s']:.2f}",
+            }
+        )
     cells = [list(_COLUMNS)] + [[r[c] for c in _COLUMNS] for r in rows]
     widths = [max(len(row[j]) for row in cells) for j in range(len(_COLUMNS))]
-    return "\n".join("  ".join(c.rjust(w) if j else c.ljust(w) for j, (c, w) in enumerate(zip(row, widths)))
-                     for row in cells) + "\n"
+    return (
+        "\n".join(
+            "  ".join(c.rjust(w) if j else c.ljust(w) for j, (c, w) in enumerate(zip(row, widths))) for row in cells
+        )
+        + "\n"
+    )
 
 
 def plot_demo(rep, out_dir) -> list:
@@ -148,8 +201,11 @@ def plot_demo(rep, out_dir) -> list:
     ax1.plot(m["curve"]["passes"], m["curve"]["lower_bound"], "b:", label="MTL^struct: certified lower bound")
     ax1.plot(s["curve"]["passes"][1:], s["curve"]["objective"][1:], "r.-", label="SPOM: objective")
     ax1.set_ylim(m["lower_bound"] - 0.5 * abs(m["lower_bound"]), 3.0 * abs(m["objective"]))
-    ax1.set(xlabel="passes over the data (engine iterations / SPOM epochs)", ylabel="F(w)",
-            title="MTL^struct and SPOM: the same F")
+    ax1.set(
+        xlabel="passes over the data (engine iterations / SPOM epochs)",
+        ylabel="F(w)",
+        title="MTL^struct and SPOM: the same F",
+    )
     ax1.legend(fontsize=7)
     ax2.plot(v["curve"]["passes"], v["curve"]["objective"], "g-", label="SSVM: best upper bound")
     ax2.plot(v["curve"]["passes"], v["curve"]["lower_bound"], "g:", label="SSVM: certified lower bound")
@@ -161,8 +217,7 @@ def plot_demo(rep, out_dir) -> list:
         ok = np.isfinite(gap) & (gap > 0)
         ax3.semilogy(np.asarray(entry["curve"]["passes"])[ok], gap[ok], style, label=f"{label}: certified gap")
     sp_gap = np.asarray(s["curve"]["objective"][1:]) - m["lower_bound"]
-    ax3.semilogy(s["curve"]["passes"][1:], np.maximum(sp_gap, 1e-12), "r.-",
-                 label="SPOM: F - MTL^struct's lower bound")
+    ax3.semilogy(s["curve"]["passes"][1:], np.maximum(sp_gap, 1e-12), "r.-", label="SPOM: F - MTL^struct's lower bound")
     ax3.axhline(rep["eps"], color="gray", ls="--", lw=0.8, label="eps")
     ax3.set(xlabel="passes over the data", ylabel="gap", title="certified gaps")
     ax3.legend(fontsize=7)
@@ -180,8 +235,14 @@ def plot_demo(rep, out_dir) -> list:
     for k, (entry, color) in enumerate(((m, "tab:blue"), (s, "tab:red"), (v, "tab:green"))):
         norms = np.array([entry["template_norms"][t] for t in names])
         share = norms / norms.sum() if norms.sum() > 0 else norms
-        ax.bar(x + (k - 1) * 0.27, np.maximum(share, floor), width=0.27, color=color, label=entry["name"],
-               edgecolor=[("black" if t in noise else color) for t in names])
+        ax.bar(
+            x + (k - 1) * 0.27,
+            np.maximum(share, floor),
+            width=0.27,
+            color=color,
+            label=entry["name"],
+            edgecolor=[("black" if t in noise else color) for t in names],
+        )
     ax.set_yscale("log")
     ax.set_ylim(floor / 2, 1.5)
     ax.set_xticks(x)
@@ -225,25 +286,56 @@ def run_demo(*, seed=0, out_dir=None, out):
     report.write_text(json.dumps(rep, indent=2) + "\n")
 
     mtl = rep["methods"]["mtl"]
-    out.write(f"cutplane demo: sequence tagging, {rep['n_train']} training sentences "
-              f"({rep['n_train_tokens']} tokens), {len(rep['templates'])} templates of which "
-              f"{len(rep['noise_templates'])} on noise columns; C = {rep['C']:g}, eps = {rep['eps']:g}\n"
-              f"  MTL^struct and SPOM minimise F = 1/2 (sum_j ||w_j||)^2 + C * mean hinge; "
-              f"SSVM minimises 1/2 ||w||^2 + C * mean hinge\n\n")
+    out.write(
+        f"cutplane demo: sequence tagging, {rep['n_train']} training sentences "
+        f"({rep['n_train_tokens']} tokens), {len(rep['templates'])} templates of which "
+        f"{len(rep['noise_templates'])} on noise columns; C = {rep['C']:g}, eps = {rep['eps']:g}\n"
+        f"  MTL^struct and SPOM minimise F = 1/2 (sum_j ||w_j||)^2 + C * mean hinge; "
+        f"SSVM minimises 1/2 ||w||^2 + C * mean hinge\n\n"
+    )
     out.write(format_demo_table(rep))
-    out.write(f"\n* SPOM certifies nothing itself: its gap is F_SPOM minus MTL^struct's certified lower bound "
-              f"{mtl['lower_bound']:.4f} of the same F.\n"
-              f"active: templates with ||w_j|| > {_ACTIVE_RTOL:g} * max_k ||w_k||; noise_share: "
-              f"sum of ||w_j|| over noise templates / sum over all.\n"
-              f"passes: engine iterations (one oracle call on all sentences) or SPOM epochs.\n"
-              f"templates kept by MTL^struct: {', '.join(mtl['active_templates'])}.\n\n")
+    out.write(
+        f"\n* SPOM certifies nothing itself: its gap is F_SPOM minus MTL^struct's certified lower bound "
+        f"{mtl['lower_bound']:.4f} of the same F.\n"
+        f"active: templates with ||w_j|| > {_ACTIVE_RTOL:g} * max_k ||w_k||; noise_share: "
+        f"sum of ||w_j|| over noise templates / sum over all.\n"
+        f"passes: engine iterations (one oracle call on all sentences) or SPOM epochs.\n"
+        f"templates kept by MTL^struct: {', '.join(mtl['active_templates'])}.\n\n"
+    )
     out.write(f"report:  {report}\n")
     if figures:
         out.write("plots:   " + ", ".join(str(f) for f in figures) + "\n")
     else:
         out.write("plots:   not written (matplotlib is not installed)\n")
-    out.write(f"data:    {files['train']}, {files['test']}, {files['templates']}\n"
-              f"next:    cutplane train --task sequence --train {files['train']} --templates {files['templates']} "
-              f"--C {rep['C']:g} --regularizer mtl --model {out_dir / 'model.npz'} "
-              f"--plot {out_dir / 'train-plots'}\n")
+    out.write(
+        f"data:    {files['train']}, {files['test']}, {files['templates']}\n"
+        f"next:    cutplane train --task sequence --train {files['train']} --templates {files['templates']} "
+        f"--C {rep['C']:g} --regularizer mtl --model {out_dir / 'model.npz'} "
+        f"--plot {out_dir / 'train-plots'}\n"
+    )
     return 0
+
+
+# ------------------------------------------------------------------------- command
+def add_arguments(p):
+    """``cutplane demo``'s options."""
+    p.add_argument("--seed", type=int, default=0, help="seed of the generated data")
+    p.add_argument(
+        "--out-dir",
+        type=Path,
+        dest="out_dir",
+        help="folder for the report, plots and generated data (default ./cutplane-demo)",
+    )
+
+
+def run(args):
+    """``cutplane demo``: :func:`run_demo` on standard output."""
+    import sys
+
+    return run_demo(seed=args.seed, out_dir=args.out_dir, out=sys.stdout)
+
+
+#: The ``demo`` subcommand.
+COMMAND = Command(
+    "MTL^struct vs SPOM vs SSVM on a generated tagging task: certified results and plots", add_arguments, run
+)

@@ -3,6 +3,7 @@
 One format per module; the public names are re-exported here (imported on first use).
 Every reader accepts gzip input transparently (``.gz`` suffix or gzip magic bytes).
 """
+
 from __future__ import annotations
 
 import importlib

@@ -22,6 +22,7 @@ Policy shared by every reader (documented here once):
 - integers in numeric fields are ASCII digits only (:func:`parse_int`): no ``1_000``, no
   superscripts or other scripts' digits, no values outside the int64 range.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -29,8 +30,8 @@ import io
 import os
 import re
 import zlib
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from cutplane.exceptions import InputError
 
@@ -38,7 +39,7 @@ __all__ = ["open_text", "iter_lines", "LineReader", "parse_int", "no_records"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _INT = re.compile(r"[+-]?[0-9]+")
-_INT64_MAX = 2 ** 63 - 1
+_INT64_MAX = 2**63 - 1
 
 
 def _open_binary(path) -> io.BufferedIOBase:
@@ -90,8 +91,7 @@ class LineReader(io.TextIOBase):
             data = self._stream.readline()
         except (OSError, EOFError, zlib.error) as exc:
             what = "corrupt or truncated gzip data" if self._inner is not None else "cannot read file"
-            raise InputError(f"{what} ({exc})", path=self.path,
-                             line=self.lineno + 1) from None
+            raise InputError(f"{what} ({exc})", path=self.path, line=self.lineno + 1) from None
         if not data:
             return ""
         self.lineno += 1
@@ -99,9 +99,12 @@ class LineReader(io.TextIOBase):
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise InputError(
-                f"invalid UTF-8 at byte {exc.start} of the line (byte {data[exc.start:exc.start + 1]!r}); "
+                f"invalid UTF-8 at byte {exc.start} of the line (byte {data[exc.start : exc.start + 1]!r}); "
                 "expected UTF-8 text",
-                path=self.path, line=self.lineno, field="encoding") from None
+                path=self.path,
+                line=self.lineno,
+                field="encoding",
+            ) from None
         if self.lineno == 1 and text.startswith("\ufeff"):
             text = text[1:]
         if text.endswith("\r\n"):
@@ -195,11 +198,13 @@ def parse_int(text: str, *, path=None, line=None, field=None, min_value=None, ma
     hi = _INT64_MAX if max_value is None else max_value
     if not _INT.fullmatch(text):
         shown = text if len(text) <= 40 else text[:40] + "..."
-        raise InputError(f"{shown!r} is not an integer; expected ASCII decimal digits", path=path, line=line,
-                         field=field)
+        raise InputError(
+            f"{shown!r} is not an integer; expected ASCII decimal digits", path=path, line=line, field=field
+        )
     if len(text) > 25:  # clearly out of range; avoids int() on thousands of digits
-        raise InputError(f"integer with {len(text)} digits is out of range {lo}..{hi}", path=path, line=line,
-                         field=field)
+        raise InputError(
+            f"integer with {len(text)} digits is out of range {lo}..{hi}", path=path, line=line, field=field
+        )
     value = int(text)
     if not lo <= value <= hi:
         raise InputError(f"integer {value} is out of range {lo}..{hi}", path=path, line=line, field=field)
@@ -208,5 +213,4 @@ def parse_int(text: str, *, path=None, line=None, field=None, min_value=None, ma
 
 def no_records(path, what: str) -> InputError:
     """The error of a ``read_*`` function for a file that holds no ``what`` (e.g. "sentences")."""
-    return InputError(f"the file holds no {what} (it is empty, or has only blank or comment lines)",
-                      path=path)
+    return InputError(f"the file holds no {what} (it is empty, or has only blank or comment lines)", path=path)

@@ -14,19 +14,19 @@ file without any sentence. Labels are read as strings: whether a label is known 
 by :class:`problems.sequence.feature_index.LabelAlphabet` (an error for training, a warning and a
 wrong prediction at evaluation, see :meth:`LabelAlphabet.encode_unseen`).
 """
+
 from __future__ import annotations
 
 import gzip
 import os
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Iterator, NamedTuple, Sequence
+from typing import NamedTuple
 
 from cutplane.exceptions import InputError
-
 from problems.io._open import iter_lines, no_records
 
-__all__ = ["ColumnSentence", "ColumnCorpus", "iter_column_sentences", "read_conll", "read_crfpp",
-           "write_columns"]
+__all__ = ["ColumnSentence", "ColumnCorpus", "iter_column_sentences", "read_conll", "read_crfpp", "write_columns"]
 
 DOCSTART = "-DOCSTART-"
 
@@ -85,8 +85,12 @@ class ColumnCorpus:
         return alphabet.encode_corpus(self.labels, path=self.path, first_lines=self.first_lines)
 
 
-def iter_column_sentences(path, *, n_columns: int | None = None, skip_docstart: bool = True,
-                          ) -> Iterator[ColumnSentence]:
+def iter_column_sentences(
+    path,
+    *,
+    n_columns: int | None = None,
+    skip_docstart: bool = True,
+) -> Iterator[ColumnSentence]:
     """Stream the sentences of a column file.
 
     Parameters
@@ -126,8 +130,12 @@ def iter_column_sentences(path, *, n_columns: int | None = None, skip_docstart: 
         if expected is None:
             expected = len(fields)
         elif len(fields) != expected:
-            raise InputError(f"expected {expected} whitespace-separated columns, found {len(fields)}: {line!r}",
-                             path=path, line=lineno, field="columns")
+            raise InputError(
+                f"expected {expected} whitespace-separated columns, found {len(fields)}: {line!r}",
+                path=path,
+                line=lineno,
+                field="columns",
+            )
         if not rows:
             first = lineno
         rows.append(tuple(fields))
@@ -135,8 +143,7 @@ def iter_column_sentences(path, *, n_columns: int | None = None, skip_docstart: 
         yield ColumnSentence(rows, first)
 
 
-def read_conll(path, *, n_columns: int | None = None, labeled: bool = True,
-               skip_docstart: bool = True) -> ColumnCorpus:
+def read_conll(path, *, n_columns: int | None = None, labeled: bool = True, skip_docstart: bool = True) -> ColumnCorpus:
     """Read a CoNLL column file (CoNLL-2000, CoNLL-2002, ...) into inputs and labels.
 
     Parameters
@@ -163,8 +170,12 @@ def read_conll(path, *, n_columns: int | None = None, labeled: bool = True,
     for sent in iter_column_sentences(path, n_columns=n_columns, skip_docstart=skip_docstart):
         if labeled:
             if len(sent.rows[0]) < 2:
-                raise InputError("a labelled file needs at least two columns (input and label)", path=path,
-                                 line=sent.first_line, field="columns")
+                raise InputError(
+                    "a labelled file needs at least two columns (input and label)",
+                    path=path,
+                    line=sent.first_line,
+                    field="columns",
+                )
             inputs.append([row[:-1] for row in sent.rows])
             labels.append([row[-1] for row in sent.rows])
         else:
@@ -201,13 +212,15 @@ def write_columns(path, sentences: Sequence[Sequence[Sequence[str]]], predicted=
         for i, sent in enumerate(sentences):
             pred = None if predicted is None else predicted[i]
             if pred is not None and len(pred) != len(sent):
-                raise InputError(f"sentence {i}: {len(pred)} predicted labels for {len(sent)} tokens",
-                                 field="predicted")
+                raise InputError(
+                    f"sentence {i}: {len(pred)} predicted labels for {len(sent)} tokens", field="predicted"
+                )
             for t, row in enumerate(sent):
                 cells = list(row) + ([pred[t]] if pred is not None else [])
                 if any((not c) or any(ch.isspace() for ch in c) for c in cells):
-                    raise InputError(f"sentence {i}, token {t}: empty cell or whitespace inside a cell {cells!r}",
-                                     field="columns")
+                    raise InputError(
+                        f"sentence {i}, token {t}: empty cell or whitespace inside a cell {cells!r}", field="columns"
+                    )
                 f.write(sep.join(cells))
                 f.write("\n")
             f.write("\n")

@@ -17,16 +17,16 @@ error); a file with no sentence is refused by :func:`read_conllu`.
 Heads are kept in the file's convention, ``heads[k]`` the head of word ``k + 1`` with 0 the
 root; :meth:`ConlluSentence.tree` gives the decoders' convention (shape (n+1,), ``-1`` first).
 """
+
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
 
 import numpy as np
 
 from cutplane.exceptions import InputError
-
 from problems.io._open import iter_lines, no_records
 
 __all__ = ["ConlluSentence", "iter_conllu", "read_conllu", "write_conllu"]
@@ -112,8 +112,11 @@ def _check_tree(heads: np.ndarray, lines: list, path) -> None:
                 u = int(heads[u - 1])
             first = min(cycle)
             raise InputError(
-                f"the gold heads contain a cycle through words {sorted(cycle)}; expected a tree "
-                "rooted at 0", path=path, line=lines[first - 1], field="HEAD")
+                f"the gold heads contain a cycle through words {sorted(cycle)}; expected a tree rooted at 0",
+                path=path,
+                line=lines[first - 1],
+                field="HEAD",
+            )
         for u in path_nodes:
             state[u] = 2
 
@@ -128,20 +131,38 @@ def _finish(rows, lines, comments, path, allow_missing_heads) -> ConlluSentence:
         for k, h in enumerate(raw_heads):
             if not _is_index(h):
                 shown = h if len(h) <= 40 else h[:40] + "..."
-                raise InputError(f"HEAD must be an integer word index (ASCII digits), got {shown!r}",
-                                 path=path, line=lines[k], field="HEAD")
+                raise InputError(
+                    f"HEAD must be an integer word index (ASCII digits), got {shown!r}",
+                    path=path,
+                    line=lines[k],
+                    field="HEAD",
+                )
             value = int(h) if len(h) <= 18 else n + 1  # longer: out of range anyway
             if not 0 <= value <= n or value == k + 1:
                 what = "itself" if value == k + 1 else (h if len(h) <= 40 else h[:40] + "...")
-                raise InputError(f"head of word {k + 1} is {what}; expected 0..{n} (0 = root) and "
-                                 "not the word itself", path=path, line=lines[k], field="HEAD")
+                raise InputError(
+                    f"head of word {k + 1} is {what}; expected 0..{n} (0 = root) and not the word itself",
+                    path=path,
+                    line=lines[k],
+                    field="HEAD",
+                )
             heads[k] = value
         _check_tree(heads, lines, path)
     cols = list(zip(*rows))
-    return ConlluSentence(forms=list(cols[1]), lemmas=list(cols[2]), upos=list(cols[3]),
-                          xpos=list(cols[4]), feats=list(cols[5]), heads=heads,
-                          deprels=list(cols[7]), deps=list(cols[8]), misc=list(cols[9]),
-                          comments=comments, line=lines[0], path=path)
+    return ConlluSentence(
+        forms=list(cols[1]),
+        lemmas=list(cols[2]),
+        upos=list(cols[3]),
+        xpos=list(cols[4]),
+        feats=list(cols[5]),
+        heads=heads,
+        deprels=list(cols[7]),
+        deps=list(cols[8]),
+        misc=list(cols[9]),
+        comments=comments,
+        line=lines[0],
+        path=path,
+    )
 
 
 def iter_conllu(path, *, allow_missing_heads: bool = False) -> Iterator[ConlluSentence]:
@@ -180,25 +201,35 @@ def iter_conllu(path, *, allow_missing_heads: bool = False) -> Iterator[ConlluSe
             continue
         if text.startswith("#"):
             if rows:
-                raise InputError("comment line inside a sentence; expected a blank line first",
-                                 path=spath, line=lineno)
+                raise InputError("comment line inside a sentence; expected a blank line first", path=spath, line=lineno)
             comments.append(text[1:].lstrip(" ") if text.startswith("# ") else text[1:])
             continue
         cols = text.split("\t")
         if len(cols) != _N_COLS:
-            raise InputError(f"expected {_N_COLS} tab-separated columns ({' '.join(_COLS)}), "
-                             f"found {len(cols)}", path=spath, line=lineno)
+            raise InputError(
+                f"expected {_N_COLS} tab-separated columns ({' '.join(_COLS)}), found {len(cols)}",
+                path=spath,
+                line=lineno,
+            )
         tid = cols[0]
         if "-" in tid or "." in tid:  # multiword token or empty node
             parts = tid.replace(".", "-").split("-")
             if len(parts) != 2 or not all(_is_index(p) for p in parts):
-                raise InputError(f"bad ID {tid[:40]!r}; expected an integer, a range a-b or a decimal a.b",
-                                 path=spath, line=lineno, field="ID")
+                raise InputError(
+                    f"bad ID {tid[:40]!r}; expected an integer, a range a-b or a decimal a.b",
+                    path=spath,
+                    line=lineno,
+                    field="ID",
+                )
             continue
         if not _is_index(tid) or tid != str(len(rows) + 1):
             shown = tid if len(tid) <= 40 else tid[:40] + "..."
-            raise InputError(f"bad ID {shown!r}; expected {len(rows) + 1} (words numbered 1, 2, ...)",
-                             path=spath, line=lineno, field="ID")
+            raise InputError(
+                f"bad ID {shown!r}; expected {len(rows) + 1} (words numbered 1, 2, ...)",
+                path=spath,
+                line=lineno,
+                field="ID",
+            )
         if cols[1] == "":
             raise InputError("empty FORM; expected a word or '_'", path=spath, line=lineno, field="FORM")
         rows.append(cols)
@@ -221,8 +252,11 @@ def _as_file_heads(h, n: int, index: int) -> np.ndarray:
     if a.ndim == 1 and a.shape[0] == n + 1 and a[0] == -1:
         a = a[1:]
     if a.ndim != 1 or a.shape[0] != n or a.dtype.kind not in "iu":
-        raise InputError(f"sentence {index}: expected {n} integer heads (or {n + 1} with a leading -1), "
-                         f"got shape {a.shape} dtype {a.dtype}", field="heads")
+        raise InputError(
+            f"sentence {index}: expected {n} integer heads (or {n + 1} with a leading -1), "
+            f"got shape {a.shape} dtype {a.dtype}",
+            field="heads",
+        )
     if np.any((a < 0) | (a > n)):
         raise InputError(f"sentence {index}: heads must lie in 0..{n}", field="heads")
     return a.astype(np.int64)
@@ -268,7 +302,17 @@ def write_conllu(path, sentences: Iterable[ConlluSentence], heads=None, deprels=
                 f.write(f"# {c}\n")
             for k in range(n):
                 hk = "_" if h is None else str(int(h[k]))
-                cols = (str(k + 1), s.forms[k], s.lemmas[k], s.upos[k], s.xpos[k], s.feats[k], hk,
-                        rel[k], deps[k] if k < len(deps) else "_", s.misc[k] if k < len(s.misc) else "_")
+                cols = (
+                    str(k + 1),
+                    s.forms[k],
+                    s.lemmas[k],
+                    s.upos[k],
+                    s.xpos[k],
+                    s.feats[k],
+                    hk,
+                    rel[k],
+                    deps[k] if k < len(deps) else "_",
+                    s.misc[k] if k < len(s.misc) else "_",
+                )
                 f.write("\t".join(cols) + "\n")
             f.write("\n")

@@ -9,6 +9,7 @@ Input policy: integer fields are ASCII decimal numbers within int64; blank lines
 skipped; a file with no letter, or ending inside a word, is an error; CRLF line ends and a
 trailing tab are accepted.
 """
+
 from __future__ import annotations
 
 import os
@@ -17,7 +18,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from cutplane.exceptions import InputError
-
 from problems.io._open import iter_lines, no_records, parse_int
 
 __all__ = ["OCRLetters", "read_ocr_letters", "OCR_ALPHABET"]
@@ -102,8 +102,12 @@ def read_ocr_letters(path) -> OCRLetters:
         if fields and fields[-1] == "":
             fields.pop()
         if len(fields) != 6 + _N_PIXELS:
-            raise InputError(f"expected {6 + _N_PIXELS} tab-separated fields (id, letter, next_id, word_id, "
-                             f"position, fold, 128 pixels), found {len(fields)}", path=path, line=lineno)
+            raise InputError(
+                f"expected {6 + _N_PIXELS} tab-separated fields (id, letter, next_id, word_id, "
+                f"position, fold, 128 pixels), found {len(fields)}",
+                path=path,
+                line=lineno,
+            )
         lid = _int(fields[0], path, lineno, "id")
         letter = fields[1]
         if letter not in _CODE:
@@ -117,12 +121,17 @@ def read_ocr_letters(path) -> OCRLetters:
             raise InputError("expected 128 pixel fields of 0 or 1", path=path, line=lineno, field="pixels")
         if expect_next != -1:
             if lid != expect_next or wid != cur_word or fold != cur_fold or pos != cur_pos + 1:
-                raise InputError(f"broken word link: expected letter id {expect_next} of word {cur_word} at "
-                                 f"position {cur_pos + 1}, fold {cur_fold}", path=path, line=lineno)
+                raise InputError(
+                    f"broken word link: expected letter id {expect_next} of word {cur_word} at "
+                    f"position {cur_pos + 1}, fold {cur_fold}",
+                    path=path,
+                    line=lineno,
+                )
         else:
             if pos != 1:
-                raise InputError(f"a word must start at position 1, found {pos}", path=path, line=lineno,
-                                 field="position")
+                raise InputError(
+                    f"a word must start at position 1, found {pos}", path=path, line=lineno, field="position"
+                )
             if not 0 <= fold <= 9:
                 raise InputError(f"fold must be in 0..9, found {fold}", path=path, line=lineno, field="fold")
             cur_word, cur_fold = wid, fold
@@ -140,11 +149,18 @@ def read_ocr_letters(path) -> OCRLetters:
     if not labels:
         raise no_records(path, "letters")
     if expect_next != -1:
-        raise InputError(f"file ends inside word {cur_word} (expected letter id {expect_next})", path=path,
-                         line=lineno)
-    pixels = (np.frombuffer(b"".join(pix_rows), dtype=np.uint8).reshape(-1, _N_PIXELS) - ord("0")
-              if pix_rows else np.zeros((0, _N_PIXELS), np.uint8))
-    return OCRLetters(pixels=pixels.astype(np.uint8), labels=np.asarray(labels, dtype=np.int32),
-                      letter_ids=np.asarray(ids, dtype=np.int64), word_ptr=np.asarray(word_ptr, dtype=np.int64),
-                      word_ids=np.asarray(word_ids, dtype=np.int64), folds=np.asarray(folds, dtype=np.int32),
-                      path=os.fspath(path))
+        raise InputError(f"file ends inside word {cur_word} (expected letter id {expect_next})", path=path, line=lineno)
+    pixels = (
+        np.frombuffer(b"".join(pix_rows), dtype=np.uint8).reshape(-1, _N_PIXELS) - ord("0")
+        if pix_rows
+        else np.zeros((0, _N_PIXELS), np.uint8)
+    )
+    return OCRLetters(
+        pixels=pixels.astype(np.uint8),
+        labels=np.asarray(labels, dtype=np.int32),
+        letter_ids=np.asarray(ids, dtype=np.int64),
+        word_ptr=np.asarray(word_ptr, dtype=np.int64),
+        word_ids=np.asarray(word_ids, dtype=np.int64),
+        folds=np.asarray(folds, dtype=np.int32),
+        path=os.fspath(path),
+    )

@@ -15,19 +15,27 @@ Characters are labelled with one of two schemes:
 :func:`tags_to_words` inverts either scheme and accepts any tag sequence (as a predictor
 may output): a word starts at a ``B`` or ``S`` (or after an ``E`` or ``S``).
 """
+
 from __future__ import annotations
 
 import gzip
 import os
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 from cutplane.exceptions import InputError
-
 from problems.io._open import iter_lines, no_records
 from problems.io.conll import ColumnCorpus
 
-__all__ = ["SCHEMES", "iter_segmented", "read_segmented", "read_word_list", "words_to_tags", "tags_to_words",
-           "read_segmented_as_tags", "write_segmented"]
+__all__ = [
+    "SCHEMES",
+    "iter_segmented",
+    "read_segmented",
+    "read_word_list",
+    "words_to_tags",
+    "tags_to_words",
+    "read_segmented_as_tags",
+    "write_segmented",
+]
 
 SCHEMES = {"BMES": ("B", "M", "E", "S"), "BIE": ("B", "I", "E")}
 

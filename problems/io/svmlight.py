@@ -7,6 +7,7 @@ Python, which names the first offending line and field in one
 allows, such as a byte-order mark). Feature indices are 1-based by default
 (the SVMlight convention); gzip input is read transparently (``.gz`` suffix or magic bytes).
 """
+
 from __future__ import annotations
 
 import gzip
@@ -21,14 +22,13 @@ from typing import NamedTuple
 import numpy as np
 
 from cutplane.exceptions import InputError
-
 from problems.io._open import iter_lines, no_records, parse_int
 
 __all__ = ["read_svmlight", "write_svmlight", "SvmlightData", "MAX_INDEX"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 #: Largest feature index accepted (scipy's and scikit-learn's int32 index arrays).
-MAX_INDEX = 2 ** 31 - 2
+MAX_INDEX = 2**31 - 2
 
 
 class SvmlightData(NamedTuple):
@@ -67,8 +67,7 @@ def _parse_float(token, *, path, line, field):
     try:
         value = float(token)
     except ValueError:
-        raise InputError(f"cannot parse {_shown(token)} as a number", path=path, line=line,
-                         field=field) from None
+        raise InputError(f"cannot parse {_shown(token)} as a number", path=path, line=line, field=field) from None
     if not math.isfinite(value):
         raise InputError(f"non-finite value {_shown(token)}", path=path, line=line, field=field)
     return value
@@ -91,20 +90,25 @@ def _parse_line(text, *, path, line, zero_based, n_features):
             continue
         idx_s, sep, val_s = tok.partition(":")
         if not sep:
-            raise InputError(f"expected <index>:<value>, got {_shown(tok)}", path=path, line=line,
-                             field=f"token {k + 1}")
+            raise InputError(
+                f"expected <index>:<value>, got {_shown(tok)}", path=path, line=line, field=f"token {k + 1}"
+            )
         idx = parse_int(idx_s, path=path, line=line, field=f"token {k + 1}", max_value=MAX_INDEX)
         if idx < lowest:
             hint = "" if zero_based else " (SVMlight indices start at 1; use zero_based=True)"
-            raise InputError(f"invalid feature index {idx}{hint}", path=path, line=line,
-                             field=f"token {k + 1}")
+            raise InputError(f"invalid feature index {idx}{hint}", path=path, line=line, field=f"token {k + 1}")
         if idx <= prev:
-            raise InputError(f"feature indices must be increasing and unique; {idx} follows "
-                             f"{prev}", path=path, line=line, field=f"token {k + 1}")
+            raise InputError(
+                f"feature indices must be increasing and unique; {idx} follows {prev}",
+                path=path,
+                line=line,
+                field=f"token {k + 1}",
+            )
         prev = idx
         if n_features is not None and idx - lowest >= n_features:
-            raise InputError(f"feature index {idx} exceeds n_features={n_features}", path=path,
-                             line=line, field=f"token {k + 1}")
+            raise InputError(
+                f"feature index {idx} exceeds n_features={n_features}", path=path, line=line, field=f"token {k + 1}"
+            )
         indices.append(idx - lowest)
         values.append(_parse_float(val_s, path=path, line=line, field=f"token {k + 1}"))
     return label, indices, values
@@ -126,8 +130,10 @@ def _read_python(path, *, zero_based, n_features):
     if not labels:
         raise no_records(path, "examples")
     width = n_features if n_features is not None else max(indices, default=-1) + 1
-    X = sp.csr_matrix((np.asarray(values, dtype=np.float64), np.asarray(indices, dtype=np.int64),
-                       np.asarray(indptr, dtype=np.int64)), shape=(len(labels), width))
+    X = sp.csr_matrix(
+        (np.asarray(values, dtype=np.float64), np.asarray(indices, dtype=np.int64), np.asarray(indptr, dtype=np.int64)),
+        shape=(len(labels), width),
+    )
     return X, np.asarray(labels, dtype=np.float64)
 
 
@@ -161,15 +167,19 @@ def read_svmlight(path, n_features=None, *, zero_based=False) -> SvmlightData:
     Notes
     -----
     Input policy: a UTF-8 byte-order mark and CRLF line ends are accepted; ``#`` starts a
-    comment; a file with no example, or (without ``n_features``) no feature at all, is an error; the optional ``qid:`` is validated and
-    dropped. The fast path is scikit-learn's parser; when it fails or finds a non-finite
-    number, the pure-Python reader re-reads the file and either names the offending line or
-    (for what scikit-learn does not accept, e.g. a BOM) returns the data.
+    comment; a file with no example, or (without ``n_features``) no feature at all, is an error;
+    the optional ``qid:`` is validated and dropped. The fast path is scikit-learn's parser; when
+    it fails or finds a non-finite number, the pure-Python reader re-reads the file and either
+    names the offending line or (for what scikit-learn does not accept, e.g. a BOM) returns the
+    data.
     """
     from sklearn.datasets import load_svmlight_file
 
-    if n_features is not None and (isinstance(n_features, bool) or not isinstance(n_features, numbers.Integral)
-                                   or not 1 <= n_features <= MAX_INDEX + 1):
+    if n_features is not None and (
+        isinstance(n_features, bool)
+        or not isinstance(n_features, numbers.Integral)
+        or not 1 <= n_features <= MAX_INDEX + 1
+    ):
         raise InputError(f"must be an integer in 1..{MAX_INDEX + 1}, got {n_features!r}", field="n_features")
     fast = False
     try:
@@ -178,21 +188,24 @@ def read_svmlight(path, n_features=None, *, zero_based=False) -> SvmlightData:
         # Python's int/float (used by scikit-learn's parser) accept '1_0' as 10: such files, and
         # those with a byte-order mark, go to the strict reader.
         if b"_" not in data and not data.startswith(b"\xef\xbb\xbf"):
-            X, y, _ = load_svmlight_file(io.BytesIO(data), n_features=n_features, zero_based=zero_based,
-                                         dtype=np.float64, query_id=True)
+            X, y, _ = load_svmlight_file(
+                io.BytesIO(data), n_features=n_features, zero_based=zero_based, dtype=np.float64, query_id=True
+            )
             fast = X.shape[0] > 0 and bool(np.all(np.isfinite(X.data)) and np.all(np.isfinite(y)))
     except InputError:
         raise
-    except (ValueError, TypeError, IndexError, OverflowError, MemoryError, OSError, EOFError,
-            zlib.error):
+    except (ValueError, TypeError, IndexError, OverflowError, MemoryError, OSError, EOFError, zlib.error):
         fast = False
     if fast and n_features is None and X.nnz == 0:  # scikit-learn invents one column for a file without features
         fast = False
     if not fast:
         X, y = _read_python(path, zero_based=zero_based, n_features=n_features)
     if X.shape[1] == 0:
-        raise InputError("no example has a feature (expected <index>:<value> pairs after the labels); pass "
-                         "n_features to read such a file", path=path)
+        raise InputError(
+            "no example has a feature (expected <index>:<value> pairs after the labels); pass "
+            "n_features to read such a file",
+            path=path,
+        )
     X = X.tocsr()
     X.sort_indices()
     return SvmlightData(X, np.asarray(y, dtype=np.float64))

@@ -12,21 +12,38 @@ gets ``eps / C`` and its bounds are multiplied back by ``C``.
 Mapping to liblinear / scikit-learn: ``LinearSVC(C=C_lib, loss="hinge", fit_intercept=False)``
 minimises ``1/2 ||w||^2 + C_lib * sum_i loss_i``, the same problem with ``C_lib = C / n``.
 """
+
 from __future__ import annotations
 
 import warnings
+from typing import ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
 
-from cutplane.exceptions import ConvergenceWarning
-from problems.estimator_options import check_checkpoint_params
-from problems.validation import (check_bool, check_choice, check_classification_targets,
-                                 check_features, check_int, check_n_features, check_positive,
-                                 check_X_y)
+from cutplane.exceptions import ConvergenceWarning, InputError, ModelFormatError
+from problems.model_schemas import ModelSchema
+from problems.solvers import (
+    LEGACY_SOLVER_KEYS,
+    CuttingPlane,
+    Param,
+    check_params,
+    checked_solver,
+    params_from_meta,
+    params_to_meta,
+)
+from problems.validation import (
+    check_choice,
+    check_classification_targets,
+    check_features,
+    check_n_features,
+    check_positive,
+    check_X_y,
+)
 
-__all__ = ["LinearSVM"]
+__all__ = ["LinearSVM", "MODEL_SCHEMA"]
 
 _REGULARIZERS = ("l2", "l1")
 
@@ -35,15 +52,7 @@ def _methods():
     """Engine methods usable on a regularised risk (not Kelley's indicator-set method)."""
     from cutplane.engine import METHODS
 
-    return tuple(name for name, spec in METHODS.items()
-                 if not getattr(spec, "needs_indicator", False))
-
-
-def _not_fitted(est):
-    if not hasattr(est, "coef_"):
-        from sklearn.exceptions import NotFittedError
-
-        raise NotFittedError(f"This {type(est).__name__} instance is not fitted yet; call fit first.")
+    return tuple(name for name, spec in METHODS.items() if not getattr(spec, "needs_indicator", False))
 
 
 class LinearSVM(ClassifierMixin, BaseEstimator):
@@ -62,34 +71,19 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         ``C_lib`` (weight of the summed loss) is ``C / n_samples``.
     regularizer : {"l2", "l1"}, default="l2"
         ``1/2 ||w||^2`` or ``||w||_1``.
-    method : str, default="bmrm"
-        Engine method (:func:`cutplane.minimize`): ``"bmrm"``, or ``"ls-bmrm"`` once the
-        engine provides it (any engine method that does not need an indicator set).
-    eps : float, default=1e-3
-        Certified absolute tolerance on ``F`` (the engine gets ``eps / C``). ``F(0) = C``
-        for both losses, so ``eps = 1e-3 * C`` is a relative tolerance of about 1e-3.
-    max_iter : int, default=1000
-        Maximum number of oracle calls.
-    time_limit : float, optional
-        Wall-clock limit in seconds.
-    max_cuts : int, optional
-        Working-set budget (limited-memory BMRM).
     bias : float, optional
         No intercept is fitted by default (``fit_intercept`` is not supported). With a value
         ``b > 0``, a constant feature ``b`` is appended as in liblinear's ``-B b`` (its weight
         is regularised); ``intercept_`` is then ``b`` times that weight.
-    solver : str, optional
-        Reduced-problem backend forwarded to the engine (None: its own preference order).
-    checkpoint : str or os.PathLike, optional
-        File where the engine saves its state every ``checkpoint_every`` iterations and on
-        Ctrl-C / SIGTERM (:func:`cutplane.minimize`).
-    checkpoint_every : int, default=10
-    resume : bool, default=False
-        Continue from ``checkpoint`` when it exists (same data and hyper-parameters).
-    memory_limit : int, optional
-        Bytes for the engine's working set (oldest cuts aggregated to stay within it).
-    verbose : bool, default=False
-        Progress bar and per-iteration logging from the engine.
+    solver : CuttingPlane or None, default=None
+        The engine's options (:class:`~problems.solvers.CuttingPlane`): ``method`` (``"bmrm"``,
+        or any engine method that does not need an indicator set, e.g. ``"ls-bmrm"``), ``eps``
+        (certified absolute tolerance on ``F``; the engine gets ``eps / C``; ``F(0) = C`` for
+        both losses, so ``eps = 1e-3 * C`` is a relative tolerance of about 1e-3), ``max_iter``,
+        ``time_limit``, ``max_cuts``, ``backend``, ``checkpoint``, ``memory_limit``, ``verbose``,
+        ... None: ``CuttingPlane()`` with ``eps=1e-3`` and ``max_iter=1000``. Reachable as
+        ``solver__eps`` etc. through ``get_params`` / ``set_params``. The oracle is one sparse
+        matrix product in this process: ``executor`` must stay None.
 
     Attributes
     ----------
@@ -107,48 +101,51 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
     n_iter_ : int
     result_ : cutplane.Result
         The engine's result (on the engine's scale ``F / C``), with the bound history.
+    solver_options_ : CuttingPlaneOptions
+        The solver's checked options at ``fit`` (the defaults filled in).
 
     Examples
     --------
     >>> from problems.demo_data import make_binary
+    >>> from problems.solvers import CuttingPlane
     >>> data = make_binary(n_samples=300, n_features=10, seed=0)
-    >>> clf = LinearSVM(C=10.0, eps=1e-2).fit(data.X_train, data.y_train)
+    >>> clf = LinearSVM(C=10.0, solver=CuttingPlane(eps=1e-2)).fit(data.X_train, data.y_train)
     >>> bool(clf.gap_ <= 1e-2)
     True
     """
 
-    def __init__(self, *, C=1.0, regularizer="l2", method="bmrm", eps=1e-3, max_iter=1000,
-                 time_limit=None, max_cuts=None, bias=None, solver=None, checkpoint=None, checkpoint_every=10,
-                 resume=False, memory_limit=None, verbose=False):
+    #: Certified tolerance and iteration limit of a ``CuttingPlane`` that leaves them None.
+    DEFAULT_EPS: ClassVar[float] = 1e-3
+    DEFAULT_MAX_ITER: ClassVar[int] = 1000
+
+    #: The declarative parameter table (checked at ``fit``; the solver checks its own).
+    PARAMETERS: ClassVar[dict] = {
+        "C": Param(lambda v, n: check_positive(v, n), "weight of the mean loss"),
+        "regularizer": Param(lambda v, n: check_choice(v, n, _REGULARIZERS), "1/2 ||w||^2 or ||w||_1"),
+        "bias": Param(lambda v, n: check_positive(v, n), "constant feature", allow_none=True),
+    }
+
+    def __init__(self, *, C=1.0, regularizer="l2", bias=None, solver=None):
         self.C = C
         self.regularizer = regularizer
-        self.method = method
-        self.eps = eps
-        self.max_iter = max_iter
-        self.time_limit = time_limit
-        self.max_cuts = max_cuts
         self.bias = bias
         self.solver = solver
-        self.checkpoint = checkpoint
-        self.checkpoint_every = checkpoint_every
-        self.resume = resume
-        self.memory_limit = memory_limit
-        self.verbose = verbose
 
     # ------------------------------------------------------------------ helpers
     def _check_params(self):
-        return dict(
-            C=check_positive(self.C, "C"),
-            regularizer=check_choice(self.regularizer, "regularizer", _REGULARIZERS),
-            method=check_choice(self.method, "method", _methods()),
-            eps=check_positive(self.eps, "eps"),
-            max_iter=check_int(self.max_iter, "max_iter"),
-            time_limit=None if self.time_limit is None else check_positive(self.time_limit, "time_limit"),
-            max_cuts=check_int(self.max_cuts, "max_cuts", min_value=2, allow_none=True),
-            bias=None if self.bias is None else check_positive(self.bias, "bias"),
-            verbose=check_bool(self.verbose, "verbose"),
-            **check_checkpoint_params(self),
+        """The checked parameters (:data:`PARAMETERS`) and the solver's checked options."""
+        prm = check_params(self, self.PARAMETERS)
+        options = checked_solver(
+            self.solver, eps=self.DEFAULT_EPS, max_iter=self.DEFAULT_MAX_ITER, kinds=(CuttingPlane,), owner="LinearSVM"
         )
+        check_choice(options.method, "method", _methods())
+        if options.executor is not None or options.scheduler is not None:
+            raise InputError(
+                "LinearSVM's oracle is one sparse matrix product in this process; the executor "
+                "applies to the structured estimators",
+                field="executor",
+            )
+        return prm, options
 
     @staticmethod
     def _append_bias(X, bias):
@@ -175,7 +172,7 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         from cutplane.regularizers import L1, L2
         from oracles.linear import BinaryHinge, MulticlassHinge
 
-        p = self._check_params()
+        p, options = self._check_params()
         X, y = check_X_y(X, y)
         classes, y_idx = check_classification_targets(y)
         n_features = X.shape[1]
@@ -187,12 +184,9 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
             oracle = MulticlassHinge(Xb, y_idx, n_classes)
         reg = L2() if p["regularizer"] == "l2" else L1()
         C = p["C"]
-        kwargs = dict(method=p["method"], eps=p["eps"] / C, max_iter=p["max_iter"],
-                      time_limit=p["time_limit"], max_cuts=p["max_cuts"], verbose=p["verbose"],
-                      checkpoint=p["checkpoint"], checkpoint_every=p["checkpoint_every"], resume=p["resume"],
-                      memory_limit=p["memory_limit"])
-        if self.solver is not None:
-            kwargs["solver"] = self.solver
+        kwargs = options.minimize_kwargs(C)
+        if options.risk_floor_cut:  # else the regulariser decides
+            kwargs["risk_lower_bound"] = float(oracle.risk_lower_bound)
         with warnings.catch_warnings():
             # the engine's warning speaks of its scale F / C; ours below speaks of F
             warnings.filterwarnings("ignore", category=ConvergenceWarning)
@@ -206,21 +200,25 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
             self.intercept_ = p["bias"] * W[:, n_features]
         self.classes_ = classes
         self.n_features_in_ = n_features
+        self.solver_options_ = options
         self.result_ = res
         self.n_iter_ = int(res.n_iter)
         self.objective_ = C * float(res.objective)
         self.lower_bound_ = C * float(res.lower_bound)
         self.gap_ = C * float(res.gap)
         if res.status != "converged":
-            warnings.warn(f"LinearSVM stopped with status {res.status!r} after {res.n_iter} "
-                          f"iterations; certified gap {self.gap_:.3g} > eps {p['eps']:.3g}",
-                          ConvergenceWarning, stacklevel=2)
+            warnings.warn(
+                f"LinearSVM stopped with status {res.status!r} after {res.n_iter} "
+                f"iterations; certified gap {self.gap_:.3g} > eps {options.eps:.3g}",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
         return self
 
     def decision_function(self, X):
         """Scores: ndarray of shape (n_samples,) for two classes (positive means
         ``classes_[1]``), else of shape (n_samples, n_classes)."""
-        _not_fitted(self)
+        check_is_fitted(self, "coef_")
         X = check_features(X)
         check_n_features(X, self.n_features_in_)
         scores = np.asarray(X @ self.coef_.T) + self.intercept_
@@ -245,41 +243,51 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         """
         from problems.model_io import save_model
 
-        _not_fitted(self)
+        check_is_fitted(self, "coef_")
         classes = self.classes_
         if classes.dtype.kind not in "biufU":
             classes = classes.astype(str)
         meta = dict(extra_meta or {})
-        params = self.get_params()
-        params["checkpoint"] = None if self.checkpoint is None else str(self.checkpoint)
-        meta.update(estimator=type(self).__name__, params=params,
-                    n_features_in=int(self.n_features_in_),
-                    objective=self.objective_, lower_bound=self.lower_bound_, gap=self.gap_,
-                    n_iter=self.n_iter_)
-        return save_model(path, {"coef": self.coef_, "intercept": self.intercept_,
-                                 "classes": classes}, meta)
+        params = params_to_meta(self)
+        meta.update(
+            estimator=type(self).__name__,
+            params=params,
+            n_features_in=int(self.n_features_in_),
+            objective=self.objective_,
+            lower_bound=self.lower_bound_,
+            gap=self.gap_,
+            n_iter=self.n_iter_,
+        )
+        return save_model(path, {"coef": self.coef_, "intercept": self.intercept_, "classes": classes}, meta)
 
     @classmethod
     def load(cls, path):
         """A fitted :class:`LinearSVM` from a file written by :meth:`save`."""
-        from cutplane.exceptions import ModelFormatError
         from problems.model_io import load_model
 
-        arrays, meta = load_model(path, estimator=cls.__name__)
+        arrays, meta = load_model(path, estimator=cls.__name__, schema=MODEL_SCHEMA)
         coef, intercept, classes = arrays["coef"], arrays["intercept"], arrays["classes"]
         k = classes.shape[0] if classes.ndim == 1 else 0
-        if (coef.ndim != 2 or k < 2 or coef.shape[0] != (1 if k == 2 else k)
-                or intercept.shape != (coef.shape[0],) or coef.dtype.kind != "f"
-                or coef.shape[1] != meta.get("n_features_in")
-                or not np.all(np.isfinite(coef)) or not np.all(np.isfinite(intercept))):
-            raise ModelFormatError("inconsistent LinearSVM arrays (coef, intercept, classes)",
-                                   path=path, field="coef")
-        params = meta.get("params")
+        if (
+            coef.ndim != 2
+            or k < 2
+            or coef.shape[0] != (1 if k == 2 else k)
+            or intercept.shape != (coef.shape[0],)
+            or coef.dtype.kind != "f"
+            or coef.shape[1] != meta.get("n_features_in")
+            or not np.all(np.isfinite(coef))
+            or not np.all(np.isfinite(intercept))
+        ):
+            raise ModelFormatError("inconsistent LinearSVM arrays (coef, intercept, classes)", path=path, field="coef")
         try:
-            est = cls(**params)
-        except TypeError as exc:
-            raise ModelFormatError(f"bad hyper-parameters: {exc}", path=path,
-                                   field="params") from None
+            params, solver = params_from_meta(meta.get("params"), meta["format_version"])
+            est = cls(solver=solver, **params)
+        except (InputError, TypeError) as exc:
+            raise ModelFormatError(
+                f"bad hyper-parameters (format_version {meta['format_version']}): {getattr(exc, 'message', exc)}",
+                path=path,
+                field="params",
+            ) from None
         est.coef_, est.intercept_, est.classes_ = coef, intercept, classes
         est.n_features_in_ = int(coef.shape[1])
         est.n_iter_ = int(meta.get("n_iter", 0))
@@ -287,3 +295,14 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         est.lower_bound_ = meta.get("lower_bound")
         est.gap_ = meta.get("gap")
         return est
+
+
+_NUM = (float, type(None))
+#: What a LinearSVM model file must hold (passed to :func:`problems.model_io.load_model`);
+#: ``params`` may hold the solver options of format-version-1 files too.
+MODEL_SCHEMA = ModelSchema(
+    arrays={"coef": ("f", 2), "intercept": ("f", 1), "classes": ("biufU", 1)},
+    meta={"params": (dict,), "n_features_in": (int,)},
+    params_of=frozenset(LinearSVM._get_param_names()) | LEGACY_SOLVER_KEYS,
+    optional_meta={"n_iter": (int,), "objective": _NUM, "lower_bound": _NUM, "gap": _NUM},
+)

@@ -2,6 +2,7 @@
 
 One task per module; the public names are re-exported here (imported on first use).
 """
+
 from __future__ import annotations
 
 import importlib

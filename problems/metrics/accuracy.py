@@ -1,7 +1,8 @@
 """Per-token accuracy of label sequences."""
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from cutplane.exceptions import InputError
 

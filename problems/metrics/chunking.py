@@ -17,10 +17,11 @@ correct when gold and prediction start it at the same token with the same type a
 the same token. Sentences are separated by a boundary that is outside every chunk.
 Scores are in percent, as conlleval prints them.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from cutplane.exceptions import InputError
 
@@ -38,11 +39,11 @@ def split_tag(tag: str) -> tuple[str, str]:
 
 
 def _ends(prev, cur, prev_type, cur_type) -> bool:
-    return ((prev, cur) in _ENDS or (prev not in _OUTSIDE and prev_type != cur_type) or prev in ("[", "]"))
+    return (prev, cur) in _ENDS or (prev not in _OUTSIDE and prev_type != cur_type) or prev in ("[", "]")
 
 
 def _starts(prev, cur, prev_type, cur_type) -> bool:
-    return ((prev, cur) in _STARTS or (cur not in _OUTSIDE and prev_type != cur_type) or cur in ("[", "]"))
+    return (prev, cur) in _STARTS or (cur not in _OUTSIDE and prev_type != cur_type) or cur in ("[", "]")
 
 
 def _prf(correct, found_gold, found_pred):
@@ -144,7 +145,7 @@ def chunk_f1(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> Ch
                 c_pred[pt] = c_pred.get(pt, 0) + 1
             if is_token:
                 n_tokens += 1
-                n_tag_ok += (g == p and gt == pt)
+                n_tag_ok += g == p and gt == pt
             last_g, last_gt, last_p, last_pt = g, gt, p, pt
     if in_correct:  # pragma: no cover - the final boundary always closes the chunk
         n_correct += 1

@@ -12,9 +12,11 @@ Definitions (CoNLL-X shared task, MTL^struct sec. 3.4):
 Head arrays may be in the file convention (shape (n,), 0 = root) or the decoders' one
 (shape (n+1,) with a leading -1); a leading -1 is dropped.
 """
+
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -72,9 +74,16 @@ def _ratio(num, den):
     return float(num) / den if den else float("nan")
 
 
-def uas(gold, pred, *, upos: Sequence | None = None, punct: Sequence | None = None,
-        gold_deprels: Sequence | None = None, pred_deprels: Sequence | None = None,
-        punct_tag: str = "PUNCT") -> AttachmentScores:
+def uas(
+    gold,
+    pred,
+    *,
+    upos: Sequence | None = None,
+    punct: Sequence | None = None,
+    gold_deprels: Sequence | None = None,
+    pred_deprels: Sequence | None = None,
+    punct_tag: str = "PUNCT",
+) -> AttachmentScores:
     """Attachment scores of predicted heads against gold heads.
 
     Parameters
@@ -119,8 +128,7 @@ def uas(gold, pred, *, upos: Sequence | None = None, punct: Sequence | None = No
         g = _heads(g, "gold", i)
         p = _heads(p, "pred", i)
         if g.shape != p.shape:
-            raise InputError(f"sentence {i}: {g.shape[0]} gold heads but {p.shape[0]} predicted",
-                             field="pred")
+            raise InputError(f"sentence {i}: {g.shape[0]} gold heads but {p.shape[0]} predicted", field="pred")
         ok = g == p
         n_words += g.shape[0]
         n_correct += int(ok.sum())
@@ -129,15 +137,15 @@ def uas(gold, pred, *, upos: Sequence | None = None, punct: Sequence | None = No
             gl = np.asarray(gold_deprels[i], dtype=object)
             pl = np.asarray(pred_deprels[i], dtype=object)
             if gl.shape != g.shape or pl.shape != g.shape:
-                raise InputError(f"sentence {i}: relation lists do not match {g.shape[0]} words",
-                                 field="deprels")
+                raise InputError(f"sentence {i}: relation lists do not match {g.shape[0]} words", field="deprels")
             lok = ok & (gl == pl)
             n_las += int(lok.sum())
         if punct is not None:
             mask = np.asarray(punct[i], dtype=bool)
             if mask.shape != g.shape:
-                raise InputError(f"sentence {i}: punctuation mask of length {mask.shape} for "
-                                 f"{g.shape[0]} words", field="punct")
+                raise InputError(
+                    f"sentence {i}: punctuation mask of length {mask.shape} for {g.shape[0]} words", field="punct"
+                )
             keep = ~mask
             n_np += int(keep.sum())
             n_correct_np += int(ok[keep].sum())

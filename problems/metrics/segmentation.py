@@ -4,10 +4,11 @@ A word is identified by its character span in the sentence; a predicted word is 
 when a gold word has exactly the same span. R_iv (R_oov) is the recall restricted to the
 gold words that are (are not) in the training word list. Scores are in percent.
 """
+
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Collection, Sequence
 
 from cutplane.exceptions import InputError
 
@@ -51,8 +52,9 @@ class SegmentationScore:
     n_correct_iv: int = 0
 
 
-def segmentation_scores(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]],
-                        training_words: Collection[str] | None = None) -> SegmentationScore:
+def segmentation_scores(
+    gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]], training_words: Collection[str] | None = None
+) -> SegmentationScore:
     """Score predicted segmentations against gold ones.
 
     Parameters
@@ -73,8 +75,7 @@ def segmentation_scores(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[s
     n_correct = n_gold = n_pred = n_gold_iv = n_correct_iv = 0
     for i, (gw, pw) in enumerate(zip(gold, pred)):
         if "".join(gw) != "".join(pw):
-            raise InputError(f"sentence {i}: gold and predicted words do not spell the same characters",
-                             field="pred")
+            raise InputError(f"sentence {i}: gold and predicted words do not spell the same characters", field="pred")
         pred_spans = set(word_spans(pw))
         n_gold += len(gw)
         n_pred += len(pw)

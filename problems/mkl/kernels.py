@@ -12,9 +12,11 @@ kernels can become MTL^struct feature groups.
 Inputs are dense arrays or scipy sparse matrices of shape (n_samples, n_features).
 
 :func:`check_psd`, :class:`PSDReport` and :class:`NotPSDWarning` live in :mod:`problems.mkl.psd`
-and are re-exported here; the input checks, distances and the quadratic feature map are in
-the private module ``problems.mkl._kernel_arrays``.
+and are re-exported here. The array helpers at the end of this module (input checks, dot
+products and squared distances of dense or sparse rows, the explicit degree-2 feature map) are
+private to it.
 """
+
 from __future__ import annotations
 
 import math
@@ -23,12 +25,20 @@ import numpy as np
 import scipy.sparse as sp
 
 from cutplane.exceptions import InputError
-
-from problems.mkl._kernel_arrays import _BLOCK_BYTES, _check_pair, _check_X, _dense, _dot, _quadratic_map, _sqdist, _sqnorms
 from problems.mkl.psd import NotPSDWarning, PSDReport, check_psd
 
-__all__ = ["Kernel", "LinearKernel", "PolynomialKernel", "GaussianKernel", "B1SplineKernel",
-           "b1spline_bandwidth", "gram_matrices", "check_psd", "PSDReport", "NotPSDWarning"]
+__all__ = [
+    "Kernel",
+    "LinearKernel",
+    "PolynomialKernel",
+    "GaussianKernel",
+    "B1SplineKernel",
+    "b1spline_bandwidth",
+    "gram_matrices",
+    "check_psd",
+    "PSDReport",
+    "NotPSDWarning",
+]
 
 
 class Kernel:
@@ -75,14 +85,17 @@ class Kernel:
         d = self._diag(X)
         bad = np.flatnonzero(~(d > 0))
         if bad.size:
-            raise InputError(f"sample {bad[0]} has K(x, x) = {d[bad[0]]}: cannot normalise "
-                             f"{type(self).__name__} to unit diagonal", field=name)
+            raise InputError(
+                f"sample {bad[0]} has K(x, x) = {d[bad[0]]}: cannot normalise {type(self).__name__} to unit diagonal",
+                field=name,
+            )
         return 1.0 / np.sqrt(d)
 
     def feature_map(self, X):
         """Explicit features ``Phi(X)`` with ``Phi(X) Phi(Y)^T == k(X, Y)``."""
-        raise InputError(f"{type(self).__name__} has no finite explicit feature map; use its "
-                         "Gram matrix", field="kernel")
+        raise InputError(
+            f"{type(self).__name__} has no finite explicit feature map; use its Gram matrix", field="kernel"
+        )
 
     def _scale_rows(self, Phi, X):
         """Apply the normalisation to a feature map: rows divided by sqrt(K(x, x))."""
@@ -92,10 +105,11 @@ class Kernel:
         return (sp.diags(s) @ Phi).tocsr() if sp.issparse(Phi) else Phi * s[:, None]
 
     def __repr__(self):
-        args = ", ".join(f"{k}={v!r}" for k, v in self._params().items())
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
         return f"{type(self).__name__}({args})"
 
-    def _params(self):
+    def params(self):
+        """The constructor parameters, a dict (how a model file saves the kernel)."""
         return {"normalize": self.normalize}
 
 
@@ -144,20 +158,19 @@ class PolynomialKernel(Kernel):
     def has_feature_map(self):
         return self.degree <= 2
 
-    def _params(self):
-        return {"degree": self.degree, "coef0": self.coef0, "gamma": self.gamma,
-                "normalize": self.normalize}
+    def params(self):
+        return {"degree": self.degree, "coef0": self.coef0, "gamma": self.gamma, "normalize": self.normalize}
 
     def _gram(self, X, Y, same):
         K = _dot(X, Y)
         K *= self.gamma
         K += self.coef0
-        return K ** self.degree if self.degree > 1 else K
+        return K**self.degree if self.degree > 1 else K
 
     def _diag(self, X):
         return (self.gamma * _sqnorms(X) + self.coef0) ** self.degree
 
-    def feature_map(self, X, *, sparse=None, binary=False, max_bytes=2 * 2 ** 30):
+    def feature_map(self, X, *, sparse=None, binary=False, max_bytes=2 * 2**30):
         """The explicit feature map of degree 1 or 2.
 
         Degree 2, ``(g <x, y> + c)^2``, maps ``x`` to the monomials
@@ -188,14 +201,12 @@ class PolynomialKernel(Kernel):
         if self.degree == 1:
             Z = sp.csr_matrix(X) * math.sqrt(g) if sparse else np.sqrt(g) * _dense(X)
             const = np.full((X.shape[0], 1), math.sqrt(c))
-            Phi = sp.hstack([Z, sp.csr_matrix(const)], format="csr") if sparse \
-                else np.hstack([Z, const])
+            Phi = sp.hstack([Z, sp.csr_matrix(const)], format="csr") if sparse else np.hstack([Z, const])
             return self._scale_rows(Phi, X)
         vals = X.data if sp.issparse(X) else X
         if binary and not np.isin(vals, (0.0, 1.0)).all():
             raise InputError("binary=True needs inputs in {0, 1}", field="X")
-        return self._scale_rows(_quadratic_map(X, g, c, sparse=sparse, binary=binary,
-                                              max_bytes=max_bytes), X)
+        return self._scale_rows(_quadratic_map(X, g, c, sparse=sparse, binary=binary, max_bytes=max_bytes), X)
 
 
 class GaussianKernel(Kernel):
@@ -210,7 +221,7 @@ class GaussianKernel(Kernel):
             raise InputError(f"must be finite and > 0, got {gamma}", field="gamma")
         self.gamma = float(gamma)
 
-    def _params(self):
+    def params(self):
         return {"gamma": self.gamma, "normalize": self.normalize}
 
     def _gram(self, X, Y, same):
@@ -231,9 +242,8 @@ class B1SplineKernel(Kernel):
     Beware: ``(1 - r)_+`` of the Euclidean distance is positive definite only in one
     dimension (Askey's condition for ``(1 - r)_+^nu`` in R^d is ``nu >= (d + 1) / 2``), so
     Gram matrices of this kernel can have negative eigenvalues; run :func:`check_psd` before
-    handing one to an SVM solver (measured: 2-D Gaussian data at 95% zeros, smallest
-    eigenvalue about -0.4; the first 5000 OCR letters with ``h`` for 95% zeros, -1.66 against
-    a largest eigenvalue of 96.8).
+    handing one to an SVM solver (it does happen on 2-D data and on the OCR letters at 95%
+    zeros).
 
     Parameters
     ----------
@@ -257,7 +267,7 @@ class B1SplineKernel(Kernel):
         """The kernel with ``h`` from :func:`b1spline_bandwidth` on ``X``."""
         return cls(b1spline_bandwidth(X, sparsity, n_pairs=n_pairs, seed=seed), sparse=sparse)
 
-    def _params(self):
+    def params(self):
         return {"h": self.h, "sparse": self.sparse, "normalize": self.normalize}
 
     def _block(self, X, Y, same, xx, yy):
@@ -274,7 +284,7 @@ class B1SplineKernel(Kernel):
         step = max(1, _BLOCK_BYTES // (8 * max(Y.shape[0], 1)))
         blocks = []
         for r in range(0, X.shape[0], step):
-            K = self._block(X[r:r + step], Y, False, xx[r:r + step], yy)
+            K = self._block(X[r : r + step], Y, False, xx[r : r + step], yy)
             if same:
                 idx = np.arange(r, min(r + step, X.shape[0]))
                 K[idx - r, idx] = 1.0
@@ -320,10 +330,13 @@ def b1spline_bandwidth(X, sparsity=0.95, *, n_pairs=200_000, seed=None):
         rng = np.random.default_rng(seed)
         i, j = rng.integers(0, n, size=(2, int(n_pairs)))
         diff = X[i] - X[j]
-        d = np.sqrt(np.asarray(diff.multiply(diff).sum(axis=1)).ravel() if sp.issparse(diff)
-                    else np.einsum("ij,ij->i", diff, diff))
+        d = np.sqrt(
+            np.asarray(diff.multiply(diff).sum(axis=1)).ravel()
+            if sp.issparse(diff)
+            else np.einsum("ij,ij->i", diff, diff)
+        )
     values, counts = np.unique(d, return_counts=True)
-    below = np.concatenate([[0], np.cumsum(counts)[:-1]])     # pairs strictly closer than value
+    below = np.concatenate([[0], np.cumsum(counts)[:-1]])  # pairs strictly closer than value
     zeros = 1.0 - below / d.size
     ok = values > 0
     if not ok.any():
@@ -342,3 +355,147 @@ def gram_matrices(kernels, X, Y=None):
             raise InputError(f"kernel {i} is not callable ({type(k).__name__})", field="kernels")
         out.append(k(X, Y))
     return out
+
+
+# ------------------------------------------------------------------------ array helpers
+_BLOCK_BYTES = 64 * 2**20  # temporaries of the blocked computations
+_MAP_BLOCK_ENTRIES = 2**21  # output entries per block of the sparse quadratic map
+
+
+def _check_X(X, name="X"):
+    """A finite 2-D float64 array or CSR matrix; InputError otherwise."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=np.float64)
+        X.sum_duplicates()
+        data = X.data
+    else:
+        try:
+            X = np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"not a numeric array ({exc})", field=name) from None
+        data = X
+    if X.ndim != 2:
+        raise InputError(f"expected a 2-D array (n_samples, n_features), got shape {X.shape}", field=name)
+    if X.shape[1] == 0:
+        raise InputError("has no features (shape (n, 0))", field=name)
+    if not np.isfinite(data).all():
+        bad = np.argwhere(~np.isfinite(X.toarray() if sp.issparse(X) else X))[0]
+        raise InputError(f"contains NaN or inf (first at row {bad[0]}, column {bad[1]})", field=name)
+    return X
+
+
+def _check_pair(X, Y):
+    X = _check_X(X, "X")
+    if Y is None:
+        return X, X, True
+    Y = _check_X(Y, "Y")
+    if Y.shape[1] != X.shape[1]:
+        raise InputError(f"Y has {Y.shape[1]} features, X has {X.shape[1]}", field="Y")
+    return X, Y, False
+
+
+def _dot(X, Y):
+    """X @ Y.T as a dense ndarray of shape (n_x, n_y)."""
+    out = X @ Y.T
+    return out.toarray() if sp.issparse(out) else np.asarray(out)
+
+
+def _sqnorms(X):
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    return np.einsum("ij,ij->i", X, X)
+
+
+def _sqdist(X, Y, same, xx=None, yy=None):
+    """Squared Euclidean distances, dense (n_x, n_y), clipped at 0, exact 0 on the diagonal."""
+    xx = _sqnorms(X) if xx is None else xx
+    yy = (xx if same else _sqnorms(Y)) if yy is None else yy
+    D = _dot(X, Y)
+    D *= -2.0
+    D += xx[:, None]
+    D += yy[None, :]
+    np.maximum(D, 0.0, out=D)
+    if same:
+        np.fill_diagonal(D, 0.0)
+    return D
+
+
+def _dense(X):
+    return X.toarray() if sp.issparse(X) else X
+
+
+def _quadratic_map(X, g, c, *, sparse, binary, max_bytes):
+    """Monomials of degree <= 2 of ``(g <x, y> + c)^2`` (layout in PolynomialKernel.feature_map)."""
+    n, d = X.shape
+    n_cross = d * (d - 1) // 2
+    off_cross = 0 if binary else d  # [squares | cross | linear | constant]
+    off_lin = off_cross + n_cross
+    n_out = off_lin + d + 1
+    lin = math.sqrt(g * g + 2 * g * c) if binary else math.sqrt(2 * g * c)
+    if sparse:
+        X = sp.csr_matrix(X)
+        X.sort_indices()
+        p = np.diff(X.indptr).astype(np.int64)
+        need = int(((0 if binary else p) + p * (p - 1) // 2 + p + 1).sum()) * 12 + 8 * (n + 1)
+    else:
+        need = 8 * n * n_out
+    if need > max_bytes:
+        raise InputError(
+            f"the degree-2 feature map of {n} x {d} inputs needs {need / 2**30:.2f} "
+            f"GiB (> max_bytes = {max_bytes / 2**30:.2f} GiB): subsample, use "
+            f"sparse=True, or use the Gram matrix",
+            field="X",
+        )
+    if not sparse:
+        X = _dense(X)
+        iu, ju = np.triu_indices(d, k=1)
+        Phi = np.empty((n, n_out))
+        step = max(1, _BLOCK_BYTES // (8 * n_out))
+        for r in range(0, n, step):
+            B = X[r : r + step]
+            if not binary:
+                Phi[r : r + step, :d] = g * B * B
+            np.multiply(B[:, iu], B[:, ju], out=Phi[r : r + step, off_cross:off_lin])
+            Phi[r : r + step, off_cross:off_lin] *= math.sqrt(2.0) * g
+            Phi[r : r + step, off_lin : off_lin + d] = lin * B
+        Phi[:, -1] = c
+        return Phi
+    # sparse: written straight into CSR order, per row [squares | cross (j < k) | linear | 1]
+    n_sq = np.zeros_like(p) if binary else p
+    indptr = np.concatenate([[0], np.cumsum(n_sq + p * (p - 1) // 2 + p + 1)])
+    indices = np.empty(indptr[-1], dtype=np.int64)
+    data = np.empty(indptr[-1])
+    step = max(1, int(_MAP_BLOCK_ENTRIES * n // max(indptr[-1], 1)))
+    coefs = (g, c, lin, off_cross, off_lin, n_out, d)
+    for r in range(0, n, step):
+        a, b = indptr[r], indptr[min(r + step, n)]
+        _quadratic_rows(X[r : r + step], binary, coefs, indices[a:b], data[a:b])
+    Phi = sp.csr_matrix((data, indices, indptr), shape=(n, n_out))
+    Phi.has_sorted_indices = True
+    return Phi
+
+
+def _quadratic_rows(X, binary, coefs, indices, data):
+    """Fill one block of rows of the sparse quadratic map (all pairs e < f of a row's nonzeros)."""
+    g, c, lin, off_cross, off_lin, n_out, d = coefs
+    p = np.diff(X.indptr).astype(np.int64)
+    ind, val = X.indices.astype(np.int64), X.data
+    row = np.repeat(np.arange(X.shape[0]), p)
+    e = np.arange(ind.size)
+    within = e - X.indptr[row]  # rank of a nonzero in its row
+    cnt = p[row] - within - 1  # later nonzeros of the same row
+    first = np.repeat(e, cnt)
+    second = first + 1 + (np.arange(first.size) - np.repeat(np.cumsum(cnt) - cnt, cnt))
+    n_sq = np.zeros_like(p) if binary else p
+    n_cr = p * (p - 1) // 2
+    indptr = np.concatenate([[0], np.cumsum(n_sq + n_cr + p + 1)])
+    if not binary:
+        pos = indptr[row] + within
+        indices[pos], data[pos] = ind, g * val * val
+    r1, j, k = row[first], ind[first], ind[second]
+    pos = indptr[r1] + n_sq[r1] + (np.arange(first.size) - (np.cumsum(n_cr) - n_cr)[r1])
+    indices[pos] = off_cross + j * (d - 1) - j * (j - 1) // 2 + (k - j - 1)
+    data[pos] = math.sqrt(2.0) * g * val[first] * val[second]
+    pos = indptr[row] + n_sq[row] + n_cr[row] + within
+    indices[pos], data[pos] = off_lin + ind, lin * val
+    indices[indptr[1:] - 1], data[indptr[1:] - 1] = n_out - 1, c

@@ -22,17 +22,28 @@ average kernel is plain L2 over the concatenation.
 Folds: the file marks each word with a fold 0-9 (``OCRLetters.folds``); SPOM trains on one
 fold and tests on the nine others (:func:`fold_split`).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.exceptions import NotFittedError
 
 from cutplane.exceptions import InputError
 
-__all__ = ["OCRWords", "ChainFeatures", "OCRChainFeaturizer", "load_ocr_letters", "fold_split", "select_words",
-           "ocr_chain_oracle", "char_accuracy", "BLOCKS"]
+__all__ = [
+    "OCRWords",
+    "ChainFeatures",
+    "OCRChainFeaturizer",
+    "load_ocr_letters",
+    "fold_split",
+    "select_words",
+    "ocr_chain_oracle",
+    "char_accuracy",
+    "BLOCKS",
+]
 
 BLOCKS = ("linear", "quadratic", "gaussian")
 
@@ -98,8 +109,12 @@ def select_words(letters, word_index) -> OCRWords:
     starts, ends = letters.word_ptr[idx], letters.word_ptr[idx + 1]
     lens = ends - starts
     chars = np.concatenate([np.arange(a, b) for a, b in zip(starts, ends)]) if idx.size else np.zeros(0, np.int64)
-    return OCRWords(pixels=letters.pixels[chars], labels=letters.labels[chars],
-                    word_ptr=np.concatenate([[0], np.cumsum(lens)]).astype(np.int64), word_index=idx)
+    return OCRWords(
+        pixels=letters.pixels[chars],
+        labels=letters.labels[chars],
+        word_ptr=np.concatenate([[0], np.cumsum(lens)]).astype(np.int64),
+        word_index=idx,
+    )
 
 
 def fold_split(letters, fold, *, n_train_words=None, n_test_words=None, seed=0):
@@ -189,8 +204,9 @@ class OCRChainFeaturizer:
             from sklearn.kernel_approximation import Nystroem
 
             k = min(self.n_components, P.shape[0])
-            self.nystroem_ = Nystroem(kernel="rbf", gamma=1.0 / (2.0 * self.sigma2), n_components=k,
-                                      random_state=self.seed).fit(P)
+            self.nystroem_ = Nystroem(
+                kernel="rbf", gamma=1.0 / (2.0 * self.sigma2), n_components=k, random_state=self.seed
+            ).fit(P)
         self.fitted_ = True
         return self
 
@@ -199,7 +215,7 @@ class OCRChainFeaturizer:
         from problems.mkl.kernels import PolynomialKernel
 
         if not getattr(self, "fitted_", False):
-            raise InputError("OCRChainFeaturizer is not fitted; call fit on the training characters first")
+            raise NotFittedError("OCRChainFeaturizer is not fitted; call fit on the training characters first")
         P = self._pixels(pixels)
         mats, groups = [], []
         for j, name in enumerate(self.blocks):
@@ -224,10 +240,12 @@ def ocr_chain_oracle(words: OCRWords, features: ChainFeatures, **kwargs):
     from oracles.dense_sequence import DenseSequenceOracle
 
     if features.X.shape[0] != words.n_chars:
-        raise InputError(f"features have {features.X.shape[0]} rows, the words {words.n_chars} characters",
-                         field="features")
-    return DenseSequenceOracle(features.X, words.labels, words.word_ptr, 26,
-                               feature_groups=features.feature_groups, **kwargs)
+        raise InputError(
+            f"features have {features.X.shape[0]} rows, the words {words.n_chars} characters", field="features"
+        )
+    return DenseSequenceOracle(
+        features.X, words.labels, words.word_ptr, 26, feature_groups=features.feature_groups, **kwargs
+    )
 
 
 def char_accuracy(w, words: OCRWords, featurizer: OCRChainFeaturizer, *, batch_words=1000) -> float:
@@ -236,8 +254,7 @@ def char_accuracy(w, words: OCRWords, featurizer: OCRChainFeaturizer, *, batch_w
     for a in range(0, words.n_words, int(batch_words)):
         b = min(a + int(batch_words), words.n_words)
         c0, c1 = int(words.word_ptr[a]), int(words.word_ptr[b])
-        part = OCRWords(words.pixels[c0:c1], words.labels[c0:c1], words.word_ptr[a:b + 1] - c0,
-                        words.word_index[a:b])
+        part = OCRWords(words.pixels[c0:c1], words.labels[c0:c1], words.word_ptr[a : b + 1] - c0, words.word_index[a:b])
         oracle = ocr_chain_oracle(part, featurizer.transform(part.pixels))
         hits += int(np.count_nonzero(oracle.decode(w) == part.labels))
     return hits / max(words.n_chars, 1)

@@ -2,9 +2,9 @@
 
 :func:`check_psd` computes the extreme eigenvalues of a symmetric kernel matrix (dense or
 sparse) and warns with :class:`NotPSDWarning` when the smallest is below ``-tol`` times the
-largest; it returns a :class:`PSDReport`. Moved here from :mod:`problems.mkl.kernels`, which
-re-exports all three names.
+largest; it returns a :class:`PSDReport`. :mod:`problems.mkl.kernels` re-exports all three names.
 """
+
 from __future__ import annotations
 
 import math
@@ -15,8 +15,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from cutplane.exceptions import InputError
-
-from problems.mkl._kernel_arrays import _dense
 
 __all__ = ["check_psd", "PSDReport", "NotPSDWarning"]
 
@@ -79,21 +77,25 @@ def check_psd(K, tol=1e-8, *, warn=True, name="K"):
         raise InputError(f"not symmetric (max |K - K^T| = {asym:.3g})", field=name)
     if n <= 2000:
         import scipy.linalg
-        w = scipy.linalg.eigvalsh(_dense(K) if sp.issparse(K) else K)
+
+        w = scipy.linalg.eigvalsh(K.toarray() if sp.issparse(K) else K)
         lo, hi = float(w[0]), float(w[-1])
     else:
         from scipy.sparse.linalg import ArpackNoConvergence, eigsh
+
         ext = []
         for which in ("SA", "LA"):
             try:
-                ext.append(float(eigsh(K, k=1, which=which, tol=1e-6,
-                                       return_eigenvectors=False)[0]))
-            except ArpackNoConvergence as exc:      # an estimate is still informative
+                ext.append(float(eigsh(K, k=1, which=which, tol=1e-6, return_eigenvectors=False)[0]))
+            except ArpackNoConvergence as exc:  # an estimate is still informative
                 ext.append(float(exc.eigenvalues[0]) if len(exc.eigenvalues) else math.nan)
         lo, hi = ext
     ok = lo >= -tol * max(abs(hi), 1e-300)
     if not ok and warn:
-        warnings.warn(f"{name} is not positive semidefinite: most negative eigenvalue {lo:.6g} "
-                      f"(largest {hi:.6g}, tolerance {tol:g} relative)", NotPSDWarning,
-                      stacklevel=2)
+        warnings.warn(
+            f"{name} is not positive semidefinite: most negative eigenvalue {lo:.6g} "
+            f"(largest {hi:.6g}, tolerance {tol:g} relative)",
+            NotPSDWarning,
+            stacklevel=2,
+        )
     return PSDReport(lo, hi, bool(ok))

@@ -1,4 +1,5 @@
-"""Arc-factored dependency parsing: the parser and its arc features."""
-from problems.parsing.parser import DependencyParser
+"""Arc-factored dependency parsing: the parser, its decoder choice and its arc features."""
 
-__all__ = ["DependencyParser"]
+from problems.parsing.parser import DependencyParser, TreeDecoder
+
+__all__ = ["DependencyParser", "TreeDecoder"]

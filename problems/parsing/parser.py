@@ -16,38 +16,137 @@ Chu-Liu-Edmonds, or over projective trees by Eisner (``projective=True``), with 
 child of the root when ``single_root`` (UD). The engine minimises ``F / C`` (``lam = 1/C``);
 the reported objective, bounds and ``eps`` are on the scale of ``F``.
 
-Two solvers minimise the same ``F`` with the same decoder: ``solver="cutting-plane"`` (the
-engine, certified gap) and ``solver="spom"`` (the online proximal baseline of Martins et al.,
-seed 000 Alg. 3, one sentence per round, no certificate), as for the tagger
-(:class:`~problems.template_learning.TemplateLearnerMixin`). SPOM reads each sentence through a
-per-sentence view of the parse oracle (:class:`_ParseExamples`) that touches only the weights
-of the features occurring on that sentence's arcs.
+The decoder is a parameter object, :class:`TreeDecoder` (``projective``, ``single_root``):
+it fixes the set of trees the argmax runs over, in training and prediction alike.
+
+Two solvers minimise the same ``F`` with the same decoder: ``solver=CuttingPlane(...)`` (the
+engine, certified gap; the default) and ``solver=SPOM(...)`` (the online proximal baseline of
+Martins et al., seed 000 Alg. 3, one sentence per round, no certificate), as for the tagger
+(:class:`~problems.template_learning.TemplateLearnerMixin`, :mod:`problems.solvers`). SPOM
+reads each sentence through :class:`oracles.parse_examples.ParseExampleOracle`, which touches
+only the weights of the features occurring on that sentence's arcs.
 
 Templates are given as a dict ``name -> atoms`` (see :mod:`problems.parsing.features`), a list
 of atom strings, or a template *text*: one template per line, ``name = atoms`` or just
-``atoms`` (then also its name), ``#`` starts a comment (:func:`parse_arc_templates`).
-
-:func:`parse_arc_templates` (re-exported here), the checks of sentences and gold trees and
-:class:`_ParseExamples` live in the private module ``problems.parsing._data``.
+``atoms`` (then also its name), ``#`` starts a comment (:func:`parse_arc_templates`, defined
+in :mod:`problems.parsing.features` and re-exported here).
 """
+
 from __future__ import annotations
 
 import warnings
+from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
 
 from cutplane.exceptions import InputError, ModelFormatError
-
-from problems.parsing._data import _check_sentences, _gold_trees, _ParseExamples, parse_arc_templates
-from problems.estimator_options import make_executor, release_executor
-from problems.template_learning import SOLVERS, TemplateLearnerMixin
+from problems.model_schemas import ModelSchema
+from problems.parsing.features import parse_arc_templates
+from problems.solvers import (
+    LEGACY_SOLVER_KEYS,
+    OptionSet,
+    Param,
+    check_params,
+    make_executor,
+    params_from_meta,
+    params_to_meta,
+    release_executor,
+)
+from problems.template_learning import TemplateLearnerMixin
 from problems.validation import check_bool, check_choice
 
-__all__ = ["DependencyParser", "parse_arc_templates"]
+__all__ = ["DependencyParser", "TreeDecoder", "parse_arc_templates", "MODEL_SCHEMA"]
 
 _MODEL_NAME = "DependencyParser"
 _FZ_PREFIX = "fz_"
+
+
+class TreeDecoder(OptionSet):
+    """The trees a :class:`DependencyParser` decodes over, in training and prediction.
+
+    Parameters
+    ----------
+    projective : bool, default=False
+        Eisner (projective trees) instead of Chu-Liu-Edmonds (all trees).
+    single_root : bool, default=True
+        Exactly one child of the root (Universal Dependencies); False for CoNLL-X style
+        treebanks where the root may take several.
+    """
+
+    #: The declarative parameter table (checked at the parser's ``fit`` / ``predict``).
+    PARAMETERS: ClassVar[dict] = {
+        "projective": Param(check_bool, "Eisner (projective) instead of Chu-Liu-Edmonds"),
+        "single_root": Param(check_bool, "exactly one child of the root"),
+    }
+
+    def __init__(self, *, projective=False, single_root=True):
+        self.projective = projective
+        self.single_root = single_root
+
+    def checked(self) -> dict:
+        """``{"projective": bool, "single_root": bool}``, validated (InputError names a bad one)."""
+        return check_params(self, self.PARAMETERS)
+
+
+def _checked_decoder(decoder) -> dict:
+    decoder = TreeDecoder() if decoder is None else decoder
+    if not isinstance(decoder, TreeDecoder):
+        raise InputError(
+            f"decoder must be a TreeDecoder(projective=..., single_root=...) or None, got {type(decoder).__name__}",
+            field="decoder",
+        )
+    return decoder.checked()
+
+
+def _check_sentences(sentences, *, need_heads):
+    """A non-empty list of sentences with forms/lemmas/upos/xpos (and gold heads)."""
+    if isinstance(sentences, (str, bytes)) or not hasattr(sentences, "__len__"):
+        raise InputError("sentences must be a list of ConlluSentence-like objects", field="sentences")
+    sentences = list(sentences)
+    if not sentences:
+        raise InputError("no sentences: need at least one", field="sentences")
+    for i, s in enumerate(sentences):
+        for col in ("forms", "lemmas", "upos", "xpos"):
+            if not hasattr(s, col):
+                raise InputError(f"sentence {i} has no {col!r} column", field="sentences")
+        if len(s.forms) == 0:
+            raise InputError(f"sentence {i} has no words", field="sentences")
+        if need_heads and getattr(s, "heads", None) is None:
+            raise InputError(
+                f"sentence {i} has no gold heads",
+                field="heads",
+                path=getattr(s, "path", None),
+                line=getattr(s, "line", None) or None,
+            )
+    return sentences
+
+
+def _gold_trees(sentences, single_root):
+    """Gold trees (shape (n+1,), -1 first), checked to be trees (single-rooted if required)."""
+    from oracles.parsing import check_heads, is_tree
+
+    trees = []
+    for i, s in enumerate(sentences):
+        n = len(s.forms)
+        h = np.concatenate(([-1], np.asarray(s.heads)))
+        where = dict(path=getattr(s, "path", None), line=getattr(s, "line", None) or None)
+        try:
+            h = check_heads(h, n + 1)
+        except InputError as exc:
+            raise InputError(f"sentence {i}: {exc.message}", field="heads", **where) from None
+        if not is_tree(h):
+            raise InputError(f"sentence {i}: the gold heads are not a tree rooted at 0", field="heads", **where)
+        if single_root and int(np.sum(h[1:] == 0)) != 1:
+            raise InputError(
+                f"sentence {i}: the root has {int(np.sum(h[1:] == 0))} children but "
+                "single_root=True; use single_root=False for multi-rooted treebanks",
+                field="heads",
+                **where,
+            )
+        trees.append(h)
+    return trees
 
 
 class DependencyParser(TemplateLearnerMixin, BaseEstimator):
@@ -63,62 +162,26 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
     regularizer : {"mtl", "ssvm", "pmtl"}, default="mtl"
     p : float, default=1.0
         Exponent of the p-block norm for ``regularizer="pmtl"`` (``p > 1``).
-    projective : bool, default=False
-        Eisner (projective trees) instead of Chu-Liu-Edmonds, in training and prediction.
-    single_root : bool, default=True
-        Exactly one child of the root (Universal Dependencies); False for CoNLL-X style
-        treebanks where the root may take several.
-    eps : float, default=0.1
-        Certified absolute tolerance on ``F`` (the engine gets ``eps / C``).
-    max_iter : int, default=500
-    time_limit : float, optional
-        Wall-clock limit in seconds.
-    min_count : int, default=1
-        Drop features seen fewer times on the gold arcs of the training sentences.
+    decoder : TreeDecoder or None, default=None
+        The trees decoded over (:class:`TreeDecoder`: ``projective``, ``single_root``); None:
+        ``TreeDecoder()``, Chu-Liu-Edmonds with exactly one child of the root. Its options are
+        reachable as ``decoder__projective`` etc.
     normalize_loss : bool, default=False
         Divide each sentence's loss by its number of words.
     pos : {"upos", "xpos"}, default="upos"
         The POS column the templates read.
-    max_cuts : int, optional
-        Working-set budget.
-    prune_after : int, default=50
-        Drop cuts idle that many iterations.
-    risk_floor_cut : bool, default=False
-        Cutting-plane solver: add the cut ``R(w) >= 0`` for ``regularizer="ssvm"`` too (``"mtl"``
-        and ``"pmtl"`` with ``p != 2`` always take it); see :class:`problems.SequenceTagger`.
-    executor : None, str or executor
-        Map of the oracle (and of the decoder in :meth:`predict`) over chunks of sentences
-        (``"threads"`` uses several cores; a name of :data:`cutplane.parallel.EXECUTORS`).
-    n_workers : int, optional
-    scheduler : str, optional
-        Address of a Dask scheduler (``executor="dask"`` only).
-    solver : {"cutting-plane", "spom"}, default="cutting-plane"
-        The engine (MTL^parse / SSVM / pMTL^parse by cutting planes, certified gap) or SPOM
-        (online proximal subgradient, seed 000 Alg. 3, same regulariser and decoder).
-    backend : str, optional
-        Reduced-problem backend of the cutting-plane solver (None: the engine's preference order).
-    epochs : int, default=20
-        SPOM: passes over the sentences.
-    eta0 : float, optional
-        SPOM: ``eta_t = eta0 / sqrt(t)``; None tunes it on a subsample
-        (:func:`cutplane.online.learning_rates.tune_eta0`).
-    averaged : bool, default=True
-        SPOM: return the averaged model (else the last iterate).
-    seed : int, default=0
-        SPOM: seed of the epoch orders (``np.random.default_rng``).
+    min_count : int, default=1
+        Drop features seen fewer times on the gold arcs of the training sentences.
     active_rtol : float, default=1e-5
         A template is active when its weight norm exceeds ``active_rtol`` times the largest.
-    checkpoint : str or os.PathLike, optional
-        Cutting-plane solver: file where the engine saves its state every ``checkpoint_every``
-        iterations and on Ctrl-C / SIGTERM (:func:`cutplane.minimize`).
-    checkpoint_every : int, default=10
-    resume : bool, default=False
-        Continue from ``checkpoint`` when it exists (same sentences, templates and
-        hyper-parameters; anything else is refused).
-    memory_limit : int, optional
-        Bytes for the engine's working set (oldest cuts aggregated to stay within it). The
-        checkpoint and memory options are refused with ``solver="spom"``.
-    verbose : bool, default=False
+    solver : CuttingPlane, SPOM or None, default=None
+        How ``F`` is minimised (:mod:`problems.solvers`): :class:`~problems.solvers.CuttingPlane`
+        (the engine: MTL^parse / SSVM / pMTL^parse by cutting planes, certified gap) or
+        :class:`~problems.solvers.SPOM` (online proximal subgradient, seed 000 Alg. 3, same
+        regulariser and decoder). None: ``CuttingPlane()`` with ``eps=0.1`` and ``max_iter=500``.
+        The solver's ``executor`` also maps the decoder in :meth:`predict`. Its options are
+        reachable as ``solver__eps`` etc.; see :class:`problems.SequenceTagger` for
+        ``risk_floor_cut``.
 
     Attributes
     ----------
@@ -134,61 +197,50 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         extracted at prediction time.
     n_active_templates_ : int
     objective_, lower_bound_, gap_ : float
-        On the scale of ``F``; ``lower_bound_`` and ``gap_`` are None for ``solver="spom"``
-        (it certifies nothing).
+        On the scale of ``F``; ``lower_bound_`` and ``gap_`` are None for a
+        :class:`~problems.solvers.SPOM` solver (it certifies nothing).
     n_iter_ : int
         Engine iterations, or SPOM's completed epochs.
     result_ : cutplane.Result or cutplane.online.SPOMResult
         The solver's result (scale ``F / C``) with its history.
+    solver_options_ : CuttingPlaneOptions or SPOMOptions
+        The solver's checked options at ``fit`` (the defaults filled in).
     """
 
-    def __init__(self, templates=None, *, C=1.0, regularizer="mtl", p=1.0, projective=False, single_root=True,
-                 eps=0.1, max_iter=500, time_limit=None, min_count=1, normalize_loss=False, pos="upos",
-                 max_cuts=None, prune_after=50, executor=None, n_workers=None, scheduler=None, solver="cutting-plane",
-                 backend=None, epochs=20, eta0=None, averaged=True, seed=0, active_rtol=1e-5, checkpoint=None,
-                 checkpoint_every=10, resume=False, memory_limit=None, risk_floor_cut=False, verbose=False):
+    #: The declarative parameter table (checked at ``fit``; the decoder and the solver check
+    #: their own).
+    PARAMETERS: ClassVar[dict] = {
+        **TemplateLearnerMixin.PARAMETERS,
+        "normalize_loss": Param(check_bool, "loss per word"),
+        "pos": Param(lambda v, n: check_choice(v, n, ("upos", "xpos")), "POS column"),
+    }
+
+    def __init__(
+        self,
+        templates=None,
+        *,
+        C=1.0,
+        regularizer="mtl",
+        p=1.0,
+        decoder=None,
+        normalize_loss=False,
+        pos="upos",
+        min_count=1,
+        active_rtol=1e-5,
+        solver=None,
+    ):
         self.templates = templates
         self.C = C
         self.regularizer = regularizer
         self.p = p
-        self.projective = projective
-        self.single_root = single_root
-        self.eps = eps
-        self.max_iter = max_iter
-        self.time_limit = time_limit
-        self.min_count = min_count
+        self.decoder = decoder
         self.normalize_loss = normalize_loss
         self.pos = pos
-        self.max_cuts = max_cuts
-        self.prune_after = prune_after
-        self.risk_floor_cut = risk_floor_cut
-        self.executor = executor
-        self.n_workers = n_workers
-        self.scheduler = scheduler
-        self.solver = solver
-        self.backend = backend
-        self.epochs = epochs
-        self.eta0 = eta0
-        self.averaged = averaged
-        self.seed = seed
+        self.min_count = min_count
         self.active_rtol = active_rtol
-        self.checkpoint = checkpoint
-        self.checkpoint_every = checkpoint_every
-        self.resume = resume
-        self.memory_limit = memory_limit
-        self.verbose = verbose
+        self.solver = solver
 
     # ------------------------------------------------------------------ fitting
-    def _check_params(self):
-        return dict(
-            self._check_common_params(),
-            **self._check_solver_params(),
-            projective=check_bool(self.projective, "projective"),
-            single_root=check_bool(self.single_root, "single_root"),
-            normalize_loss=check_bool(self.normalize_loss, "normalize_loss"),
-            pos=check_choice(self.pos, "pos", ("upos", "xpos")),
-        )
-
     def _template_dict(self):
         if self.templates is None:
             from problems.parsing.features import DEFAULT_TEMPLATES
@@ -201,35 +253,51 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         try:
             return {str(t): str(t) for t in self.templates}
         except TypeError:
-            raise InputError(f"templates must be None, a dict, a list of atom strings or template text, "
-                             f"got {type(self.templates).__name__}", field="templates") from None
+            raise InputError(
+                f"templates must be None, a dict, a list of atom strings or template text, "
+                f"got {type(self.templates).__name__}",
+                field="templates",
+            ) from None
 
-    def make_oracle(self, sentences):
-        """Fit the featurizer on ``sentences`` (gold arcs) and return the 1-slack oracle."""
-        return self._make_oracle(sentences)[0]
+    def make_oracle(self, sentences, *, executor=None):
+        """Fit the featurizer on ``sentences`` (gold arcs) and return the 1-slack oracle.
 
-    def _make_oracle(self, sentences):
+        ``executor`` maps the oracle; None: the one the solver names (serial by default).
+        """
+        return self._make_oracle(sentences, executor=executor)[0]
+
+    def _make_oracle(self, sentences, *, executor=None):
         """The 1-slack oracle, the arc features and the gold trees (featurizer fitted)."""
         from oracles.parse_oracle import ParseOracle
-
         from problems.parsing.features import ArcFeaturizer
 
-        prm = self._check_params()
+        prm = self._checked_params()
+        dec = _checked_decoder(self.decoder)
         sentences = _check_sentences(sentences, need_heads=True)
-        trees = _gold_trees(sentences, prm["single_root"])
-        if prm["projective"]:
+        trees = _gold_trees(sentences, dec["single_root"])
+        if dec["projective"]:
             from oracles.parsing import is_projective
 
             n_np = sum(not is_projective(t) for t in trees)
             if n_np:
-                warnings.warn(f"{n_np} of {len(trees)} gold trees are not projective but projective=True: "
-                              "their hinge terms can be negative and they cannot be parsed right",
-                              UserWarning, stacklevel=3)
+                warnings.warn(
+                    f"{n_np} of {len(trees)} gold trees are not projective but projective=True: "
+                    "their hinge terms can be negative and they cannot be parsed right",
+                    UserWarning,
+                    stacklevel=3,
+                )
         self.featurizer_ = ArcFeaturizer(self._template_dict(), pos=prm["pos"], min_count=prm["min_count"])
         feats = self.featurizer_.fit_transform(sentences)
-        oracle = ParseOracle(feats, trees, projective=prm["projective"], single_root=prm["single_root"],
-                             normalize_loss=prm["normalize_loss"],
-                             executor=make_executor(self))
+        if executor is None:
+            executor = make_executor(self._checked_solver())
+        oracle = ParseOracle(
+            feats,
+            trees,
+            projective=dec["projective"],
+            single_root=dec["single_root"],
+            normalize_loss=prm["normalize_loss"],
+            executor=executor,
+        )
         return oracle, feats, trees
 
     def fit(self, sentences, y=None, *, callback=None):
@@ -250,25 +318,40 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         -------
         self
         """
-        prm = self._check_params()
-        oracle, feats, trees = self._make_oracle(sentences)
+        from oracles.parse_examples import ParseExampleOracle
+
+        prm = self._checked_params()
+        dec = _checked_decoder(self.decoder)
+        options = self._checked_solver()
+        oracle, feats, trees = self._make_oracle(sentences, executor=make_executor(options))
         try:
             groups = self.featurizer_.coordinate_groups()
-            names = self.featurizer_.template_names_
-            n_groups = len(names)
-            reg = self._make_regularizer(prm["regularizer"], prm["p"], groups, n_groups)
-            C = prm["C"]
-            if prm["solver"] == "spom":
-                examples = _ParseExamples(feats, trees, projective=prm["projective"], single_root=prm["single_root"],
-                                          normalize_loss=prm["normalize_loss"])
-                self._run_spom(examples, oracle, reg, groups, n_groups, names, prm, callback)
-                self._zero_inactive(groups, oracle, reg, C)
-                return self
-            self._run_cutting_plane(oracle, reg, groups, n_groups, names, prm, callback)
-            self._zero_inactive(groups, oracle, reg, C)
+
+            def examples():
+                return ParseExampleOracle(
+                    feats,
+                    trees,
+                    projective=dec["projective"],
+                    single_root=dec["single_root"],
+                    normalize_loss=prm["normalize_loss"],
+                )
+
+            reg = self._solve(
+                oracle,
+                examples,
+                groups,
+                self.featurizer_.template_names_,
+                C=prm["C"],
+                regularizer=prm["regularizer"],
+                p=prm["p"],
+                active_rtol=prm["active_rtol"],
+                options=options,
+                callback=callback,
+            )
+            self._zero_inactive(groups, oracle, reg, prm["C"])
         finally:
-            release_executor(self, oracle.executor)  # worker pools / processes do not outlive fit
-        self._warn_uncertified(prm)
+            release_executor(options, oracle.executor)  # worker pools / processes do not outlive fit
+        self._warn_uncertified()
         return self
 
     def _zero_inactive(self, groups, oracle, reg, C):
@@ -289,8 +372,7 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
 
     # --------------------------------------------------------------- prediction
     def _check_fitted(self):
-        if not hasattr(self, "coef_"):
-            raise InputError("this DependencyParser is not fitted yet; call fit first")
+        check_is_fitted(self, "coef_")
 
     def predict(self, sentences, *, all_templates=False):
         """Best tree of every sentence.
@@ -312,18 +394,19 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         from oracles.parse_oracle import decode
 
         self._check_fitted()
+        dec = _checked_decoder(self.decoder)
+        options = self._checked_solver()
         sentences = _check_sentences(sentences, need_heads=False)
         fz, w = self.featurizer_, self.coef_
         if not all_templates and self.n_active_templates_ < len(fz.template_names_):
             fz = fz.restrict(self.active_templates_)
             w = self.coef_[fz.columns_]
         feats = fz.transform(sentences)
-        executor = make_executor(self)
+        executor = make_executor(options)
         try:
-            trees = decode(feats, w, projective=bool(self.projective), single_root=bool(self.single_root),
-                           executor=executor)
+            trees = decode(feats, w, projective=dec["projective"], single_root=dec["single_root"], executor=executor)
         finally:
-            release_executor(self, executor)
+            release_executor(options, executor)
         return [t[1:].astype(np.int64) for t in trees]
 
     def attachment_scores(self, sentences):
@@ -350,13 +433,22 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         self._check_fitted()
         fz_arrays, fz_meta = self.featurizer_.get_state()
         arrays = {"coef": self.coef_, **{_FZ_PREFIX + k: v for k, v in fz_arrays.items()}}
-        params = {k: v for k, v in self.get_params().items() if k not in ("templates", "executor", "scheduler")}
-        params["checkpoint"] = None if self.checkpoint is None else str(self.checkpoint)
+        params = params_to_meta(self, exclude=("templates",))
         meta = dict(extra_meta or {})
-        meta.update({"estimator": _MODEL_NAME, "featurizer": fz_meta, "params": params,
-                     "template_weights": self.template_weights_, "template_norms": self.template_norms_,
-                     "active_templates": self.active_templates_, "objective": self.objective_,
-                     "lower_bound": self.lower_bound_, "gap": self.gap_, "n_iter": self.n_iter_})
+        meta.update(
+            {
+                "estimator": _MODEL_NAME,
+                "featurizer": fz_meta,
+                "params": params,
+                "template_weights": self.template_weights_,
+                "template_norms": self.template_norms_,
+                "active_templates": self.active_templates_,
+                "objective": self.objective_,
+                "lower_bound": self.lower_bound_,
+                "gap": self.gap_,
+                "n_iter": self.n_iter_,
+            }
+        )
         return save_model(path, arrays, meta)
 
     @classmethod
@@ -365,15 +457,25 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         from problems.model_io import load_model
         from problems.parsing.features import ArcFeaturizer
 
-        arrays, meta = load_model(path, estimator=_MODEL_NAME)
+        arrays, meta = load_model(path, estimator=_MODEL_NAME, schema=MODEL_SCHEMA)
         try:
-            fz_meta, params = meta["featurizer"], meta["params"]
-            fz = ArcFeaturizer.from_state({k[len(_FZ_PREFIX):]: v for k, v in arrays.items()
-                                           if k.startswith(_FZ_PREFIX)}, fz_meta, path=path)
-            if params.get("solver") not in (None,) + SOLVERS:  # models saved when solver was the backend
-                params["backend"] = params.pop("solver")
-            params["solver"] = params.get("solver") or "cutting-plane"
-            est = cls(fz.templates, **params)
+            fz_meta = meta["featurizer"]
+            fz = ArcFeaturizer.from_state(
+                {k[len(_FZ_PREFIX) :]: v for k, v in arrays.items() if k.startswith(_FZ_PREFIX)}, fz_meta, path=path
+            )
+            try:
+                params, solver = params_from_meta(meta["params"], meta["format_version"])
+                if meta["format_version"] < 2:  # the decoder's options were keywords of the parser
+                    params["decoder"] = {k: params.pop(k) for k in ("projective", "single_root") if k in params}
+                decoder = params.pop("decoder", None)
+                decoder = None if decoder is None else TreeDecoder(**decoder)
+                est = cls(fz.templates, decoder=decoder, solver=solver, **params)
+            except (InputError, TypeError) as exc:
+                raise ModelFormatError(
+                    f"bad hyper-parameters (format_version {meta['format_version']}): {getattr(exc, 'message', exc)}",
+                    path=path,
+                    field="params",
+                ) from None
             names = fz.template_names_
             est.template_weights_ = {str(k): float(meta["template_weights"][k]) for k in names}
             est.template_norms_ = {str(k): float(meta["template_norms"][k]) for k in names}
@@ -396,3 +498,23 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         est.objective_, est.lower_bound_, est.gap_ = scalars
         est.n_iter_ = n_iter
         return est
+
+
+_NUM = (float, type(None))
+#: What a DependencyParser model file must hold (passed to :func:`problems.model_io.load_model`);
+#: ``params`` may hold the solver and decoder options of format-version-1 files too.
+MODEL_SCHEMA = ModelSchema(
+    arrays={"coef": ("f", 1)},
+    meta={
+        "featurizer": (dict,),
+        "params": (dict,),
+        "template_weights": (dict,),
+        "template_norms": (dict,),
+        "active_templates": (list,),
+        "objective": _NUM,
+        "lower_bound": _NUM,
+        "gap": _NUM,
+        "n_iter": (int,),
+    },
+    params_of=frozenset(DependencyParser._get_param_names()) | LEGACY_SOLVER_KEYS | {"projective", "single_root"},
+)

@@ -1,4 +1,5 @@
 """Sequence labelling: the tagger, CRF++ templates, the feature index, word segmentation."""
+
 from problems.sequence.tagger import SequenceTagger
 
 __all__ = ["SequenceTagger"]

@@ -21,16 +21,18 @@ label never seen in training is an error when encoding training data
 with one warning listing such labels (:meth:`LabelAlphabet.encode_unseen`), so it is scored as
 wrong and never crashes.
 """
+
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from itertools import repeat
-from typing import NamedTuple, Sequence
+from typing import NamedTuple
 
 import numpy as np
+from sklearn.exceptions import NotFittedError
 
 from cutplane.exceptions import InputError
-
 from problems.sequence.templates import Template, parse_templates
 
 __all__ = ["SequenceFeatures", "FeatureIndex", "LabelAlphabet"]
@@ -88,7 +90,7 @@ class LabelAlphabet:
             raise InputError("duplicate labels in the label set", field="labels")
 
     @classmethod
-    def fit(cls, label_sequences) -> "LabelAlphabet":
+    def fit(cls, label_sequences) -> LabelAlphabet:
         """The sorted set of labels seen in ``label_sequences`` (sequences of str)."""
         seen = set()
         for seq in label_sequences:
@@ -122,7 +124,10 @@ class LabelAlphabet:
                 if lab not in index:
                     raise InputError(
                         f"unknown label {lab!r}; expected one of {self.labels}",
-                        path=path, line=None if line is None else line + t, field="label") from None
+                        path=path,
+                        line=None if line is None else line + t,
+                        field="label",
+                    ) from None
             raise  # pragma: no cover
 
     def encode_unseen(self, label_sequences, *, path=None) -> np.ndarray:
@@ -153,8 +158,10 @@ class LabelAlphabet:
 
     def encode_corpus(self, label_sequences, *, path=None, first_lines=None) -> np.ndarray:
         """Codes of a corpus, concatenated: int32 of shape (n_tokens,)."""
-        parts = [self.encode(seq, path=path, line=None if first_lines is None else first_lines[i])
-                 for i, seq in enumerate(label_sequences)]
+        parts = [
+            self.encode(seq, path=path, line=None if first_lines is None else first_lines[i])
+            for i, seq in enumerate(label_sequences)
+        ]
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
 
     def decode(self, codes) -> list[str]:
@@ -167,8 +174,9 @@ def _columns(sentence, n_needed: int, i: int):
     cols = list(zip(*sentence))
     if sentence and len(cols) < n_needed:
         short = min(len(row) for row in sentence)
-        raise InputError(f"sentence {i}: a token has {short} input columns, the templates need {n_needed}",
-                         field="columns")
+        raise InputError(
+            f"sentence {i}: a token has {short} input columns, the templates need {n_needed}", field="columns"
+        )
     return cols
 
 
@@ -264,7 +272,7 @@ class FeatureIndex:
 
         return lengths, per_template()
 
-    def fit(self, sentences) -> "FeatureIndex":
+    def fit(self, sentences) -> FeatureIndex:
         """Build the dictionary from ``sentences`` (each a sequence of token rows of str)."""
         self.fit_transform(sentences)
         return self
@@ -329,4 +337,4 @@ class FeatureIndex:
 
     def _check_fitted(self):
         if not hasattr(self, "vocabulary_"):
-            raise InputError("this FeatureIndex is not fitted yet; call fit or fit_transform first")
+            raise NotFittedError("this FeatureIndex is not fitted yet; call fit or fit_transform first")

@@ -14,30 +14,49 @@
   count (ordered pairs make the bi-grams redundant in pairs, which is the paper's point about
   redundant templates).
 """
+
 from __future__ import annotations
 
-from problems.sequence.templates import CHUNKING_TEMPLATES
-
 from itertools import combinations, permutations
+
+from problems.sequence.templates import CHUNKING_TEMPLATES
 
 __all__ = ["TP1", "TP2", "CHUNKING", "CHUNKING_EXT", "NER134", "TEMPLATE_SETS", "select_templates"]
 
 _UNI = ["U00:%x[-2,0]", "U01:%x[-1,0]", "U02:%x[0,0]", "U03:%x[1,0]", "U04:%x[2,0]"]
 _TRI = ["U05:%x[-2,0]/%x[-1,0]/%x[0,0]", "U06:%x[-1,0]/%x[0,0]/%x[1,0]", "U07:%x[0,0]/%x[1,0]/%x[2,0]"]
 _BI1 = ["U08:%x[-1,0]/%x[0,0]", "U09:%x[0,0]/%x[1,0]"]
-_BI2 = ["U10:%x[-2,0]/%x[-1,0]", "U11:%x[1,0]/%x[2,0]", "U12:%x[-2,0]/%x[0,0]", "U13:%x[-1,0]/%x[1,0]",
-        "U14:%x[0,0]/%x[2,0]", "U15:%x[-2,0]/%x[1,0]", "U16:%x[-1,0]/%x[2,0]"]
+_BI2 = [
+    "U10:%x[-2,0]/%x[-1,0]",
+    "U11:%x[1,0]/%x[2,0]",
+    "U12:%x[-2,0]/%x[0,0]",
+    "U13:%x[-1,0]/%x[1,0]",
+    "U14:%x[0,0]/%x[2,0]",
+    "U15:%x[-2,0]/%x[1,0]",
+    "U16:%x[-1,0]/%x[2,0]",
+]
 
 TP1 = "\n".join(_UNI + _TRI + _BI1 + ["B"]) + "\n"
 TP2 = "\n".join(_UNI + _TRI + _BI1 + _BI2 + ["B"]) + "\n"
-CHUNKING = CHUNKING_TEMPLATES if isinstance(CHUNKING_TEMPLATES, str) else "\n".join(
-    t.text for t in CHUNKING_TEMPLATES) + "\n"
-_CHUNK_EXTRA = ["U07:%x[1,0]/%x[2,0]", "U08:%x[-2,0]/%x[-1,0]", "U09:%x[-1,0]/%x[1,0]",
-                "U40:%x[0,0]/%x[0,1]", "U41:%x[-1,0]/%x[0,1]", "U42:%x[0,0]/%x[-1,1]",
-                "U43:%x[1,0]/%x[0,1]", "U44:%x[0,0]/%x[1,1]", "U45:%x[-1,1]/%x[1,1]",
-                "U46:%x[-1,0]/%x[0,0]/%x[1,0]", "U47:%x[-1,0]/%x[-1,1]"]
-CHUNKING_EXT = "\n".join([line for line in CHUNKING.splitlines() if line.strip()[:1] == "U"]
-                         + _CHUNK_EXTRA + ["B"]) + "\n"
+CHUNKING = (
+    CHUNKING_TEMPLATES if isinstance(CHUNKING_TEMPLATES, str) else "\n".join(t.text for t in CHUNKING_TEMPLATES) + "\n"
+)
+_CHUNK_EXTRA = [
+    "U07:%x[1,0]/%x[2,0]",
+    "U08:%x[-2,0]/%x[-1,0]",
+    "U09:%x[-1,0]/%x[1,0]",
+    "U40:%x[0,0]/%x[0,1]",
+    "U41:%x[-1,0]/%x[0,1]",
+    "U42:%x[0,0]/%x[-1,1]",
+    "U43:%x[1,0]/%x[0,1]",
+    "U44:%x[0,0]/%x[1,1]",
+    "U45:%x[-1,1]/%x[1,1]",
+    "U46:%x[-1,0]/%x[0,0]/%x[1,0]",
+    "U47:%x[-1,0]/%x[-1,1]",
+]
+CHUNKING_EXT = (
+    "\n".join([line for line in CHUNKING.splitlines() if line.strip()[:1] == "U"] + _CHUNK_EXTRA + ["B"]) + "\n"
+)
 
 
 def _ner134() -> str:

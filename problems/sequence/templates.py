@@ -26,11 +26,12 @@ cannot contain ``:``, so every feature string belongs to exactly one template: t
 is the *group* of its features (MTL sec. 1.1, "we augment the index of the applied
 template to the instantiated feature").
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from cutplane.exceptions import InputError
 
@@ -38,7 +39,7 @@ __all__ = ["Template", "parse_templates", "read_templates", "CHUNKING_TEMPLATES"
 
 _MACRO = re.compile(r"%x\[\s*([+-]?[0-9]+)\s*,\s*([+-]?[0-9]+)\s*\]")
 #: Largest ``|row|`` and ``col`` of a macro (larger ones are typos, not windows).
-MAX_OFFSET = 10 ** 6
+MAX_OFFSET = 10**6
 
 #: The CRF++ chunking template set (21 unigram templates and the label bigram ``B``).
 CHUNKING_TEMPLATES = """\
@@ -177,37 +178,54 @@ def _parse_line(raw: str, lineno: int, path) -> Template:
     text = raw.strip()
     kind = text[0]
     if kind not in "UB":
-        raise InputError(f"a template must start with 'U' (unigram) or 'B' (bigram), found {text!r}",
-                         path=path, line=lineno, field="template")
+        raise InputError(
+            f"a template must start with 'U' (unigram) or 'B' (bigram), found {text!r}",
+            path=path,
+            line=lineno,
+            field="template",
+        )
     pieces, macros, pos = [], [], 0
     for m in _MACRO.finditer(text):
-        pieces.append(text[pos:m.start()])
+        pieces.append(text[pos : m.start()])
         if max(len(m.group(1)), len(m.group(2))) > 8:
-            raise InputError(f"row or column out of range in {m.group(0)[:40]!r}; expected |row|, col <= "
-                             f"{MAX_OFFSET}", path=path, line=lineno, field="template")
+            raise InputError(
+                f"row or column out of range in {m.group(0)[:40]!r}; expected |row|, col <= {MAX_OFFSET}",
+                path=path,
+                line=lineno,
+                field="template",
+            )
         row, col = int(m.group(1)), int(m.group(2))
         if abs(row) > MAX_OFFSET or col > MAX_OFFSET:
-            raise InputError(f"row or column out of range in {m.group(0)!r}; expected |row|, col <= {MAX_OFFSET}",
-                             path=path, line=lineno, field="template")
+            raise InputError(
+                f"row or column out of range in {m.group(0)!r}; expected |row|, col <= {MAX_OFFSET}",
+                path=path,
+                line=lineno,
+                field="template",
+            )
         if col < 0:
-            raise InputError(f"column index must be >= 0 in {m.group(0)!r}", path=path, line=lineno,
-                             field="template")
+            raise InputError(f"column index must be >= 0 in {m.group(0)!r}", path=path, line=lineno, field="template")
         macros.append((row, col))
         pos = m.end()
     pieces.append(text[pos:])
     for lit in pieces:
         if "%" in lit:
-            bad = lit[lit.index("%"):][:12]
-            raise InputError(f"malformed macro near {bad!r}; expected %x[row,col] with integer row and col",
-                             path=path, line=lineno, field="template")
+            bad = lit[lit.index("%") :][:12]
+            raise InputError(
+                f"malformed macro near {bad!r}; expected %x[row,col] with integer row and col",
+                path=path,
+                line=lineno,
+                field="template",
+            )
     if ":" in text:
-        name = text[:text.index(":")]
+        name = text[: text.index(":")]
         if "%" in name:
-            raise InputError("expected 'NAME:' before the first %x[...] macro", path=path, line=lineno,
-                             field="template")
+            raise InputError(
+                "expected 'NAME:' before the first %x[...] macro", path=path, line=lineno, field="template"
+            )
     elif macros:
-        raise InputError(f"expected 'NAME:' before the first %x[...] macro in {text!r}", path=path,
-                         line=lineno, field="template")
+        raise InputError(
+            f"expected 'NAME:' before the first %x[...] macro in {text!r}", path=path, line=lineno, field="template"
+        )
     else:
         name = text
     if any(ch.isspace() for ch in name):
@@ -215,7 +233,11 @@ def _parse_line(raw: str, lineno: int, path) -> Template:
     if kind == "B" and macros:
         raise InputError(
             f"bigram template {name!r} has %x macros (label bigrams conditioned on the input), which are not "
-            "supported; use a bare 'B' (label transitions)", path=path, line=lineno, field="template")
+            "supported; use a bare 'B' (label transitions)",
+            path=path,
+            line=lineno,
+            field="template",
+        )
     return Template(name=name, kind=kind, macros=tuple(macros), text=text, line=lineno, _pieces=tuple(pieces))
 
 
@@ -249,14 +271,22 @@ def parse_templates(text: str, *, path=None) -> list[Template]:
             continue
         tpl = _parse_line(stripped, lineno, path)
         if tpl.name in seen:
-            raise InputError(f"duplicate template name {tpl.name!r} (first on line {seen[tpl.name]})",
-                             path=path, line=lineno, field="template")
+            raise InputError(
+                f"duplicate template name {tpl.name!r} (first on line {seen[tpl.name]})",
+                path=path,
+                line=lineno,
+                field="template",
+            )
         seen[tpl.name] = lineno
         if tpl.kind == "B":
             n_bigram += 1
             if n_bigram > 1:
-                raise InputError("more than one bigram template; only one label-transition template 'B' is "
-                                 "supported", path=path, line=lineno, field="template")
+                raise InputError(
+                    "more than one bigram template; only one label-transition template 'B' is supported",
+                    path=path,
+                    line=lineno,
+                    field="template",
+                )
         templates.append(tpl)
     if not templates:
         raise InputError("no template found (expected lines like 'U00:%x[0,0]' or 'B')", path=path)

@@ -1,4 +1,5 @@
 """Checkpoint / resume: interrupted runs resume to the optimum; bad checkpoints are refused."""
+
 import json
 import os
 import signal
@@ -12,8 +13,7 @@ from cutplane import minimize
 from cutplane.checkpoint import load_checkpoint, save_checkpoint
 from cutplane.exceptions import ConvergenceWarning, InputError, ModelFormatError
 from cutplane.interrupt import InterruptGuard
-from cutplane.mixed_norm import MixedNorm
-from cutplane.regularizers import L2
+from cutplane.regularizers import L2, MixedNorm
 
 from .test_engine import direct_solve, make_oracle
 
@@ -26,9 +26,11 @@ class _Stop(Exception):
 
 def interrupt_at(k):
     """A callback raising KeyboardInterrupt (as Ctrl-C would) at iteration k."""
+
     def callback(info):
         if info.iteration == k:
             raise KeyboardInterrupt
+
     return callback
 
 
@@ -47,15 +49,25 @@ def _term(kind, dim):
     return lambda w: 0.5 * cp.sum_squares(w)
 
 
-@pytest.mark.parametrize("method,reg_kind,sparse", [("bmrm", "l2", False), ("bmrm", "l2", True),
-                                                    ("ls-bmrm", "l2", False), ("bmrm", "mtl", True)])
+@pytest.mark.parametrize(
+    "method,reg_kind,sparse",
+    [("bmrm", "l2", False), ("bmrm", "l2", True), ("ls-bmrm", "l2", False), ("bmrm", "mtl", True)],
+)
 def test_interrupt_then_resume_reaches_the_same_optimum(tmp_path, method, reg_kind, sparse):
     dim, path = 8, tmp_path / "run.ckpt"
     eps = 1e-4 if reg_kind == "mtl" else EPS
     full = minimize(make_oracle("hinge", 1, 80, dim, sparse), _reg(reg_kind, dim), LAM, method=method, eps=eps)
     assert full.status == "converged" and full.n_iter > 6
-    first = minimize(make_oracle("hinge", 1, 80, dim, sparse), _reg(reg_kind, dim), LAM, method=method, eps=eps,
-                     checkpoint=path, checkpoint_every=2, callback=interrupt_at(5))
+    first = minimize(
+        make_oracle("hinge", 1, 80, dim, sparse),
+        _reg(reg_kind, dim),
+        LAM,
+        method=method,
+        eps=eps,
+        checkpoint=path,
+        checkpoint_every=2,
+        callback=interrupt_at(5),
+    )
     assert first.status == "interrupted" and first.n_iter == 5 and path.exists()
     oracle = make_oracle("hinge", 1, 80, dim, sparse)
     resumed = minimize(oracle, _reg(reg_kind, dim), LAM, method=method, eps=eps, checkpoint=path, resume=True)
@@ -76,46 +88,52 @@ def test_resumed_bmrm_follows_the_uninterrupted_iterates(tmp_path):
     path = tmp_path / "c.npz"
     full_oracle = make_oracle("hinge", 4, 60, 6, False)
     full = minimize(full_oracle, L2(), LAM, eps=EPS)
-    minimize(make_oracle("hinge", 4, 60, 6, False), L2(), LAM, eps=EPS, checkpoint=path, checkpoint_every=1,
-             callback=interrupt_at(4))
+    minimize(
+        make_oracle("hinge", 4, 60, 6, False),
+        L2(),
+        LAM,
+        eps=EPS,
+        checkpoint=path,
+        checkpoint_every=1,
+        callback=interrupt_at(4),
+    )
     oracle = make_oracle("hinge", 4, 60, 6, False)
     resumed = minimize(oracle, L2(), LAM, eps=EPS, checkpoint=path, resume=True)
     assert len(oracle.calls) == resumed.n_iter - 4
     n = min(len(oracle.calls), 3)
-    np.testing.assert_allclose(np.array(oracle.calls[:n]), np.array(full_oracle.calls[4:4 + n]), atol=1e-6)
+    np.testing.assert_allclose(np.array(oracle.calls[:n]), np.array(full_oracle.calls[4 : 4 + n]), atol=1e-6)
     check = make_oracle("hinge", 4, 60, 6, False)
     assert resumed.objective == pytest.approx(LAM * L2()(resumed.w) + check.value(resumed.w), abs=1e-12)
     assert resumed.status == full.status == "converged" and abs(resumed.objective - full.objective) <= EPS
 
 
-class _InterruptingSolverL2(L2):
-    """L2 whose reduced solver raises KeyboardInterrupt on its k-th solve (an interrupt mid-solve)."""
+class _InterruptingSolver:
+    """The registry's reduced solver of ``regularizer``, raising KeyboardInterrupt on its k-th
+    solve (an interrupt mid-solve)."""
 
-    _raise_at = None
+    def __init__(self, regularizer, raise_at=None):
+        from cutplane.reduced.registry import make_reduced_solver
 
-    def make_reduced_solver(self, backends=None, **options):
-        inner, owner, count = super().make_reduced_solver(backends, **options), self, [0]
+        self.inner, self.raise_at, self.count = make_reduced_solver(regularizer), raise_at, 0
 
-        class Solver:
-            def solve(self, ws, lam, warm_start=None):
-                count[0] += 1
-                if count[0] == owner._raise_at:
-                    raise KeyboardInterrupt
-                return inner.solve(ws, lam, warm_start=warm_start)
-        return Solver()
+    def solve(self, ws, lam, warm_start=None):
+        self.count += 1
+        if self.count == self.raise_at:
+            raise KeyboardInterrupt
+        return self.inner.solve(ws, lam, warm_start=warm_start)
 
 
 def test_interrupt_during_the_reduced_solve_keeps_the_evaluated_cut(tmp_path):
     path = tmp_path / "c.npz"
-    reg = _InterruptingSolverL2()
-    reg._raise_at = 3
+    reg = L2()
     oracle = make_oracle("hinge", 2, 50, 5, True)
-    first = minimize(oracle, reg, LAM, eps=EPS, checkpoint=path)
+    first = minimize(oracle, reg, LAM, eps=EPS, checkpoint=path, solver=_InterruptingSolver(reg, 3))
     assert first.status == "interrupted" and first.n_iter == 2 and len(oracle.calls) == 3
     state = load_checkpoint(path, dim=5, fingerprint=_fp(oracle, reg), groups=None)
     assert state.pending is not None and state.n_iter == 3
     oracle2 = make_oracle("hinge", 2, 50, 5, True)
-    resumed = minimize(oracle2, _InterruptingSolverL2(), LAM, eps=EPS, checkpoint=path, resume=True)
+    reg2 = L2()
+    resumed = minimize(oracle2, reg2, LAM, eps=EPS, checkpoint=path, resume=True, solver=_InterruptingSolver(reg2))
     assert resumed.status == "converged"
     # the third query point is not evaluated again: the resumed run starts with its solve
     assert resumed.n_iter == 3 + len(oracle2.calls)
@@ -156,8 +174,9 @@ def test_interrupt_in_the_oracle_and_in_the_line_search(tmp_path):
         # at a query point all k - 1 calls made belong to finished iterations; inside a line search
         # the calls of the unfinished search are not counted
         phases.add("query" if first.n_oracle_calls == k - 1 else "search")
-        resumed = minimize(InterruptingOracle(inner, 0), L2(), LAM, method="ls-bmrm", eps=EPS, checkpoint=path,
-                           resume=True)
+        resumed = minimize(
+            InterruptingOracle(inner, 0), L2(), LAM, method="ls-bmrm", eps=EPS, checkpoint=path, resume=True
+        )
         assert resumed.status == "converged" and resumed.n_iter >= first.n_iter
         assert abs(resumed.objective - full.objective) <= EPS
     assert phases == {"search", "query"}
@@ -192,18 +211,21 @@ def test_guard_defers_a_signal_to_the_end_of_a_critical_section():
 def test_max_iter_then_resume_with_a_larger_budget(tmp_path):
     path = tmp_path / "c.npz"
     with pytest.warns(ConvergenceWarning):
-        short = minimize(make_oracle("hinge", 6, 60, 6, True), L2(), LAM, eps=EPS, max_iter=4, checkpoint=path,
-                         checkpoint_every=100)
+        short = minimize(
+            make_oracle("hinge", 6, 60, 6, True), L2(), LAM, eps=EPS, max_iter=4, checkpoint=path, checkpoint_every=100
+        )
     assert short.status == "max_iter" and path.exists()  # saved on stopping, not only every 100
-    more = minimize(make_oracle("hinge", 6, 60, 6, True), L2(), LAM, eps=EPS, max_iter=1000, checkpoint=path,
-                    resume=True)
+    more = minimize(
+        make_oracle("hinge", 6, 60, 6, True), L2(), LAM, eps=EPS, max_iter=1000, checkpoint=path, resume=True
+    )
     full = minimize(make_oracle("hinge", 6, 60, 6, True), L2(), LAM, eps=EPS)
     assert more.status == "converged" and abs(more.objective - full.objective) <= EPS
 
 
 def test_resume_without_a_file_starts_fresh_and_needs_a_path(tmp_path):
-    res = minimize(make_oracle("hinge", 0, 30, 4, False), L2(), LAM, eps=1e-4, checkpoint=tmp_path / "new.npz",
-                   resume=True)
+    res = minimize(
+        make_oracle("hinge", 0, 30, 4, False), L2(), LAM, eps=1e-4, checkpoint=tmp_path / "new.npz", resume=True
+    )
     assert res.status == "converged"
     with pytest.raises(InputError, match="resume"):
         minimize(make_oracle("hinge", 0, 30, 4, False), L2(), LAM, resume=True)
@@ -245,8 +267,11 @@ def test_wrong_version_and_checksum_are_refused(saved, tmp_path):
     with np.load(path, allow_pickle=False) as f:
         arrays = {k: f[k] for k in f.files}
     meta = json.loads(str(arrays.pop("__meta__")))
-    for change, match in (({"format_version": 99}, "format_version"), ({"n_calls": 1234}, "checksum"),
-                          ({"format": "other"}, "not a cutplane checkpoint")):
+    for change, match in (
+        ({"format_version": 99}, "format_version"),
+        ({"n_calls": 1234}, "checksum"),
+        ({"format": "other"}, "not a cutplane checkpoint"),
+    ):
         bad = tmp_path / "bad.npz"
         np.savez(bad, **arrays, __meta__=np.array(json.dumps({**meta, **change})))
         with pytest.raises(ModelFormatError, match=match):

@@ -3,8 +3,8 @@
 The oracles are written here with numpy (the task oracles live elsewhere) so the engine is
 tested on its own: a max-of-affine risk and a binary hinge risk, dense and sparse slopes.
 """
+
 import time
-import warnings
 
 import cvxpy as cp
 import numpy as np
@@ -103,8 +103,14 @@ def check_certificate(res, oracle, reg_value, lam, eps):
 
 
 @settings(max_examples=12)
-@given(seed=st.integers(0, 2**31), kind=st.sampled_from(["maxaffine", "hinge"]), n=st.integers(1, 25),
-       dim=st.integers(1, 6), lam=st.sampled_from([0.05, 0.5, 5.0]), sparse=st.booleans())
+@given(
+    seed=st.integers(0, 2**31),
+    kind=st.sampled_from(["maxaffine", "hinge"]),
+    n=st.integers(1, 25),
+    dim=st.integers(1, 6),
+    lam=st.sampled_from([0.05, 0.5, 5.0]),
+    sparse=st.booleans(),
+)
 def test_bmrm_l2_matches_direct_solve(seed, kind, n, dim, lam, sparse):
     oracle = make_oracle(kind, seed, n, dim, sparse)
     eps = 1e-4
@@ -118,8 +124,14 @@ def test_bmrm_l2_matches_direct_solve(seed, kind, n, dim, lam, sparse):
 
 
 @settings(max_examples=10)
-@given(seed=st.integers(0, 2**31), kind=st.sampled_from(["maxaffine", "hinge"]), n=st.integers(1, 20),
-       dim=st.integers(1, 5), lam=st.sampled_from([0.05, 0.5]), sparse=st.booleans())
+@given(
+    seed=st.integers(0, 2**31),
+    kind=st.sampled_from(["maxaffine", "hinge"]),
+    n=st.integers(1, 20),
+    dim=st.integers(1, 5),
+    lam=st.sampled_from([0.05, 0.5]),
+    sparse=st.booleans(),
+)
 def test_bmrm_l1_matches_direct_solve(seed, kind, n, dim, lam, sparse):
     oracle = make_oracle(kind, seed, n, dim, sparse)
     if kind == "maxaffine":
@@ -287,16 +299,30 @@ class Bad:
         return self.result
 
 
-@pytest.mark.parametrize("kwargs, field", [
-    ({"lam": 0.0}, "lam"), ({"lam": -1.0}, "lam"), ({"lam": np.nan}, "lam"), ({"eps": 0.0}, "eps"),
-    ({"max_iter": 0}, "max_iter"), ({"max_iter": 2.5}, "max_iter"), ({"time_limit": -1.0}, "time_limit"),
-    ({"max_cuts": 1}, "max_cuts"), ({"prune_after": 0}, "prune_after"), ({"w0": np.zeros(3)}, "w0"),
-    ({"w0": np.array([np.nan, 0.0])}, "w0"), ({"method": "ls-bmrm-x"}, "method"),
-    ({"method": "ls-bmrm", "theta": 0.0}, "theta"), ({"method": "ls-bmrm", "theta": 1.5}, "theta"),
-    ({"method": "ls-bmrm", "theta": np.nan}, "theta"), ({"method": "bmrm", "theta": 0.1}, "theta"),
-    ({"method": "kelley"}, "regularizer"), ({"regularizer": Simplex(3)}, "regularizer"),
-    ({"solver": "NOPE"}, "solver"),
-])
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        ({"lam": 0.0}, "lam"),
+        ({"lam": -1.0}, "lam"),
+        ({"lam": np.nan}, "lam"),
+        ({"eps": 0.0}, "eps"),
+        ({"max_iter": 0}, "max_iter"),
+        ({"max_iter": 2.5}, "max_iter"),
+        ({"time_limit": -1.0}, "time_limit"),
+        ({"max_cuts": 1}, "max_cuts"),
+        ({"prune_after": 0}, "prune_after"),
+        ({"w0": np.zeros(3)}, "w0"),
+        ({"w0": np.array([np.nan, 0.0])}, "w0"),
+        ({"method": "ls-bmrm-x"}, "method"),
+        ({"method": "ls-bmrm", "theta": 0.0}, "theta"),
+        ({"method": "ls-bmrm", "theta": 1.5}, "theta"),
+        ({"method": "ls-bmrm", "theta": np.nan}, "theta"),
+        ({"method": "bmrm", "theta": 0.1}, "theta"),
+        ({"method": "kelley"}, "regularizer"),
+        ({"regularizer": Simplex(3)}, "regularizer"),
+        ({"solver": "NOPE"}, "solver"),
+    ],
+)
 def test_bad_arguments(kwargs, field):
     args = {"lam": 1.0, "regularizer": L2()}
     args.update(kwargs)
@@ -306,14 +332,17 @@ def test_bad_arguments(kwargs, field):
     assert err.value.field == field
 
 
-@pytest.mark.parametrize("result, match", [
-    (OracleResult(np.nan, Cut(np.zeros(2), 0.0)), "non-finite"),
-    (OracleResult(1.0, Cut(np.zeros(3), 1.0)), "shape"),
-    (OracleResult(1.0, Cut(sp.csr_matrix((2, 2)), 1.0)), "shape"),
-    (OracleResult(1.0, Cut(np.zeros(2), 2.0)), "above the risk"),
-    (OracleResult(1.0, Cut(np.array([np.inf, 0.0]), 1.0)), "finite"),
-    ((1.0,), "OracleResult"),
-])
+@pytest.mark.parametrize(
+    "result, match",
+    [
+        (OracleResult(np.nan, Cut(np.zeros(2), 0.0)), "non-finite"),
+        (OracleResult(1.0, Cut(np.zeros(3), 1.0)), "shape"),
+        (OracleResult(1.0, Cut(sp.csr_matrix((2, 2)), 1.0)), "shape"),
+        (OracleResult(1.0, Cut(np.zeros(2), 2.0)), "above the risk"),
+        (OracleResult(1.0, Cut(np.array([np.inf, 0.0]), 1.0)), "finite"),
+        ((1.0,), "OracleResult"),
+    ],
+)
 def test_bad_oracle_results(result, match):
     with pytest.raises(InputError, match=match):
         minimize(Bad(result), L2(), 1.0)
@@ -326,18 +355,23 @@ def test_non_minorant_cuts_are_detected():
         dim = 1
 
         def __call__(self, w):
-            val, g = -float(w[0]) ** 2, -2.0 * float(w[0])
+            val, g = -(float(w[0]) ** 2), -2.0 * float(w[0])
             return OracleResult(val, Cut(np.array([g]), val - g * float(w[0])))
 
     with pytest.raises(InputError, match="not minorants"):
         minimize(Concave(), L2(), 1.0, w0=np.array([1.0]), eps=1e-8)
 
 
-@pytest.mark.parametrize("make_reg, floor_cut", [
-    (lambda dim: L2(), False), (lambda dim: L1(), True),
-    (lambda dim: MixedNorm(np.arange(dim) % 2, p=2.0), False),
-    (lambda dim: MixedNorm(np.arange(dim) % 2, p=1.0), True),
-    (lambda dim: MixedNorm(np.arange(dim) % 2, p=4.0), True)])
+@pytest.mark.parametrize(
+    "make_reg, floor_cut",
+    [
+        (lambda dim: L2(), False),
+        (lambda dim: L1(), True),
+        (lambda dim: MixedNorm(np.arange(dim) % 2, p=2.0), False),
+        (lambda dim: MixedNorm(np.arange(dim) % 2, p=1.0), True),
+        (lambda dim: MixedNorm(np.arange(dim) % 2, p=4.0), True),
+    ],
+)
 def test_oracle_risk_floor_is_a_cut_only_where_the_regulariser_takes_it(make_reg, floor_cut):
     """The oracle's declared ``risk_lower_bound`` becomes the cut ``R >= 0`` for L1 and the
     p != 2 block norms, not for 1/2 ||w||^2 (L2, p = 2); an explicit ``risk_lower_bound=`` always
@@ -345,7 +379,7 @@ def test_oracle_risk_floor_is_a_cut_only_where_the_regulariser_takes_it(make_reg
     dim, lam, eps = 4, 0.1, 1e-5
     oracle = make_oracle("hinge", 3, 30, dim, False)
     reg = make_reg(dim)
-    assert getattr(reg, "risk_floor_cut", True) is floor_cut
+    assert reg.risk_floor_cut is floor_cut
     default = minimize(oracle, reg, lam, eps=eps, max_iter=2000, prune_after=None)
     explicit = minimize(oracle, reg, lam, eps=eps, max_iter=2000, prune_after=None, risk_lower_bound=0.0)
     assert default.status == explicit.status == "converged"

@@ -1,4 +1,5 @@
 """Limited memory: pruning idle cuts and aggregating under max_cuts keep the optimum and the certificate."""
+
 import cvxpy as cp
 import numpy as np
 import pytest
@@ -13,8 +14,13 @@ from .test_engine import check_certificate, direct_solve, make_oracle
 
 
 @settings(max_examples=10)
-@given(seed=st.integers(0, 2**31), kind=st.sampled_from(["maxaffine", "hinge"]), sparse=st.booleans(),
-       max_cuts=st.integers(2, 5), prune_after=st.sampled_from([None, 1, 3]))
+@given(
+    seed=st.integers(0, 2**31),
+    kind=st.sampled_from(["maxaffine", "hinge"]),
+    sparse=st.booleans(),
+    max_cuts=st.integers(2, 5),
+    prune_after=st.sampled_from([None, 1, 3]),
+)
 def test_budget_and_pruning_keep_the_optimum(seed, kind, sparse, max_cuts, prune_after):
     """The budget bounds the working set; the certified optimum is the unconstrained one.
 
@@ -75,7 +81,7 @@ def test_memory_limit_bounds_the_peak_and_keeps_the_optimum(sparse):
 @given(seed=st.integers(0, 2**31), sparse=st.booleans(), frac=st.floats(0.2, 0.6))
 def test_memory_limit_with_template_groups(seed, sparse, frac):
     """Per-group Gram blocks (MixedNorm): the budget holds and the optimum is the direct solve's."""
-    from cutplane.mixed_norm import MixedNorm
+    from cutplane.regularizers import MixedNorm
 
     lam, eps, dim = 0.05, 1e-3, 12
     groups = np.arange(dim) % 4

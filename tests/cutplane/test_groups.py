@@ -1,4 +1,5 @@
 """Group partitions: the two accepted forms, their validation, and the group norms."""
+
 import math
 
 import numpy as np
@@ -7,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cutplane.exceptions import InputError
-from cutplane.groups import group_runs, as_group_ids, group_norms
+from cutplane.groups import as_group_ids, group_norms, group_runs
 
 
 @settings(max_examples=100)
@@ -31,23 +32,26 @@ def test_accepted_forms():
     assert out.dtype == np.intp
 
 
-@pytest.mark.parametrize("groups, dim, n_groups, field", [
-    ([0, 1], 3, None, "groups"),                      # wrong length
-    ([0.0, 1.0, 1.0], 3, None, "groups"),             # float ids
-    ([True, False, True], 3, None, "groups"),         # bool ids
-    ([0, -1, 1], 3, None, "groups"),                  # negative id
-    ([0, 3, 1], 3, 3, "groups"),                      # id >= n_groups
-    (np.zeros((2, 2), dtype=int), 4, None, "groups"),  # 2-D is ambiguous
-    ([[0, 1], [1, 2]], 3, None, "groups[1]"),         # overlap
-    ([[0, 0], [1, 2]], 3, None, "groups[0]"),         # duplicate inside a group
-    ([[0, 1]], 3, None, "groups"),                    # coordinate 2 in no group
-    ([[0, 1], [2, 3]], 3, None, "groups[1]"),         # out of range
-    ([[0.0, 1.0], [2]], 3, None, "groups[0]"),        # float indices
-    ([[0, 1], 2], 3, None, "groups"),                 # mixed forms
-    ([[0, 1], [2]], 3, 3, "groups"),                  # n_groups mismatch
-    ([0, 1, 2], -1, None, "dim"),
-    ([0, 1, 2], 3, -2, "n_groups"),
-])
+@pytest.mark.parametrize(
+    "groups, dim, n_groups, field",
+    [
+        ([0, 1], 3, None, "groups"),  # wrong length
+        ([0.0, 1.0, 1.0], 3, None, "groups"),  # float ids
+        ([True, False, True], 3, None, "groups"),  # bool ids
+        ([0, -1, 1], 3, None, "groups"),  # negative id
+        ([0, 3, 1], 3, 3, "groups"),  # id >= n_groups
+        (np.zeros((2, 2), dtype=int), 4, None, "groups"),  # 2-D is ambiguous
+        ([[0, 1], [1, 2]], 3, None, "groups[1]"),  # overlap
+        ([[0, 0], [1, 2]], 3, None, "groups[0]"),  # duplicate inside a group
+        ([[0, 1]], 3, None, "groups"),  # coordinate 2 in no group
+        ([[0, 1], [2, 3]], 3, None, "groups[1]"),  # out of range
+        ([[0.0, 1.0], [2]], 3, None, "groups[0]"),  # float indices
+        ([[0, 1], 2], 3, None, "groups"),  # mixed forms
+        ([[0, 1], [2]], 3, 3, "groups"),  # n_groups mismatch
+        ([0, 1, 2], -1, None, "dim"),
+        ([0, 1, 2], 3, -2, "n_groups"),
+    ],
+)
 def test_bad_groups(groups, dim, n_groups, field):
     with pytest.raises(InputError) as err:
         as_group_ids(groups, dim, n_groups=n_groups)
@@ -60,9 +64,11 @@ def test_group_norms_match_direct(data, dim):
     """Per-entry ids and run by run (sorted ids), at any magnitude: entries m * 10^e with e in
     [-300, 300] mix groups whose squares underflow or overflow with ordinary ones."""
     mant = np.array(data.draw(st.lists(st.floats(-10, 10), min_size=dim, max_size=dim)))
-    expo = np.array(data.draw(st.lists(st.sampled_from([0, 0, 0, -150, -200, -300, 150, 200, 300]),
-                                       min_size=dim, max_size=dim)), dtype=float)
-    v = mant * 10.0 ** expo
+    expo = np.array(
+        data.draw(st.lists(st.sampled_from([0, 0, 0, -150, -200, -300, 150, 200, 300]), min_size=dim, max_size=dim)),
+        dtype=float,
+    )
+    v = mant * 10.0**expo
     ids = np.array(data.draw(st.lists(st.integers(0, 4), min_size=dim, max_size=dim)))
     if data.draw(st.booleans()):  # the contiguous layout: runs
         ids = np.sort(ids)
@@ -81,5 +87,6 @@ def test_group_norms_extreme_magnitudes():
     assert group_norms(np.zeros(0), np.zeros(0, dtype=np.intp)).shape == (0,)
     # sorted ids (reduceat path) with empty groups in between and at the end
     v = np.array([3.0, 4.0, 1e-300, 1.0, 2.0, 2.0])
-    np.testing.assert_allclose(group_norms(v, np.array([0, 0, 2, 4, 4, 4]), 6), [5.0, 0.0, 1e-300, 0.0, 3.0, 0.0],
-                               rtol=1e-14)
+    np.testing.assert_allclose(
+        group_norms(v, np.array([0, 0, 2, 4, 4, 4]), 6), [5.0, 0.0, 1e-300, 0.0, 3.0, 0.0], rtol=1e-14
+    )

@@ -1,4 +1,5 @@
 """Exact and generic line searches against brute force (candidate points and a fine grid)."""
+
 import math
 
 import numpy as np
@@ -7,8 +8,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cutplane.exceptions import InputError
-from cutplane.linesearch import (LineSearchResult, _breakpoints_general, _breakpoints_two,
-                                 exact_line_search, line_search, minimize_along)
+from cutplane.linesearch import (
+    LineSearchResult,
+    _breakpoints_general,
+    _breakpoints_two,
+    exact_line_search,
+    line_search,
+    minimize_along,
+)
 
 
 def f_of(a2, a1, C, S, k):
@@ -31,10 +38,10 @@ def brute_force(a2, a1, C, S, k_max=None):
     cand = [0.0]
     for i in range(n):
         for j in range(m):
-            for l in range(m):
-                if S[i, l] != S[i, j]:
+            for k in range(m):
+                if S[i, k] != S[i, j]:
                     with np.errstate(over="ignore"):
-                        t = (C[i, j] - C[i, l]) / (S[i, l] - S[i, j])
+                        t = (C[i, j] - C[i, k]) / (S[i, k] - S[i, j])
                     if 0 < t < math.inf:
                         cand.append(t)
     hi = k_max if k_max is not None else max(cand) + 1.0
@@ -56,7 +63,7 @@ def brute_force(a2, a1, C, S, k_max=None):
 def instance(draw, ints):
     n = draw(st.integers(1, 5))
     m = draw(st.integers(1, 5))
-    if ints:       # small integers: many exact ties between lines and between breakpoints
+    if ints:  # small integers: many exact ties between lines and between breakpoints
         elem = st.integers(-3, 3).map(float)
     else:
         elem = st.floats(-10, 10, allow_nan=False).map(lambda x: round(x, 6))
@@ -130,8 +137,7 @@ def test_envelope_slopes_match_brute_force(data):
     n = data.draw(st.integers(1, 8))
     m = data.draw(st.integers(2, 6))
     ints = data.draw(st.booleans())
-    elem = st.integers(-2, 2).map(float) if ints else \
-        st.floats(-5, 5, allow_nan=False).map(lambda x: round(x, 6))
+    elem = st.integers(-2, 2).map(float) if ints else st.floats(-5, 5, allow_nan=False).map(lambda x: round(x, 6))
     C = np.array(data.draw(st.lists(elem, min_size=n * m, max_size=n * m))).reshape(n, m)
     S = np.array(data.draw(st.lists(elem, min_size=n * m, max_size=n * m))).reshape(n, m)
     paths = [_breakpoints_general(C, S)]
@@ -182,7 +188,7 @@ def test_ties_identical_and_concurrent_lines():
 def test_minimiser_at_zero():
     C = np.array([[0.0, 1.0], [2.0, 0.5]])
     S = np.array([[1.0, 2.0], [0.0, 3.0]])
-    res = exact_line_search(1.0, 0.5, C, S)          # f'(0+) = 0.5 + 2 + 0 > 0
+    res = exact_line_search(1.0, 0.5, C, S)  # f'(0+) = 0.5 + 2 + 0 > 0
     assert res.k == 0.0 and res.value == pytest.approx(3.0)
     # f'(0+) == 0 exactly: k = 0 is still the (smallest) minimiser
     res = exact_line_search(1.0, -2.0, C, S)
@@ -244,7 +250,7 @@ def test_generic_agrees_with_exact(inst):
     assert gen.value == pytest.approx(f_of(a2, a1, C, S, gen.k)[0], rel=1e-12, abs=1e-12)
     assert gen.value - exact.value <= 1e-6 * (1.0 + abs(exact.value))
     assert gen.value >= exact.value - 1e-9 * (1.0 + abs(exact.value))
-    if a2 > 0:     # strong convexity bounds the distance to the unique minimiser
+    if a2 > 0:  # strong convexity bounds the distance to the unique minimiser
         gap = max(gen.value - exact.value, 0.0)
         assert abs(gen.k - exact.k) <= math.sqrt(2 * gap / a2) + 1e-6 * (1 + exact.k)
 
@@ -254,11 +260,11 @@ def test_generic_smooth_and_edge_cases():
     assert res.k == pytest.approx(3.0, abs=1e-6) and res.converged
     res = line_search(lambda k: math.exp(k) - 2.0 * k)
     assert res.k == pytest.approx(math.log(2.0), abs=1e-6)
-    res = line_search(lambda k: (k + 1.0) ** 2)                 # increasing: k = 0
-    assert res.k == 0.0 and res.value == 1.0 and res.n_evals <= 4     # f'(0+) >= 0 test
-    res = line_search(lambda k: (k - 3.0) ** 2, k_max=2.0)      # clamp at k_max
+    res = line_search(lambda k: (k + 1.0) ** 2)  # increasing: k = 0
+    assert res.k == 0.0 and res.value == 1.0 and res.n_evals <= 4  # f'(0+) >= 0 test
+    res = line_search(lambda k: (k - 3.0) ** 2, k_max=2.0)  # clamp at k_max
     assert res.k == pytest.approx(2.0) and res.value == pytest.approx(1.0)
-    res = line_search(lambda k: (k - 1e6) ** 2 / 1e6)           # far minimiser, by doubling
+    res = line_search(lambda k: (k - 1e6) ** 2 / 1e6)  # far minimiser, by doubling
     assert res.k == pytest.approx(1e6, rel=1e-6)
     res = line_search(lambda k: -k)
     assert res.unbounded and not res.converged and res.k > 1e15
@@ -278,6 +284,7 @@ class _Hinge:
 
     def __call__(self, w):
         from cutplane.cuts import OracleResult, make_cut
+
         margin = 1.0 - self.y * (self.X @ w)
         act = margin > 0
         slope = -(self.y[act, None] * self.X[act]).sum(axis=0)

@@ -5,6 +5,7 @@ exact line search (form-16 oracles) and with the generic search (any oracle, any
 its bounds must stay a faithful certificate. The native active-set solver of the reduced QP
 is checked against cvxpy on random, rank-deficient and duplicated working sets.
 """
+
 import cvxpy as cp
 import numpy as np
 import pytest
@@ -76,8 +77,12 @@ def check_certificate(res, F, eps):
 
 
 @settings(max_examples=15)
-@given(seed=st.integers(0, 2**31), n=st.integers(5, 80), dim=st.integers(1, 12),
-       lam=st.sampled_from([1e-3, 1e-2, 0.1, 1.0]))
+@given(
+    seed=st.integers(0, 2**31),
+    n=st.integers(5, 80),
+    dim=st.integers(1, 12),
+    lam=st.sampled_from([1e-3, 1e-2, 0.1, 1.0]),
+)
 def test_ls_bmrm_exact_search_matches_cvxpy_and_bmrm(seed, n, dim, lam):
     X, y = binary_data(seed, n, dim)
     eps = 1e-7
@@ -118,8 +123,7 @@ def test_ls_bmrm_multiclass_matches_cvxpy(seed, n, dim, k):
 
 
 @settings(max_examples=10)
-@given(seed=st.integers(0, 2**31), n=st.integers(5, 60), dim=st.integers(1, 8),
-       lam=st.sampled_from([1e-2, 0.1, 1.0]))
+@given(seed=st.integers(0, 2**31), n=st.integers(5, 60), dim=st.integers(1, 8), lam=st.sampled_from([1e-2, 0.1, 1.0]))
 def test_ls_bmrm_generic_search_with_a_plain_oracle(seed, n, dim, lam):
     X, y = binary_data(seed, n, dim)
     eps = 1e-6
@@ -183,13 +187,19 @@ def cvx_simplex_qp(H, c):
 
 
 @settings(max_examples=60)
-@given(seed=st.integers(0, 2**31), n=st.integers(1, 40), dim=st.integers(1, 12),
-       lam=st.sampled_from([1e-4, 1e-2, 1.0, 10.0]), dup=st.booleans(), warm=st.booleans())
+@given(
+    seed=st.integers(0, 2**31),
+    n=st.integers(1, 40),
+    dim=st.integers(1, 12),
+    lam=st.sampled_from([1e-4, 1e-2, 1.0, 10.0]),
+    dup=st.booleans(),
+    warm=st.booleans(),
+)
 def test_native_simplex_qp_matches_cvxpy(seed, n, dim, lam, dup, warm):
     rng = np.random.default_rng(seed)
     A = rng.standard_normal((n, dim)) * (rng.random((n, dim)) < 0.6)
     if dup and n > 1:
-        A[n // 2:] = A[: n - n // 2]   # duplicated slopes: a singular Gram matrix
+        A[n // 2 :] = A[: n - n // 2]  # duplicated slopes: a singular Gram matrix
     c = rng.standard_normal(n)
     H = A @ A.T / lam
     res = solve_simplex_qp(H, c, rng.random(n) if warm else None)
@@ -198,15 +208,15 @@ def test_native_simplex_qp_matches_cvxpy(seed, n, dim, lam, dup, warm):
     assert res.converged and np.all(a >= 0) and a.sum() == pytest.approx(1.0)
     value = 0.5 * a @ H @ a - c @ a
     assert res.value == pytest.approx(value, abs=1e-9 * (1 + abs(value)))
-    assert value <= ref + 1e-7 * (1 + abs(ref))            # at least as good as cvxpy
+    assert value <= ref + 1e-7 * (1 + abs(ref))  # at least as good as cvxpy
     assert value >= ref - res.fw_gap - 1e-7 * (1 + abs(ref))  # and the gap certifies it
-    g = H @ a - c                                          # KKT: equal gradients on the support
+    g = H @ a - c  # KKT: equal gradients on the support
     assert g.min() >= g[a > 1e-12].max() - 1e-7 * (1 + np.abs(g).max())
 
 
 def test_native_backend_is_the_default_and_agrees_with_clarabel(rng):
     ws = WorkingSet(30)
-    for _ in range(60):   # more cuts than dimensions
+    for _ in range(60):  # more cuts than dimensions
         ws.add(Cut(rng.standard_normal(30), float(rng.standard_normal())))
     lam = 0.01
     native = QPReducedSolver(L2()).solve(ws, lam)
@@ -230,7 +240,7 @@ def registry():
 def test_unconverged_native_answer_falls_back_to_cvxpy(registry, rng):
     def lazy(H, c, alpha0=None, **kw):
         res = solve_simplex_qp(H, c, alpha0, **kw)
-        if len(c) == 2:   # pass the availability probe
+        if len(c) == 2:  # pass the availability probe
             return res
         a = np.full(len(c), 1.0 / len(c))
         g = H @ a - c
@@ -243,5 +253,5 @@ def test_unconverged_native_answer_falls_back_to_cvxpy(registry, rng):
     sol = QPReducedSolver(L2(), ["LAZY", "CLARABEL"]).solve(ws, 0.5)
     assert sol.backend == "CLARABEL" and sol.failures[0][0] == "LAZY"
     assert "not converged" in sol.failures[0][1]
-    only = QPReducedSolver(L2(), ["LAZY"]).solve(ws, 0.5)   # last resort: a weaker, still valid bound
+    only = QPReducedSolver(L2(), ["LAZY"]).solve(ws, 0.5)  # last resort: a weaker, still valid bound
     assert only.status == "optimal_inaccurate" and only.lower_bound <= sol.lower_bound + 1e-12

@@ -1,6 +1,7 @@
-"""cutplane.memory_budget and cutplane.bounds (helpers split out of the engine): the predicted size
+"""cutplane.working_set.memory_budget and cutplane.bounds (helpers split out of the engine): the predicted size
 after a cut against the real one, making room keeps a minorant of the cutting-plane model, and
 the lower-bound bookkeeping's clipping and refusals."""
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -10,8 +11,8 @@ from hypothesis import strategies as st
 from cutplane.bounds import clip_lower, update_lower
 from cutplane.cuts import Cut
 from cutplane.exceptions import InputError
-from cutplane.memory_budget import bytes_after_add, fit_memory, slope_bytes
 from cutplane.working_set import WorkingSet
+from cutplane.working_set.memory_budget import bytes_after_add, fit_memory, slope_bytes
 
 
 def _cuts(seed, n, dim, sparse):
@@ -31,8 +32,13 @@ def _model(ws, W):
 
 
 @settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 2**16), n=st.integers(1, 40), dim=st.integers(1, 30), sparse=st.booleans(),
-       grouped=st.booleans())
+@given(
+    seed=st.integers(0, 2**16),
+    n=st.integers(1, 40),
+    dim=st.integers(1, 30),
+    sparse=st.booleans(),
+    grouped=st.booleans(),
+)
 def test_predicted_bytes_bound_the_real_ones(seed, n, dim, sparse, grouped):
     """Exact for dense slopes; an upper bound for sparse ones (16 bytes per nonzero assumed,
     whatever index width the working set picks)."""
@@ -49,8 +55,13 @@ def test_predicted_bytes_bound_the_real_ones(seed, n, dim, sparse, grouped):
 
 
 @settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 2**16), n=st.integers(2, 40), dim=st.integers(2, 20), sparse=st.booleans(),
-       frac=st.floats(0.05, 1.0))
+@given(
+    seed=st.integers(0, 2**16),
+    n=st.integers(2, 40),
+    dim=st.integers(2, 20),
+    sparse=st.booleans(),
+    frac=st.floats(0.05, 1.0),
+)
 def test_fit_memory_makes_room_and_keeps_a_minorant(seed, n, dim, sparse, frac):
     ws = WorkingSet(dim)
     cuts = _cuts(seed, n, dim, sparse)

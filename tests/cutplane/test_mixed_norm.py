@@ -1,4 +1,5 @@
 """MixedNorm and its reduced solvers against direct cvxpy solves of their defining problems."""
+
 import cvxpy as cp
 import numpy as np
 import pytest
@@ -9,8 +10,8 @@ from hypothesis import strategies as st
 from cutplane import minimize
 from cutplane.cuts import Cut
 from cutplane.exceptions import InputError
-from cutplane.mixed_norm import MixedNorm
-from cutplane.regularizers import L2
+from cutplane.reduced.registry import make_reduced_solver
+from cutplane.regularizers import L2, MixedNorm
 from cutplane.working_set import WorkingSet
 
 
@@ -77,8 +78,9 @@ def test_qcqp_matches_direct_solve(seed, sparse, path):
     lam = 0.7
     reg = MixedNorm(groups, p=1.0)
     ws = _working_set(groups, A, b, sparse)
-    solver = (reg.make_reduced_solver() if path == "native"
-              else reg.make_reduced_solver("CLARABEL", direct=path == "direct"))
+    solver = (
+        make_reduced_solver(reg) if path == "native" else make_reduced_solver(reg, "CLARABEL", direct=path == "direct")
+    )
     sol = solver.solve(ws, lam)
     if ws.n_cuts > 1:
         assert sol.backend == {"native": "NATIVE-IPM", "direct": "CLARABEL(direct)"}.get(path, "CLARABEL")
@@ -104,7 +106,7 @@ def test_smooth_dual_matches_direct_solve(p, seed):
     lam = 0.5
     reg = MixedNorm(groups, p=p)
     ws = _working_set(groups, A, b)
-    sol = reg.make_reduced_solver().solve(ws, lam)
+    sol = make_reduced_solver(reg).solve(ws, lam)
     opt, _ = _direct_reduced(reg, A, b, lam)
     assert sol.status in ("optimal", "stalled")
     assert sol.lower_bound <= opt + 1e-6 * max(1, abs(opt))
@@ -118,8 +120,8 @@ def test_p_near_one_agrees_with_qcqp():
     groups, A, b = _random_setup(21)
     lam = 1.0
     ws = _working_set(groups, A, b)
-    s1 = MixedNorm(groups, p=1.0).make_reduced_solver().solve(ws, lam)
-    s2 = MixedNorm(groups, p=1.02).make_reduced_solver().solve(ws, lam)
+    s1 = make_reduced_solver(MixedNorm(groups, p=1.0)).solve(ws, lam)
+    s2 = make_reduced_solver(MixedNorm(groups, p=1.02)).solve(ws, lam)
     assert s2.lower_bound == pytest.approx(s1.lower_bound, rel=0.02)
 
 
@@ -127,8 +129,8 @@ def test_p_two_equals_l2():
     groups, A, b = _random_setup(5)
     lam = 0.3
     ws = _working_set(groups, A, b)
-    s_mixed = MixedNorm(groups, p=2.0).make_reduced_solver().solve(ws, lam)
-    s_l2 = L2().make_reduced_solver().solve(ws, lam)
+    s_mixed = make_reduced_solver(MixedNorm(groups, p=2.0)).solve(ws, lam)
+    s_l2 = make_reduced_solver(L2()).solve(ws, lam)
     assert s_mixed.lower_bound == pytest.approx(s_l2.lower_bound, rel=1e-7, abs=1e-9)
     np.testing.assert_allclose(s_mixed.w, s_l2.w, atol=1e-6)
 
@@ -201,7 +203,7 @@ def test_trailing_empty_groups(p):
     """A template with no feature left (e.g. all dropped by min_count) keeps its id and weight 0."""
     rng = np.random.default_rng(4)
     dim = 8
-    groups = np.arange(dim) % 3          # ids 0..2 used, 3 and 4 empty
+    groups = np.arange(dim) % 3  # ids 0..2 used, 3 and 4 empty
     A = rng.standard_normal((20, dim))
     c = rng.uniform(0, 1, 20)
     reg = MixedNorm(groups, p=p, n_groups=5)

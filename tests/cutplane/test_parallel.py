@@ -4,6 +4,7 @@ The sequence and parsing cuts are sums of integer counts, so they must agree wit
 oracle exactly (allclose is asked only to allow for the summation order); the argmax outputs
 and ``cutplane.minimize``'s final objective must match too.
 """
+
 import os
 import pickle
 import signal
@@ -17,8 +18,16 @@ from hypothesis import strategies as st
 from cutplane import minimize
 from cutplane.cuts import slope_to_dense
 from cutplane.exceptions import ConvergenceWarning, CutplaneError, InputError
-from cutplane.parallel import (EXECUTORS, ExecutorError, ProcessExecutor, SerialExecutor, ThreadExecutor,
-                               available_executors, bind_tasks, get_executor)
+from cutplane.executors import (
+    EXECUTORS,
+    ExecutorError,
+    ProcessExecutor,
+    SerialExecutor,
+    ThreadExecutor,
+    available_executors,
+    bind_tasks,
+    get_executor,
+)
 from cutplane.regularizers import L2
 from oracles.parse_oracle import ArcFeatures, ParseOracle
 from oracles.sequence import SequenceHingeOracle
@@ -33,15 +42,30 @@ def tagging_data(seed=0, n_train=120):
     fi = FeatureIndex(task.templates)
     X = fi.fit_transform(task.X_train)
     labels = LabelAlphabet.fit(task.y_train)
-    return dict(indptr=X.indptr, indices=X.indices, sentence_ptr=X.sentence_ptr,
-                labels=labels.encode_corpus(task.y_train), n_features=X.n_features, n_labels=len(labels),
-                transitions=fi.has_transitions)
+    return dict(
+        indptr=X.indptr,
+        indices=X.indices,
+        sentence_ptr=X.sentence_ptr,
+        labels=labels.encode_corpus(task.y_train),
+        n_features=X.n_features,
+        n_labels=len(labels),
+        transitions=fi.has_transitions,
+    )
 
 
 def seq_oracle(data, executor=None, n_chunks=None):
     d = dict(data)
-    return SequenceHingeOracle(d.pop("indptr"), d.pop("indices"), d.pop("sentence_ptr"), d.pop("labels"),
-                               d.pop("n_features"), d.pop("n_labels"), executor=executor, n_chunks=n_chunks, **d)
+    return SequenceHingeOracle(
+        d.pop("indptr"),
+        d.pop("indices"),
+        d.pop("sentence_ptr"),
+        d.pop("labels"),
+        d.pop("n_features"),
+        d.pop("n_labels"),
+        executor=executor,
+        n_chunks=n_chunks,
+        **d,
+    )
 
 
 def parse_data(seed=0, n_sent=30, max_words=6, dim=40, per_arc=4):
@@ -54,8 +78,13 @@ def parse_data(seed=0, n_sent=30, max_words=6, dim=40, per_arc=4):
             for m in range(n + 1):
                 k = 0 if (m == 0 or h == m) else rng.integers(0, per_arc + 1)
                 rows.append(np.sort(rng.choice(dim, size=k, replace=False)).astype(np.int32))
-    feats = ArcFeatures(lengths, np.concatenate(([0], np.cumsum((lengths + 1) ** 2))),
-                        np.concatenate(([0], np.cumsum([r.size for r in rows]))), np.concatenate(rows), dim)
+    feats = ArcFeatures(
+        lengths,
+        np.concatenate(([0], np.cumsum((lengths + 1) ** 2))),
+        np.concatenate(([0], np.cumsum([r.size for r in rows]))),
+        np.concatenate(rows),
+        dim,
+    )
     heads = [np.concatenate(([-1], [rng.integers(0, m) for m in range(1, n + 1)])) for n in lengths]
     return feats, heads
 
@@ -74,7 +103,7 @@ def parsing():
 def executor(request):
     if request.param == "dask-threads":
         pytest.importorskip("dask.distributed")
-        from cutplane.parallel import DaskExecutor
+        from cutplane.executors import DaskExecutor
 
         ex = DaskExecutor(2, processes=False)
     else:
@@ -119,8 +148,10 @@ def test_parse_oracle_same_cuts_as_serial(executor, parsing):
 
 
 def test_minimize_same_objective_as_serial(executor, tagging, parsing):
-    for make in (lambda ex: seq_oracle(tagging, ex, n_chunks=3),
-                 lambda ex: ParseOracle(*parsing, executor=ex, n_chunks=3)):
+    for make in (
+        lambda ex: seq_oracle(tagging, ex, n_chunks=3),
+        lambda ex: ParseOracle(*parsing, executor=ex, n_chunks=3),
+    ):
         ref = minimize(make(None), L2(), 0.1, eps=1e-3, max_iter=200)
         res = minimize(make(executor), L2(), 0.1, eps=1e-3, max_iter=200)
         assert ref.status == "converged" and res.status == "converged"

@@ -1,4 +1,5 @@
 """Structured PEGASOS against a direct cvxpy solve on tiny chains; warm starts; projection."""
+
 import itertools
 
 import numpy as np
@@ -47,8 +48,7 @@ def test_pegasos_reaches_the_cvxpy_optimum_with_scaled_groups(seed):
     lam = 0.5
     scale = np.sqrt(np.array([0.7, 0.1, 0.2]))[o.groups]
     opt = _cvxpy_optimum(o, lam, scale)
-    res = pegasos(o, lam, epochs=3000, scale=scale, seed=seed,
-                  radius=pegasos_radius(o(np.zeros(o.dim)).value, lam))
+    res = pegasos(o, lam, epochs=3000, scale=scale, seed=seed, radius=pegasos_radius(o(np.zeros(o.dim)).value, lam))
     val = _objective(o, lam, scale, res.u)
     assert val >= opt - 1e-6  # cannot beat the optimum
     assert val <= opt * (1 + 1e-3)

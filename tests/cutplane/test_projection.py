@@ -1,5 +1,6 @@
 """Projections onto the simplex and the capped simplex: brute force over supports on tiny
 instances, cvxpy, idempotence, the optimality condition, invariances, edge cases."""
+
 import itertools
 import warnings
 from fractions import Fraction
@@ -11,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cutplane.exceptions import InputError
-from cutplane.reduced.projection import project_capped_simplex, project_simplex
+from cutplane.prox import project_capped_simplex, project_simplex
 
 ENTRY = st.one_of(st.floats(-10, 10), st.sampled_from([0.0, 1.0, -1.0, 0.5]))  # ties
 
@@ -47,9 +48,11 @@ def brute_force(v, z, capped):
     return np.array([float(t) for t in best])
 
 
-TIGHT = [("CLARABEL", dict(tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12, max_iter=500)),
-         ("SCS", dict(eps=1e-10, max_iters=200_000)),
-         ("ECOS", dict(abstol=1e-11, reltol=1e-11, feastol=1e-11, max_iters=500))]
+TIGHT = [
+    ("CLARABEL", dict(tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12, max_iter=500)),
+    ("SCS", dict(eps=1e-10, max_iters=200_000)),
+    ("ECOS", dict(abstol=1e-11, reltol=1e-11, feastol=1e-11, max_iters=500)),
+]
 
 
 def cvx_projection(v, z, capped):
@@ -178,16 +181,19 @@ def test_input_not_modified(rng):
     np.testing.assert_array_equal(v, keep)
 
 
-@pytest.mark.parametrize("call, field", [
-    (lambda: project_simplex(np.zeros(0)), "v"),
-    (lambda: project_simplex(np.ones((2, 2))), "v"),
-    (lambda: project_simplex(np.array([1.0, np.nan])), "v"),
-    (lambda: project_simplex(np.ones(3), -1.0), "z"),
-    (lambda: project_simplex(np.ones(3), np.inf), "z"),
-    (lambda: project_capped_simplex(np.ones(3), -0.1), "C"),
-    (lambda: project_capped_simplex(np.ones(3), np.nan), "C"),
-    (lambda: project_capped_simplex(np.array([1 + 2j]), 1.0), "v"),
-])
+@pytest.mark.parametrize(
+    "call, field",
+    [
+        (lambda: project_simplex(np.zeros(0)), "v"),
+        (lambda: project_simplex(np.ones((2, 2))), "v"),
+        (lambda: project_simplex(np.array([1.0, np.nan])), "v"),
+        (lambda: project_simplex(np.ones(3), -1.0), "z"),
+        (lambda: project_simplex(np.ones(3), np.inf), "z"),
+        (lambda: project_capped_simplex(np.ones(3), -0.1), "C"),
+        (lambda: project_capped_simplex(np.ones(3), np.nan), "C"),
+        (lambda: project_capped_simplex(np.array([1 + 2j]), 1.0), "v"),
+    ],
+)
 def test_bad_input(call, field):
     with pytest.raises(InputError) as err:
         call()

@@ -1,5 +1,6 @@
 """Proximity operators: against cvxpy solves of their defining problems, the prox
 three-point inequality, closed forms, the seeds' algorithms against each other, edge cases."""
+
 import warnings
 
 import cvxpy as cp
@@ -57,9 +58,11 @@ def cvx_blocks(x, ids):
     return cp.hstack([cp.norm(x[np.flatnonzero(ids == j)], 2) for j in np.unique(ids)])
 
 
-TIGHT = [("CLARABEL", dict(tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12, max_iter=500)),
-         ("SCS", dict(eps=1e-10, max_iters=200_000)),
-         ("ECOS", dict(abstol=1e-11, reltol=1e-11, feastol=1e-11, max_iters=500))]
+TIGHT = [
+    ("CLARABEL", dict(tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12, max_iter=500)),
+    ("SCS", dict(eps=1e-10, max_iters=200_000)),
+    ("ECOS", dict(abstol=1e-11, reltol=1e-11, feastol=1e-11, max_iters=500)),
+]
 
 
 def cvx_solve(prob, x):
@@ -196,14 +199,18 @@ def test_prox_group_l2q_cvxpy_and_three_point(vg, tau, q):
 def test_prox_squared_group_lp_cvxpy_and_three_point(vg, tau, p_exp):
     v, ids = vg
     p = prox_squared_group_lp(v, tau, ids, p_exp)
-    check_against_cvxpy(v, tau, om_sq_group_lp(ids, p_exp), p,
-                        lambda x: tau * 0.5 * cp.square(cp.pnorm(cvx_blocks(x, ids), p_exp)))
+    check_against_cvxpy(
+        v, tau, om_sq_group_lp(ids, p_exp), p, lambda x: tau * 0.5 * cp.square(cp.pnorm(cvx_blocks(x, ids), p_exp))
+    )
     check_three_point(v, tau, om_sq_group_lp(ids, p_exp), p)
 
 
 @settings(max_examples=25)
-@given(v=vectors(), tau=st.sampled_from([1e-3, 0.3, 1.0, 10.0, 1e3]),
-       p_exp=st.sampled_from([1.05, 1.5, 1.8, 2.2, 3.0, 6.0, 100.0, np.inf]))
+@given(
+    v=vectors(),
+    tau=st.sampled_from([1e-3, 0.3, 1.0, 10.0, 1e3]),
+    p_exp=st.sampled_from([1.05, 1.5, 1.8, 2.2, 3.0, 6.0, 100.0, np.inf]),
+)
 def test_prox_squared_lp_cvxpy_and_three_point(v, tau, p_exp):
     omega = lambda w: 0.5 * np.linalg.norm(w, ord=p_exp) ** 2  # noqa: E731
     p = prox_squared_lp(v, tau, p_exp)
@@ -231,16 +238,18 @@ def test_project_l2_ball_cvxpy_idempotent_optimality(v, radius):
 @settings(max_examples=100)
 @given(v=vectors(30), tau=TAU)
 def test_alg2_equals_alg4_with_unit_weights(v, tau):
-    np.testing.assert_allclose(prox_squared_l1(v, tau), prox_squared_weighted_l1(v, tau, np.ones(v.size)),
-                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        prox_squared_l1(v, tau), prox_squared_weighted_l1(v, tau, np.ones(v.size)), rtol=1e-12, atol=1e-12
+    )
 
 
 @settings(max_examples=50)
 @given(v=vectors(30), tau=TAU, c=st.floats(0.1, 10))
 def test_alg4_constant_weights_is_alg2_with_scaled_tau(v, tau, c):
     # 1/2 (c ||w||_1)^2 = c^2 * 1/2 ||w||_1^2
-    np.testing.assert_allclose(prox_squared_weighted_l1(v, tau, np.full(v.size, c)),
-                               prox_squared_l1(v, tau * c * c), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        prox_squared_weighted_l1(v, tau, np.full(v.size, c)), prox_squared_l1(v, tau * c * c), rtol=1e-10, atol=1e-12
+    )
 
 
 @settings(max_examples=50)
@@ -316,8 +325,11 @@ def test_squared_lp_extreme_tau_asymptotics(p):
 def test_squared_l1_extreme_tau(tau):
     v = np.array([1.0, -2.0, 0.5, 2.0])
     expected = v if tau < 1 else np.zeros(4)  # within eps * |v|: soft threshold's absolute accuracy
-    for w in (prox_squared_l1(v, tau), prox_squared_weighted_l1(v, tau, np.full(4, 2.0)),
-              prox_squared_lp(v, tau, np.inf) if tau < 1 else np.zeros(4)):
+    for w in (
+        prox_squared_l1(v, tau),
+        prox_squared_weighted_l1(v, tau, np.full(4, 2.0)),
+        prox_squared_lp(v, tau, np.inf) if tau < 1 else np.zeros(4),
+    ):
         np.testing.assert_allclose(w, expected, rtol=1e-15, atol=4 * np.finfo(float).eps)
     assert np.all(np.abs(prox_squared_lp(v, 1e300, np.inf)) <= 1e-299)
 
@@ -428,32 +440,35 @@ def test_radius_inf_is_identity(rng):
 
 
 # ----------------------------------------------------------------------------- bad input
-@pytest.mark.parametrize("call, field", [
-    (lambda: prox_l1(np.ones(3), -1.0), "tau"),
-    (lambda: prox_l1(np.ones(3), np.nan), "tau"),
-    (lambda: prox_l1(np.ones(3), np.inf), "tau"),
-    (lambda: prox_l1(np.ones(3), True), "tau"),
-    (lambda: prox_l1(np.ones(3), np.ones(2)), "tau"),
-    (lambda: prox_l1(np.ones((3, 2)), 1.0), "v"),
-    (lambda: prox_l1(np.array([1.0, np.nan]), 1.0), "v"),
-    (lambda: prox_l1(np.array([1.0, np.inf]), 1.0), "v"),
-    (lambda: prox_l1(np.array([1 + 1j]), 1.0), "v"),
-    (lambda: prox_l1(np.array(["a"]), 1.0), "v"),
-    (lambda: prox_squared_weighted_l1(np.ones(3), 1.0, np.ones(2)), "weights"),
-    (lambda: prox_squared_weighted_l1(np.ones(3), 1.0, -np.ones(3)), "weights"),
-    (lambda: prox_group_l21(np.ones(3), 1.0, [0, 1]), "groups"),
-    (lambda: prox_group_l21(np.ones(3), 1.0, [0.0, 1.0, 1.0]), "groups"),
-    (lambda: prox_group_l21(np.ones(3), 1.0, [0, -1, 1]), "groups"),
-    (lambda: prox_group_l21(np.ones(3), 1.0, [[0, 1], [1, 2]]), "groups[1]"),
-    (lambda: prox_group_l21(np.ones(3), 1.0, [[0, 1]]), "groups"),
-    (lambda: prox_group_l21(np.ones(3), 1.0, [[0, 1], [2, 3]]), "groups[1]"),
-    (lambda: prox_group_l21(np.ones(4), 1.0, np.zeros((2, 2), dtype=int)), "groups"),
-    (lambda: prox_group_l2q(np.ones(3), 1.0, [0, 0, 1], 1.0), "q"),
-    (lambda: prox_group_l2q(np.ones(3), 1.0, [0, 0, 1], np.inf), "q"),
-    (lambda: prox_squared_group_lp(np.ones(3), 1.0, [0, 0, 1], 0.5), "p"),
-    (lambda: prox_squared_lp(np.ones(3), 1.0, np.nan), "p"),
-    (lambda: project_l2_ball(np.ones(3), -1.0), "radius"),
-])
+@pytest.mark.parametrize(
+    "call, field",
+    [
+        (lambda: prox_l1(np.ones(3), -1.0), "tau"),
+        (lambda: prox_l1(np.ones(3), np.nan), "tau"),
+        (lambda: prox_l1(np.ones(3), np.inf), "tau"),
+        (lambda: prox_l1(np.ones(3), True), "tau"),
+        (lambda: prox_l1(np.ones(3), np.ones(2)), "tau"),
+        (lambda: prox_l1(np.ones((3, 2)), 1.0), "v"),
+        (lambda: prox_l1(np.array([1.0, np.nan]), 1.0), "v"),
+        (lambda: prox_l1(np.array([1.0, np.inf]), 1.0), "v"),
+        (lambda: prox_l1(np.array([1 + 1j]), 1.0), "v"),
+        (lambda: prox_l1(np.array(["a"]), 1.0), "v"),
+        (lambda: prox_squared_weighted_l1(np.ones(3), 1.0, np.ones(2)), "weights"),
+        (lambda: prox_squared_weighted_l1(np.ones(3), 1.0, -np.ones(3)), "weights"),
+        (lambda: prox_group_l21(np.ones(3), 1.0, [0, 1]), "groups"),
+        (lambda: prox_group_l21(np.ones(3), 1.0, [0.0, 1.0, 1.0]), "groups"),
+        (lambda: prox_group_l21(np.ones(3), 1.0, [0, -1, 1]), "groups"),
+        (lambda: prox_group_l21(np.ones(3), 1.0, [[0, 1], [1, 2]]), "groups[1]"),
+        (lambda: prox_group_l21(np.ones(3), 1.0, [[0, 1]]), "groups"),
+        (lambda: prox_group_l21(np.ones(3), 1.0, [[0, 1], [2, 3]]), "groups[1]"),
+        (lambda: prox_group_l21(np.ones(4), 1.0, np.zeros((2, 2), dtype=int)), "groups"),
+        (lambda: prox_group_l2q(np.ones(3), 1.0, [0, 0, 1], 1.0), "q"),
+        (lambda: prox_group_l2q(np.ones(3), 1.0, [0, 0, 1], np.inf), "q"),
+        (lambda: prox_squared_group_lp(np.ones(3), 1.0, [0, 0, 1], 0.5), "p"),
+        (lambda: prox_squared_lp(np.ones(3), 1.0, np.nan), "p"),
+        (lambda: project_l2_ball(np.ones(3), -1.0), "radius"),
+    ],
+)
 def test_bad_input_raises_input_error(call, field):
     with pytest.raises(InputError) as err:
         call()

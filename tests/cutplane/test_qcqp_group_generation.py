@@ -6,6 +6,7 @@ violated ones; these tests drive it through growing working sets with many group
 binding, so that the restricted rounds, the additions and the carried-over binding set are all
 exercised, and check every solve against cvxpy on the full problem.
 """
+
 import cvxpy as cp
 import numpy as np
 import pytest
@@ -14,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cutplane.cuts import Cut
-from cutplane.mixed_norm import MixedNorm
 from cutplane.reduced.qcqp import QCQPReducedSolver
+from cutplane.regularizers import MixedNorm
 from cutplane.working_set import WorkingSet
 
 
@@ -38,8 +39,12 @@ def _direct(reg, A, b, lam):
 
 
 @settings(max_examples=15, deadline=None)
-@given(seed=st.integers(0, 10**6), m=st.integers(6, 30), initial=st.sampled_from([1, 4]),
-       lam=st.sampled_from([0.05, 0.5, 5.0]))
+@given(
+    seed=st.integers(0, 10**6),
+    m=st.integers(6, 30),
+    initial=st.sampled_from([1, 4]),
+    lam=st.sampled_from([0.05, 0.5, 5.0]),
+)
 def test_every_solve_of_a_growing_working_set_is_the_full_optimum(seed, m, initial, lam):
     groups, A, b = _instance(seed, m)
     reg = MixedNorm(groups, p=1.0, n_groups=m)

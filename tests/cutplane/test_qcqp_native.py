@@ -1,4 +1,5 @@
 """The native interior-point QCQP solver of MTL^struct against cvxpy (CLARABEL) and brute force."""
+
 from pathlib import Path
 
 import cvxpy as cp
@@ -8,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cutplane.exceptions import InputError
-from cutplane.reduced.qcqp_native import QCQPNativeResult, solve_qcqp_native
+from cutplane.reduced.qcqp.native import QCQPNativeResult, solve_qcqp_native
 from cutplane.reduced.qp import psd_factor
 
 # The reduced QCQP the engine solved at MTL^struct's last iteration on CoNLL-2000 (86 cuts, 22
@@ -101,7 +102,7 @@ def instances(draw, max_n=40, max_m=8):
         dim = n + 2 if kind == "full" else max(1, n // 3)
         A = rng.standard_normal((n, dim)) * (rng.random((n, dim)) < 0.6)
         if kind == "duplicated" and n > 1:
-            A[n // 2:] = A[: n - n // 2]
+            A[n // 2 :] = A[: n - n // 2]
         Q = A @ A.T * q_scale / dim
         if kind == "zero_groups" and j % 2 == 1:
             Q = np.zeros((n, n))
@@ -110,7 +111,7 @@ def instances(draw, max_n=40, max_m=8):
         grams.append(Q)
     b = rng.random(n) * b_scale
     if kind == "duplicated" and n > 1:
-        b[n // 2:] = b[: n - n // 2]
+        b[n // 2 :] = b[: n - n // 2]
     # lam ties the quadratic part to the offsets: keep the two comparable in most draws
     # (otherwise one side dominates and the problem degenerates to a vertex or to min max_j q_j)
     if draw(st.booleans()):
@@ -323,15 +324,18 @@ def test_recorded_instance():
         assert_converged_to_clarabel(res, grams, b, lam)
 
 
-@pytest.mark.parametrize("bad, match", [
-    (dict(b=np.zeros(0)), "non-empty"),
-    (dict(lam=0.0), "lam"),
-    (dict(lam=np.nan), "lam"),
-    (dict(grams=[]), "at least one group"),
-    (dict(grams=[np.eye(2)]), "shape"),
-    (dict(b=np.array([1.0, np.nan, 0.0])), "finite"),
-    (dict(alpha0=np.ones(2)), "alpha0"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (dict(b=np.zeros(0)), "non-empty"),
+        (dict(lam=0.0), "lam"),
+        (dict(lam=np.nan), "lam"),
+        (dict(grams=[]), "at least one group"),
+        (dict(grams=[np.eye(2)]), "shape"),
+        (dict(b=np.array([1.0, np.nan, 0.0])), "finite"),
+        (dict(alpha0=np.ones(2)), "alpha0"),
+    ],
+)
 def test_bad_input_raises_input_error(bad, match):
     args = dict(grams=[np.eye(3)], b=np.ones(3), lam=1.0)
     args.update(bad)

@@ -1,4 +1,5 @@
 """Reduced solvers against a direct cvxpy solve of the primal reduced problem; backend fallback."""
+
 import cvxpy as cp
 import numpy as np
 import pytest
@@ -35,9 +36,14 @@ def primal_reduced(A, b, lam, term, constraints=lambda w: []):
 
 
 @settings(max_examples=25)
-@given(seed=st.integers(0, 2**31), n=st.integers(1, 20), dim=st.integers(1, 8),
-       lam=st.sampled_from([1e-2, 0.3, 1.0, 10.0]), formulation=st.sampled_from(["dpp", "direct"]),
-       sparse=st.booleans())
+@given(
+    seed=st.integers(0, 2**31),
+    n=st.integers(1, 20),
+    dim=st.integers(1, 8),
+    lam=st.sampled_from([1e-2, 0.3, 1.0, 10.0]),
+    formulation=st.sampled_from(["dpp", "direct"]),
+    sparse=st.booleans(),
+)
 def test_qp_matches_primal(seed, n, dim, lam, formulation, sparse):
     rng = np.random.default_rng(seed)
     ws, A, b = random_working_set(rng, n, dim, sparse)

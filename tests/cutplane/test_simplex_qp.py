@@ -1,4 +1,5 @@
 """The compiled active-set solver of the simplex QP against cvxpy (CLARABEL) and brute force."""
+
 import itertools
 
 import cvxpy as cp
@@ -56,14 +57,14 @@ def problems(draw, max_n=60):
     dim = n + 3 if kind == "full" else max(1, n // 3)
     A = rng.standard_normal((n, dim)) * (rng.random((n, dim)) < 0.7) / np.sqrt(dim)
     if kind == "duplicated" and n > 1:
-        A[n // 2:] = A[: n - n // 2]
+        A[n // 2 :] = A[: n - n // 2]
     H = A @ A.T / lam
     c = rng.random(n) if draw(st.booleans()) else rng.standard_normal(n)
     alpha0 = None
     if warm == "random":
         alpha0 = rng.random(n)
     elif warm == "sparse":
-        alpha0 = (rng.random(n) < 0.3) * rng.random(n)   # may be all zero: the default start then
+        alpha0 = (rng.random(n) < 0.3) * rng.random(n)  # may be all zero: the default start then
     return H, c, alpha0
 
 
@@ -77,9 +78,9 @@ def check_answer(res, H, c, ref, ref_rtol=1e-9):
     assert a.shape == c.shape and np.all(a >= 0) and a.sum() == pytest.approx(1.0, abs=1e-12)
     value = objective(H, c, a)
     assert res.value == pytest.approx(value, abs=1e-10 * (1.0 + abs(value) + np.abs(H).max()))
-    assert value <= ref + 1e-8 * scale                     # as good as the reference optimum
+    assert value <= ref + 1e-8 * scale  # as good as the reference optimum
     assert value >= ref - 1e-8 * scale
-    assert res.fw_gap >= value - ref - ref_rtol * scale    # the gap is a certificate
+    assert res.fw_gap >= value - ref - ref_rtol * scale  # the gap is a certificate
     g = H @ a - c
     assert res.fw_gap == pytest.approx(max(a @ g - g.min(), 0.0), abs=1e-9 * (1.0 + np.abs(g).max()))
     tol = 1e-11 * (1.0 + np.abs(c).max() + np.abs(H).max())
@@ -119,7 +120,7 @@ def test_nonsymmetric_input_is_symmetrised(rng):
     A = rng.standard_normal((8, 3))
     H, c = A @ A.T, rng.standard_normal(8)
     K = rng.standard_normal((8, 8))
-    skewed = H + (K - K.T)                   # the same quadratic form
+    skewed = H + (K - K.T)  # the same quadratic form
     res = solve_simplex_qp(skewed, c)
     assert res.converged and res.value == pytest.approx(clarabel_value(H, c), abs=1e-7)
     assert res.value == pytest.approx(objective(H, c, res.alpha), abs=1e-12)
@@ -154,14 +155,17 @@ def test_single_cut_and_identical_cuts():
     assert res.converged and res.value == pytest.approx(0.5 - 0.3) and res.fw_gap <= 1e-12
 
 
-@pytest.mark.parametrize("H, c, message", [
-    (np.eye(3), np.ones(2), "expected"),
-    (np.eye(3)[:2], np.ones(3), "expected"),
-    (np.zeros((0, 0)), np.zeros(0), "empty"),
-    (np.array([[1.0, np.nan], [np.nan, 1.0]]), np.ones(2), "finite"),
-    (np.eye(2), np.array([0.0, np.inf]), "finite"),
-    (np.diag([1.0, np.inf]), np.ones(2), "finite"),
-])
+@pytest.mark.parametrize(
+    "H, c, message",
+    [
+        (np.eye(3), np.ones(2), "expected"),
+        (np.eye(3)[:2], np.ones(3), "expected"),
+        (np.zeros((0, 0)), np.zeros(0), "empty"),
+        (np.array([[1.0, np.nan], [np.nan, 1.0]]), np.ones(2), "finite"),
+        (np.eye(2), np.array([0.0, np.inf]), "finite"),
+        (np.diag([1.0, np.inf]), np.ones(2), "finite"),
+    ],
+)
 def test_bad_input_raises_value_error(H, c, message):
     with pytest.raises(ValueError, match=message):
         solve_simplex_qp(H, c)

@@ -5,6 +5,7 @@ largest norm (their dual norms are ~ ratio^(p-1)); these tests check that the re
 ``w`` is nevertheless a minimiser of the reduced problem, and that the cutting-plane loop
 reaches the optimum of a small full problem solved by cvxpy.
 """
+
 import warnings
 
 import cvxpy as cp
@@ -16,9 +17,9 @@ from hypothesis import strategies as st
 
 from cutplane import minimize
 from cutplane.cuts import Cut
-from cutplane.mixed_norm import MixedNorm
 from cutplane.reduced.pnorm_primal import primal_group_weights
 from cutplane.reduced.smooth_dual import SmoothDualReducedSolver
+from cutplane.regularizers import MixedNorm
 from cutplane.working_set import WorkingSet
 from oracles.linear import MulticlassHinge
 
@@ -74,8 +75,9 @@ def test_reduced_primal_point_is_optimal(p, seed, primal_first, sparse):
 
 
 @settings(max_examples=15, deadline=None)
-@given(seed=st.integers(0, 10**6), p=st.sampled_from([1.5, 3.0, 4.0, 30.0, 100.0]),
-       lam=st.sampled_from([0.05, 0.5, 2.0]))
+@given(
+    seed=st.integers(0, 10**6), p=st.sampled_from([1.5, 3.0, 4.0, 30.0, 100.0]), lam=st.sampled_from([0.05, 0.5, 2.0])
+)
 def test_forced_restricted_primal_matches_cvxpy(seed, p, lam):
     """Projected gradient, then with ``primal_rtol=0`` the restricted primal solve always runs; its
     point is a reduced minimiser and never worse than the eq. (13) point."""
@@ -98,8 +100,12 @@ def test_forced_restricted_primal_matches_cvxpy(seed, p, lam):
 
 
 @settings(max_examples=15, deadline=None)
-@given(seed=st.integers(0, 10**6), p=st.sampled_from([1.5, 3.0, 4.0, 30.0, 100.0]),
-       lam=st.sampled_from([0.05, 0.5, 2.0]), n_cuts=st.integers(2, 9))
+@given(
+    seed=st.integers(0, 10**6),
+    p=st.sampled_from([1.5, 3.0, 4.0, 30.0, 100.0]),
+    lam=st.sampled_from([0.05, 0.5, 2.0]),
+    n_cuts=st.integers(2, 9),
+)
 def test_primal_first_matches_cvxpy(seed, p, lam, n_cuts):
     """The one-conic-solve path (the default for p > 2): alpha from the cut constraints' multipliers
     gives a certified bound equal to the optimum, and ``w`` attains it; both paths agree."""
@@ -128,7 +134,7 @@ def test_primal_group_weights_equal_dual_weights(seed, p):
     reg = MixedNorm(groups, p=p)
     w = rng.standard_normal(10) * rng.uniform(0.3, 3.0, 4)[groups]
     nw = reg.group_norms(w)
-    total = np.sum(nw ** p) ** (1.0 / p)
+    total = np.sum(nw**p) ** (1.0 / p)
     v = total ** (2.0 - p) * (nw ** (p - 2.0))[groups] * w  # gradient of 1/2 ||w||_{2,p}^2
     mu = primal_group_weights(nw, p)
     np.testing.assert_allclose(mu, reg.weights(v), rtol=1e-9)

@@ -1,18 +1,27 @@
 """SPOM (cutplane.online): the lazily scaled vector against dense bookkeeping, Alg. 1 against a
 dense transcription step for step, convergence against a direct cvxpy solve, seeds, bad input."""
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cutplane.exceptions import InputError
-from cutplane.online import lazy_groups
 from cutplane.groups import group_norms
-from cutplane.mixed_norm import MixedNorm
-from cutplane.online import (ExampleSubgradient, GroupLasso, GroupPower, LazyGroupVector, OnlineProximal,
-                             SquaredGroupNorm, as_example_oracle, as_group_terms, spom)
-from cutplane.prox import prox_group_l21, prox_group_l2q, prox_squared_group_l1, project_l2_ball
-from cutplane.regularizers import L2
+from cutplane.online import (
+    ExampleSubgradient,
+    GroupLasso,
+    GroupPower,
+    LazyGroupVector,
+    OnlineProximal,
+    SquaredGroupNorm,
+    as_example_oracle,
+    as_group_terms,
+    lazy_groups,
+    spom,
+)
+from cutplane.prox import project_l2_ball, prox_group_l2q, prox_group_l21, prox_squared_group_l1
+from cutplane.regularizers import L2, MixedNorm
 
 
 class Multiclass:
@@ -77,13 +86,17 @@ def make_problem(seed, n=30, p=8, K=3, n_informative=3, density=0.6):
 
 
 # ------------------------------------------------------------------ the lazy vector
-ops = st.lists(st.one_of(
-    st.tuples(st.just("add"), st.integers(0, 10 ** 6)),
-    st.tuples(st.just("scale_groups"), st.integers(0, 10 ** 6)),
-    st.tuples(st.just("scale"), st.floats(0.05, 1.0)),
-    st.tuples(st.just("accumulate"), st.just(0)),
-    st.tuples(st.just("compact"), st.just(0)),
-), min_size=1, max_size=60)
+ops = st.lists(
+    st.one_of(
+        st.tuples(st.just("add"), st.integers(0, 10**6)),
+        st.tuples(st.just("scale_groups"), st.integers(0, 10**6)),
+        st.tuples(st.just("scale"), st.floats(0.05, 1.0)),
+        st.tuples(st.just("accumulate"), st.just(0)),
+        st.tuples(st.just("compact"), st.just(0)),
+    ),
+    min_size=1,
+    max_size=60,
+)
 
 
 @settings(max_examples=60)
@@ -91,7 +104,7 @@ ops = st.lists(st.one_of(
 def test_lazy_vector_matches_dense_bookkeeping(ops, sorted_groups, slices):
     # slices: to_dense by one multiply per contiguous group (the path of large groups), else the kernel
     saved = lazy_groups._SLICE_MIN
-    lazy_groups._SLICE_MIN = 1 if slices else 10 ** 9
+    lazy_groups._SLICE_MIN = 1 if slices else 10**9
     try:
         _check_lazy_vector(ops, sorted_groups)
     finally:
@@ -137,7 +150,7 @@ def _check_lazy_vector(ops, sorted_groups):
             np.testing.assert_allclose(lazy.average(), avg, rtol=0, atol=1e-9 * max(1.0, np.abs(avg).max()))
 
 
-@pytest.mark.parametrize("slice_min", [1, 10 ** 9])
+@pytest.mark.parametrize("slice_min", [1, 10**9])
 def test_lazy_vector_restarted_group_reads_zero_where_untouched(slice_min):
     # a group zeroed by the prox and written again: its untouched coordinates hold old values in v
     saved = lazy_groups._SLICE_MIN
@@ -185,7 +198,8 @@ CASES = {
     "mkl": (MixedNorm, lambda g: [lambda v, tau: prox_squared_group_l1(v, tau, g)]),
     "sparse-group-lasso+l2": (
         lambda g, **k: [(GroupLasso(), 0.5), (SquaredGroupNorm(2.0), 1.0)],
-        lambda g: [lambda v, tau: prox_group_l21(v, 0.5 * tau, g), lambda v, tau: v / (1 + tau)]),
+        lambda g: [lambda v, tau: prox_group_l21(v, 0.5 * tau, g), lambda v, tau: v / (1 + tau)],
+    ),
     "l2q": (lambda g, **k: GroupPower(1.5), lambda g: [lambda v, tau: prox_group_l2q(v, tau, g, 1.5)]),
 }
 
@@ -315,8 +329,9 @@ def test_full_vector_adapters_for_duck_typed_oracles():
             import scipy.sparse as sp
 
             sg = base.example_subgradient(i, w[base.example_support(i)])
-            return Cut(sg.value, sp.csr_matrix((-sg.values, (np.zeros(sg.indices.size, int), sg.indices)),
-                                               shape=(1, base.dim)))
+            return Cut(
+                sg.value, sp.csr_matrix((-sg.values, (np.zeros(sg.indices.size, int), sg.indices)), shape=(1, base.dim))
+            )
 
     ex = as_example_oracle(ParseLike())
     assert ex.example_support(0) is None
@@ -337,8 +352,13 @@ def test_parse_oracle_through_the_adapter():
             for m in range(n + 1):
                 k = 0 if m == 0 or h == m else int(rng.integers(1, 4))
                 rows.append(np.sort(rng.choice(dim, size=k, replace=False)).astype(np.int32))
-    feats = ArcFeatures(lengths, np.concatenate(([0], np.cumsum((lengths + 1) ** 2))),
-                        np.concatenate(([0], np.cumsum([r.size for r in rows]))), np.concatenate(rows), dim)
+    feats = ArcFeatures(
+        lengths,
+        np.concatenate(([0], np.cumsum((lengths + 1) ** 2))),
+        np.concatenate(([0], np.cumsum([r.size for r in rows]))),
+        np.concatenate(rows),
+        dim,
+    )
     gold = [np.concatenate(([-1], [rng.integers(0, m) for m in range(1, n + 1)])) for n in lengths]
     oracle = ParseOracle(feats, gold)
     groups = np.arange(feats.dim) % 3
@@ -348,12 +368,21 @@ def test_parse_oracle_through_the_adapter():
     assert res.objective == pytest.approx(0.1 * reg(res.w) + oracle(res.w).value, rel=1e-12)
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(lam=0.0), "lam"), (dict(epochs=0), "epochs"), (dict(schedule="constant"), "schedule"),
-    (dict(schedule="inverse"), "strongly convex"), (dict(gamma=-1.0), "gamma"), (dict(gamma="big"), "gamma"),
-    (dict(eta0=-1.0), "eta0"), (dict(eval_every=0), "eval_every"), (dict(regularizer=object()), "group-norm"),
-    (dict(regularizer=[(GroupLasso(), -1.0)]), "weight"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(lam=0.0), "lam"),
+        (dict(epochs=0), "epochs"),
+        (dict(schedule="constant"), "schedule"),
+        (dict(schedule="inverse"), "strongly convex"),
+        (dict(gamma=-1.0), "gamma"),
+        (dict(gamma="big"), "gamma"),
+        (dict(eta0=-1.0), "eta0"),
+        (dict(eval_every=0), "eval_every"),
+        (dict(regularizer=object()), "group-norm"),
+        (dict(regularizer=[(GroupLasso(), -1.0)]), "weight"),
+    ],
+)
 def test_bad_input_raises_one_clear_error(kwargs, match):
     X, y, K, groups = make_problem(1)
     args = dict(oracle=Multiclass(X, y, K), regularizer=MixedNorm(groups, p=1.0), lam=0.1, epochs=1, eta0=0.5)
@@ -365,17 +394,17 @@ def test_bad_input_raises_one_clear_error(kwargs, match):
 
 
 @settings(max_examples=80)
-@given(b=st.lists(st.one_of(st.just(0.0), st.floats(1e-6, 1e3)), min_size=1, max_size=25),
-       tau=st.floats(1e-5, 1e2))
+@given(b=st.lists(st.one_of(st.just(0.0), st.floats(1e-6, 1e3)), min_size=1, max_size=25), tau=st.floats(1e-5, 1e2))
 def test_group_terms_prox_on_norms_equals_the_prox_functions(b, tau):
     from cutplane.prox import prox_l1, prox_squared_l1, prox_squared_lp
 
     b = np.array(b)
-    np.testing.assert_allclose(SquaredGroupNorm(1.0).prox_norms(b, tau), prox_squared_l1(b, tau), rtol=1e-12,
-                               atol=1e-12 * b.max())
+    np.testing.assert_allclose(
+        SquaredGroupNorm(1.0).prox_norms(b, tau), prox_squared_l1(b, tau), rtol=1e-12, atol=1e-12 * b.max()
+    )
     np.testing.assert_allclose(SquaredGroupNorm(1.5).prox_norms(b, tau), prox_squared_lp(b, tau, 1.5), rtol=1e-12)
     np.testing.assert_allclose(GroupLasso().prox_norms(b, tau), prox_l1(b, tau), rtol=1e-12)
     np.testing.assert_allclose(GroupPower(2.0).prox_norms(b, tau), b / (1 + 2 * tau), rtol=1e-12)
     # values on norms: 1/2 ||b||_p^2, sum b, sum b^q
     assert SquaredGroupNorm(1.0).value(b) == pytest.approx(0.5 * b.sum() ** 2)
-    assert GroupPower(3.0).value(b) == pytest.approx(np.sum(b ** 3))
+    assert GroupPower(3.0).value(b) == pytest.approx(np.sum(b**3))

@@ -1,4 +1,5 @@
 """WorkingSet: the incremental Gram blocks equal a recomputation, pruning and aggregation."""
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -36,7 +37,7 @@ def check_consistent(ws, groups, rng):
         np.testing.assert_array_equal(blocks, np.stack([ws.gram(group=j) for j in range(ws.n_groups)]))
         more = ws.gram_blocks(ws.n_groups + 2)
         np.testing.assert_array_equal(more[: ws.n_groups], blocks)
-        assert more.shape == (ws.n_groups + 2, ws.n_cuts, ws.n_cuts) and not more[ws.n_groups:].any()
+        assert more.shape == (ws.n_groups + 2, ws.n_cuts, ws.n_cuts) and not more[ws.n_groups :].any()
         np.testing.assert_array_equal(ws.gram_blocks(1), blocks[:1])
     alpha = rng.random(ws.n_cuts)
     np.testing.assert_allclose(ws.combine(alpha), A.T @ alpha, atol=1e-12)
@@ -45,9 +46,13 @@ def check_consistent(ws, groups, rng):
 
 
 @settings(max_examples=40)
-@given(seed=st.integers(0, 2**31), dim=st.integers(1, 12), n_groups=st.sampled_from([None, 1, 2, 4]),
-       sparse=st.booleans(), ops=st.lists(st.sampled_from(["add", "add", "add", "prune", "aggregate"]),
-                                          min_size=1, max_size=25))
+@given(
+    seed=st.integers(0, 2**31),
+    dim=st.integers(1, 12),
+    n_groups=st.sampled_from([None, 1, 2, 4]),
+    sparse=st.booleans(),
+    ops=st.lists(st.sampled_from(["add", "add", "add", "prune", "aggregate"]), min_size=1, max_size=25),
+)
 def test_incremental_gram_equals_recomputed(seed, dim, n_groups, sparse, ops):
     rng = np.random.default_rng(seed)
     groups = None if n_groups is None else rng.integers(0, n_groups, size=dim)
@@ -171,19 +176,17 @@ def test_bad_input_is_reported():
 
 
 @settings(max_examples=20, deadline=None)
-@given(seed=st.integers(0, 2**31 - 1), n_cuts=st.integers(1, 9), n_groups=st.integers(1, 5),
-       contiguous=st.booleans())
+@given(seed=st.integers(0, 2**31 - 1), n_cuts=st.integers(1, 9), n_groups=st.integers(1, 5), contiguous=st.booleans())
 def test_threaded_gram_rows_equal_serial(seed, n_cuts, n_groups, contiguous):
     """The Gram rows by merge join, by dense scatter and gather (per-entry group lookup or run by
     run for contiguous groups), serial or on the thread pool (forced by a zero threshold), all
     equal a direct sparse product; ``A alpha`` and ``A^T w`` on threads equal the serial ones."""
-    import cutplane.sparse_rows as ws_module
+    import cutplane.working_set.sparse_rows as ws_module
 
     rng = np.random.default_rng(seed)
     dim = 300
     groups = np.sort(rng.integers(0, n_groups, dim)) if contiguous else rng.integers(0, n_groups, dim)
-    slopes = [sp.random(1, dim, density=rng.uniform(0.05, 0.9), random_state=rng, format="csr")
-              for _ in range(n_cuts)]
+    slopes = [sp.random(1, dim, density=rng.uniform(0.05, 0.9), random_state=rng, format="csr") for _ in range(n_cuts)]
     alpha = rng.random(n_cuts) * (rng.random(n_cuts) < 0.7)
     beta = rng.standard_normal((n_groups, n_cuts)) * (rng.random((n_groups, n_cuts)) < 0.7)
     w = rng.standard_normal(dim)
@@ -193,10 +196,19 @@ def test_threaded_gram_rows_equal_serial(seed, n_cuts, n_groups, contiguous):
         # (threshold for threads, largest dim with a scatter buffer, runs per group, cache block):
         # scatter buffer + gather; cache blocks (of 7 or 2^18 coordinates) when the groups are
         # runs, else the merge join; each serial and on threads
-        for knobs in ((10**15, 0, 16, 7), (0, 0, 16, 7), (10**15, 0, 10**6, 2**18), (0, 0, 10**6, 11),
-                      (10**15, 10**9, 0, 7), (0, 10**9, 0, 7), (10**15, 10**9, 10**6, 7), (0, 10**9, 10**6, 7)):
-            (ws_module._PARALLEL_NNZ, ws_module._SCRATCH_MAX_DIM, ws_module._MAX_RUNS_PER_GROUP,
-             ws_module._BLOCK) = knobs
+        for knobs in (
+            (10**15, 0, 16, 7),
+            (0, 0, 16, 7),
+            (10**15, 0, 10**6, 2**18),
+            (0, 0, 10**6, 11),
+            (10**15, 10**9, 0, 7),
+            (0, 10**9, 0, 7),
+            (10**15, 10**9, 10**6, 7),
+            (0, 10**9, 10**6, 7),
+        ):
+            (ws_module._PARALLEL_NNZ, ws_module._SCRATCH_MAX_DIM, ws_module._MAX_RUNS_PER_GROUP, ws_module._BLOCK) = (
+                knobs
+            )
             ws = WorkingSet(dim, groups=groups)
             for a in slopes:
                 ws.add(Cut(a, 0.0))
@@ -226,14 +238,20 @@ def test_threaded_gram_rows_equal_serial(seed, n_cuts, n_groups, contiguous):
 
 
 @settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 2**31 - 1), n_cuts=st.integers(1, 8), n_groups=st.integers(1, 4),
-       n=st.sampled_from([3, 7, 8936, 10**6]), big=st.booleans())
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    n_cuts=st.integers(1, 8),
+    n_groups=st.integers(1, 4),
+    n=st.sampled_from([3, 7, 8936, 10**6]),
+    big=st.booleans(),
+)
 def test_count_cuts_are_stored_as_exact_int16_counts(seed, n_cuts, n_groups, n, big):
     """Slopes that are integer counts times 1/n with a count of +-1 among them (the structured
     oracles' cuts) are stored as int16 counts and a scale, bit-for-bit equal to the slope, or as
-    int32 counts when a count is beyond int16; real values stay float64. Gram blocks, A alpha, A^T w, the stored matrix and an aggregation agree
-    with direct products either way, on every kernel path."""
-    import cutplane.sparse_rows as ws_module
+    int32 counts when a count is beyond int16; real values stay float64. Gram blocks, A alpha,
+    A^T w, the stored matrix and an aggregation agree with direct products either way, on every
+    kernel path."""
+    import cutplane.working_set.sparse_rows as ws_module
 
     rng = np.random.default_rng(seed)
     dim = 200
@@ -277,8 +295,8 @@ def test_count_cuts_are_stored_as_exact_int16_counts(seed, n_cuts, n_groups, n, 
             assert np.all(np.abs(grams - direct[: ws.n_groups]) <= 1e-13 * magnitude[: ws.n_groups] + 1e-15)
             np.testing.assert_allclose(ws.combine(alpha), A.T @ alpha, rtol=1e-12, atol=1e-15)
             beta = rng.standard_normal((n_groups, n_cuts))
-            np.testing.assert_allclose(ws.combine_by_group(beta), np.asarray(A.multiply(beta[groups].T).sum(axis=0)).ravel(),
-                                       rtol=1e-12, atol=1e-15)
+            expected = np.asarray(A.multiply(beta[groups].T).sum(axis=0)).ravel()
+            np.testing.assert_allclose(ws.combine_by_group(beta), expected, rtol=1e-12, atol=1e-15)
             np.testing.assert_allclose(ws.slopes_dot(w), A @ w, rtol=1e-12, atol=1e-15)
             if n_cuts >= 2:
                 ws.record_duals(alpha)
@@ -292,8 +310,13 @@ def test_count_cuts_are_stored_as_exact_int16_counts(seed, n_cuts, n_groups, n, 
 
 
 @settings(max_examples=30, deadline=None)
-@given(seed=st.integers(0, 2**31 - 1), n_cuts=st.integers(0, 6), n_groups=st.integers(1, 4), extra=st.integers(0, 2),
-       dense=st.booleans())
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    n_cuts=st.integers(0, 6),
+    n_groups=st.integers(1, 4),
+    extra=st.integers(0, 2),
+    dense=st.booleans(),
+)
 def test_combine_by_group_is_each_groups_own_combination(seed, n_cuts, n_groups, extra, dense):
     """``combine_by_group(beta)`` restricted to group j equals ``combine(beta[j])`` restricted to j,
     for dense and sparse storage, with or without trailing rows of beta for groups owning no coordinate."""
@@ -314,13 +337,17 @@ def test_combine_by_group_is_each_groups_own_combination(seed, n_cuts, n_groups,
 
 
 @settings(max_examples=200, deadline=None)
-@given(counts=st.lists(st.integers(-(2**31) + 1, 2**31 - 1).filter(lambda c: c != 0), min_size=1, max_size=30),
-       n=st.sampled_from([1, 3, 7, 8936, 10**6]), noise=st.booleans(), big=st.booleans())
+@given(
+    counts=st.lists(st.integers(-(2**31) + 1, 2**31 - 1).filter(lambda c: c != 0), min_size=1, max_size=30),
+    n=st.sampled_from([1, 3, 7, 8936, 10**6]),
+    noise=st.booleans(),
+    big=st.booleans(),
+)
 def test_quantize_is_exact_or_declines(counts, n, noise, big):
     """``quantize``: integer multiples of the smallest magnitude come back as int16 counts (all
     within 32767) or int32 counts and a scale, bit for bit; anything else comes back unchanged
     with scale 1. Checked against the definition, entry by entry."""
-    from cutplane.sparse_rows import quantize
+    from cutplane.working_set.sparse_rows import quantize
 
     c = np.array(counts, dtype=np.int64)
     if not big:

@@ -1,4 +1,5 @@
 """DenseSequenceOracle against brute force on tiny chains and against SequenceHingeOracle on one-hot X."""
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -24,17 +25,17 @@ def _instance(seed, n_sent=3, max_len=4, D=3, K=3):
 def _brute_risk(X, y, ptr, w, K):
     """R(w) and its subgradient by enumerating every label sequence of every sentence."""
     D = X.shape[1]
-    W, T = w[:D * K].reshape(D, K), w[D * K:].reshape(K, K)
+    W, T = w[: D * K].reshape(D, K), w[D * K :].reshape(K, K)
     total, grad = 0.0, np.zeros_like(w)
     for i in range(len(ptr) - 1):
-        Xi, yi = X[ptr[i]:ptr[i + 1]], y[ptr[i]:ptr[i + 1]]
+        Xi, yi = X[ptr[i] : ptr[i + 1]], y[ptr[i] : ptr[i + 1]]
         U = Xi @ W
         yh = sequence_argmax(U, T, yi)
         total += sequence_score(U, T, yh, yi) - sequence_score(U, T, yi)
         for yy, sgn in ((yh, 1.0), (yi, -1.0)):
             E = np.zeros((len(yy), K))
             E[np.arange(len(yy)), yy] = 1
-            grad[:D * K] += sgn * (Xi.T @ E).ravel()
+            grad[: D * K] += sgn * (Xi.T @ E).ravel()
             for a, b in zip(yy[:-1], yy[1:]):
                 grad[D * K + a * K + b] += sgn
     n = len(ptr) - 1
@@ -79,8 +80,9 @@ def test_per_example_interface_matches_the_batch_cut(seed):
         slope += g
     assert np.mean(vals) == pytest.approx(res.value, abs=1e-10)
     np.testing.assert_allclose(slope / o.n_samples, res.cut.slope, atol=1e-12)
-    np.testing.assert_array_equal(np.concatenate([o.loss_augmented_argmax(w, i) for i in range(o.n_samples)]),
-                                  res.argmax)
+    np.testing.assert_array_equal(
+        np.concatenate([o.loss_augmented_argmax(w, i) for i in range(o.n_samples)]), res.argmax
+    )
 
 
 @settings(max_examples=20)

@@ -1,12 +1,14 @@
 """The function adapter: checks on what the user's function returns, cuts through it."""
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cutplane.cuts import Cut, OracleResult, Oracle
+from cutplane.cuts import Cut, OracleResult
 from cutplane.exceptions import InputError
+from cutplane.protocols import Oracle
 from oracles.function import FunctionOracle, oracle
 
 
@@ -64,14 +66,17 @@ def test_oracle_result_passes_through_with_exact_flag():
     assert res.cut.offset == pytest.approx(0.0)  # recomputed: 2 - <1, 1>
 
 
-@pytest.mark.parametrize("fun, match", [
-    (lambda w: (np.nan, np.zeros(2)), "non-finite value"),
-    (lambda w: (1.0, np.zeros(3)), "shape"),
-    (lambda w: (1.0, np.array([np.inf, 0.0])), "non-finite subgradient"),
-    (lambda w: 1.0, "must return"),
-    (lambda w: (np.zeros(2), np.zeros(2)), "non-scalar"),
-    (lambda w: (1.0, sp.csr_matrix((1, 5))), "sparse subgradient"),
-])
+@pytest.mark.parametrize(
+    "fun, match",
+    [
+        (lambda w: (np.nan, np.zeros(2)), "non-finite value"),
+        (lambda w: (1.0, np.zeros(3)), "shape"),
+        (lambda w: (1.0, np.array([np.inf, 0.0])), "non-finite subgradient"),
+        (lambda w: 1.0, "must return"),
+        (lambda w: (np.zeros(2), np.zeros(2)), "non-scalar"),
+        (lambda w: (1.0, sp.csr_matrix((1, 5))), "sparse subgradient"),
+    ],
+)
 def test_bad_returns_raise_input_error(fun, match):
     with pytest.raises(InputError, match=match):
         FunctionOracle(fun, 2)(np.zeros(2))

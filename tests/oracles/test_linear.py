@@ -1,4 +1,5 @@
 """Binary and Crammer-Singer hinge oracles against per-example brute force."""
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -95,14 +96,17 @@ def test_gradient_matches_finite_differences_at_generic_point():
     w = rng.standard_normal(oracle.dim)
     g = oracle(w).cut.slope
     h = 1e-7
-    fd = np.array([(oracle(w + h * e).value - oracle(w - h * e).value) / (2 * h)
-                   for e in np.eye(oracle.dim)])
+    fd = np.array([(oracle(w + h * e).value - oracle(w - h * e).value) / (2 * h) for e in np.eye(oracle.dim)])
     np.testing.assert_allclose(g, fd, atol=1e-5)
 
 
 @settings(max_examples=60)
-@given(seed=st.integers(0, 10_000), kind=st.sampled_from(["binary", "multi"]),
-       sparse=st.booleans(), scale=st.floats(0.01, 10.0))
+@given(
+    seed=st.integers(0, 10_000),
+    kind=st.sampled_from(["binary", "multi"]),
+    sparse=st.booleans(),
+    scale=st.floats(0.01, 10.0),
+)
 def test_subgradient_inequality(seed, kind, sparse, scale):
     if kind == "binary":
         X, y = _binary_data(seed, sparse=sparse)
@@ -131,8 +135,7 @@ def test_dense_equals_sparse(seed, kind):
 
 
 @settings(max_examples=40)
-@given(seed=st.integers(0, 10_000), kind=st.sampled_from(["binary", "multi"]),
-       sparse=st.booleans())
+@given(seed=st.integers(0, 10_000), kind=st.sampled_from(["binary", "multi"]), sparse=st.booleans())
 def test_line_search_pieces_reproduce_risk_on_the_line(seed, kind, sparse):
     if kind == "binary":
         X, y = _binary_data(seed, sparse=sparse)

@@ -1,9 +1,11 @@
 """Grid-CRF structural-SVM oracle: risk and cut against brute force, inexact cuts, training."""
+
 import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cutplane.exceptions import InputError
 from oracles.map_oracle import GridCRFOracle
@@ -73,9 +75,13 @@ def test_risk_and_cut_vs_brute_force(seed, model):
     if res.exact:
         assert res.value == pytest.approx(r_true, abs=1e-6)
         assert at_w == pytest.approx(res.value, abs=1e-9)
-    expected_slope = np.mean([phi_reference(x, yh, 3, pairwise, edge_classes) - phi_reference(x, y, 3, pairwise,
-                                                                                              edge_classes)
-                              for x, y, yh in zip(X, Y, res.argmax)], axis=0)
+    expected_slope = np.mean(
+        [
+            phi_reference(x, yh, 3, pairwise, edge_classes) - phi_reference(x, y, 3, pairwise, edge_classes)
+            for x, y, yh in zip(X, Y, res.argmax)
+        ],
+        axis=0,
+    )
     np.testing.assert_allclose(res.cut.slope, expected_slope, atol=1e-12)
     w2 = rng.normal(size=oracle.dim) * 2  # a minorant everywhere
     assert res.cut.slope @ w2 + res.cut.offset <= brute_risk(X, Y, w2, 3, pairwise, edge_classes) + 1e-7
@@ -87,7 +93,7 @@ def test_inexact_when_relaxation_not_tight():
     X = [rng.normal(size=(2, 3, 1)) * 0.1]
     Y = [rng.integers(0, 3, size=(2, 3))]
     oracle = GridCRFOracle(X, Y, 3, pairwise="full", edge_classes="hv", map_options={"max_steps": 0})
-    for trial in range(300):
+    for _ in range(300):
         w = rng.normal(size=oracle.dim) * 3
         res = oracle(w)
         if res.exact:
@@ -127,8 +133,17 @@ def test_training_with_engine():
     assert acc >= 0.8
 
 
-@pytest.mark.parametrize("case, field", [("n_states", "n_states"), ("label_range", "Y"), ("shape", "Y"),
-                                         ("nan", "X"), ("features", "X"), ("pairwise", "pairwise")])
+@pytest.mark.parametrize(
+    "case, field",
+    [
+        ("n_states", "n_states"),
+        ("label_range", "Y"),
+        ("shape", "Y"),
+        ("nan", "X"),
+        ("features", "X"),
+        ("pairwise", "pairwise"),
+    ],
+)
 def test_bad_input(case, field):
     X, Y = make_data(1)
     kwargs = {}

@@ -1,16 +1,25 @@
 """Max-sum diffusion: bounds against brute force, exactness on chains and trees, kernels, input errors."""
+
 import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cutplane.exceptions import InputError
 from oracles import _diffusion_kernels as K
 from oracles._map_csp import solve_csp
 from oracles._map_model import MaxSumModel
-from oracles.mapinference import (dual_cutting_plane, grid_cycles, grid_edges, labelling_value, max_sum_diffusion,
-                                  random_grid_instance, short_cycles)
+from oracles.mapinference import (
+    dual_cutting_plane,
+    grid_cycles,
+    grid_edges,
+    labelling_value,
+    max_sum_diffusion,
+    random_grid_instance,
+    short_cycles,
+)
 
 RTOL = 1e-9
 
@@ -51,8 +60,9 @@ def grid3x3(draw):
     k = draw(st.sampled_from([2, 3]))
     edges = grid_edges(3, 3)
     unary = np.array(draw(st.lists(weights, min_size=9 * k, max_size=9 * k))).reshape(9, k)
-    pairwise = np.array(draw(st.lists(weights, min_size=len(edges) * k * k,
-                                      max_size=len(edges) * k * k))).reshape(len(edges), k, k)
+    pairwise = np.array(draw(st.lists(weights, min_size=len(edges) * k * k, max_size=len(edges) * k * k))).reshape(
+        len(edges), k, k
+    )
     return unary, pairwise, edges
 
 
@@ -173,8 +183,9 @@ def test_separation_gap_is_inequality_42():
         es = [eid[tuple(sorted((a, b)))] for a, b in zip(c, c[1:] + c[:1])]
         sub_edges = inst.edges[es]
         unary = [np.zeros(3)] * 16
-        best = brute_force([unary[v] for v in c], [tables[e] for e in es],
-                           [(c.index(a), c.index(b)) for a, b in sub_edges])[0]
+        best = brute_force(
+            [unary[v] for v in c], [tables[e] for e in es], [(c.index(a), c.index(b)) for a, b in sub_edges]
+        )[0]
         assert g == pytest.approx(sum(tables[e].max() for e in es) - best, abs=1e-9)
         assert g >= -1e-9
         if sep:  # the CSP on the cycle is unsatisfiable: (42) cannot be tight
@@ -210,6 +221,7 @@ def test_short_cycles():
 
 # -- -inf weights: the condition before Alg. 1.6 -------------------------------------------------
 
+
 def test_hard_constraints_obeying_condition():
     rng = np.random.default_rng(5)
     edges = grid_edges(3, 3)
@@ -225,8 +237,7 @@ def test_hard_constraints_obeying_condition():
             p[:, 0] = -np.inf
         pairwise.append(p)
     opt = brute_force(unary, pairwise, edges)[0]
-    for res in (max_sum_diffusion(unary, pairwise, edges),
-                dual_cutting_plane(unary, pairwise, edges)):
+    for res in (max_sum_diffusion(unary, pairwise, edges), dual_cutting_plane(unary, pairwise, edges)):
         check_result(res, unary, pairwise, edges, opt)
         assert np.isfinite(res.upper_bound)
     assert res.tight and np.isfinite(res.lower_bound) and res.labels[4] != 0
@@ -245,11 +256,21 @@ def test_hard_constraints_violating_condition(where):
         max_sum_diffusion(unary, pairwise, edges)
 
 
-@pytest.mark.parametrize("case, field", [
-    ("nan_unary", "unary"), ("posinf_pair", "pairwise"), ("shape", "pairwise"), ("n_tables", "pairwise"),
-    ("edge_range", "edges"), ("repeated", "edges"), ("selfloop", "edges"), ("float_edges", "edges"),
-    ("all_neginf", "unary"), ("ragged", "unary"),
-])
+@pytest.mark.parametrize(
+    "case, field",
+    [
+        ("nan_unary", "unary"),
+        ("posinf_pair", "pairwise"),
+        ("shape", "pairwise"),
+        ("n_tables", "pairwise"),
+        ("edge_range", "edges"),
+        ("repeated", "edges"),
+        ("selfloop", "edges"),
+        ("float_edges", "edges"),
+        ("all_neginf", "unary"),
+        ("ragged", "unary"),
+    ],
+)
 def test_bad_input(case, field):
     unary = [np.zeros(2), np.zeros(3), np.zeros(2)]
     edges = np.array([[0, 1], [1, 2]])

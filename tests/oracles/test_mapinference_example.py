@@ -1,6 +1,8 @@
 """The teaching example reproduces the situation of the chapter's Fig. 1.4."""
-import importlib.util
+
+import runpy
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -10,10 +12,8 @@ SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "map_grid_tightening
 
 
 def _load():
-    spec = importlib.util.spec_from_file_location("map_grid_tightening", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    """The example is a script (examples/ is not a package): its globals, run as a module that is not __main__."""
+    return SimpleNamespace(**runpy.run_path(str(SCRIPT), run_name="example_map_grid_tightening"))
 
 
 def test_fig_1_4_situation():

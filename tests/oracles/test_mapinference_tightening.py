@@ -1,4 +1,5 @@
 """Dual cutting-plane algorithm against an exact ILP (cvxpy + HiGHS) on medium grids."""
+
 import numpy as np
 import pytest
 

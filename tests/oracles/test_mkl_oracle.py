@@ -1,4 +1,5 @@
 """The SVM-dual oracle of Kelley MKL (oracles/mkl.py) against direct cvxpy solves and brute force."""
+
 import warnings
 
 import numpy as np
@@ -7,8 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cutplane.exceptions import ConvergenceWarning, InexactCutWarning, InputError
-from oracles.mkl import (OneVsRestMKLOracle, SVMDualOracle, best_bias, check_grams, combine_grams,
-                         free_sv_bias)
+from oracles.mkl import OneVsRestMKLOracle, SVMDualOracle, best_bias, check_grams, combine_grams, free_sv_bias
 
 
 def _problem(n=40, seed=0):
@@ -17,7 +17,7 @@ def _problem(n=40, seed=0):
     X = rng.standard_normal((n, 5))
     y = np.where(X[:, 0] + 0.6 * X[:, 1] ** 2 - 0.5 + 0.4 * rng.standard_normal(n) > 0, 1.0, -1.0)
     lin = X @ X.T
-    sq = (X ** 2).sum(1)
+    sq = (X**2).sum(1)
     gauss = np.exp(-0.2 * (sq[:, None] + sq[None, :] - 2 * lin))
     quad = (lin + 1.0) ** 2
     d = np.sqrt(np.diag(quad))
@@ -31,8 +31,9 @@ def _svm_dual_cvxpy(K, y, C):
     w, V = np.linalg.eigh(K)
     L = V * np.sqrt(np.clip(w, 0.0, None))
     a = cp.Variable(len(y))
-    prob = cp.Problem(cp.Maximize(cp.sum(a) - 0.5 * cp.sum_squares(L.T @ cp.multiply(y, a))),
-                      [a >= 0, a <= C, y @ a == 0])
+    prob = cp.Problem(
+        cp.Maximize(cp.sum(a) - 0.5 * cp.sum_squares(L.T @ cp.multiply(y, a))), [a >= 0, a <= C, y @ a == 0]
+    )
     prob.solve(solver="CLARABEL")
     return prob.value, a.value
 
@@ -61,8 +62,10 @@ def test_value_and_cut_match_direct_dual(C):
 
 
 @settings(max_examples=15)
-@given(st.lists(st.floats(0.0, 1.0), min_size=3, max_size=3).filter(lambda b: sum(b) > 1e-3),
-       st.lists(st.floats(0.0, 1.0), min_size=3, max_size=3).filter(lambda b: sum(b) > 1e-3))
+@given(
+    st.lists(st.floats(0.0, 1.0), min_size=3, max_size=3).filter(lambda b: sum(b) > 1e-3),
+    st.lists(st.floats(0.0, 1.0), min_size=3, max_size=3).filter(lambda b: sum(b) > 1e-3),
+)
 def test_cut_is_a_minorant_of_D(b1, b2):
     """Subgradient inequality (3): D(beta') >= <D'(beta), beta'> for all beta' in the simplex."""
     grams, y = _ORACLE_DATA
@@ -111,8 +114,11 @@ def test_polish_reaches_double_precision_gap():
 
 
 @settings(max_examples=60)
-@given(st.lists(st.tuples(st.floats(-3, 3), st.booleans()), min_size=2, max_size=12)
-       .filter(lambda r: any(b for _, b in r) and not all(b for _, b in r)))
+@given(
+    st.lists(st.tuples(st.floats(-3, 3), st.booleans()), min_size=2, max_size=12).filter(
+        lambda r: any(b for _, b in r) and not all(b for _, b in r)
+    )
+)
 def test_best_bias_is_the_minimiser(rows):
     f = np.array([r[0] for r in rows])
     y = np.where([r[1] for r in rows], 1.0, -1.0)
@@ -121,14 +127,14 @@ def test_best_bias_is_the_minimiser(rows):
     def hinge(bb):
         return np.maximum(0.0, 1.0 - y * (f + bb)).sum()
 
-    grid = np.concatenate([y - f, np.linspace(-8, 8, 801)])     # kinks and a fine grid
+    grid = np.concatenate([y - f, np.linspace(-8, 8, 801)])  # kinks and a fine grid
     assert hinge(b) <= min(hinge(g) for g in grid) + 1e-12
 
 
 def test_free_sv_bias_averages_free_vectors():
     f = np.array([0.5, -0.2, 0.1, 3.0])
     y = np.array([1.0, -1.0, 1.0, -1.0])
-    alpha = np.array([0.3, 0.5, 1.0, 0.0])          # free: 0, 1; at C: 2; zero: 3
+    alpha = np.array([0.3, 0.5, 1.0, 0.0])  # free: 0, 1; at C: 2; zero: 3
     assert free_sv_bias(f, y, alpha, C=1.0) == pytest.approx(np.mean([1 - 0.5, -1 + 0.2]))
     assert free_sv_bias(f, y, np.array([0.0, 1.0, 1.0, 0.0]), C=1.0) is None
 
@@ -187,4 +193,4 @@ def test_bad_input():
         oracle(np.array([1.5, -0.5, 0.0]))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert oracle(np.array([0.5, 0.5, -1e-12])).exact     # round-off below 0 is accepted
+        assert oracle(np.array([0.5, 0.5, -1e-12])).exact  # round-off below 0 is accepted

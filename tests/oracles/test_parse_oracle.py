@@ -1,4 +1,5 @@
 """The 1-slack parsing oracle: value against brute force, subgradient inequality, executors."""
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -7,7 +8,7 @@ from hypothesis import strategies as st
 
 from cutplane.cuts import OracleResult, slope_to_dense
 from cutplane.exceptions import InputError
-from cutplane.parallel import ThreadExecutor
+from cutplane.executors import ThreadExecutor
 from oracles.brute_force import brute_force_tree, enumerate_trees
 from oracles.parse_oracle import ArcFeatures, ParseOracle, decode
 from oracles.parsing import is_projective, is_tree, tree_score
@@ -64,22 +65,20 @@ def test_value_equals_brute_force_and_cut_is_tight(seed, projective, single_root
     rng = np.random.default_rng(seed)
     feats, gold = random_dataset(rng)
     w = rng.integers(-2, 3, size=feats.dim).astype(float) if integer else rng.normal(size=feats.dim)
-    oracle = ParseOracle(feats, gold, projective=projective, single_root=single_root,
-                         normalize_loss=normalize)
+    oracle = ParseOracle(feats, gold, projective=projective, single_root=single_root, normalize_loss=normalize)
     res = oracle(w)
     assert isinstance(res, OracleResult) and res.exact
-    assert res.value == pytest.approx(brute_value(feats, gold, w, projective, single_root, normalize),
-                                      abs=1e-9)
+    assert res.value == pytest.approx(brute_value(feats, gold, w, projective, single_root, normalize), abs=1e-9)
     assert res.value >= oracle.risk_lower_bound - 1e-12  # the floor the engine adds as a cut
     a = slope_to_dense(res.cut.slope, feats.dim)
     assert sp.issparse(res.cut.slope) and res.cut.slope.shape == (1, feats.dim)
     assert res.value == pytest.approx(a @ w + res.cut.offset, abs=1e-12)
     # a = (1/n) sum (Phi(pred) - Phi(gold)), b = mean loss, from the returned argmax
-    expect = np.mean([dense_phi(feats, i, p) - dense_phi(feats, i, g)
-                      for i, (p, g) in enumerate(zip(res.argmax, gold))], axis=0)
+    expect = np.mean(
+        [dense_phi(feats, i, p) - dense_phi(feats, i, g) for i, (p, g) in enumerate(zip(res.argmax, gold))], axis=0
+    )
     np.testing.assert_allclose(a, expect, atol=1e-12)
-    losses = [np.count_nonzero(p[1:] != g[1:]) / ((len(g) - 1) if normalize else 1)
-              for p, g in zip(res.argmax, gold)]
+    losses = [np.count_nonzero(p[1:] != g[1:]) / ((len(g) - 1) if normalize else 1) for p, g in zip(res.argmax, gold)]
     assert res.cut.offset == pytest.approx(np.mean(losses), abs=1e-12)
     for p in res.argmax:
         assert is_tree(p, single_root=single_root)
@@ -116,13 +115,11 @@ def test_private_arc_features_margin_scaling():
                     rows.append(np.array([k], np.int32))
                     k += 1
     indptr = np.concatenate(([0], np.cumsum([r.size for r in rows])))
-    feats = ArcFeatures(lengths, np.concatenate(([0], np.cumsum((lengths + 1) ** 2))), indptr,
-                        np.concatenate(rows), k)
+    feats = ArcFeatures(lengths, np.concatenate(([0], np.cumsum((lengths + 1) ** 2))), indptr, np.concatenate(rows), k)
     gold = [random_tree(rng, int(n)) for n in lengths]
     w = np.sum([dense_phi(feats, i, g) for i, g in enumerate(gold)], axis=0)
     oracle = ParseOracle(feats, gold)
-    max_wrong = np.mean([max(np.count_nonzero(t[1:] != g[1:]) for t in enumerate_trees(len(g) - 1))
-                         for g in gold])
+    max_wrong = np.mean([max(np.count_nonzero(t[1:] != g[1:]) for t in enumerate_trees(len(g) - 1)) for g in gold])
     for c in (0.0, 0.25, 0.5, 1.0, 2.0, 100.0):
         res = oracle(c * w)
         assert res.value == pytest.approx(max(0.0, 1.0 - c) * max_wrong, abs=1e-12)
@@ -169,8 +166,9 @@ def test_per_example_cut_and_decode():
     for i, g in enumerate(gold):
         ex = oracle.loss_augmented(i, w)
         np.testing.assert_array_equal(ex.heads, full.argmax[i])
-        np.testing.assert_allclose(slope_to_dense(ex.dphi, feats.dim),
-                                   dense_phi(feats, i, g) - dense_phi(feats, i, ex.heads), atol=0)
+        np.testing.assert_allclose(
+            slope_to_dense(ex.dphi, feats.dim), dense_phi(feats, i, g) - dense_phi(feats, i, ex.heads), atol=0
+        )
         assert ex.value == pytest.approx(ex.loss - ex.dphi.dot(w).item(), abs=1e-12)
         values.append(ex.value)
     assert np.mean(values) == pytest.approx(full.value, abs=1e-12)

@@ -1,4 +1,5 @@
 """Chu-Liu-Edmonds and Eisner against exhaustive enumeration on tiny sentences."""
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -7,8 +8,7 @@ from hypothesis.extra.numpy import arrays
 
 from cutplane.exceptions import InputError
 from oracles.brute_force import brute_force_tree, enumerate_trees
-from oracles.parsing import (chu_liu_edmonds, eisner, hamming_heads, is_projective, is_tree,
-                             loss_augment, tree_score)
+from oracles.parsing import chu_liu_edmonds, eisner, hamming_heads, is_projective, is_tree, loss_augment, tree_score
 
 
 @st.composite
@@ -20,8 +20,7 @@ def instances(draw, max_words=5, integer=None):
     if integer:
         S = draw(arrays(np.int64, (n + 1, n + 1), elements=st.integers(-2, 2))).astype(np.float64)
     else:
-        S = draw(arrays(np.float64, (n + 1, n + 1),
-                        elements=st.floats(-10, 10, allow_nan=False, allow_infinity=False)))
+        S = draw(arrays(np.float64, (n + 1, n + 1), elements=st.floats(-10, 10, allow_nan=False, allow_infinity=False)))
     gold = None
     if draw(st.booleans()):
         # any head per word (the loss does not need a tree) or a real tree
@@ -29,8 +28,9 @@ def instances(draw, max_words=5, integer=None):
             trees = enumerate_trees(n)
             gold = trees[draw(st.integers(0, len(trees) - 1))].copy()
         else:
-            gold = np.array([-1] + [draw(st.sampled_from([h for h in range(n + 1) if h != m]))
-                                    for m in range(1, n + 1)])
+            gold = np.array(
+                [-1] + [draw(st.sampled_from([h for h in range(n + 1) if h != m])) for m in range(1, n + 1)]
+            )
     return S, gold
 
 
@@ -96,6 +96,7 @@ def test_enumeration_counts_match_combinatorics():
     # projective: (3n choose n)/(2n+1) (OEIS A001764); projective single root:
     # A006013(n-1) = (3n-2 choose n-1)/n (OEIS A006013, offset 0)
     from math import comb
+
     for n in range(1, 7):
         assert len(enumerate_trees(n)) == (n + 1) ** (n - 1)
         assert len(enumerate_trees(n, single_root=True)) == n ** (n - 1)
@@ -178,24 +179,30 @@ def test_longer_sentences_are_valid_and_cle_dominates_eisner():
                     assert tree_score(S, alt) <= best + 1e-9
 
 
-@pytest.mark.parametrize("bad, msg", [
-    (np.zeros((3, 4)), "square"),
-    (np.zeros((0, 0)), "square"),
-    (np.array([[0.0, np.nan], [0.0, 0.0]]), "NaN"),
-])
+@pytest.mark.parametrize(
+    "bad, msg",
+    [
+        (np.zeros((3, 4)), "square"),
+        (np.zeros((0, 0)), "square"),
+        (np.array([[0.0, np.nan], [0.0, 0.0]]), "NaN"),
+    ],
+)
 def test_bad_scores_raise_input_error(bad, msg):
     for dec in (chu_liu_edmonds, eisner):
         with pytest.raises(InputError, match=msg):
             dec(bad)
 
 
-@pytest.mark.parametrize("gold, msg", [
-    (np.array([-1, 0]), "shape"),
-    (np.array([0, 0, 1]), "heads\\[0\\]"),
-    (np.array([-1, 5, 1]), "head of word 1"),
-    (np.array([-1, 0, 2]), "head of word 2"),
-    (np.array([-1.0, 0.5, 1.0]), "integer"),
-])
+@pytest.mark.parametrize(
+    "gold, msg",
+    [
+        (np.array([-1, 0]), "shape"),
+        (np.array([0, 0, 1]), "heads\\[0\\]"),
+        (np.array([-1, 5, 1]), "head of word 1"),
+        (np.array([-1, 0, 2]), "head of word 2"),
+        (np.array([-1.0, 0.5, 1.0]), "integer"),
+    ],
+)
 def test_bad_gold_heads_raise_input_error(gold, msg):
     with pytest.raises(InputError, match=msg):
         chu_liu_edmonds(np.zeros((3, 3)), gold)

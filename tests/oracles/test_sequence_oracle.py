@@ -1,4 +1,5 @@
 """The 1-slack sequence cut against brute force and a dense recomputation from Phi."""
+
 import itertools
 
 import numpy as np
@@ -6,9 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cutplane.cuts import Oracle, slope_to_dense
+from cutplane.cuts import slope_to_dense
 from cutplane.exceptions import InputError
-from cutplane.parallel import ThreadExecutor
+from cutplane.executors import ThreadExecutor
+from cutplane.protocols import Oracle
 from oracles.sequence import SequenceHingeOracle, viterbi_decode
 
 
@@ -16,8 +18,10 @@ def random_data(rng, n, max_len, n_features, K, max_feats=3):
     lengths = rng.integers(1, max_len + 1, size=n)
     sentence_ptr = np.concatenate([[0], np.cumsum(lengths)])
     n_tokens = int(sentence_ptr[-1])
-    feats = [np.sort(rng.choice(n_features, size=rng.integers(0, min(max_feats, n_features) + 1), replace=False))
-             for _ in range(n_tokens)]
+    feats = [
+        np.sort(rng.choice(n_features, size=rng.integers(0, min(max_feats, n_features) + 1), replace=False))
+        for _ in range(n_tokens)
+    ]
     indptr = np.concatenate([[0], np.cumsum([len(f) for f in feats])])
     indices = np.concatenate(feats + [np.zeros(0, int)]).astype(np.int32)
     labels = rng.integers(0, K, size=n_tokens)
@@ -28,7 +32,7 @@ def dense_phi(indptr, indices, t0, y, n_features, K, transitions=True):
     """Phi(x, y) written out directly from its definition, as a dense vector."""
     phi_w = np.zeros((n_features, K))
     for t, k in enumerate(y):
-        for f in indices[indptr[t0 + t]:indptr[t0 + t + 1]]:
+        for f in indices[indptr[t0 + t] : indptr[t0 + t + 1]]:
             phi_w[f, k] += 1
     parts = [phi_w.ravel()]
     if transitions:
@@ -48,9 +52,10 @@ def brute_force_risk(data, w, n_features, K, transitions=True):
         t0, t1 = sentence_ptr[i], sentence_ptr[i + 1]
         yi = labels[t0:t1]
         phi_i = dense_phi(indptr, indices, t0, yi, n_features, K, transitions)
-        best = max(np.sum(np.array(y) != yi) + w @ (dense_phi(indptr, indices, t0, y, n_features, K, transitions)
-                                                       - phi_i)
-                   for y in itertools.product(range(K), repeat=t1 - t0))
+        best = max(
+            np.sum(np.array(y) != yi) + w @ (dense_phi(indptr, indices, t0, y, n_features, K, transitions) - phi_i)
+            for y in itertools.product(range(K), repeat=t1 - t0)
+        )
         total += best
     return total / n
 
@@ -88,8 +93,10 @@ def test_cut_matches_brute_force_and_dense_phi(inst):
     b_ref = 0.0
     for i in range(n):
         t0, t1 = sentence_ptr[i], sentence_ptr[i + 1]
-        a_ref -= (dense_phi(indptr, indices, t0, labels[t0:t1], nf, K, transitions)
-                  - dense_phi(indptr, indices, t0, yhat[t0:t1], nf, K, transitions)) / n
+        a_ref -= (
+            dense_phi(indptr, indices, t0, labels[t0:t1], nf, K, transitions)
+            - dense_phi(indptr, indices, t0, yhat[t0:t1], nf, K, transitions)
+        ) / n
         b_ref += np.sum(labels[t0:t1] != yhat[t0:t1]) / n
     np.testing.assert_allclose(a, a_ref, atol=1e-12)
     assert res.cut.offset == pytest.approx(b_ref, abs=1e-12)
@@ -149,8 +156,7 @@ def test_per_example_methods_agree_with_the_batch_cut():
         yhat = oracle.loss_augmented_argmax(w, i)
         assert np.array_equal(yhat, res.argmax[t0:t1])
         dphi = oracle.delta_phi(i, yhat)
-        ref = (dense_phi(indptr, indices, t0, labels[t0:t1], nf, K)
-               - dense_phi(indptr, indices, t0, yhat, nf, K))
+        ref = dense_phi(indptr, indices, t0, labels[t0:t1], nf, K) - dense_phi(indptr, indices, t0, yhat, nf, K)
         np.testing.assert_array_equal(slope_to_dense(dphi), ref)
         ex = oracle.example_oracle(w, i)
         total_slope += slope_to_dense(ex.cut.slope)
@@ -172,19 +178,22 @@ def test_unary_scores_are_row_sums_of_W():
     data = random_data(rng, 3, 4, nf, K)
     oracle = SequenceHingeOracle(*data, nf, K)
     w = rng.standard_normal(oracle.dim)
-    W = w[:nf * K].reshape(nf, K)
+    W = w[: nf * K].reshape(nf, K)
     X = np.zeros((data[0].size - 1, nf))
     for t in range(X.shape[0]):
-        X[t, data[1][data[0][t]:data[0][t + 1]]] = 1
-    np.testing.assert_allclose(oracle.unary_scores(w, 1), (X @ W)[data[2][1]:data[2][2]])
+        X[t, data[1][data[0][t] : data[0][t + 1]]] = 1
+    np.testing.assert_allclose(oracle.unary_scores(w, 1), (X @ W)[data[2][1] : data[2][2]])
 
 
-@pytest.mark.parametrize("change, field", [
-    (lambda d: (d[0], d[1], d[2], d[3] + 5), "labels"),
-    (lambda d: (d[0], d[1] + 100, d[2], d[3]), "indices"),
-    (lambda d: (d[0], d[1], d[2][:-1], d[3]), "sentence_ptr"),
-    (lambda d: (d[0] + 1, d[1], d[2], d[3]), "indptr"),
-])
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        (lambda d: (d[0], d[1], d[2], d[3] + 5), "labels"),
+        (lambda d: (d[0], d[1] + 100, d[2], d[3]), "indices"),
+        (lambda d: (d[0], d[1], d[2][:-1], d[3]), "sentence_ptr"),
+        (lambda d: (d[0] + 1, d[1], d[2], d[3]), "indptr"),
+    ],
+)
 def test_bad_arrays_raise_input_error(change, field):
     rng = np.random.default_rng(0)
     data = random_data(rng, 3, 4, 5, 3)
@@ -205,8 +214,9 @@ def test_bad_weights_raise_input_error():
 
 
 @settings(max_examples=60)
-@given(st.lists(st.dictionaries(st.integers(0, 40), st.integers(-3, 3).filter(bool), max_size=25),
-                min_size=1, max_size=6))
+@given(
+    st.lists(st.dictionaries(st.integers(0, 40), st.integers(-3, 3).filter(bool), max_size=25), min_size=1, max_size=6)
+)
 def test_merge_of_partial_cuts_equals_the_dense_sum(parts):
     """The chunks' partial cuts (sorted, no zeros) are merged in O(nnz): same as summing them densely."""
     from oracles.sequence import _merge_counts
@@ -230,7 +240,7 @@ def test_any_chunking_gives_the_serial_cut_and_decode(seed, n_chunks):
     """Chunk tasks (as shipped to workers: pickled, rebased) reproduce the one-chunk oracle."""
     import pickle
 
-    from cutplane.parallel import SerialExecutor
+    from cutplane.executors import SerialExecutor
 
     rng = np.random.default_rng(seed)
     nf, K = 50, 4

@@ -1,4 +1,5 @@
 """Viterbi (plain and Hamming-augmented) against exhaustive search, ties included."""
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -50,8 +51,7 @@ def test_continuous_scores_reach_the_maximum(inst):
     for yt in (None, y_true):
         got = viterbi(unary, trans, yt)
         ref = sequence_argmax(unary, trans, yt)
-        assert sequence_score(unary, trans, got, yt) == pytest.approx(sequence_score(unary, trans, ref, yt),
-                                                                       abs=1e-9)
+        assert sequence_score(unary, trans, got, yt) == pytest.approx(sequence_score(unary, trans, ref, yt), abs=1e-9)
         scores = sorted((sequence_score(unary, trans, y, yt) for y in all_sequences(T, K)), reverse=True)
         if len(scores) < 2 or scores[0] - scores[1] > 1e-9:
             assert np.array_equal(got, ref)
@@ -73,13 +73,16 @@ def test_loss_augmentation_moves_away_from_truth():
     assert np.all(y != y_true)
 
 
-@pytest.mark.parametrize("bad", [
-    dict(unary=np.zeros(3), transition=np.zeros((3, 3))),
-    dict(unary=np.zeros((2, 3)), transition=np.zeros((2, 2))),
-    dict(unary=np.array([[np.nan, 0.0]]), transition=np.zeros((2, 2))),
-    dict(unary=np.zeros((2, 2)), transition=np.zeros((2, 2)), y_true=np.array([0, 2])),
-    dict(unary=np.zeros((2, 2)), transition=np.zeros((2, 2)), y_true=np.array([0])),
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        dict(unary=np.zeros(3), transition=np.zeros((3, 3))),
+        dict(unary=np.zeros((2, 3)), transition=np.zeros((2, 2))),
+        dict(unary=np.array([[np.nan, 0.0]]), transition=np.zeros((2, 2))),
+        dict(unary=np.zeros((2, 2)), transition=np.zeros((2, 2)), y_true=np.array([0, 2])),
+        dict(unary=np.zeros((2, 2)), transition=np.zeros((2, 2)), y_true=np.array([0])),
+    ],
+)
 def test_bad_input_raises_input_error(bad):
     with pytest.raises(InputError):
         viterbi(**bad)

@@ -1,4 +1,5 @@
 """The cutplane command end to end: train, predict, demo, and errors without tracebacks."""
+
 import json
 import os
 import subprocess
@@ -8,14 +9,24 @@ from pathlib import Path
 
 import pytest
 
-from problems.linear.svm import LinearSVM
 from problems.cli.main import main
 from problems.demo_data import make_binary, make_multiclass
 from problems.io.svmlight import read_svmlight, write_svmlight
+from problems.linear.svm import LinearSVM
+from problems.solvers import CuttingPlane
 
 ROOT = Path(__file__).resolve().parents[2]
-REPORT_KEYS = {"objective", "lower_bound", "gap", "iterations", "status", "time_s",
-               "oracle_time_s", "solver_time_s", "backend"}
+REPORT_KEYS = {
+    "objective",
+    "lower_bound",
+    "gap",
+    "iterations",
+    "status",
+    "time_s",
+    "oracle_time_s",
+    "solver_time_s",
+    "backend",
+}
 
 
 @pytest.fixture
@@ -34,8 +45,23 @@ def files(tmp_path):
 def test_train_and_predict(tmp_path, files, capsys, task, name):
     train, test = files[name]
     model, report, pred = tmp_path / "m.npz", tmp_path / "r.json", tmp_path / "p.txt"
-    code = main(["train", "--task", task, "--train", str(train), "--C", "5", "--eps", "1e-4",
-                 "--model", str(model), "--report", str(report)])
+    code = main(
+        [
+            "train",
+            "--task",
+            task,
+            "--train",
+            str(train),
+            "--C",
+            "5",
+            "--eps",
+            "1e-4",
+            "--model",
+            str(model),
+            "--report",
+            str(report),
+        ]
+    )
     assert code == 0
     rep = json.loads(report.read_text())
     assert REPORT_KEYS <= set(rep)
@@ -43,7 +69,7 @@ def test_train_and_predict(tmp_path, files, capsys, task, name):
     assert rep["objective"] - rep["lower_bound"] == pytest.approx(rep["gap"], abs=1e-12)
     # the report is on the scale of F: the same number as the estimator trained directly
     X, y = read_svmlight(train)
-    direct = LinearSVM(C=5.0, eps=1e-4).fit(X, y)
+    direct = LinearSVM(C=5.0, solver=CuttingPlane(eps=1e-4)).fit(X, y)
     assert rep["objective"] == pytest.approx(direct.objective_, abs=2e-4)
     assert len(rep["history"]["upper"]) == rep["iterations"]
     assert "objective" in capsys.readouterr().out
@@ -81,7 +107,8 @@ def test_demo_runs_fast_and_prints_the_table(tmp_path, capsys):
         assert low <= obj and 0 <= gap <= 0.05 and abs(obj - low - gap) <= 1e-4 + 1e-3 * gap
     # SPOM's gap is measured against MTL^struct's lower bound of the same F
     assert float(spom[cols.index("gap")].rstrip("*")) == pytest.approx(
-        float(spom[cols.index("objective")]) - float(mtl[cols.index("lower_bound")]), abs=2e-4, rel=1e-3)
+        float(spom[cols.index("objective")]) - float(mtl[cols.index("lower_bound")]), abs=2e-4, rel=1e-3
+    )
     assert float(spom[cols.index("objective")]) >= float(mtl[cols.index("lower_bound")])
     for r in rows.values():
         assert float(r[cols.index("test_acc")]) > 0.8
@@ -140,11 +167,31 @@ def test_errors_exit_2_with_a_message(tmp_path, files, capsys):
 def test_console_module_in_subprocess(tmp_path, files):
     train, test = files["bin"]
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    run = lambda *a: subprocess.run([sys.executable, "-m", "problems.cli.main", *a], cwd=tmp_path,
-                                    env=env, capture_output=True, text=True, timeout=300)
+
+    def run(*a):
+        return subprocess.run(
+            [sys.executable, "-m", "problems.cli.main", *a],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+
     model = tmp_path / "m.npz"
-    r = run("train", "--task", "binary", "--train", str(train), "--C", "2", "--model", str(model),
-            "--report", str(tmp_path / "r.json"))
+    r = run(
+        "train",
+        "--task",
+        "binary",
+        "--train",
+        str(train),
+        "--C",
+        "2",
+        "--model",
+        str(model),
+        "--report",
+        str(tmp_path / "r.json"),
+    )
     assert r.returncode == 0, r.stderr
     r = run("predict", "--model", str(model), "--input", str(test))
     assert r.returncode == 0, r.stderr

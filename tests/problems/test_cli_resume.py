@@ -1,5 +1,6 @@
 """`cutplane train --checkpoint/--resume`: kill -9 mid-training, resume, same objective; bad
 checkpoints refused cleanly; the executor and memory options."""
+
 import json
 import os
 import signal
@@ -23,23 +24,47 @@ EPS = 0.02
 @pytest.fixture(scope="module")
 def seq(tmp_path_factory):
     d = tmp_path_factory.mktemp("resume")
-    task = make_tagging_task(n_train=120, n_test=5, length=10, n_labels=4, n_informative=3, n_noise=3, signal=0.5,
-                             seed=1)
+    task = make_tagging_task(
+        n_train=120, n_test=5, length=10, n_labels=4, n_informative=3, n_noise=3, signal=0.5, seed=1
+    )
     write_columns(d / "train.txt", task.X_train, task.y_train)
     (d / "t.tpl").write_text(task.templates)
     return d
 
 
 def train_args(d, tag, *extra):
-    return ["train", "--task", "sequence", "--train", str(d / "train.txt"), "--templates", str(d / "t.tpl"),
-            "--C", "10", "--eps", str(EPS), "--regularizer", "ssvm", "--model", str(d / f"{tag}.npz"),
-            "--report", str(d / f"{tag}.json"), *extra]
+    return [
+        "train",
+        "--task",
+        "sequence",
+        "--train",
+        str(d / "train.txt"),
+        "--templates",
+        str(d / "t.tpl"),
+        "--C",
+        "10",
+        "--eps",
+        str(EPS),
+        "--regularizer",
+        "ssvm",
+        "--model",
+        str(d / f"{tag}.npz"),
+        "--report",
+        str(d / f"{tag}.json"),
+        *extra,
+    ]
 
 
 def run_cli(args, cwd):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.Popen([sys.executable, "-m", "problems.cli.main", *args], cwd=cwd, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "problems.cli.main", *args],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def checkpoint_iterations(path):
@@ -124,26 +149,56 @@ def test_flipped_byte_and_other_data_are_refused(seq, capsys):
 def test_binary_task_resume_and_option_errors(tmp_path, capsys):
     write_demo_files(tmp_path, seed=0)
     train = next(p for p in tmp_path.iterdir() if "binary" in p.name and "train" in p.name)
-    base = ["train", "--task", "binary", "--train", str(train), "--C", "10", "--eps", "1e-4",
-            "--model", str(tmp_path / "m.npz")]
+    base = [
+        "train",
+        "--task",
+        "binary",
+        "--train",
+        str(train),
+        "--C",
+        "10",
+        "--eps",
+        "1e-4",
+        "--model",
+        str(tmp_path / "m.npz"),
+    ]
     ckpt = tmp_path / "c.ckpt"
     assert main([*base, "--report", str(tmp_path / "ref.json")]) == 0
     assert main([*base, "--checkpoint", str(ckpt), "--max-iter", "3", "--memory-limit", "64K"]) == 0
-    assert main([*base, "--checkpoint", str(ckpt), "--resume", "--memory-limit", "64K",
-                 "--report", str(tmp_path / "r.json")]) == 0
+    assert (
+        main(
+            [
+                *base,
+                "--checkpoint",
+                str(ckpt),
+                "--resume",
+                "--memory-limit",
+                "64K",
+                "--report",
+                str(tmp_path / "r.json"),
+            ]
+        )
+        == 0
+    )
     ref, rep = (json.loads((tmp_path / n).read_text()) for n in ("ref.json", "r.json"))
     assert rep["status"] == "converged" and abs(rep["objective"] - ref["objective"]) <= 1e-4
     assert rep["peak_working_set_bytes"] <= 64 * 1024 + 16 * rep["n_features"] + 24
     capsys.readouterr()
-    for extra, code, msg in ((["--resume"], 2, "--checkpoint"), (["--executor", "threads"], 2, "structured"),
-                             (["--scheduler", "tcp://x:1"], 2, "dask"), (["--memory-limit", "lots"], 2, "512K")):
+    for extra, code, msg in (
+        (["--resume"], 2, "--checkpoint"),
+        (["--executor", "threads"], 2, "structured"),
+        (["--scheduler", "tcp://x:1"], 2, "dask"),
+        (["--memory-limit", "lots"], 2, "512K"),
+    ):
         assert main([*base, *extra]) == code
         err = capsys.readouterr().err
         assert msg in err and "Traceback" not in err
 
 
-@pytest.mark.parametrize("text,value", [("1000", 1000), ("64K", 65536), ("1.5M", 1572864), ("2g", 2 ** 31),
-                                        ("10kB", 10240), ("3MiB", 3 * 2 ** 20)])
+@pytest.mark.parametrize(
+    "text,value",
+    [("1000", 1000), ("64K", 65536), ("1.5M", 1572864), ("2g", 2**31), ("10kB", 10240), ("3MiB", 3 * 2**20)],
+)
 def test_byte_sizes(text, value):
     assert byte_size(text) == value
 

@@ -1,5 +1,7 @@
-"""SequenceTagger(solver="spom") against MTL^struct's certificate on a generated task, the per-sentence
-SPOM view against the oracle, and ``cutplane compare`` end to end."""
+"""SequenceTagger(solver=SPOM(...)) against MTL^struct's certificate on a generated task, and
+``cutplane compare`` end to end (the per-sentence oracle SPOM reads is tested in
+tests/oracles/test_sequence_examples.py)."""
+
 import json
 
 import numpy as np
@@ -7,43 +9,25 @@ import pytest
 
 from cutplane.exceptions import InputError
 from problems.cli.main import main
-from problems.sequence.tagger import SequenceTagger, _SequenceExamples
+from problems.sequence.tagger import SequenceTagger
+from problems.solvers import SPOM, CuttingPlane
 from problems.synthetic import make_tagging_task
 
 
 @pytest.fixture(scope="module")
 def task():
     # 2 informative and 4 noise columns; MTL^struct keeps few templates at C = 1
-    return make_tagging_task(n_train=300, n_test=60, length=10, n_labels=3, n_informative=2, n_noise=4,
-                             signal=0.6, seed=1)
+    return make_tagging_task(
+        n_train=300, n_test=60, length=10, n_labels=3, n_informative=2, n_noise=4, signal=0.6, seed=1
+    )
 
 
 @pytest.fixture(scope="module")
 def mtl(task):
     # eps = 0.002 on F ~ 5.6: the certified lower bound is within 0.04% of the optimum
-    return SequenceTagger(task.templates, C=1.0, regularizer="mtl", eps=0.002).fit(task.X_train, task.y_train)
-
-
-@pytest.mark.parametrize("with_b", [True, False])
-def test_sequence_examples_agree_with_the_oracle(task, with_b):
-    templates = task.templates if with_b else task.templates.replace("B\n", "")
-    est = SequenceTagger(templates)
-    oracle = est.make_oracle(task.X_train[:40], task.y_train[:40])
-    assert oracle.transitions == with_b
-    ex = _SequenceExamples(oracle)
-    rng = np.random.default_rng(0)
-    for scale in (0.0, 0.3, 3.0):
-        w = scale * rng.normal(size=oracle.dim)
-        for i in range(oracle.n_samples):
-            ref = oracle.example_oracle(w, i)
-            got = ex.example_subgradient(i, w[ex.example_support(i)])
-            assert got.value == pytest.approx(ref.value, rel=1e-12, abs=1e-12)
-            dense = np.zeros(oracle.dim)
-            dense[got.indices] = got.values
-            np.testing.assert_array_equal(dense, ref.cut.slope.toarray().ravel())
-            assert np.all(np.diff(got.indices) > 0)
-            # the support holds every coordinate the subgradient touches
-            assert np.isin(got.indices, ex.example_support(i)).all()
+    return SequenceTagger(task.templates, C=1.0, regularizer="mtl", solver=CuttingPlane(eps=0.002)).fit(
+        task.X_train, task.y_train
+    )
 
 
 def test_spom_reaches_one_percent_of_the_certified_optimum(task, mtl):
@@ -51,8 +35,9 @@ def test_spom_reaches_one_percent_of_the_certified_optimum(task, mtl):
     assert mtl.gap_ <= 0.002 and lb > 0
     # eta0 = 0.1: the value the tuning rule (seed 000, Table 1: the grid {0.01, 0.1, 1, 10}, best
     # objective after a few epochs) picks on this task
-    sp = SequenceTagger(task.templates, C=1.0, regularizer="mtl", solver="spom", epochs=40, eta0=0.1,
-                        averaged=True, seed=0).fit(task.X_train, task.y_train)
+    sp = SequenceTagger(
+        task.templates, C=1.0, regularizer="mtl", solver=SPOM(epochs=40, eta0=0.1, averaged=True, seed=0)
+    ).fit(task.X_train, task.y_train)
     res = sp.result_
     F = 1.0 * res.history.objective  # C = 1: F / C = F
     assert sp.objective_ == pytest.approx(F[-1])
@@ -69,23 +54,25 @@ def test_spom_reaches_one_percent_of_the_certified_optimum(task, mtl):
 
 
 def test_spom_tagger_is_seeded_and_round_trips(task, tmp_path):
-    kw = dict(C=1.0, solver="spom", epochs=2, eta0=0.1)
-    a = SequenceTagger(task.templates, seed=5, **kw).fit(task.X_train[:60], task.y_train[:60])
-    b = SequenceTagger(task.templates, seed=5, **kw).fit(task.X_train[:60], task.y_train[:60])
-    c = SequenceTagger(task.templates, seed=6, **kw).fit(task.X_train[:60], task.y_train[:60])
+    kw = dict(epochs=2, eta0=0.1)
+    a = SequenceTagger(task.templates, C=1.0, solver=SPOM(seed=5, **kw)).fit(task.X_train[:60], task.y_train[:60])
+    b = SequenceTagger(task.templates, C=1.0, solver=SPOM(seed=5, **kw)).fit(task.X_train[:60], task.y_train[:60])
+    c = SequenceTagger(task.templates, C=1.0, solver=SPOM(seed=6, **kw)).fit(task.X_train[:60], task.y_train[:60])
     np.testing.assert_array_equal(a.coef_, b.coef_)
     assert not np.array_equal(a.coef_, c.coef_)
     path = a.save(tmp_path / "spom.npz")
     back = SequenceTagger.load(path)
-    assert back.solver == "spom" and back.lower_bound_ is None
+    assert back.solver == SPOM(seed=5, **kw) and back.lower_bound_ is None
     assert back.predict(task.X_test[:5]) == a.predict(task.X_test[:5])
 
 
 def test_solver_option_is_validated(task):
-    with pytest.raises(InputError, match="backend"):
+    with pytest.raises(InputError, match="solver=CuttingPlane"):
         SequenceTagger(task.templates, solver="CLARABEL").fit(task.X_train[:5], task.y_train[:5])
     with pytest.raises(InputError, match="epochs"):
-        SequenceTagger(task.templates, solver="spom", epochs=0).fit(task.X_train[:5], task.y_train[:5])
+        SequenceTagger(task.templates, solver=SPOM(epochs=0)).fit(task.X_train[:5], task.y_train[:5])
+    with pytest.raises(InputError, match="SPOM"):  # the keyword's old meaning names the new form
+        SequenceTagger(task.templates, solver="spom").fit(task.X_train[:5], task.y_train[:5])
 
 
 def _write(path, X, y):
@@ -100,9 +87,31 @@ def test_compare_command_end_to_end(task, tmp_path, capsys):
     _write(test, task.X_test[:20], task.y_test[:20])
     tpl.write_text(task.templates)
     report, out = tmp_path / "R.json", tmp_path / "figs"
-    code = main(["compare", "--task", "sequence", "--templates", str(tpl), "--train", str(train), "--test",
-                 str(test), "--C", "1", "--eps", "0.01", "--epochs", "4", "--eta0", "0.1", "--report", str(report),
-                 "--out", str(out)])
+    code = main(
+        [
+            "compare",
+            "--task",
+            "sequence",
+            "--templates",
+            str(tpl),
+            "--train",
+            str(train),
+            "--test",
+            str(test),
+            "--C",
+            "1",
+            "--eps",
+            "0.01",
+            "--epochs",
+            "4",
+            "--eta0",
+            "0.1",
+            "--report",
+            str(report),
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 0
     rep = json.loads(report.read_text())
     m, s = rep["methods"]["mtl"], rep["methods"]["spom"]
@@ -136,7 +145,20 @@ def test_compare_command_end_to_end(task, tmp_path, capsys):
 
 
 def test_compare_command_bad_input(tmp_path, capsys):
-    code = main(["compare", "--task", "sequence", "--templates", "chunking", "--train", str(tmp_path / "nope.txt"),
-                 "--test", str(tmp_path / "nope.txt"), "--C", "1"])
+    code = main(
+        [
+            "compare",
+            "--task",
+            "sequence",
+            "--templates",
+            "chunking",
+            "--train",
+            str(tmp_path / "nope.txt"),
+            "--test",
+            str(tmp_path / "nope.txt"),
+            "--C",
+            "1",
+        ]
+    )
     assert code == 2
     assert "nope.txt" in capsys.readouterr().err

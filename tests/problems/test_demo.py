@@ -1,4 +1,5 @@
 """The demo's data and report: certified numbers, noise templates dropped by MTL^struct, files."""
+
 import numpy as np
 import pytest
 
@@ -14,8 +15,11 @@ def small_report():
 
 
 def test_demo_task_is_seeded_and_validated():
-    a, b, c = make_demo_tagging(1, n_train=20, n_test=5), make_demo_tagging(1, n_train=20, n_test=5), \
-        make_demo_tagging(2, n_train=20, n_test=5)
+    a, b, c = (
+        make_demo_tagging(1, n_train=20, n_test=5),
+        make_demo_tagging(1, n_train=20, n_test=5),
+        make_demo_tagging(2, n_train=20, n_test=5),
+    )
     assert a.X_train == b.X_train and a.y_test == b.y_test
     assert a.X_train != c.X_train
     full = make_demo_tagging(0)
@@ -69,7 +73,7 @@ def test_table_lists_the_report(small_report):
     assert cols[0] == "method" and len(lines) == 4
     rows = {r.split()[0]: r.split() for r in lines[1:]}
     assert set(rows) == {"MTL^struct", "SPOM", "SSVM"} and all(len(r) == len(cols) for r in rows.values())
-    for key, m in rep["methods"].items():
+    for m in rep["methods"].values():
         row = rows[m["name"]]
         assert float(row[cols.index("objective")]) == pytest.approx(m["objective"], abs=1e-4)
         assert row[cols.index("noise_dropped")] == f"{len(m['noise_dropped'])}/{len(rep['noise_templates'])}"

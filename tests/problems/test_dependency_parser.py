@@ -1,7 +1,8 @@
 """DependencyParser: certificates, template selection, valid / projective trees, model files,
 bad input, the objective against a direct cvxpy solve on an enumerable treebank, and
-solver="spom" (per-sentence view equal to the oracle's own per-sentence decoding, SPOM's
-objective close to the certified cutting-plane optimum)."""
+solver=SPOM(...) (its objective close to the certified cutting-plane optimum; the per-sentence
+oracle it reads is tested in tests/oracles/test_parse_examples.py)."""
+
 import json
 import warnings
 
@@ -9,12 +10,14 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sklearn.exceptions import NotFittedError
 
 from cutplane.exceptions import InputError, ModelFormatError
 from oracles.brute_force.trees import enumerate_trees
 from oracles.parsing import is_projective, is_tree
-from problems.parsing.parser import DependencyParser, parse_arc_templates
 from problems.io.conllu import ConlluSentence
+from problems.parsing.parser import DependencyParser, TreeDecoder, parse_arc_templates
+from problems.solvers import SPOM, CuttingPlane
 
 # the gold heads depend on POS (and distance) only; words and lemmas are noise
 INFORMATIVE = {"hp_mp": "hp_mp", "between": "hp_bp_mp", "dist": ""}
@@ -37,8 +40,9 @@ def make_sentence(pos, rng, n_words=30, heads=True):
             h[k] = last if k > 0 else 0
             if pos[k] == "NOUN":
                 last = k + 1
-    return ConlluSentence(forms=forms, lemmas=lemmas, upos=list(pos), xpos=["_"] * n, feats=["_"] * n,
-                          heads=h, deprels=["dep"] * n)
+    return ConlluSentence(
+        forms=forms, lemmas=lemmas, upos=list(pos), xpos=["_"] * n, feats=["_"] * n, heads=h, deprels=["dep"] * n
+    )
 
 
 def make_treebank(n_sentences, seed, min_len=3, max_len=9):
@@ -61,8 +65,8 @@ def data():
 @pytest.fixture(scope="module")
 def fitted(data):
     train, _ = data
-    mtl = DependencyParser(TEMPLATES, C=10.0, regularizer="mtl", eps=0.05).fit(train)
-    ssvm = DependencyParser(TEMPLATES, C=10.0, regularizer="ssvm", eps=0.05).fit(train)
+    mtl = DependencyParser(TEMPLATES, C=10.0, regularizer="mtl", solver=CuttingPlane(eps=0.05)).fit(train)
+    ssvm = DependencyParser(TEMPLATES, C=10.0, regularizer="ssvm", solver=CuttingPlane(eps=0.05)).fit(train)
     return mtl, ssvm
 
 
@@ -99,8 +103,7 @@ def test_predictions_are_single_rooted_trees_and_skipping_is_exact(data, fitted)
     mtl, ssvm = fitted
     rng = np.random.default_rng(5)
     # POS in any order (not only the training distribution): still valid trees
-    shuffled = [make_sentence([_POS[i] for i in rng.integers(len(_POS), size=len(s))], rng, heads=False)
-                for s in test]
+    shuffled = [make_sentence([_POS[i] for i in rng.integers(len(_POS), size=len(s))], rng, heads=False) for s in test]
     for est in fitted:
         for sents in (test, shuffled):
             pred = est.predict(sents)
@@ -117,15 +120,16 @@ def test_predictions_are_single_rooted_trees_and_skipping_is_exact(data, fitted)
 
 def test_projective_gives_projective_trees(data):
     train, _ = data
-    est = DependencyParser(TEMPLATES, C=1.0, regularizer="ssvm", projective=True, eps=0.05).fit(train)
+    est = DependencyParser(
+        TEMPLATES, C=1.0, regularizer="ssvm", decoder=TreeDecoder(projective=True), solver=CuttingPlane(eps=0.05)
+    ).fit(train)
     rng = np.random.default_rng(7)
     # word features seen in training, random POS: the arc scores favour crossing arcs sometimes
-    sents = [make_sentence([_POS[i] for i in rng.integers(len(_POS), size=8)], rng, heads=False)
-             for _ in range(200)]
+    sents = [make_sentence([_POS[i] for i in rng.integers(len(_POS), size=8)], rng, heads=False) for _ in range(200)]
     pred = est.predict(sents)
     assert all(is_projective(np.concatenate(([-1], p))) for p in pred)
     assert all(is_tree(np.concatenate(([-1], p)), single_root=True) for p in pred)
-    est.projective = False  # same weights, unrestricted decoder: some trees cross
+    est.set_params(decoder__projective=False)  # same weights, unrestricted decoder: some trees cross
     free = est.predict(sents)
     assert any(not is_projective(np.concatenate(([-1], p))) for p in free)
 
@@ -168,8 +172,9 @@ def _enumerated_optimum(parser, sentences, C, regularizer):
     if regularizer == "ssvm":
         omega = 0.5 * cp.sum_squares(w)
     else:
-        omega = 0.5 * cp.square(cp.sum(cp.hstack([cp.norm(w[np.flatnonzero(groups == j)], 2)
-                                                   for j in np.unique(groups)])))
+        omega = 0.5 * cp.square(
+            cp.sum(cp.hstack([cp.norm(w[np.flatnonzero(groups == j)], 2) for j in np.unique(groups)]))
+        )
     prob = cp.Problem(cp.Minimize(omega + C * cp.sum(xi) / len(sentences)), cons)
     prob.solve(solver=cp.CLARABEL)
     return prob.value
@@ -179,8 +184,9 @@ def _enumerated_optimum(parser, sentences, C, regularizer):
 def test_objective_matches_direct_cvxpy_solve(regularizer):
     sents = make_treebank(4, seed=3, min_len=2, max_len=4)
     C = 5.0
-    est = DependencyParser({"hp_mp": "hp_mp", "mw": "mw", "dist": ""}, C=C, regularizer=regularizer,
-                           eps=1e-4).fit(sents)
+    est = DependencyParser(
+        {"hp_mp": "hp_mp", "mw": "mw", "dist": ""}, C=C, regularizer=regularizer, solver=CuttingPlane(eps=1e-4)
+    ).fit(sents)
     opt = _enumerated_optimum(est, sents, C, regularizer)
     assert est.lower_bound_ - 1e-5 <= opt <= est.objective_ + 1e-5
     assert est.objective_ - opt <= 1e-4 + 1e-5
@@ -198,12 +204,24 @@ def test_parse_arc_templates():
         parse_arc_templates("# nothing\n")
 
 
-@pytest.mark.parametrize("kwargs, field", [
-    (dict(C=0.0), "C"), (dict(C=-1.0), "C"), (dict(eps=0.0), "eps"),
-    (dict(regularizer="nope"), "regularizer"), (dict(regularizer="pmtl", p=1.0), "p"),
-    (dict(projective="yes"), "projective"), (dict(solver="CLARABEL"), "solver"),
-    (dict(solver="spom", epochs=0), "epochs"), (dict(solver="spom", eta0=-1.0), "eta0"),
-])
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        (dict(C=0.0), "C"),
+        (dict(C=-1.0), "C"),
+        (dict(solver=CuttingPlane(eps=0.0)), "eps"),
+        (dict(regularizer="nope"), "regularizer"),
+        (dict(regularizer="pmtl", p=1.0), "p"),
+        (dict(decoder=TreeDecoder(projective="yes")), "projective"),
+        (dict(decoder="eisner"), "decoder"),
+        (dict(solver="CLARABEL"), "solver"),
+        (dict(solver="spom"), "solver"),
+        (dict(solver=SPOM(epochs=0)), "epochs"),
+        (dict(solver=SPOM(eta0=-1.0)), "eta0"),
+        (dict(normalize_loss="no"), "normalize_loss"),
+        (dict(pos="lemma"), "pos"),
+    ],
+)
 def test_bad_hyper_parameters(data, kwargs, field):
     with pytest.raises(InputError) as err:
         DependencyParser(TEMPLATES, **kwargs).fit(data[0][:5])
@@ -215,7 +233,7 @@ def test_bad_data(data):
     est = DependencyParser(TEMPLATES)
     with pytest.raises(InputError):
         est.fit([])
-    with pytest.raises(InputError):
+    with pytest.raises(NotFittedError):
         est.predict(test)  # not fitted
     rng = np.random.default_rng(0)
     no_heads = make_sentence(["NOUN", "VERB"], rng, heads=False)
@@ -241,13 +259,17 @@ def test_multi_root_and_nonprojective_warning():
     rng = np.random.default_rng(2)
     s = make_sentence(["NOUN", "VERB", "NOUN", "ADJ"], rng)
     s.heads = np.array([0, 0, 0, 3])  # three children of the root
-    est = DependencyParser(TEMPLATES, C=1.0, single_root=False, eps=0.05).fit([s, s])
+    est = DependencyParser(TEMPLATES, C=1.0, decoder=TreeDecoder(single_root=False), solver=CuttingPlane(eps=0.05)).fit(
+        [s, s]
+    )
     assert est.result_.status == "converged"
     crossing = make_sentence(["NOUN", "VERB", "NOUN", "ADJ"], rng)
     crossing.heads = np.array([0, 3, 1, 2])  # 0->1, 1->3, 3->2, 2->4: arcs 1-3 and 2-4 cross
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        DependencyParser(TEMPLATES, C=1.0, projective=True, eps=0.05).fit([crossing])
+        DependencyParser(TEMPLATES, C=1.0, decoder=TreeDecoder(projective=True), solver=CuttingPlane(eps=0.05)).fit(
+            [crossing]
+        )
     assert is_tree(np.concatenate(([-1], crossing.heads)))
     assert not is_projective(np.concatenate(([-1], crossing.heads)))
     assert any("not projective" in str(w.message) for w in caught)
@@ -296,60 +318,16 @@ def test_featurizer_state_roundtrip(featurized):
         ArcFeaturizer.from_state(arrays, dict(meta, template_names=meta["template_names"][::-1]))
 
 
-# ---------------------------------------------------------------------------- solver="spom"
-@pytest.mark.parametrize("projective, normalize_loss", [(False, False), (True, True)])
-def test_parse_examples_view_equals_oracle_per_sentence(data, projective, normalize_loss):
-    """The sparse per-sentence view gives the same hinge and subgradient as the oracle's own
-    ``loss_augmented`` on the full w (the adapter SPOM would otherwise use)."""
-    from cutplane.online import as_example_oracle
-    from problems.parsing.parser import _ParseExamples
-
-    train, _ = data
-    est = DependencyParser(TEMPLATES, projective=projective, normalize_loss=normalize_loss)
-    oracle, feats, trees = est._make_oracle(train[:15])
-    view = _ParseExamples(feats, trees, projective=projective, single_root=True, normalize_loss=normalize_loss)
-    full = as_example_oracle(oracle)
-    assert full.example_support(0) is None  # the adapter reads all of w
-    rng = np.random.default_rng(1)
-    for _ in range(3):
-        w = rng.normal(size=oracle.dim)
-        for i in range(len(trees)):
-            sup = view.example_support(i)
-            a, b = view.example_subgradient(i, w[sup]), full.example_subgradient(i, w)
-            assert np.all(np.diff(a.indices) > 0) and np.all(np.isin(a.indices, sup))
-            assert a.value == pytest.approx(b.value, abs=1e-10)
-            dense_a, dense_b = np.zeros(oracle.dim), np.zeros(oracle.dim)
-            dense_a[a.indices], dense_b[b.indices] = a.values, b.values
-            np.testing.assert_allclose(dense_a, dense_b, atol=1e-12)
-
-
-def test_spom_view_and_full_adapter_give_the_same_iterates(data):
-    from cutplane.mixed_norm import MixedNorm
-    from cutplane.online import as_example_oracle, spom
-    from problems.parsing.parser import _ParseExamples
-
-    train, _ = data
-    est = DependencyParser(TEMPLATES)
-    oracle, feats, trees = est._make_oracle(train[:20])
-    groups = est.featurizer_.coordinate_groups()
-    reg = MixedNorm(groups, p=1.0, n_groups=len(TEMPLATES))
-    view = _ParseExamples(feats, trees, projective=False, single_root=True, normalize_loss=False)
-    kw = dict(epochs=3, eta0=0.5, seed=4, batch_oracle=oracle, groups=groups, n_groups=len(TEMPLATES))
-    lazy = spom(view, reg, 0.2, **kw)
-    dense = spom(as_example_oracle(oracle), reg, 0.2, **kw)
-    assert lazy.lazy and not dense.lazy
-    np.testing.assert_allclose(lazy.w, dense.w, rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(lazy.history.objective, dense.history.objective, rtol=1e-9)
-
-
+# ---------------------------------------------------------------------------- SPOM
 @pytest.mark.parametrize("regularizer", ["mtl", "ssvm"])
 def test_spom_reaches_the_cutting_plane_objective(regularizer):
     """Same F, same decoder: SPOM after 40 epochs is within 3% of the certified optimum and never
     below the certified lower bound."""
     train = make_treebank(40, seed=0)
-    cp = DependencyParser(TEMPLATES, C=1.0, regularizer=regularizer, eps=1e-3).fit(train)
-    sp = DependencyParser(TEMPLATES, C=1.0, regularizer=regularizer, solver="spom", epochs=40, eta0=0.1,
-                          seed=0).fit(train)
+    cp = DependencyParser(TEMPLATES, C=1.0, regularizer=regularizer, solver=CuttingPlane(eps=1e-3)).fit(train)
+    sp = DependencyParser(TEMPLATES, C=1.0, regularizer=regularizer, solver=SPOM(epochs=40, eta0=0.1, seed=0)).fit(
+        train
+    )
     assert sp.lower_bound_ is None and sp.gap_ is None and sp.n_iter_ == 40
     assert sp.objective_ >= cp.lower_bound_ - 1e-6
     assert sp.objective_ <= 1.03 * cp.objective_
@@ -362,9 +340,9 @@ def test_spom_reaches_the_cutting_plane_objective(regularizer):
 
 def test_spom_model_roundtrip(tmp_path, data):
     train, test = data
-    sp = DependencyParser(TEMPLATES, C=1.0, solver="spom", epochs=3, eta0=0.1).fit(train[:20])
+    sp = DependencyParser(TEMPLATES, C=1.0, solver=SPOM(epochs=3, eta0=0.1)).fit(train[:20])
     back = DependencyParser.load(sp.save(tmp_path / "spom.npz"))
-    assert back.solver == "spom" and back.lower_bound_ is None and back.gap_ is None
+    assert back.solver == SPOM(epochs=3, eta0=0.1) and back.lower_bound_ is None and back.gap_ is None
     assert back.objective_ == sp.objective_
     assert all(np.array_equal(a, b) for a, b in zip(back.predict(test), sp.predict(test)))
 
@@ -372,9 +350,11 @@ def test_spom_model_roundtrip(tmp_path, data):
 # ------------------------------------------------------------------ engine options (checkpoint, executor)
 def _interrupt_at(k):
     """A callback raising KeyboardInterrupt (as Ctrl-C would) at iteration k."""
+
     def callback(info):
         if info.iteration == k:
             raise KeyboardInterrupt
+
     return callback
 
 
@@ -383,16 +363,17 @@ def test_interrupt_then_resume_reaches_the_uninterrupted_objective(tmp_path):
 
     train = make_treebank(25, seed=4)
     eps = 1e-3
-    kw = dict(C=2.0, regularizer="mtl", eps=eps)
-    full = DependencyParser(TEMPLATES, **kw).fit(train)
+    kw = dict(C=2.0, regularizer="mtl")
+    full = DependencyParser(TEMPLATES, solver=CuttingPlane(eps=eps), **kw).fit(train)
     assert full.result_.status == "converged" and full.n_iter_ > 4
     ckpt = tmp_path / "parser.ckpt.npz"
     with pytest.warns(ConvergenceWarning):
-        first = DependencyParser(TEMPLATES, checkpoint=ckpt, checkpoint_every=2, **kw).fit(
-            train, callback=_interrupt_at(3))
+        first = DependencyParser(
+            TEMPLATES, solver=CuttingPlane(eps=eps, checkpoint=ckpt, checkpoint_every=2), **kw
+        ).fit(train, callback=_interrupt_at(3))
     assert first.result_.status == "interrupted" and first.n_iter_ == 3 and ckpt.exists()
     assert first.gap_ > eps
-    resumed = DependencyParser(TEMPLATES, checkpoint=ckpt, resume=True, **kw).fit(train)
+    resumed = DependencyParser(TEMPLATES, solver=CuttingPlane(eps=eps, checkpoint=ckpt, resume=True), **kw).fit(train)
     assert resumed.result_.status == "converged" and resumed.gap_ <= eps
     assert resumed.n_iter_ > first.n_iter_  # counted over both runs: it continued, did not restart
     # both certified within eps of the same optimum
@@ -400,15 +381,19 @@ def test_interrupt_then_resume_reaches_the_uninterrupted_objective(tmp_path):
     assert resumed.lower_bound_ <= full.objective_ + 1e-9 and full.lower_bound_ <= resumed.objective_ + 1e-9
     # other hyper-parameters: the checkpoint is refused, not silently used
     with pytest.raises(ModelFormatError, match="different problem"):
-        DependencyParser(TEMPLATES, checkpoint=ckpt, resume=True, **dict(kw, C=3.0)).fit(train)
+        DependencyParser(TEMPLATES, solver=CuttingPlane(eps=eps, checkpoint=ckpt, resume=True), **dict(kw, C=3.0)).fit(
+            train
+        )
 
 
 def test_memory_limit_and_threads_executor_give_the_same_optimum():
     train = make_treebank(20, seed=6)
-    kw = dict(C=2.0, regularizer="mtl", eps=1e-3)
-    ref = DependencyParser(TEMPLATES, **kw).fit(train)
-    budget = DependencyParser(TEMPLATES, memory_limit=25_000, **kw).fit(train)
-    threads = DependencyParser(TEMPLATES, executor="threads", n_workers=2, **kw).fit(train)
+    kw = dict(C=2.0, regularizer="mtl")
+    ref = DependencyParser(TEMPLATES, solver=CuttingPlane(eps=1e-3), **kw).fit(train)
+    budget = DependencyParser(TEMPLATES, solver=CuttingPlane(eps=1e-3, memory_limit=25_000), **kw).fit(train)
+    threads = DependencyParser(TEMPLATES, solver=CuttingPlane(eps=1e-3, executor="threads", n_workers=2), **kw).fit(
+        train
+    )
     for est in (budget, threads):
         assert est.result_.status == "converged"
         assert abs(est.objective_ - ref.objective_) <= 1e-3
@@ -418,21 +403,27 @@ def test_memory_limit_and_threads_executor_give_the_same_optimum():
     assert all(np.array_equal(a, b) for a, b in zip(threads.predict(train), ref.predict(train)))
 
 
-@pytest.mark.parametrize("kwargs, field", [
-    (dict(checkpoint=3), "checkpoint"), (dict(resume=True), "resume"), (dict(checkpoint_every=0), "checkpoint_every"),
-    (dict(memory_limit=-5), "memory_limit"), (dict(executor="nope"), "executor"),
-    (dict(scheduler="tcp://127.0.0.1:1"), "scheduler"),
-    (dict(solver="spom", checkpoint="c.npz"), "checkpoint"), (dict(solver="spom", memory_limit=10**6), "memory_limit"),
-])
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        (dict(checkpoint=3), "checkpoint"),
+        (dict(resume=True), "resume"),
+        (dict(checkpoint_every=0), "checkpoint_every"),
+        (dict(memory_limit=-5), "memory_limit"),
+        (dict(executor="nope"), "executor"),
+        (dict(scheduler="tcp://127.0.0.1:1"), "scheduler"),
+    ],
+)
 def test_bad_engine_options(data, kwargs, field):
     with pytest.raises(InputError) as err:
-        DependencyParser(TEMPLATES, **kwargs).fit(data[0][:5])
+        DependencyParser(TEMPLATES, solver=CuttingPlane(**kwargs)).fit(data[0][:5])
     assert err.value.field == field
 
 
 def test_engine_options_roundtrip_through_model_files(tmp_path, data):
-    est = DependencyParser(TEMPLATES, C=1.0, checkpoint=tmp_path / "c.npz", checkpoint_every=3,
-                           memory_limit=10**7).fit(data[0][:10])
+    est = DependencyParser(
+        TEMPLATES, C=1.0, solver=CuttingPlane(checkpoint=tmp_path / "c.npz", checkpoint_every=3, memory_limit=10**7)
+    ).fit(data[0][:10])
     back = DependencyParser.load(est.save(tmp_path / "m.npz"))
-    assert back.checkpoint == str(tmp_path / "c.npz") and back.checkpoint_every == 3
-    assert back.memory_limit == 10**7 and back.scheduler is None
+    assert back.solver.checkpoint == str(tmp_path / "c.npz") and back.solver.checkpoint_every == 3
+    assert back.solver.memory_limit == 10**7 and back.solver.scheduler is None

@@ -9,6 +9,7 @@ Four kinds of damage, each on real model files of LinearSVM and SequenceTagger:
 - metadata: JSON values replaced by random JSON, keys dropped, huge or nested values;
 - arrays: one array replaced by another shape / dtype / NaN, with metadata kept consistent.
 """
+
 import io
 import json
 import tempfile
@@ -24,6 +25,7 @@ from cutplane.exceptions import CutplaneError, ModelFormatError
 from problems.linear.svm import LinearSVM
 from problems.model_io import load_model, save_model
 from problems.sequence.tagger import SequenceTagger
+from problems.solvers import CuttingPlane
 
 
 @pytest.fixture(scope="module")
@@ -38,14 +40,18 @@ def models(scratch):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(30, 4))
     y = (X[:, 0] + 0.3 * X[:, 1] > 0).astype(int)
-    svm = LinearSVM(C=1.0, eps=1e-2).fit(X, y)
+    svm = LinearSVM(C=1.0, solver=CuttingPlane(eps=1e-2)).fit(X, y)
     svm.save(scratch / "svm.npz")
     sents = [[("the", "DT"), ("dog", "NN")], [("a", "DT"), ("cat", "NN"), ("runs", "VB")]] * 3
     labels = [["B", "I"], ["B", "I", "O"]] * 3
-    tagger = SequenceTagger("U00:%x[0,0]\nU01:%x[0,1]\nB\n", C=1.0, eps=0.5, max_iter=20).fit(sents, labels)
+    tagger = SequenceTagger("U00:%x[0,0]\nU01:%x[0,1]\nB\n", C=1.0, solver=CuttingPlane(eps=0.5, max_iter=20)).fit(
+        sents, labels
+    )
     tagger.save(scratch / "tagger.npz")
-    return {"svm": ((scratch / "svm.npz").read_bytes(), LinearSVM, X[:3]),
-            "tagger": ((scratch / "tagger.npz").read_bytes(), SequenceTagger, sents[:2])}
+    return {
+        "svm": ((scratch / "svm.npz").read_bytes(), LinearSVM, X[:3]),
+        "tagger": ((scratch / "tagger.npz").read_bytes(), SequenceTagger, sents[:2]),
+    }
 
 
 def _members(blob: bytes) -> dict:
@@ -72,12 +78,29 @@ def _entries(blob: bytes) -> dict:
         return {k: data[k] for k in data.files}
 
 
-JSON = st.recursive(st.none() | st.booleans() | st.integers(-2 ** 70, 2 ** 70) | st.floats(allow_nan=False)
-                    | st.text(max_size=8),
-                    lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=6), kids, max_size=3),
-                    max_leaves=8)
-TOKENS = [b"\x00", b"\xff", b"'", b"{", b"}", b"(", b")", b",", b"9" * 30, b"-1", b"'descr': '|O', ",
-          b"'shape': (99999999999, 99999999999), ", b"'fortran_order': True, ", b"<f4", b"<U9", b"\n"]
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=6), kids, max_size=3),
+    max_leaves=8,
+)
+TOKENS = [
+    b"\x00",
+    b"\xff",
+    b"'",
+    b"{",
+    b"}",
+    b"(",
+    b")",
+    b",",
+    b"9" * 30,
+    b"-1",
+    b"'descr': '|O', ",
+    b"'shape': (99999999999, 99999999999), ",
+    b"'fortran_order': True, ",
+    b"<f4",
+    b"<U9",
+    b"\n",
+]
 
 
 @st.composite
@@ -109,9 +132,9 @@ def member_damage(draw, blob):
         elif op == "insert":
             data[pos:pos] = draw(st.sampled_from(TOKENS))
         elif op == "truncate":
-            del data[draw(st.integers(0, len(data))):]
+            del data[draw(st.integers(0, len(data))) :]
         else:
-            del data[pos:pos + draw(st.integers(1, 8))]
+            del data[pos : pos + draw(st.integers(1, 8))]
     members[name] = bytes(data)
     if draw(st.booleans()):
         members[draw(st.sampled_from(["extra.npy", "extra.txt", "dir/x.npy"]))] = draw(st.binary(max_size=64))

@@ -8,6 +8,7 @@ result satisfies the reader's contract) or raises a :class:`cutplane.exceptions.
 subclass; any other exception is a crash. The short run (~150 examples per reader) is part
 of the suite; ``-m slow`` runs 10,000 examples per reader.
 """
+
 import gzip
 import tempfile
 from pathlib import Path
@@ -32,45 +33,150 @@ def _ocr_line(lid, letter, nxt, wid, pos, fold):
 
 
 SEEDS = {
-    "conll": ("-DOCSTART- -X- O\n\nConfidence NN B-NP\nin IN B-PP\nthe DT B-NP\n\n"
-              "pound NN I-NP\nis VBZ B-VP\n\n").encode(),
-    "crfpp": "He PRP B-NP\nreckons VBZ B-VP\n\nthe DT B-NP\ncurrent JJ I-NP\n".encode(),
-    "conllu": ("# sent_id = 1\n# text = Han kom hjem.\n"
-               "1\tHan\than\tPRON\t_\t_\t2\tnsubj\t_\t_\n"
-               "2-3\tkomhjem\t_\t_\t_\t_\t_\t_\t_\t_\n"
-               "2\tkom\tkomme\tVERB\t_\t_\t0\troot\t_\t_\n"
-               "3\thjem\thjem\tADV\t_\t_\t2\tadvmod\t_\t_\n"
-               "3.1\tx\tx\tX\t_\t_\t_\t_\t_\t_\n"
-               "4\t.\t.\tPUNCT\t_\t_\t2\tpunct\t_\tSpaceAfter=No\n\n"
-               "1\tJa\tja\tINTJ\t_\t_\t0\troot\t_\t_\n\n").encode(),
+    "conll": (b"-DOCSTART- -X- O\n\nConfidence NN B-NP\nin IN B-PP\nthe DT B-NP\n\npound NN I-NP\nis VBZ B-VP\n\n"),
+    "crfpp": b"He PRP B-NP\nreckons VBZ B-VP\n\nthe DT B-NP\ncurrent JJ I-NP\n",
+    "conllu": (
+        b"# sent_id = 1\n# text = Han kom hjem.\n"
+        b"1\tHan\than\tPRON\t_\t_\t2\tnsubj\t_\t_\n"
+        b"2-3\tkomhjem\t_\t_\t_\t_\t_\t_\t_\t_\n"
+        b"2\tkom\tkomme\tVERB\t_\t_\t0\troot\t_\t_\n"
+        b"3\thjem\thjem\tADV\t_\t_\t2\tadvmod\t_\t_\n"
+        b"3.1\tx\tx\tX\t_\t_\t_\t_\t_\t_\n"
+        b"4\t.\t.\tPUNCT\t_\t_\t2\tpunct\t_\tSpaceAfter=No\n\n"
+        b"1\tJa\tja\tINTJ\t_\t_\t0\troot\t_\t_\n\n"
+    ),
     "svmlight": b"# comment\n1 1:0.5 3:-2 7:1e-3\n-1 qid:3 2:1.5 # tail\n+1 4:2\n",
     "segmented": "\ufeff\u4e2d\u56fd  \u4eba\u6c11 \u94f6\u884c\r\n\r\n\u6211 \u7231 \u5317\u4eac\r\n".encode(),
-    "ocr": "".join([_ocr_line(1, "o", 2, 1, 1, 0), _ocr_line(2, "k", -1, 1, 2, 0),
-                    _ocr_line(3, "z", -1, 2, 1, 9)]).encode(),
+    "ocr": "".join(
+        [_ocr_line(1, "o", 2, 1, 1, 0), _ocr_line(2, "k", -1, 1, 2, 0), _ocr_line(3, "z", -1, 2, 1, 9)]
+    ).encode(),
     "templates": b"# chunking\nU00:%x[-2,0]\nU01:%x[0,0]/%x[1,1]\n\nU\nB\n",
 }
 
-TOKENS = [b"\t", b"\n", b"\n\n", b"\r\n", b"\r", b" ", b"  ", b"\xef\xbb\xbf", b"\xff", b"\xc3", b"\xe4\xb8",
-          b"\xed\xa0\x80", b"\x00", b"9" * 25, b"9" * 5000, b"-9223372036854775809", b"nan", b"inf", b"-inf",
-          b"1e400", b"-1", b"0", b"1_0", "\u00b2".encode(), "\u0663".encode(), "\u3000".encode(),
-          "\u2028".encode(), b"#", b"# ", b"_", b":", b"qid:", b"qid:x", b"-DOCSTART-", b"%x[", b"%x[0,-1]",
-          b"%x[99999999999999999999,0]", b"1-2", b"1.1", b"B", b"U", b"0:1", b"1:nan", b"a", b"2147483648",
-          b"99999999999:1", b"1_0:1", b"1:1_0"]
+TOKENS = [
+    b"\t",
+    b"\n",
+    b"\n\n",
+    b"\r\n",
+    b"\r",
+    b" ",
+    b"  ",
+    b"\xef\xbb\xbf",
+    b"\xff",
+    b"\xc3",
+    b"\xe4\xb8",
+    b"\xed\xa0\x80",
+    b"\x00",
+    b"9" * 25,
+    b"9" * 5000,
+    b"-9223372036854775809",
+    b"nan",
+    b"inf",
+    b"-inf",
+    b"1e400",
+    b"-1",
+    b"0",
+    b"1_0",
+    "\u00b2".encode(),
+    "\u0663".encode(),
+    "\u3000".encode(),
+    "\u2028".encode(),
+    b"#",
+    b"# ",
+    b"_",
+    b":",
+    b"qid:",
+    b"qid:x",
+    b"-DOCSTART-",
+    b"%x[",
+    b"%x[0,-1]",
+    b"%x[99999999999999999999,0]",
+    b"1-2",
+    b"1.1",
+    b"B",
+    b"U",
+    b"0:1",
+    b"1:nan",
+    b"a",
+    b"2147483648",
+    b"99999999999:1",
+    b"1_0:1",
+    b"1:1_0",
+]
 
 # per format: field separator and field values for field-level mutations (semantic damage:
 # heads forming cycles, broken OCR word links, bad indices, wrong labels, ...)
 FIELDS = {
     "conll": (b" ", [b"a", b"NN", b"B-NP", b"I-NP", b"O", b"-DOCSTART-", b"", b"x y"]),
     "crfpp": (b" ", [b"a", b"NN", b"B-NP", b"O", b"", b"x y"]),
-    "conllu": (b"\t", [b"0", b"1", b"2", b"3", b"4", b"5", b"-1", b"1-2", b"2.1", b"3-2", b"_", b"", b"x",
-                       b"01", b"\xc2\xb2", b"99999999999999999999", b"1\t2"]),
-    "svmlight": (b" ", [b"1", b"-1", b"+1", b"1:2", b"2:0.5", b"3:-1e300", b"qid:1", b"qid:", b"#", b"3:nan",
-                        b"0:1", b"1_0:1", b"2147483647:1", b"4:1e400", b"1:1:1", b""]),
+    "conllu": (
+        b"\t",
+        [
+            b"0",
+            b"1",
+            b"2",
+            b"3",
+            b"4",
+            b"5",
+            b"-1",
+            b"1-2",
+            b"2.1",
+            b"3-2",
+            b"_",
+            b"",
+            b"x",
+            b"01",
+            b"\xc2\xb2",
+            b"99999999999999999999",
+            b"1\t2",
+        ],
+    ),
+    "svmlight": (
+        b" ",
+        [
+            b"1",
+            b"-1",
+            b"+1",
+            b"1:2",
+            b"2:0.5",
+            b"3:-1e300",
+            b"qid:1",
+            b"qid:",
+            b"#",
+            b"3:nan",
+            b"0:1",
+            b"1_0:1",
+            b"2147483647:1",
+            b"4:1e400",
+            b"1:1:1",
+            b"",
+        ],
+    ),
     "segmented": (b" ", [b"\xe4\xb8\xad", b"a", b"", b"\xe3\x80\x80", b"  "]),
-    "ocr": (b"\t", [b"0", b"1", b"2", b"3", b"-1", b"9", b"10", b"a", b"z", b"A", b"", b"1.0", b"x",
-                    b"99999999999999999999", b"\t"]),
-    "templates": (b":", [b"U00", b"U01", b"B", b"U", b"%x[0,0]", b"%x[-1,1]/%x[0,0]", b"%x[0,-1]", b"%x[", b"",
-                         b"%x[1,2]%", b"B01"]),
+    "ocr": (
+        b"\t",
+        [
+            b"0",
+            b"1",
+            b"2",
+            b"3",
+            b"-1",
+            b"9",
+            b"10",
+            b"a",
+            b"z",
+            b"A",
+            b"",
+            b"1.0",
+            b"x",
+            b"99999999999999999999",
+            b"\t",
+        ],
+    ),
+    "templates": (
+        b":",
+        [b"U00", b"U01", b"B", b"U", b"%x[0,0]", b"%x[-1,1]/%x[0,0]", b"%x[0,-1]", b"%x[", b"", b"%x[1,2]%", b"B01"],
+    ),
 }
 
 
@@ -88,7 +194,7 @@ def mutations(draw, seed: bytes):
         elif op == "insert":
             data[pos:pos] = draw(st.sampled_from(TOKENS))
         elif op == "delete":
-            del data[pos:pos + draw(st.integers(1, 16))]
+            del data[pos : pos + draw(st.integers(1, 16))]
         elif op == "duplicate":
             end = draw(st.integers(pos, len(data)))
             data[end:end] = data[pos:end]
@@ -120,7 +226,7 @@ def packings(draw, content: bytes):
         return content
     packed = bytearray(gzip.compress(content, mtime=0))
     if how == "gzip-truncated":
-        return bytes(packed[:draw(st.integers(0, len(packed) - 1))])
+        return bytes(packed[: draw(st.integers(0, len(packed) - 1))])
     if how == "gzip-flipped":
         pos = draw(st.integers(0, len(packed) - 1))
         packed[pos] ^= draw(st.integers(1, 255))
@@ -129,8 +235,9 @@ def packings(draw, content: bytes):
 
 def file_bytes(fmt: str):
     seed = SEEDS[fmt]
-    content = st.one_of(st.binary(max_size=400), mutations(seed), field_mutations(seed, fmt),
-                        field_mutations(seed, fmt), st.just(seed))
+    content = st.one_of(
+        st.binary(max_size=400), mutations(seed), field_mutations(seed, fmt), field_mutations(seed, fmt), st.just(seed)
+    )
     return content.flatmap(packings)
 
 

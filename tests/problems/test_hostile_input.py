@@ -1,5 +1,6 @@
 """Hostile input at the entry points: every reader against each kind of bad file, the shared
 validation checks, and the predict-time policy for features and labels unseen in training."""
+
 import gzip
 import warnings
 
@@ -9,15 +10,24 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cutplane.exceptions import CutplaneError, InputError
-from problems.sequence.feature_index import FeatureIndex, LabelAlphabet
 from problems.io.conll import read_conll, read_crfpp
 from problems.io.conllu import read_conllu
 from problems.io.ocr import read_ocr_letters
 from problems.io.segmentation import read_segmented, read_segmented_as_tags, read_word_list
 from problems.io.svmlight import read_svmlight
+from problems.sequence.feature_index import FeatureIndex, LabelAlphabet
 from problems.sequence.templates import read_templates
-from problems.validation import (UnseenLabelWarning, check_consistent_length, check_finite_array, check_fraction,
-                                 check_int, check_positive, check_sequences, warn_unseen_labels)
+from problems.solvers import CuttingPlane
+from problems.validation import (
+    UnseenLabelWarning,
+    check_consistent_length,
+    check_finite_array,
+    check_fraction,
+    check_int,
+    check_positive,
+    check_sequences,
+    warn_unseen_labels,
+)
 
 
 def _ocr(lid, letter, nxt, wid, pos, fold):
@@ -28,8 +38,10 @@ def _ocr(lid, letter, nxt, wid, pos, fold):
 VALID = {
     "conll": (read_conll, "a NN B-NP\nb NN I-NP\n\nc VB B-VP\n"),
     "crfpp": (read_crfpp, "a NN B-NP\nb NN I-NP\n\nc VB B-VP\n"),
-    "conllu": (read_conllu, "1\ta\ta\tX\t_\t_\t0\troot\t_\t_\n2\tb\tb\tX\t_\t_\t1\tdep\t_\t_\n\n"
-                            "1\tc\tc\tX\t_\t_\t0\troot\t_\t_\n"),
+    "conllu": (
+        read_conllu,
+        "1\ta\ta\tX\t_\t_\t0\troot\t_\t_\n2\tb\tb\tX\t_\t_\t1\tdep\t_\t_\n\n1\tc\tc\tX\t_\t_\t0\troot\t_\t_\n",
+    ),
     "svmlight": (read_svmlight, "1 1:0.5 2:1\n-1 2:3\n+1 1:2\n"),
     "segmented": (read_segmented, "\u4e2d\u56fd \u4eba\n\u6211 \u7231\n\u597d\n"),
     "segmented_as_tags": (read_segmented_as_tags, "\u4e2d\u56fd \u4eba\n\u6211 \u7231\n\u597d\n"),
@@ -64,9 +76,12 @@ def test_bom_crlf_and_gzip_are_accepted_and_read_the_same(tmp_path, name):
     plain = tmp_path / "plain"
     plain.write_text(text, encoding="utf-8")
     expected = _result_key(name, reader(plain))
-    variants = {"bom": b"\xef\xbb\xbf" + text.encode(), "crlf": text.replace("\n", "\r\n").encode(),
-                "gzip": gzip.compress(text.encode()), "bom-crlf-gzip": gzip.compress(
-                    b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode())}
+    variants = {
+        "bom": b"\xef\xbb\xbf" + text.encode(),
+        "crlf": text.replace("\n", "\r\n").encode(),
+        "gzip": gzip.compress(text.encode()),
+        "bom-crlf-gzip": gzip.compress(b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode()),
+    }
     for label, data in variants.items():
         p = tmp_path / label
         p.write_bytes(data)
@@ -105,7 +120,7 @@ def test_truncated_and_corrupt_gzip(tmp_path, name):
     reader, text = VALID[name]
     packed = gzip.compress(((text + "\n") * 200).encode())
     p = tmp_path / "t.gz"
-    for data in (packed[:len(packed) // 2], packed[:12], packed[:-3] + b"\x00\x00\x00"):
+    for data in (packed[: len(packed) // 2], packed[:12], packed[:-3] + b"\x00\x00\x00"):
         p.write_bytes(data)
         with pytest.raises(InputError, match="gzip") as info:
             reader(p)
@@ -117,28 +132,35 @@ def test_truncated_and_corrupt_gzip(tmp_path, name):
         reader(p)
 
 
-@pytest.mark.parametrize("name, damaged, line, field", [
-    ("conll", "a NN B-NP\nb NN\n", 2, "columns"),
-    ("conllu", "1\ta\ta\tX\t_\t_\t2\tdep\t_\t_\n2\tb\tb\tX\t_\t_\t1\tdep\t_\t_\n", 1, "HEAD"),  # cycle
-    ("conllu", "1\ta\ta\tX\t_\t_\t3\tdep\t_\t_\n", 1, "HEAD"),  # head out of range
-    ("conllu", "1\ta\ta\tX\t_\t_\t1_0\tdep\t_\t_\n", 1, "HEAD"),
-    ("conllu", "1\ta\ta\tX\t_\t_\t\u00b2\tdep\t_\t_\n", 1, "HEAD"),
-    ("conllu", "\u00b9\ta\ta\tX\t_\t_\t0\troot\t_\t_\n", 1, "ID"),
-    ("conllu", "1\ta\ta\tX\t_\t_\t" + "9" * 5000 + "\tdep\t_\t_\n", 1, "HEAD"),
-    ("svmlight", "1 1:2\n1 1:nan\n", 2, "token 2"),
-    ("svmlight", "1 1:2\ninf 1:1\n", 2, "label"),
-    ("svmlight", "1 1:2\n1 99999999999:1\n", 2, "token 2"),
-    ("svmlight", "1 1:2\n1 1_0:1\n", 2, "token 2"),
-    ("svmlight", "1 1:2\n1 1:1_0\n", 2, "token 2"),
-    ("svmlight", "1 1:2\n1 qid:x 1:1\n", 2, "qid"),
-    ("svmlight", "1 1:2\n1 1:" + "9" * 5000 + "\n", 2, "token 2"),
-    ("ocr", _ocr(1, "a", 2, 1, 1, 0) + _ocr(2, "b", -1, 1, 2, 0).replace("\t1\t2\t0", "\t1\t2\t" + "9" * 30), 2,
-     "fold"),
-    ("ocr", _ocr(1, "a", -1, 1, 1, 0).replace("1\ta", "1_0\ta", 1), 1, "id"),
-    ("ocr", _ocr(1, "a", -1, 99999999999999999999, 1, 0), 1, "word_id"),
-    ("templates", "U00:%x[0,0]\nU01:%x[" + "9" * 5000 + ",0]\n", 2, "template"),
-    ("templates", "U00:%x[0,0]\nU01:%x[\u0663,0]\n", 2, "template"),
-])
+@pytest.mark.parametrize(
+    "name, damaged, line, field",
+    [
+        ("conll", "a NN B-NP\nb NN\n", 2, "columns"),
+        ("conllu", "1\ta\ta\tX\t_\t_\t2\tdep\t_\t_\n2\tb\tb\tX\t_\t_\t1\tdep\t_\t_\n", 1, "HEAD"),  # cycle
+        ("conllu", "1\ta\ta\tX\t_\t_\t3\tdep\t_\t_\n", 1, "HEAD"),  # head out of range
+        ("conllu", "1\ta\ta\tX\t_\t_\t1_0\tdep\t_\t_\n", 1, "HEAD"),
+        ("conllu", "1\ta\ta\tX\t_\t_\t\u00b2\tdep\t_\t_\n", 1, "HEAD"),
+        ("conllu", "\u00b9\ta\ta\tX\t_\t_\t0\troot\t_\t_\n", 1, "ID"),
+        ("conllu", "1\ta\ta\tX\t_\t_\t" + "9" * 5000 + "\tdep\t_\t_\n", 1, "HEAD"),
+        ("svmlight", "1 1:2\n1 1:nan\n", 2, "token 2"),
+        ("svmlight", "1 1:2\ninf 1:1\n", 2, "label"),
+        ("svmlight", "1 1:2\n1 99999999999:1\n", 2, "token 2"),
+        ("svmlight", "1 1:2\n1 1_0:1\n", 2, "token 2"),
+        ("svmlight", "1 1:2\n1 1:1_0\n", 2, "token 2"),
+        ("svmlight", "1 1:2\n1 qid:x 1:1\n", 2, "qid"),
+        ("svmlight", "1 1:2\n1 1:" + "9" * 5000 + "\n", 2, "token 2"),
+        (
+            "ocr",
+            _ocr(1, "a", 2, 1, 1, 0) + _ocr(2, "b", -1, 1, 2, 0).replace("\t1\t2\t0", "\t1\t2\t" + "9" * 30),
+            2,
+            "fold",
+        ),
+        ("ocr", _ocr(1, "a", -1, 1, 1, 0).replace("1\ta", "1_0\ta", 1), 1, "id"),
+        ("ocr", _ocr(1, "a", -1, 99999999999999999999, 1, 0), 1, "word_id"),
+        ("templates", "U00:%x[0,0]\nU01:%x[" + "9" * 5000 + ",0]\n", 2, "template"),
+        ("templates", "U00:%x[0,0]\nU01:%x[\u0663,0]\n", 2, "template"),
+    ],
+)
 def test_malformed_content_names_file_line_and_field(tmp_path, name, damaged, line, field):
     reader, _ = VALID[name]
     p = tmp_path / "bad"
@@ -151,11 +173,17 @@ def test_malformed_content_names_file_line_and_field(tmp_path, name, damaged, li
 
 # -- validation checks ----------------------------------------------------------------------------------
 @settings(max_examples=150, deadline=None)
-@given(st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-10 ** 30, 10 ** 30), st.booleans(),
-                 st.none(), st.text(max_size=4)))
+@given(
+    st.one_of(
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.integers(-(10**30), 10**30),
+        st.booleans(),
+        st.none(),
+        st.text(max_size=4),
+    )
+)
 def test_check_positive_accepts_exactly_finite_positive_reals(value):
-    ok = (not isinstance(value, (bool, str)) and value is not None and np.isfinite(float(value))
-          and float(value) > 0)
+    ok = not isinstance(value, (bool, str)) and value is not None and np.isfinite(float(value)) and float(value) > 0
     if ok:
         assert check_positive(value, "C") == float(value)
     else:
@@ -165,16 +193,19 @@ def test_check_positive_accepts_exactly_finite_positive_reals(value):
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.one_of(st.integers(-10 ** 20, 10 ** 20), st.floats(), st.booleans(), st.text(max_size=3)),
-       st.integers(-5, 5), st.one_of(st.none(), st.integers(-5, 50)))
+@given(
+    st.one_of(st.integers(-(10**20), 10**20), st.floats(), st.booleans(), st.text(max_size=3)),
+    st.integers(-5, 5),
+    st.one_of(st.none(), st.integers(-5, 50)),
+)
 def test_check_int_bounds_and_types(value, lo, hi):
-    ok = (isinstance(value, int) and not isinstance(value, bool) and value >= lo and (hi is None or value <= hi))
+    ok = isinstance(value, int) and not isinstance(value, bool) and value >= lo and (hi is None or value <= hi)
     if ok:
         assert check_int(value, "max_iter", min_value=lo, max_value=hi) == value
     else:
         with pytest.raises(InputError):
             check_int(value, "max_iter", min_value=lo, max_value=hi)
-    if ok and abs(value) < 2 ** 62:  # numpy integers are integers too
+    if ok and abs(value) < 2**62:  # numpy integers are integers too
         assert check_int(np.int64(value), "n", min_value=lo, max_value=hi) == value
 
 
@@ -190,8 +221,7 @@ def test_check_fraction_and_absurd_values():
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.floats(allow_nan=True, allow_infinity=True, width=64), min_size=0, max_size=12),
-       st.integers(1, 3))
+@given(st.lists(st.floats(allow_nan=True, allow_infinity=True, width=64), min_size=0, max_size=12), st.integers(1, 3))
 def test_check_finite_array_finds_every_non_finite_entry(values, ncols):
     a = np.array(values[: len(values) // ncols * ncols], dtype=float).reshape(-1, ncols)
     finite = bool(np.all(np.isfinite(a)))
@@ -229,19 +259,22 @@ def test_check_consistent_length():
         check_consistent_length([1], 5, names=("X", "y"))
 
 
-@pytest.mark.parametrize("X, y, match", [
-    ([], None, "at least 1"),
-    ("a b c", None, "list of sentences"),
-    ([[("a", "NN")], []], None, "sentence 1 has no tokens"),
-    ([[("a", "NN"), ("b",)]], None, "1 columns"),
-    ([[("a", 3)]], None, "tuple of str"),
-    ([[("a b", "NN")]], None, "whitespace"),
-    ([[("", "NN")]], None, "empty cell"),
-    ([[("a", "NN")]], [["B"], ["I"]], "inconsistent"),
-    ([[("a", "NN")]], [["B", "I"]], "1 tokens but 2 labels"),
-    ([[("a", "NN")]], [[None]], "non-empty str"),
-    ([[("a", "NN")]], ["B"], "list of str"),
-])
+@pytest.mark.parametrize(
+    "X, y, match",
+    [
+        ([], None, "at least 1"),
+        ("a b c", None, "list of sentences"),
+        ([[("a", "NN")], []], None, "sentence 1 has no tokens"),
+        ([[("a", "NN"), ("b",)]], None, "1 columns"),
+        ([[("a", 3)]], None, "tuple of str"),
+        ([[("a b", "NN")]], None, "whitespace"),
+        ([[("", "NN")]], None, "empty cell"),
+        ([[("a", "NN")]], [["B"], ["I"]], "inconsistent"),
+        ([[("a", "NN")]], [["B", "I"]], "1 tokens but 2 labels"),
+        ([[("a", "NN")]], [[None]], "non-empty str"),
+        ([[("a", "NN")]], ["B"], "list of str"),
+    ],
+)
 def test_check_sequences_refuses(X, y, match):
     with pytest.raises(InputError, match=match):
         check_sequences(X, y)
@@ -271,7 +304,7 @@ def test_unseen_features_are_ignored_exactly():
         for pos in range(len(sent)):
             strings = [tp.feature(cols, pos) for tp in tpls if tp.kind == "U"]
             expected = sorted(fi.vocabulary_[s] for s in strings if s in fi.vocabulary_)
-            got = sorted(feats.indices[feats.indptr[t]:feats.indptr[t + 1]].tolist())
+            got = sorted(feats.indices[feats.indptr[t] : feats.indptr[t + 1]].tolist())
             assert got == expected
             t += 1
     assert feats.indptr[-1] == len(feats.indices) and feats.n_tokens == 3
@@ -304,7 +337,7 @@ def test_unseen_label_in_evaluation_is_scored_wrong_and_never_crashes():
 
     X = [[("the", "DT"), ("dog", "NN"), ("runs", "VB")], [("a", "DT"), ("cat", "NN")]] * 4
     Y = [["B-NP", "I-NP", "B-VP"], ["B-NP", "I-NP"]] * 4
-    est = SequenceTagger("U00:%x[0,0]\nU01:%x[0,1]\nB\n", C=10.0, eps=0.05).fit(X, Y)
+    est = SequenceTagger("U00:%x[0,0]\nU01:%x[0,1]\nB\n", C=10.0, solver=CuttingPlane(eps=0.05)).fit(X, Y)
     test_X = [[("the", "DT"), ("zebra", "ZZ"), ("runs", "VB")], [("an", "XX"), ("owl", "YY")]]
     gold = [["B-NP", "I-NP", "B-ADJP"], ["B-PP", "I-PP"]]  # ADJP and PP were never seen
     pred = est.predict(test_X)  # unseen words: no crash, labels from the training set only

@@ -1,13 +1,14 @@
 """CoNLL / CRF++ column files, and the shared text opener (gzip, UTF-8 errors with line numbers)."""
+
 import gzip
 
 import numpy as np
 import pytest
 
 from cutplane.exceptions import InputError
-from problems.sequence.feature_index import LabelAlphabet
 from problems.io._open import iter_lines, open_text
 from problems.io.conll import iter_column_sentences, read_conll, read_crfpp, write_columns
+from problems.sequence.feature_index import LabelAlphabet
 
 SAMPLE = "Confidence NN B-NP\nin IN B-PP\n\n-DOCSTART- -X- O\n\nthe DT B-NP\npound NN I-NP\n\n\n"
 
@@ -103,13 +104,16 @@ def test_crfpp_and_writer_round_trip(tmp_path):
         write_columns(tmp_path / "x.txt", gold_rows, [["L1"], ["L1"]])
 
 
-@pytest.mark.parametrize("folder, name, n_sent, n_tok, n_labels", [
-    ("conll2000-chunking", "train.txt.gz", 8936, 211727, 22),
-    ("conll2000-chunking", "test.txt.gz", 2012, 47377, 19),
-    ("conll2002-ner-es", "esp.train.gz", 8323, 264715, 9),
-    ("conll2002-ner-es", "esp.testa.gz", 1915, 52923, 9),
-    ("conll2002-ner-es", "esp.testb.gz", 1517, 51533, 9),
-])
+@pytest.mark.parametrize(
+    "folder, name, n_sent, n_tok, n_labels",
+    [
+        ("conll2000-chunking", "train.txt.gz", 8936, 211727, 22),
+        ("conll2000-chunking", "test.txt.gz", 2012, 47377, 19),
+        ("conll2002-ner-es", "esp.train.gz", 8323, 264715, 9),
+        ("conll2002-ner-es", "esp.testa.gz", 1915, 52923, 9),
+        ("conll2002-ner-es", "esp.testb.gz", 1517, 51533, 9),
+    ],
+)
 def test_counts_match_the_readmes(data_dir, folder, name, n_sent, n_tok, n_labels):
     c = read_conll(data_dir / folder / name, n_columns=3)
     assert c.n_sentences == n_sent

@@ -1,4 +1,5 @@
 """CoNLL-U reader and writer: real treebank counts, skipped tokens, clear errors."""
+
 import gzip
 
 import numpy as np
@@ -101,22 +102,25 @@ def _line(form, head, tid):
     return f"{tid}\t{form}\t{form}\tNOUN\t_\t_\t{head}\tdep\t_\t_\n"
 
 
-@pytest.mark.parametrize("body, line, msg", [
-    # head out of range (3 words)
-    (_line("a", 0, 1) + _line("b", 7, 2) + _line("c", 1, 3), 3, "head of word 2 is 7"),
-    # cycle 2 -> 3 -> 2
-    (_line("a", 0, 1) + _line("b", 3, 2) + _line("c", 2, 3), 3, "cycle"),
-    # self loop
-    (_line("a", 1, 1), 2, "itself"),
-    # non-integer head
-    (_line("a", 0, 1) + _line("b", "x", 2), 3, "integer"),
-    # bad column count
-    (_line("a", 0, 1) + "2\tb\tb\tNOUN\t_\t_\t1\tdep\t_\n", 3, "10 tab-separated columns"),
-    # ids out of order
-    (_line("a", 0, 1) + _line("b", 1, 3), 3, "expected 2"),
-    # comment inside a sentence
-    (_line("a", 0, 1) + "# oops\n" + _line("b", 1, 2), 3, "comment"),
-])
+@pytest.mark.parametrize(
+    "body, line, msg",
+    [
+        # head out of range (3 words)
+        (_line("a", 0, 1) + _line("b", 7, 2) + _line("c", 1, 3), 3, "head of word 2 is 7"),
+        # cycle 2 -> 3 -> 2
+        (_line("a", 0, 1) + _line("b", 3, 2) + _line("c", 2, 3), 3, "cycle"),
+        # self loop
+        (_line("a", 1, 1), 2, "itself"),
+        # non-integer head
+        (_line("a", 0, 1) + _line("b", "x", 2), 3, "integer"),
+        # bad column count
+        (_line("a", 0, 1) + "2\tb\tb\tNOUN\t_\t_\t1\tdep\t_\n", 3, "10 tab-separated columns"),
+        # ids out of order
+        (_line("a", 0, 1) + _line("b", 1, 3), 3, "expected 2"),
+        # comment inside a sentence
+        (_line("a", 0, 1) + "# oops\n" + _line("b", 1, 2), 3, "comment"),
+    ],
+)
 def test_malformed_input_names_file_and_line(tmp_path, body, line, msg):
     p = _write(tmp_path, "# sent_id = 1\n" + body)
     with pytest.raises(InputError, match=msg) as exc:
@@ -138,7 +142,7 @@ def test_cycle_error_is_reported_after_earlier_good_sentences(tmp_path):
 
 @pytest.mark.parametrize("gz", [False, True])
 def test_bad_utf8_names_the_line(tmp_path, gz):
-    raw = GOOD.encode("utf-8").replace("hjem\thjem".encode(), b"hj\xffem\thjem")
+    raw = GOOD.encode("utf-8").replace(b"hjem\thjem", b"hj\xffem\thjem")
     p = _write(tmp_path, "", raw=raw, gz=gz)
     with pytest.raises(InputError, match="UTF-8") as exc:
         read_conllu(p)

@@ -1,4 +1,5 @@
 """The OCR letters file: fields, word links, folds, counts of the README."""
+
 import gzip
 
 import numpy as np
@@ -29,15 +30,18 @@ def test_small_file(tmp_path):
     assert d.pixels[0, :4].tolist() == [1, 0, 1, 0]
 
 
-@pytest.mark.parametrize("bad, where, field", [
-    (line(2, "B", -1, 1, 2, 3), 2, "letter"),
-    (line(2, "b", -1, 1, 2, 3, pixels=[2] + [0] * 127), 2, "pixels"),
-    (line(2, "b", -1, 1, 2, 3).replace("\t0\t", "\t", 1), 2, None),
-    (line(5, "b", -1, 1, 2, 3), 2, None),   # next_id of line 1 says 2
-    (line(2, "b", -1, 1, 3, 3), 2, None),   # position jumps
-    (line(2, "b", -1, 1, 2, 4), 2, None),   # fold changes inside the word
-    (line(2, "b", -1, 1, 2, 3).replace("\t1\t2\t", "\tx\t2\t", 1), 2, "word_id"),
-])
+@pytest.mark.parametrize(
+    "bad, where, field",
+    [
+        (line(2, "B", -1, 1, 2, 3), 2, "letter"),
+        (line(2, "b", -1, 1, 2, 3, pixels=[2] + [0] * 127), 2, "pixels"),
+        (line(2, "b", -1, 1, 2, 3).replace("\t0\t", "\t", 1), 2, None),
+        (line(5, "b", -1, 1, 2, 3), 2, None),  # next_id of line 1 says 2
+        (line(2, "b", -1, 1, 3, 3), 2, None),  # position jumps
+        (line(2, "b", -1, 1, 2, 4), 2, None),  # fold changes inside the word
+        (line(2, "b", -1, 1, 2, 3).replace("\t1\t2\t", "\tx\t2\t", 1), 2, "word_id"),
+    ],
+)
 def test_malformed_lines(tmp_path, bad, where, field):
     p = write(tmp_path / "l.gz", [line(1, "a", 2, 1, 1, 3), bad])
     with pytest.raises(InputError) as err:

@@ -1,4 +1,5 @@
 """Segmented Chinese text <-> character tags, and the SIGHAN 2005 files."""
+
 import gzip
 
 import pytest
@@ -6,8 +7,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cutplane.exceptions import InputError
-from problems.io.segmentation import (read_segmented, read_segmented_as_tags, read_word_list, tags_to_words,
-                                      words_to_tags, write_segmented)
+from problems.io.segmentation import (
+    read_segmented,
+    read_segmented_as_tags,
+    read_word_list,
+    tags_to_words,
+    words_to_tags,
+    write_segmented,
+)
 
 words_st = st.lists(st.text(alphabet="天地玄黄宇宙洪荒ab", min_size=1, max_size=5), min_size=0, max_size=8)
 
@@ -74,11 +81,14 @@ def test_bad_utf8_names_the_line(tmp_path):
     assert err.value.line == 2 and err.value.path == str(p)
 
 
-@pytest.mark.parametrize("corpus, n_sent, n_words, n_types, n_chars, n_list, oov", [
-    ("pku", 1944, 104372, 13148, 172733, 55303, 0.0575),
-    # the README's 67,690 characters count the file's byte-order mark; there are 67,689 characters
-    ("cityu", 1492, 40936, 9000, 67689, 69085, 0.0740),
-])
+@pytest.mark.parametrize(
+    "corpus, n_sent, n_words, n_types, n_chars, n_list, oov",
+    [
+        ("pku", 1944, 104372, 13148, 172733, 55303, 0.0575),
+        # the README's 67,690 characters count the file's byte-order mark; there are 67,689 characters
+        ("cityu", 1492, 40936, 9000, 67689, 69085, 0.0740),
+    ],
+)
 def test_sighan_counts_match_the_readme(data_dir, corpus, n_sent, n_words, n_types, n_chars, n_list, oov):
     folder = data_dir / "sighan2005-cws"
     sents = read_segmented(folder / f"{corpus}_test_gold.utf8.gz")

@@ -1,4 +1,5 @@
 """Kernels against direct formulas, feature maps against Gram matrices, sparsity, PSD check."""
+
 import gzip
 import math
 import warnings
@@ -10,8 +11,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cutplane.exceptions import InputError
-from problems.mkl.kernels import (B1SplineKernel, GaussianKernel, LinearKernel, NotPSDWarning,
-                              PolynomialKernel, b1spline_bandwidth, check_psd, gram_matrices)
+from problems.mkl.kernels import (
+    B1SplineKernel,
+    GaussianKernel,
+    LinearKernel,
+    NotPSDWarning,
+    PolynomialKernel,
+    b1spline_bandwidth,
+    check_psd,
+    gram_matrices,
+)
 
 
 def direct(fun, X, Y):
@@ -37,15 +46,14 @@ def test_kernels_match_direct_formulas(kernel, formula, rng):
     np.testing.assert_allclose(K, direct(formula, X, X), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(K, K.T, rtol=0, atol=1e-12)
     # sparse input gives the same matrix
-    np.testing.assert_allclose(kernel(sp.csr_matrix(X), sp.csr_matrix(Y)), kernel(X, Y),
-                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(kernel(sp.csr_matrix(X), sp.csr_matrix(Y)), kernel(X, Y), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(kernel.diag(X), np.diag(K), rtol=1e-10)
 
 
 @pytest.mark.parametrize("kernel,formula", KERNELS, ids=lambda k: repr(k)[:40])
 def test_normalised_kernels(kernel, formula, rng):
     X, Y = rng.normal(size=(10, 3)), rng.normal(size=(6, 3))
-    nk = type(kernel)(**{**kernel._params(), "normalize": True})
+    nk = type(kernel)(**{**kernel.params(), "normalize": True})
     K = nk(X)
     np.testing.assert_array_equal(np.diag(K), 1.0)
     dx = np.array([formula(x, x) for x in X])
@@ -77,14 +85,20 @@ def feature_inputs(draw):
 
 
 @settings(max_examples=150)
-@given(feature_inputs(), st.sampled_from([1, 2]), st.sampled_from([0.0, 1.0, 0.3]),
-       st.sampled_from([1.0, 0.5]), st.booleans(), st.booleans(), st.booleans())
-def test_explicit_feature_maps_reproduce_the_kernel(data, degree, coef0, gamma, sparse_in,
-                                                    sparse_out, normalize):
+@given(
+    feature_inputs(),
+    st.sampled_from([1, 2]),
+    st.sampled_from([0.0, 1.0, 0.3]),
+    st.sampled_from([1.0, 0.5]),
+    st.booleans(),
+    st.booleans(),
+    st.booleans(),
+)
+def test_explicit_feature_maps_reproduce_the_kernel(data, degree, coef0, gamma, sparse_in, sparse_out, normalize):
     X, Y = data
     kern = PolynomialKernel(degree, coef0, gamma)
     if normalize and (kern.diag(X) <= 0).any() | (kern.diag(Y) <= 0).any():
-        return      # zero samples cannot be normalised (tested separately)
+        return  # zero samples cannot be normalised (tested separately)
     kern.normalize = normalize
     conv = sp.csr_matrix if sparse_in else np.asarray
     binary = bool(np.isin(X, (0, 1)).all() and np.isin(Y, (0, 1)).all())
@@ -124,10 +138,11 @@ def test_quadratic_map_layout_and_binary_saving(rng):
 
 
 def test_sparse_quadratic_map_by_blocks_of_rows(rng, monkeypatch):
-    import problems.mkl._kernel_arrays as kernel_arrays
-    monkeypatch.setattr(kernel_arrays, "_MAP_BLOCK_ENTRIES", 40)        # many small blocks
+    import problems.mkl.kernels as kernel_arrays
+
+    monkeypatch.setattr(kernel_arrays, "_MAP_BLOCK_ENTRIES", 40)  # many small blocks
     X = (rng.random((37, 9)) < 0.4) * rng.normal(size=(37, 9))
-    X[5] = 0.0                                                            # an empty row
+    X[5] = 0.0  # an empty row
     k = PolynomialKernel(2, 0.4, 0.8)
     P = k.feature_map(sp.csr_matrix(X))
     np.testing.assert_allclose(P.toarray(), k.feature_map(X), atol=1e-15)
@@ -148,10 +163,10 @@ def test_feature_map_refusals(rng):
 @pytest.mark.parametrize("target", [0.95, 0.8])
 def test_b1spline_sparsity_hits_target(target, rng):
     X = rng.normal(size=(700, 10))
-    h = b1spline_bandwidth(X, target, n_pairs=30_000, seed=1)   # sampled pairs
+    h = b1spline_bandwidth(X, target, n_pairs=30_000, seed=1)  # sampled pairs
     K = B1SplineKernel(h)(X)
     assert abs((K == 0).mean() - target) < 0.02
-    h_all = b1spline_bandwidth(X[:150], target)                   # all pairs: exact quantile
+    h_all = b1spline_bandwidth(X[:150], target)  # all pairs: exact quantile
     assert abs((B1SplineKernel(h_all)(X[:150]) == 0).mean() - target) < 1e-3
     # binary images (ties in distances): still within a few percent
     Xb = (rng.random((700, 128)) < 0.22).astype(float)
@@ -238,10 +253,12 @@ def test_input_validation(rng):
         LinearKernel()(np.ones(3))
     with pytest.raises(InputError, match="numeric"):
         LinearKernel()([["a", "b"]])
-    for make, field in [(lambda: GaussianKernel(0.0), "gamma"),
-                        (lambda: PolynomialKernel(degree=0), "degree"),
-                        (lambda: PolynomialKernel(coef0=-1.0), "coef0"),
-                        (lambda: B1SplineKernel(-1.0), "h")]:
+    for make, field in [
+        (lambda: GaussianKernel(0.0), "gamma"),
+        (lambda: PolynomialKernel(degree=0), "degree"),
+        (lambda: PolynomialKernel(coef0=-1.0), "coef0"),
+        (lambda: B1SplineKernel(-1.0), "h"),
+    ]:
         with pytest.raises(InputError, match=field):
             make()
     with pytest.raises(InputError, match="sparsity"):
@@ -271,6 +288,6 @@ def test_ocr_letters_kernels(data_dir):
     K = k(X)
     assert abs(1.0 - K.nnz / (800 * 800) - 0.95) < 0.03
     q = PolynomialKernel(normalize=True)
-    P = q.feature_map(sp.csr_matrix(X), binary=True)   # sparse: products of nonzeros only
+    P = q.feature_map(sp.csr_matrix(X), binary=True)  # sparse: products of nonzeros only
     np.testing.assert_allclose((P @ P.T).toarray(), q(X), rtol=1e-9, atol=1e-12)
     assert P.shape[1] == 128 * 127 // 2 + 128 + 1

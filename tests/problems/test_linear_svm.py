@@ -7,6 +7,7 @@ import scipy.sparse as sp
 
 from cutplane.exceptions import ConvergenceWarning, InputError
 from problems import LinearSVM
+from problems.solvers import CuttingPlane
 
 
 def _data(seed, n, d, k, sparse=False):
@@ -23,7 +24,7 @@ def _F(est, X, y, regularizer="l2"):
     """``Omega(W) + C * mean loss`` computed directly from coef_ (no oracle code)."""
     Xd = X.toarray() if sp.issparse(X) else X
     W = est.coef_
-    omega = 0.5 * np.sum(W ** 2) if regularizer == "l2" else np.abs(W).sum()
+    omega = 0.5 * np.sum(W**2) if regularizer == "l2" else np.abs(W).sum()
     if W.shape[0] == 1:
         s = np.where(y == est.classes_[1], 1.0, -1.0)
         loss = np.maximum(0, 1 - s * (Xd @ W[0]))
@@ -61,14 +62,21 @@ def _cvxpy_F(X, y, C, k, regularizer="l2"):
     return prob.value
 
 
-@pytest.mark.parametrize("k, sparse, regularizer, C", [
-    (2, False, "l2", 1.0), (2, True, "l2", 10.0), (3, False, "l2", 5.0), (4, True, "l2", 2.0),
-    (2, False, "l1", 3.0), (3, True, "l1", 2.0),
-])
+@pytest.mark.parametrize(
+    "k, sparse, regularizer, C",
+    [
+        (2, False, "l2", 1.0),
+        (2, True, "l2", 10.0),
+        (3, False, "l2", 5.0),
+        (4, True, "l2", 2.0),
+        (2, False, "l1", 3.0),
+        (3, True, "l1", 2.0),
+    ],
+)
 def test_objective_matches_direct_cvxpy_solve(k, sparse, regularizer, C):
     X, y = _data(k + 10 * sparse, n=40, d=6, k=k, sparse=sparse)
     eps = 1e-4
-    est = LinearSVM(C=C, eps=eps, regularizer=regularizer).fit(X, y)
+    est = LinearSVM(C=C, regularizer=regularizer, solver=CuttingPlane(eps=eps)).fit(X, y)
     F_star = _cvxpy_F(X, y, C, k, regularizer)
     assert est.result_.status == "converged"
     assert est.gap_ <= eps
@@ -80,8 +88,8 @@ def test_objective_matches_direct_cvxpy_solve(k, sparse, regularizer, C):
 
 def test_dense_and_sparse_give_the_same_model():
     X, y = _data(5, n=60, d=8, k=3)
-    a = LinearSVM(C=4.0, eps=1e-6).fit(X, y)
-    b = LinearSVM(C=4.0, eps=1e-6).fit(sp.csr_matrix(X), y)
+    a = LinearSVM(C=4.0, solver=CuttingPlane(eps=1e-6)).fit(X, y)
+    b = LinearSVM(C=4.0, solver=CuttingPlane(eps=1e-6)).fit(sp.csr_matrix(X), y)
     assert a.objective_ == pytest.approx(b.objective_, abs=2e-6)
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=0, atol=1e-10)
     np.testing.assert_allclose(a.intercept_, b.intercept_, rtol=0, atol=1e-10)
@@ -99,12 +107,10 @@ def _liblinear_agreement(n, d, C_lib, seed=777):
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, d)) / np.sqrt(d)
     y = np.sign(X @ rng.standard_normal(d) + 0.3 * rng.standard_normal(n))
-    ref = LinearSVC(C=C_lib, loss="hinge", fit_intercept=False, dual=True, tol=1e-8,
-                    max_iter=1_000_000).fit(X, y)
+    ref = LinearSVC(C=C_lib, loss="hinge", fit_intercept=False, dual=True, tol=1e-8, max_iter=1_000_000).fit(X, y)
     C = C_lib * n
-    F_ref = 0.5 * ref.coef_.ravel() @ ref.coef_.ravel() + C_lib * np.maximum(
-        0, 1 - y * (X @ ref.coef_.ravel())).sum()
-    est = LinearSVM(C=C, eps=1e-5 * F_ref, max_iter=5000).fit(X, y)
+    F_ref = 0.5 * ref.coef_.ravel() @ ref.coef_.ravel() + C_lib * np.maximum(0, 1 - y * (X @ ref.coef_.ravel())).sum()
+    est = LinearSVM(C=C, solver=CuttingPlane(eps=1e-5 * F_ref, max_iter=5000)).fit(X, y)
     F_ours = _F(est, X, y)
     assert abs(F_ours - F_ref) / F_ref <= 1e-4
     assert est.lower_bound_ <= F_ref * (1 + 1e-9)
@@ -125,7 +131,7 @@ def test_estimator_api():
     from sklearn.base import clone
 
     X, y = _data(1, n=50, d=5, k=2)
-    est = LinearSVM(C=2.0, eps=1e-4)
+    est = LinearSVM(C=2.0, solver=CuttingPlane(eps=1e-4))
     assert est.get_params()["C"] == 2.0 and not hasattr(est, "coef_")
     est.fit(X, y)
     assert set(est.classes_) == {-7, 3}
@@ -135,6 +141,8 @@ def test_estimator_api():
     assert est.score(X, y) == np.mean(est.predict(X) == y)
     assert est.n_iter_ == est.result_.n_iter and est.intercept_.tolist() == [0.0]
     assert clone(est).get_params() == est.get_params()
+    assert est.get_params()["solver__eps"] == 1e-4
+    assert est.set_params(solver__max_iter=50).solver.max_iter == 50
     Xm, ym = _data(2, n=50, d=5, k=3)
     multi = LinearSVM(C=2.0).fit(Xm, ym.astype(str))
     assert multi.decision_function(Xm).shape == (50, 3)
@@ -145,8 +153,8 @@ def test_bias_feature():
     rng = np.random.default_rng(3)
     X = rng.standard_normal((80, 2))
     y = np.where(X[:, 0] > 1.0, 1, -1)  # needs an offset
-    plain = LinearSVM(C=100.0, eps=1e-4).fit(X, y)
-    biased = LinearSVM(C=100.0, eps=1e-4, bias=1.0).fit(X, y)
+    plain = LinearSVM(C=100.0, solver=CuttingPlane(eps=1e-4)).fit(X, y)
+    biased = LinearSVM(C=100.0, bias=1.0, solver=CuttingPlane(eps=1e-4)).fit(X, y)
     assert biased.intercept_[0] < -0.5
     assert biased.score(X, y) > plain.score(X, y)
     np.testing.assert_allclose(biased.decision_function(X), X @ biased.coef_[0] + biased.intercept_[0])
@@ -155,13 +163,13 @@ def test_bias_feature():
 def test_convergence_warning_at_max_iter():
     X, y = _data(4, n=200, d=10, k=3)
     with pytest.warns(ConvergenceWarning):
-        est = LinearSVM(C=1000.0, eps=1e-9, max_iter=3).fit(X, y)
+        est = LinearSVM(C=1000.0, solver=CuttingPlane(eps=1e-9, max_iter=3)).fit(X, y)
     assert est.result_.status == "max_iter" and est.gap_ > 1e-9
 
 
 def test_save_load_round_trip(tmp_path):
     X, y = _data(6, n=40, d=5, k=3)
-    est = LinearSVM(C=3.0, eps=1e-3).fit(X, y.astype(float))
+    est = LinearSVM(C=3.0, solver=CuttingPlane(eps=1e-3)).fit(X, y.astype(float))
     est.save(tmp_path / "m.npz")
     back = LinearSVM.load(tmp_path / "m.npz")
     np.testing.assert_array_equal(back.coef_, est.coef_)
@@ -169,23 +177,28 @@ def test_save_load_round_trip(tmp_path):
     assert back.get_params() == est.get_params() and back.objective_ == est.objective_
 
 
-@pytest.mark.parametrize("X, y, params, match", [
-    (np.array([[1.0, np.nan], [0.0, 1.0]]), [0, 1], {}, "NaN"),
-    (np.array([[1.0, np.inf], [0.0, 1.0]]), [0, 1], {}, "NaN or infinite"),
-    (sp.csr_matrix(np.array([[1.0, np.nan], [0.0, 1.0]])), [0, 1], {}, "NaN"),
-    (np.ones((3, 2)), [0, 1], {}, "3 samples but y has 2"),
-    (np.ones((3, 2)), [1, 1, 1], {}, "at least 2 classes"),
-    (np.ones((2, 2)), [0, 1], {"C": 0.0}, "C: must be finite and > 0"),
-    (np.ones((2, 2)), [0, 1], {"C": -1.0}, "C: must be finite"),
-    (np.ones((2, 2)), [0, 1], {"eps": 0.0}, "eps: must be finite and > 0"),
-    (np.ones((2, 2)), [0, 1], {"eps": -1e-3}, "eps"),
-    (np.ones((2, 2)), [0, 1], {"regularizer": "l3"}, "regularizer"),
-    (np.ones((2, 2)), [0, 1], {"method": "kelley"}, "method"),
-    (np.ones((2, 2)), [0, 1], {"max_iter": 0}, "max_iter"),
-    (np.ones(4), [0, 1, 0, 1], {}, "2-d"),
-    (np.array([["a", "b"], ["c", "d"]]), [0, 1], {}, "numbers"),
-    (np.ones((2, 2)), [0.5, 1.5], {}, "continuous"),
-])
+@pytest.mark.parametrize(
+    "X, y, params, match",
+    [
+        (np.array([[1.0, np.nan], [0.0, 1.0]]), [0, 1], {}, "NaN"),
+        (np.array([[1.0, np.inf], [0.0, 1.0]]), [0, 1], {}, "NaN or infinite"),
+        (sp.csr_matrix(np.array([[1.0, np.nan], [0.0, 1.0]])), [0, 1], {}, "NaN"),
+        (np.ones((3, 2)), [0, 1], {}, "3 samples but y has 2"),
+        (np.ones((3, 2)), [1, 1, 1], {}, "at least 2 classes"),
+        (np.ones((2, 2)), [0, 1], {"C": 0.0}, "C: must be finite and > 0"),
+        (np.ones((2, 2)), [0, 1], {"C": -1.0}, "C: must be finite"),
+        (np.ones((2, 2)), [0, 1], {"solver": CuttingPlane(eps=0.0)}, "eps: must be finite and > 0"),
+        (np.ones((2, 2)), [0, 1], {"solver": CuttingPlane(eps=-1e-3)}, "eps"),
+        (np.ones((2, 2)), [0, 1], {"regularizer": "l3"}, "regularizer"),
+        (np.ones((2, 2)), [0, 1], {"solver": CuttingPlane(method="kelley")}, "method"),
+        (np.ones((2, 2)), [0, 1], {"solver": CuttingPlane(max_iter=0)}, "max_iter"),
+        (np.ones(4), [0, 1, 0, 1], {}, "2-d"),
+        (np.array([["a", "b"], ["c", "d"]]), [0, 1], {}, "numbers"),
+        (np.ones((2, 2)), [0.5, 1.5], {}, "continuous"),
+        (np.ones((2, 2)), [0, 1], {"solver": "cutting-plane"}, "solver=CuttingPlane"),
+        (np.ones((2, 2)), [0, 1], {"solver": CuttingPlane(executor="threads")}, "executor"),
+    ],
+)
 def test_bad_input(X, y, params, match):
     with pytest.raises(InputError, match=match):
         LinearSVM(**params).fit(X, y)
@@ -201,3 +214,27 @@ def test_predict_checks():
         est.predict(np.ones((2, 4)))
     with pytest.raises(InputError, match="NaN"):
         est.predict(np.array([[np.nan, 0, 0]]))
+
+
+def test_spom_is_refused():
+    from problems.solvers import SPOM
+
+    with pytest.raises(InputError, match="CuttingPlane") as err:
+        LinearSVM(solver=SPOM()).fit(*_data(0, n=20, d=3, k=2))
+    assert err.value.field == "solver"
+
+
+def test_default_solver_is_the_old_default():
+    est = LinearSVM().fit(*_data(0, n=20, d=3, k=2))
+    assert est.solver is None and est.solver_options_.eps == 1e-3 and est.solver_options_.max_iter == 1000
+    assert est.solver_options_.method == "bmrm"
+
+
+def test_grid_search_over_a_solver_option():
+    from sklearn.model_selection import GridSearchCV
+
+    X, y = _data(7, n=60, d=4, k=2)
+    grid = GridSearchCV(LinearSVM(solver=CuttingPlane()), {"solver__eps": [1e-1, 1e-3], "C": [1.0, 2.0]}, cv=2)
+    grid.fit(X, y)
+    assert grid.best_params_["solver__eps"] in (1e-1, 1e-3)
+    assert grid.best_estimator_.solver.eps == grid.best_params_["solver__eps"]

@@ -1,5 +1,6 @@
 """conlleval chunk F1: hand-made counts (IOB1/IOB2/IOE/brackets), identity, and CoNLL-2000 test
 scored against a perturbed copy, checked against an independent chunk-set construction."""
+
 import numpy as np
 import pytest
 from hypothesis import given, settings

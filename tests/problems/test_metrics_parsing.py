@@ -1,4 +1,5 @@
 """UAS / LAS / complete-sentence accuracy on hand-made examples with known counts."""
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -66,8 +67,13 @@ def test_sentences_as_gold(tmp_path):
 
 
 @settings(max_examples=200)
-@given(st.lists(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3), st.booleans()),
-                         min_size=1, max_size=6), min_size=1, max_size=5))
+@given(
+    st.lists(
+        st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3), st.booleans()), min_size=1, max_size=6),
+        min_size=1,
+        max_size=5,
+    )
+)
 def test_counts_agree_with_a_direct_loop(data):
     gold = [np.array([g for g, _, _ in s]) for s in data]
     pred = [np.array([p for _, p, _ in s]) for s in data]
@@ -85,12 +91,15 @@ def test_identity_is_perfect():
     assert r.uas == r.uas_punct == r.complete == r.complete_nopunct == 1.0
 
 
-@pytest.mark.parametrize("kwargs, msg", [
-    (dict(gold=[G1], pred=[P1, P2]), "1 gold and 2 predicted"),
-    (dict(gold=[G1], pred=[P1[:3]]), "5 gold heads but 3"),
-    (dict(gold=[G1], pred=[P1], punct=[[True]]), "punctuation mask"),
-    (dict(gold=[G1], pred=[np.array(P1, dtype=float)]), "integer"),
-])
+@pytest.mark.parametrize(
+    "kwargs, msg",
+    [
+        (dict(gold=[G1], pred=[P1, P2]), "1 gold and 2 predicted"),
+        (dict(gold=[G1], pred=[P1[:3]]), "5 gold heads but 3"),
+        (dict(gold=[G1], pred=[P1], punct=[[True]]), "punctuation mask"),
+        (dict(gold=[G1], pred=[np.array(P1, dtype=float)]), "integer"),
+    ],
+)
 def test_mismatches_raise(kwargs, msg):
     with pytest.raises(InputError, match=msg):
         uas(**kwargs)

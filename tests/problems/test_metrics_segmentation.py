@@ -1,4 +1,5 @@
 """Segmentation P/R/F1 and R_iv; per-token accuracy."""
+
 from itertools import accumulate
 
 import pytest
@@ -37,9 +38,15 @@ def cuts(draw_bits, text):
 
 
 @settings(max_examples=300)
-@given(st.text(alphabet="天地玄黄宇宙", min_size=1, max_size=12).flatmap(
-    lambda text: st.tuples(st.just(text), st.lists(st.booleans(), min_size=len(text) - 1, max_size=len(text) - 1),
-                           st.lists(st.booleans(), min_size=len(text) - 1, max_size=len(text) - 1))))
+@given(
+    st.text(alphabet="天地玄黄宇宙", min_size=1, max_size=12).flatmap(
+        lambda text: st.tuples(
+            st.just(text),
+            st.lists(st.booleans(), min_size=len(text) - 1, max_size=len(text) - 1),
+            st.lists(st.booleans(), min_size=len(text) - 1, max_size=len(text) - 1),
+        )
+    )
+)
 def test_against_boundary_sets(args):
     text, gb, pb = args
     gold, pred = cuts(gb, text), cuts(pb, text)
@@ -49,8 +56,11 @@ def test_against_boundary_sets(args):
     ok = 0
     ok_iv = 0
     for start, w in zip([0, *accumulate(len(w) for w in gold)], gold):
-        good = start in pred_bounds and start + len(w) in pred_bounds and \
-            not any(start < b < start + len(w) for b in pred_bounds)
+        good = (
+            start in pred_bounds
+            and start + len(w) in pred_bounds
+            and not any(start < b < start + len(w) for b in pred_bounds)
+        )
         ok += good
         ok_iv += good and w in {"天", "地玄"}
     assert (s.n_correct, s.n_gold, s.n_pred, s.n_correct_iv) == (ok, len(gold), len(pred), ok_iv)

@@ -1,15 +1,26 @@
 """Gauss-Seidel and SimpleMKL against Kelley MKL on the same objective: the three certified
 optima agree within eps, with compatible kernel weights; the wrappers' certificates are valid
 (checked against a direct cvxpy solve of the MKL QCQP) and their objective curves descend."""
+
 import numpy as np
 import pytest
 
 from cutplane.exceptions import InputError
 from oracles.mkl import SVMDualOracle
-from problems import KelleyMKL
-from problems.mkl.wrappers import GaussSeidelMKL, SimpleMKL, wrapper_mkl
+from problems import MKL
+from problems.mkl.wrappers import Wrapper, wrapper_mkl
+from problems.solvers import CuttingPlane
 
 EPS = 1e-3
+
+
+def solvers(eps, max_iter):
+    """Kelley's method and the two wrappers, by name."""
+    return {
+        "kelley": CuttingPlane(method="kelley", eps=eps, max_iter=max_iter),
+        "gauss-seidel": Wrapper(method="gauss-seidel", eps=eps, max_iter=max_iter),
+        "simplemkl": Wrapper(method="simplemkl", eps=eps, max_iter=max_iter),
+    }
 
 
 def make_data(seed, n=60, n_classes=2):
@@ -22,8 +33,11 @@ def make_data(seed, n=60, n_classes=2):
         y = np.digitize(f, np.quantile(f, np.linspace(0, 1, n_classes + 1)[1:-1]))
     G = X @ X.T
     sq = np.sum(X * X, axis=1)
-    grams = [G / np.mean(np.diag(G)), (1.0 + G) ** 2 / np.mean((1.0 + sq) ** 2),
-             np.exp(-0.25 * (sq[:, None] + sq[None, :] - 2 * G))]
+    grams = [
+        G / np.mean(np.diag(G)),
+        (1.0 + G) ** 2 / np.mean((1.0 + sq) ** 2),
+        np.exp(-0.25 * (sq[:, None] + sq[None, :] - 2 * G)),
+    ]
     return grams, y
 
 
@@ -45,8 +59,7 @@ def mkl_qcqp(grams, y, C):
 @pytest.fixture(scope="module")
 def binary_fits():
     grams, y = make_data(0)
-    return grams, y, {cls.__name__: cls(grams, C=1.0, eps=EPS, max_iter=400).fit(None, y)
-                      for cls in (KelleyMKL, GaussSeidelMKL, SimpleMKL)}
+    return grams, y, {name: MKL(grams, C=1.0, solver=solver).fit(None, y) for name, solver in solvers(EPS, 400).items()}
 
 
 def test_three_methods_reach_the_same_certified_objective(binary_fits):
@@ -64,9 +77,9 @@ def test_three_methods_reach_the_same_certified_objective(binary_fits):
 
 def test_kernel_weights_are_compatible(binary_fits):
     grams, y, fits = binary_fits
-    ref = fits["KelleyMKL"].kernel_weights_
+    ref = fits["kelley"].kernel_weights_
     assert np.count_nonzero(ref > 0.05) >= 2  # an interior optimum: the comparison is not vertex vs vertex
-    for name in ("GaussSeidelMKL", "SimpleMKL"):
+    for name in ("gauss-seidel", "simplemkl"):
         beta = fits[name].kernel_weights_
         assert beta.sum() == pytest.approx(1.0) and np.all(beta >= 0)
         assert np.abs(beta - ref).sum() < 0.03, name
@@ -83,15 +96,16 @@ def test_wrapper_curves_descend_and_bounds_are_monotone(method):
     h = res.history
     assert res.status == "converged" and len(h) == res.n_iter == oracle.n_calls
     if method == "gauss-seidel":  # each update lowers D (SimpleMKL's calls include rejected trial points)
-        assert np.all(np.diff(h.value) <= 1e-8 * np.abs(h.value[1:]))
+        assert np.all(np.diff(h.objective) <= 1e-8 * np.abs(h.objective[1:]))
     assert np.all(np.diff(h.lower) >= 0) and np.all(np.diff(h.best_upper) <= 0)
     assert np.allclose(h.beta.sum(axis=1), 1.0) and np.all(h.beta >= 0)
     assert res.objective == h.best_upper[-1] and res.gap == pytest.approx(h.gap[-1])
+    assert np.array_equal(res.w, res.beta) and res.passes is None and h.passes is None
 
 
 def test_one_vs_rest_shared_beta_agrees():
     grams, y = make_data(2, n=45, n_classes=3)
-    fits = [cls(grams, C=1.0, eps=1e-3, max_iter=400).fit(None, y) for cls in (KelleyMKL, GaussSeidelMKL, SimpleMKL)]
+    fits = [MKL(grams, C=1.0, solver=solver).fit(None, y) for solver in solvers(1e-3, 400).values()]
     objs = [m.objective_ for m in fits]
     assert all(m.gap_ <= 1e-3 for m in fits)
     assert max(objs) - min(objs) <= 1e-3
@@ -100,10 +114,10 @@ def test_one_vs_rest_shared_beta_agrees():
     assert np.mean(pred[1] == pred[0]) > 0.95 and np.mean(pred[2] == pred[0]) > 0.95
 
 
-@pytest.mark.parametrize("cls", [GaussSeidelMKL, SimpleMKL])
+@pytest.mark.parametrize("method", ["gauss-seidel", "simplemkl"])
 @pytest.mark.parametrize("seed", [0, 1])
-def test_informative_kernel_takes_the_weight(cls, seed):
-    """The data of KelleyMKL's sparsity test: Gaussian kernels on the 2 informative inputs and on
+def test_informative_kernel_takes_the_weight(method, seed):
+    """The data of the sparsity test of MKL with Kelley's method: Gaussian kernels on the 2 informative inputs and on
     4 blocks of noise; the wrappers put > 0.9 of the weight where Kelley does."""
     from problems.mkl.kernels import GaussianKernel
 
@@ -113,7 +127,7 @@ def test_informative_kernel_takes_the_weight(cls, seed):
     y = np.where(Xi[:, 0] + Xi[:, 1] > 0, 1, -1)
     noise = [rng.standard_normal((n, 3)) for _ in range(4)]
     g = GaussianKernel(gamma=0.1)
-    m = cls([g(Xi)] + [g(Z) for Z in noise], C=1.0, eps=1e-3, max_iter=400).fit(None, y)
+    m = MKL([g(Xi)] + [g(Z) for Z in noise], C=1.0, solver=Wrapper(method=method, eps=1e-3, max_iter=400)).fit(None, y)
     assert m.gap_ <= 1e-3
     assert m.kernel_weights_[0] > 0.9
 
@@ -129,4 +143,6 @@ def test_bad_input():
     with pytest.raises(InputError):
         wrapper_mkl(oracle, beta0=[0.5, 0.5, 0.5])
     with pytest.raises(InputError):
-        GaussSeidelMKL(grams, C=-1.0).fit(None, y)
+        MKL(grams, C=-1.0, solver=Wrapper()).fit(None, y)
+    with pytest.raises(InputError):
+        wrapper_mkl(oracle, inner="pegasos")

@@ -1,4 +1,5 @@
 """Model files: round trip, and every kind of damaged file refused with ModelFormatError."""
+
 import json
 
 import numpy as np
@@ -6,9 +7,14 @@ import pytest
 
 from cutplane.exceptions import InputError, ModelFormatError
 from problems.model_io import FORMAT_VERSION, load_model, save_model
+from problems.solvers import CuttingPlane
 
-ARRAYS = {"coef": np.arange(6.0).reshape(2, 3), "classes": np.array(["a", "b"]),
-          "mask": np.array([True, False]), "count": np.array(7, dtype=np.int32)}
+ARRAYS = {
+    "coef": np.arange(6.0).reshape(2, 3),
+    "classes": np.array(["a", "b"]),
+    "mask": np.array([True, False]),
+    "count": np.array(7, dtype=np.int32),
+}
 META = {"estimator": "Toy", "params": {"C": 2.5, "method": "bmrm", "max_cuts": None}}
 
 
@@ -53,7 +59,7 @@ def test_truncated_and_corrupted_files(tmp_path):
             load_model(p)
     flipped = bytearray(blob)
     mid = len(flipped) // 3
-    flipped[mid:mid + 40] = bytes(b ^ 0xFF for b in flipped[mid:mid + 40])
+    flipped[mid : mid + 40] = bytes(b ^ 0xFF for b in flipped[mid : mid + 40])
     p = tmp_path / "flipped.npz"
     p.write_bytes(bytes(flipped))
     with pytest.raises(ModelFormatError):
@@ -66,19 +72,22 @@ def test_truncated_and_corrupted_files(tmp_path):
         load_model(tmp_path / "missing.npz")
 
 
-@pytest.mark.parametrize("damage, match", [
-    (dict(meta_update={"format_version": FORMAT_VERSION + 1}), "format_version"),
-    (dict(meta_update={"format_version": "1"}), "format_version"),
-    (dict(meta_update={"format": "other"}), "unknown format"),
-    (dict(raw_meta="{not json"), "JSON"),
-    (dict(raw_meta="[1, 2]"), "JSON object"),
-    (dict(drop=("coef",)), "declared"),
-    (dict(add={"extra": np.zeros(2)}), "declared"),
-    (dict(replace={"coef": np.zeros((3, 2))}), "shape"),
-    (dict(replace={"coef": np.zeros((2, 3), dtype=np.float32)}), "dtype"),
-    (dict(drop=("__meta__",)), "no metadata"),
-    (dict(replace={"__meta__": np.zeros(3)}), "JSON string"),
-])
+@pytest.mark.parametrize(
+    "damage, match",
+    [
+        (dict(meta_update={"format_version": FORMAT_VERSION + 1}), "format_version"),
+        (dict(meta_update={"format_version": "1"}), "format_version"),
+        (dict(meta_update={"format": "other"}), "unknown format"),
+        (dict(raw_meta="{not json"), "JSON"),
+        (dict(raw_meta="[1, 2]"), "JSON object"),
+        (dict(drop=("coef",)), "declared"),
+        (dict(add={"extra": np.zeros(2)}), "declared"),
+        (dict(replace={"coef": np.zeros((3, 2))}), "shape"),
+        (dict(replace={"coef": np.zeros((2, 3), dtype=np.float32)}), "dtype"),
+        (dict(drop=("__meta__",)), "no metadata"),
+        (dict(replace={"__meta__": np.zeros(3)}), "JSON string"),
+    ],
+)
 def test_damaged_metadata_refused(tmp_path, damage, match):
     path = _save(tmp_path)
     if "__meta__" in damage.get("drop", ()):
@@ -151,19 +160,30 @@ def test_non_finite_arrays_refused_unless_allowed(tmp_path):
     assert np.isnan(got[0, 1]) and np.isinf(got[1, 2])
 
 
-@pytest.mark.parametrize("text, match", [
-    ('{"format": NaN}', "JSON"),
-    ("[" * 100000 + "]" * 100000, "JSON"),
-])
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ('{"format": NaN}', "JSON"),
+        ("[" * 100000 + "]" * 100000, "JSON"),
+    ],
+)
 def test_hostile_json_refused(tmp_path, text, match):
     bad = _rewrite(_save(tmp_path), tmp_path / "bad.npz", raw_meta=text)
     with pytest.raises(ModelFormatError, match=match):
         load_model(bad)
 
 
-@pytest.mark.parametrize("spec", [{"shape": [2, -3], "dtype": "<f8"}, {"shape": "2x3", "dtype": "<f8"},
-                                  {"shape": [2, 3], "dtype": "|O"}, {"shape": [2, 3], "dtype": "nonsense"},
-                                  {"shape": [2, 3], "dtype": "<V8"}, [2, 3]])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"shape": [2, -3], "dtype": "<f8"},
+        {"shape": "2x3", "dtype": "<f8"},
+        {"shape": [2, 3], "dtype": "|O"},
+        {"shape": [2, 3], "dtype": "nonsense"},
+        {"shape": [2, 3], "dtype": "<V8"},
+        [2, 3],
+    ],
+)
 def test_bad_declarations_refused(tmp_path, spec):
     path = _save(tmp_path)
     arrays = dict(_meta_of(path)["arrays"], coef=spec)
@@ -185,8 +205,11 @@ def test_foreign_and_unsupported_members_refused(tmp_path):
     import zipfile
 
     path = _save(tmp_path)
-    for name, method in (("notes.txt", zipfile.ZIP_DEFLATED), ("sub/x.npy", zipfile.ZIP_DEFLATED),
-                         ("coef2.npy", zipfile.ZIP_BZIP2)):
+    for name, method in (
+        ("notes.txt", zipfile.ZIP_DEFLATED),
+        ("sub/x.npy", zipfile.ZIP_DEFLATED),
+        ("coef2.npy", zipfile.ZIP_BZIP2),
+    ):
         bad = tmp_path / "bad.npz"
         bad.write_bytes(path.read_bytes())
         with zipfile.ZipFile(bad, "a", compression=method) as zf:
@@ -199,18 +222,25 @@ def test_foreign_and_unsupported_members_refused(tmp_path):
 def test_schema_of_a_registered_estimator(tmp_path):
     from problems.model_io import ModelSchema, register_schema
 
-    register_schema("Toy2", ModelSchema(arrays={"coef": ("f", 2), "classes": ("U", 1)},
-                                        meta={"params": (dict,), "n_iter": (int,), "gap": (float, type(None))}))
+    register_schema(
+        "Toy2",
+        ModelSchema(
+            arrays={"coef": ("f", 2), "classes": ("U", 1)},
+            meta={"params": (dict,), "n_iter": (int,), "gap": (float, type(None))},
+        ),
+    )
     meta = {"estimator": "Toy2", "params": {"C": 1.0}, "n_iter": 3, "gap": None}
     ok = save_model(tmp_path / "ok.npz", ARRAYS, meta)
     assert load_model(ok).meta["n_iter"] == 3
-    cases = [({k: v for k, v in ARRAYS.items() if k != "classes"}, meta, "'classes' is missing"),
-             ({**ARRAYS, "coef": np.arange(3.0)}, meta, "dimension"),
-             ({**ARRAYS, "coef": np.ones((2, 3), dtype=int)}, meta, "kind"),
-             (ARRAYS, {**meta, "n_iter": "3"}, "expected int"),
-             (ARRAYS, {**meta, "n_iter": True}, "expected int"),
-             (ARRAYS, {**meta, "gap": "x"}, "float or null"),
-             (ARRAYS, {k: v for k, v in meta.items() if k != "params"}, "'params' is missing")]
+    cases = [
+        ({k: v for k, v in ARRAYS.items() if k != "classes"}, meta, "'classes' is missing"),
+        ({**ARRAYS, "coef": np.arange(3.0)}, meta, "dimension"),
+        ({**ARRAYS, "coef": np.ones((2, 3), dtype=int)}, meta, "kind"),
+        (ARRAYS, {**meta, "n_iter": "3"}, "expected int"),
+        (ARRAYS, {**meta, "n_iter": True}, "expected int"),
+        (ARRAYS, {**meta, "gap": "x"}, "float or null"),
+        (ARRAYS, {k: v for k, v in meta.items() if k != "params"}, "'params' is missing"),
+    ]
     for arrays, m, match in cases:
         bad = save_model(tmp_path / "bad.npz", arrays, m)
         with pytest.raises(ModelFormatError, match=match):
@@ -223,7 +253,7 @@ def test_package_estimator_schemas_check_hyper_parameter_names(tmp_path):
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(20, 3))
-    est = LinearSVM(C=1.0, eps=1e-2).fit(X, (X[:, 0] > 0).astype(int))
+    est = LinearSVM(C=1.0, solver=CuttingPlane(eps=1e-2)).fit(X, (X[:, 0] > 0).astype(int))
     path = est.save(tmp_path / "svm.npz")
     params = dict(_meta_of(path)["params"], not_a_param=1)
     bad = _rewrite(path, tmp_path / "bad.npz", meta_update={"params": params})
@@ -237,9 +267,12 @@ def test_package_estimator_schemas_check_hyper_parameter_names(tmp_path):
 def test_invalid_code_points_refused(tmp_path):
     """numpy loads a '<U' array holding code points above U+10FFFF; using it would crash later."""
     bad_labels = np.frombuffer(np.array([0x110000, 65], dtype="<u4").tobytes(), dtype="<U2")
-    bad = _rewrite(_save(tmp_path), tmp_path / "bad.npz", add={"labels": bad_labels},
-                   meta_update={"arrays": {**_meta_of(_save(tmp_path))["arrays"],
-                                           "labels": {"shape": [1], "dtype": "<U2"}}})
+    bad = _rewrite(
+        _save(tmp_path),
+        tmp_path / "bad.npz",
+        add={"labels": bad_labels},
+        meta_update={"arrays": {**_meta_of(_save(tmp_path))["arrays"], "labels": {"shape": [1], "dtype": "<U2"}}},
+    )
     with pytest.raises(ModelFormatError, match="code points") as info:
         load_model(bad)
     assert info.value.field == "labels"
@@ -251,21 +284,26 @@ def tagger_file(tmp_path_factory):
 
     sents = [[("the", "DT"), ("dog", "NN")], [("a", "DT"), ("cat", "NN"), ("runs", "VB")]] * 3
     labels = [["B", "I"], ["B", "I", "O"]] * 3
-    est = SequenceTagger("U00:%x[0,0]\nU01:%x[0,1]\nB\n", C=1.0, eps=0.5, max_iter=20).fit(sents, labels)
+    est = SequenceTagger("U00:%x[0,0]\nU01:%x[0,1]\nB\n", C=1.0, solver=CuttingPlane(eps=0.5, max_iter=20)).fit(
+        sents, labels
+    )
     return est.save(tmp_path_factory.mktemp("tagger") / "tagger.npz"), sents
 
 
-@pytest.mark.parametrize("meta_update, replace, field", [
-    ({"templates": "abc"}, None, "templates"),
-    ({"templates": "U00:%x[0,0]\nB\n"}, None, "group_offsets"),  # one template fewer than the groups
-    ({"active_templates": ["nope"]}, None, "active_templates"),
-    ({"template_weights": {"U00": "x"}}, None, "template_weights"),
-    ({"params": {"min_count": "x"}}, None, "params"),
-    ({"params": {"bogus": 1}}, None, "params"),
-    ({"n_iter": 1.5}, None, "n_iter"),
-    (None, {"labels": np.array(["B", "B", "O"])}, "labels"),
-    (None, {"feature_groups": "reverse"}, "feature_groups"),
-])
+@pytest.mark.parametrize(
+    "meta_update, replace, field",
+    [
+        ({"templates": "abc"}, None, "templates"),
+        ({"templates": "U00:%x[0,0]\nB\n"}, None, "group_offsets"),  # one template fewer than the groups
+        ({"active_templates": ["nope"]}, None, "active_templates"),
+        ({"template_weights": {"U00": "x"}}, None, "template_weights"),
+        ({"params": {"min_count": "x"}}, None, "params"),
+        ({"params": {"bogus": 1}}, None, "params"),
+        ({"n_iter": 1.5}, None, "n_iter"),
+        (None, {"labels": np.array(["B", "B", "O"])}, "labels"),
+        (None, {"feature_groups": "reverse"}, "feature_groups"),
+    ],
+)
 def test_sequence_tagger_files_checked_for_consistency(tmp_path, tagger_file, meta_update, replace, field):
     from problems.sequence.tagger import SequenceTagger
 

@@ -1,10 +1,18 @@
 """OCR chain features: blocks reproduce their kernels; folds; the oracle and accuracy on real words."""
+
 import numpy as np
 import pytest
+from sklearn.exceptions import NotFittedError
 
 from cutplane.exceptions import InputError
-from problems.mkl.ocr_chain import (OCRChainFeaturizer, OCRWords, char_accuracy, fold_split, load_ocr_letters,
-                                ocr_chain_oracle)
+from problems.mkl.ocr_chain import (
+    OCRChainFeaturizer,
+    OCRWords,
+    char_accuracy,
+    fold_split,
+    load_ocr_letters,
+    ocr_chain_oracle,
+)
 
 
 def _pixels(seed, n=12):
@@ -57,8 +65,8 @@ def test_bad_inputs():
         OCRChainFeaturizer(blocks=("linear", "linear"))
     with pytest.raises(InputError):
         OCRChainFeaturizer().fit(np.full((3, 128), 2))
-    with pytest.raises(InputError):
-        OCRChainFeaturizer().transform(_pixels(0))  # not fitted
+    with pytest.raises(NotFittedError, match="not fitted"):
+        OCRChainFeaturizer().transform(_pixels(0))
 
 
 def test_folds_and_oracle_on_real_words(data_dir):

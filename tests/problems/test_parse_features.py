@@ -1,4 +1,5 @@
 """Arc features against a direct string-based implementation of the same templates."""
+
 from collections import Counter
 from types import SimpleNamespace
 
@@ -6,6 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sklearn.exceptions import NotFittedError
 
 from cutplane.exceptions import InputError
 from problems.parsing.features import DEFAULT_TEMPLATES, ArcFeaturizer, distance_bin
@@ -14,8 +16,13 @@ ROOT, BOS, EOS, UNK = ("ROOT",), ("BOS",), ("EOS",), ("UNK",)
 
 
 def sent(forms, lemmas, upos, heads):
-    return SimpleNamespace(forms=list(forms), lemmas=list(lemmas), upos=list(upos),
-                           xpos=["_"] * len(forms), heads=None if heads is None else np.array(heads))
+    return SimpleNamespace(
+        forms=list(forms),
+        lemmas=list(lemmas),
+        upos=list(upos),
+        xpos=["_"] * len(forms),
+        heads=None if heads is None else np.array(heads),
+    )
 
 
 def ref_value(s, col, p, vocab):
@@ -66,14 +73,16 @@ def ref_arc(s, h, m, templates, distance, vocab):
 
 
 def check_against_reference(fz, train, test, source, min_count, distance, templates, word_min=1):
-    counts = {c: Counter(v for s in train for v in {"w": s.forms, "l": s.lemmas, "p": s.upos}[c])
-              for c in "wlp"}
+    counts = {c: Counter(v for s in train for v in {"w": s.forms, "l": s.lemmas, "p": s.upos}[c]) for c in "wlp"}
     vocab = {c: {v for v, k in counts[c].items() if k >= (word_min if c != "p" else 1)} for c in "wlp"}
     freq = Counter()
     for s in train:
         n = len(s.forms)
-        arcs = [(int(s.heads[m - 1]), m) for m in range(1, n + 1)] if source == "gold" else \
-            [(h, m) for h in range(n + 1) for m in range(1, n + 1) if h != m]
+        arcs = (
+            [(int(s.heads[m - 1]), m) for m in range(1, n + 1)]
+            if source == "gold"
+            else [(h, m) for h in range(n + 1) for m in range(1, n + 1) if h != m]
+        )
         for h, m in arcs:
             freq.update(ref_arc(s, h, m, templates, distance, vocab))
     kept = {f for f, c in freq.items() if c >= min_count}
@@ -118,29 +127,36 @@ def corpora(draw):
             heads[m - 1] = draw(st.sampled_from(placed))
             placed.append(m)
         return sent(forms, [f.upper() for f in forms], upos, heads)
+
     train = [one() for _ in range(draw(st.integers(1, 4)))]
     test = [one() for _ in range(draw(st.integers(1, 3)))]
     return train, test
 
 
-SMALL = {"hw_hp": "hw_hp", "mp": "mp", "between_pos": "hp_bp_mp", "hp_hp+1_mp-1_mp": "hp_hp+1_mp-1_mp",
-         "hl_ml": "hl_ml", "hw-2": "hw-2", "dist": ""}
+SMALL = {
+    "hw_hp": "hw_hp",
+    "mp": "mp",
+    "between_pos": "hp_bp_mp",
+    "hp_hp+1_mp-1_mp": "hp_hp+1_mp-1_mp",
+    "hl_ml": "hl_ml",
+    "hw-2": "hw-2",
+    "dist": "",
+}
 
 
 @settings(max_examples=40)
-@given(corpora(), st.sampled_from(["gold", "all"]), st.integers(1, 3),
-       st.sampled_from([True, False, "both"]))
+@given(corpora(), st.sampled_from(["gold", "all"]), st.integers(1, 3), st.sampled_from([True, False, "both"]))
 def test_matches_string_reference(data, source, min_count, distance):
     train, test = data
-    fz = ArcFeaturizer(SMALL, feature_source=source, min_count=min_count, distance=distance,
-                       chunk_size=2).fit(train)
+    fz = ArcFeaturizer(SMALL, feature_source=source, min_count=min_count, distance=distance, chunk_size=2).fit(train)
     check_against_reference(fz, train, test, source, min_count, distance, SMALL)
 
 
 def test_default_templates_and_unknown_words():
-    train = [sent("the dog barks".split(), "the dog bark".split(), ["DET", "NOUN", "VERB"], [2, 3, 0]),
-             sent("a cat sleeps .".split(), "a cat sleep .".split(), ["DET", "NOUN", "VERB", "PUNCT"],
-                  [2, 3, 0, 3])]
+    train = [
+        sent("the dog barks".split(), "the dog bark".split(), ["DET", "NOUN", "VERB"], [2, 3, 0]),
+        sent("a cat sleeps .".split(), "a cat sleep .".split(), ["DET", "NOUN", "VERB", "PUNCT"], [2, 3, 0, 3]),
+    ]
     test = [sent("the zebra sleeps".split(), "the zebra sleep".split(), ["DET", "NOUN", "VERB"], None)]
     fz = ArcFeaturizer(feature_source="all").fit(train)
     check_against_reference(fz, train, test, "all", 1, True, DEFAULT_TEMPLATES)
@@ -149,8 +165,7 @@ def test_default_templates_and_unknown_words():
 
 
 def test_distance_bins():
-    np.testing.assert_array_equal(distance_bin(np.arange(1, 15)),
-                                  [1, 2, 3, 4, 5, 5, 5, 5, 5, 5, 10, 10, 10, 10])
+    np.testing.assert_array_equal(distance_bin(np.arange(1, 15)), [1, 2, 3, 4, 5, 5, 5, 5, 5, 5, 10, 10, 10, 10])
 
 
 def test_dist_template_counts_direction_and_bins():
@@ -162,15 +177,18 @@ def test_dist_template_counts_direction_and_bins():
     assert fz.dim_ == 12
 
 
-@pytest.mark.parametrize("kwargs, msg", [
-    (dict(templates={"x": "hq"}), "bad atom"),
-    (dict(templates={"x": "hp_bp_bp"}), "more than one bp"),
-    (dict(templates=[]), "no templates"),
-    (dict(pos="cpos"), "pos"),
-    (dict(distance="yes"), "distance"),
-    (dict(feature_source="gold-ish"), "feature_source"),
-    (dict(min_count=0), "min_count"),
-])
+@pytest.mark.parametrize(
+    "kwargs, msg",
+    [
+        (dict(templates={"x": "hq"}), "bad atom"),
+        (dict(templates={"x": "hp_bp_bp"}), "more than one bp"),
+        (dict(templates=[]), "no templates"),
+        (dict(pos="cpos"), "pos"),
+        (dict(distance="yes"), "distance"),
+        (dict(feature_source="gold-ish"), "feature_source"),
+        (dict(min_count=0), "min_count"),
+    ],
+)
 def test_bad_parameters(kwargs, msg):
     s = sent(["a"], ["a"], ["N"], [0])
     with pytest.raises(InputError, match=msg):
@@ -179,7 +197,7 @@ def test_bad_parameters(kwargs, msg):
 
 def test_transform_before_fit_and_gold_needs_heads():
     s = sent(["a"], ["a"], ["N"], None)
-    with pytest.raises(InputError, match="not fitted"):
+    with pytest.raises(NotFittedError, match="not fitted"):
         ArcFeaturizer().transform([s])
     with pytest.raises(InputError, match="gold heads"):
         ArcFeaturizer().fit([s])

@@ -1,10 +1,11 @@
 """The run figures are written as real PNG files with the expected content."""
+
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
 from cutplane.exceptions import InputError
-from types import SimpleNamespace
-
 from problems.plots import plot_bounds, plot_template_weights
 
 pytest.importorskip("matplotlib")

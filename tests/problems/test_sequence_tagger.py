@@ -1,23 +1,29 @@
 """SequenceTagger: MTL vs SSVM on a generated task, certificates, template selection, model files."""
+
 import numpy as np
 import pytest
+from sklearn.exceptions import NotFittedError
 
 from cutplane.exceptions import InputError, ModelFormatError
 from problems.sequence.tagger import SequenceTagger
+from problems.solvers import SPOM, CuttingPlane
 from problems.synthetic import make_tagging_task
 
 
 @pytest.fixture(scope="module")
 def task():
     # 3 informative columns (label-dependent words half of the time) and 10 noise columns
-    return make_tagging_task(n_train=80, n_test=200, length=10, n_labels=3, n_informative=3, n_noise=10,
-                             signal=0.5, seed=1)
+    return make_tagging_task(
+        n_train=80, n_test=200, length=10, n_labels=3, n_informative=3, n_noise=10, signal=0.5, seed=1
+    )
 
 
 @pytest.fixture(scope="module")
 def fitted(task):
-    mtl = SequenceTagger(task.templates, C=10.0, regularizer="mtl", eps=0.1).fit(task.X_train, task.y_train)
-    ssvm = SequenceTagger(task.templates, C=10.0, regularizer="ssvm", eps=0.1).fit(task.X_train, task.y_train)
+    mtl = SequenceTagger(task.templates, C=10.0, regularizer="mtl", solver=CuttingPlane(eps=0.1))
+    ssvm = SequenceTagger(task.templates, C=10.0, regularizer="ssvm", solver=CuttingPlane(eps=0.1))
+    mtl.fit(task.X_train, task.y_train)
+    ssvm.fit(task.X_train, task.y_train)
     return mtl, ssvm
 
 
@@ -55,7 +61,9 @@ def test_skipping_zero_templates_gives_same_predictions(task, fitted):
 
 def test_pmtl_two_equals_ssvm_objective(task, fitted):
     _, ssvm = fitted
-    p2 = SequenceTagger(task.templates, C=10.0, regularizer="pmtl", p=2.0, eps=0.1).fit(task.X_train, task.y_train)
+    p2 = SequenceTagger(task.templates, C=10.0, regularizer="pmtl", p=2.0, solver=CuttingPlane(eps=0.1)).fit(
+        task.X_train, task.y_train
+    )
     # both certified within eps of the same optimum
     assert abs(p2.objective_ - ssvm.objective_) <= 0.2 + 1e-9
     assert p2.lower_bound_ <= ssvm.objective_ + 1e-9 and ssvm.lower_bound_ <= p2.objective_ + 1e-9
@@ -77,21 +85,31 @@ def test_risk_floor_cut_for_the_ssvm(task, fitted):
     """``risk_floor_cut=True`` puts the cut ``R >= 0`` beside the first cut of the SSVM (two cuts
     after the first iteration instead of one); the run still certifies the same optimum."""
     _, ssvm = fitted
-    floor = SequenceTagger(task.templates, C=10.0, regularizer="ssvm", eps=0.1,
-                           risk_floor_cut=True).fit(task.X_train, task.y_train)
+    floor = SequenceTagger(
+        task.templates, C=10.0, regularizer="ssvm", solver=CuttingPlane(eps=0.1, risk_floor_cut=True)
+    ).fit(task.X_train, task.y_train)
     assert ssvm.result_.history.n_cuts[0] == 1 and floor.result_.history.n_cuts[0] == 2
     assert floor.result_.status == "converged" and floor.gap_ <= 0.1 + 1e-12
     assert floor.lower_bound_ <= ssvm.objective_ + 1e-9 and ssvm.lower_bound_ <= floor.objective_ + 1e-9
-    with pytest.raises(InputError) as err:
-        SequenceTagger(task.templates, solver="spom", risk_floor_cut=True).fit(task.X_train, task.y_train)
-    assert err.value.field == "risk_floor_cut"
+    with pytest.raises(TypeError):  # an option of the cutting-plane solver only: SPOM has none
+        SPOM(risk_floor_cut=True)
 
 
-@pytest.mark.parametrize("kwargs, field", [
-    (dict(C=0.0), "C"), (dict(C=-1.0), "C"), (dict(eps=0.0), "eps"),
-    (dict(regularizer="nope"), "regularizer"), (dict(regularizer="pmtl", p=1.0), "p"),
-    (dict(risk_floor_cut="yes"), "risk_floor_cut"),
-])
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        (dict(C=0.0), "C"),
+        (dict(C=-1.0), "C"),
+        (dict(solver=CuttingPlane(eps=0.0)), "eps"),
+        (dict(regularizer="nope"), "regularizer"),
+        (dict(regularizer="pmtl", p=1.0), "p"),
+        (dict(solver=CuttingPlane(risk_floor_cut="yes")), "risk_floor_cut"),
+        (dict(min_count=0), "min_count"),
+        (dict(active_rtol=-1.0), "active_rtol"),
+        (dict(solver="spom"), "solver"),
+        (dict(solver=SPOM(epochs=0)), "epochs"),
+    ],
+)
 def test_bad_hyper_parameters(task, kwargs, field):
     with pytest.raises(InputError) as err:
         SequenceTagger(task.templates, **kwargs).fit(task.X_train, task.y_train)
@@ -108,5 +126,39 @@ def test_bad_data(task):
         est.fit([task.X_train[0], []], [task.y_train[0], []])
     with pytest.raises(InputError):
         est.fit([task.X_train[0]], [task.y_train[0][:-1]])
-    with pytest.raises(InputError):
+    with pytest.raises(NotFittedError):
         est.predict(task.X_test)  # not fitted
+
+
+def test_constructor_is_small_and_solver_options_are_nested(task):
+    import inspect
+
+    from sklearn.base import clone
+
+    assert len(inspect.signature(SequenceTagger).parameters) <= 10
+    est = SequenceTagger(task.templates, C=2.0, solver=CuttingPlane(eps=0.05, time_limit=60.0))
+    params = est.get_params()
+    assert params["solver__eps"] == 0.05 and params["solver__time_limit"] == 60.0
+    est.set_params(solver__time_limit=30.0, solver__max_iter=7)
+    assert est.solver.time_limit == 30.0 and est.solver.max_iter == 7
+    twin = clone(est)
+    assert twin.solver is not est.solver and twin.get_params() == est.get_params()
+
+
+def test_grid_search_over_a_solver_option(task):
+    from sklearn.model_selection import GridSearchCV
+
+    grid = GridSearchCV(
+        SequenceTagger(task.templates, C=1.0, solver=CuttingPlane(max_iter=5)), {"solver__eps": [0.5, 0.2]}, cv=2
+    )
+    grid.fit(task.X_train[:40], task.y_train[:40])
+    assert grid.best_params_["solver__eps"] in (0.5, 0.2)
+    assert grid.best_estimator_.solver.eps == grid.best_params_["solver__eps"]
+    assert grid.best_estimator_.solver.max_iter == 5
+
+
+def test_default_solver(task, fitted):
+    mtl, _ = fitted
+    est = SequenceTagger(task.templates, C=10.0).fit(task.X_train, task.y_train)
+    assert est.solver is None and est.solver_options_.eps == 0.1 and est.solver_options_.max_iter == 500
+    assert est.objective_ == pytest.approx(mtl.objective_, rel=1e-12)

@@ -1,6 +1,7 @@
 """Issue 4's m = 1 check: the engine's 1-slack structural SVM on a chain (MixedNorm with one
 group, i.e. 1/2 ||w||^2) reaches the optimum of an independent n-slack QP written from the
 definition of Phi and solved by cvxpy over every labelling of every sentence."""
+
 import itertools
 
 import cvxpy as cp
@@ -32,15 +33,17 @@ def n_slack_optimum(data, n_features, K, lam, transitions):
             owner.append(i)
     D = np.array(rows)
     w, xi = cp.Variable(D.shape[1]), cp.Variable(n)
-    prob = cp.Problem(cp.Minimize(lam / 2 * cp.sum_squares(w) + cp.sum(xi) / n),
-                      [xi[np.array(owner)] >= np.array(losses) + D @ w])
+    prob = cp.Problem(
+        cp.Minimize(lam / 2 * cp.sum_squares(w) + cp.sum(xi) / n), [xi[np.array(owner)] >= np.array(losses) + D @ w]
+    )
     prob.solve(solver="CLARABEL")
     return prob.value
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 2**32 - 1), K=st.integers(2, 3), transitions=st.booleans(),
-       C=st.sampled_from([0.5, 5.0, 50.0]))
+@given(
+    seed=st.integers(0, 2**32 - 1), K=st.integers(2, 3), transitions=st.booleans(), C=st.sampled_from([0.5, 5.0, 50.0])
+)
 def test_one_group_matches_the_n_slack_qp(seed, K, transitions, C):
     rng = np.random.default_rng(seed)
     n_features = 4

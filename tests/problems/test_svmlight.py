@@ -1,4 +1,5 @@
 """SVMlight reader/writer: round trips, gzip, and errors naming the file and the line."""
+
 import gzip
 
 import numpy as np
@@ -38,8 +39,9 @@ def test_gzip_is_transparent(tmp_path, name):
 
 
 @settings(max_examples=25)
-@given(seed=st.integers(0, 10_000), n=st.integers(1, 12), d=st.integers(1, 6),
-       zero_based=st.booleans(), gz=st.booleans())
+@given(
+    seed=st.integers(0, 10_000), n=st.integers(1, 12), d=st.integers(1, 6), zero_based=st.booleans(), gz=st.booleans()
+)
 def test_write_read_round_trip(tmp_path_factory, seed, n, d, zero_based, gz):
     rng = np.random.default_rng(seed)
     X = np.round(rng.standard_normal((n, d)) * (rng.random((n, d)) < 0.5), 6)
@@ -52,19 +54,22 @@ def test_write_read_round_trip(tmp_path_factory, seed, n, d, zero_based, gz):
     np.testing.assert_array_equal(y2, y)
 
 
-@pytest.mark.parametrize("text, line, match", [
-    ("1 1:2\n-1 2:x\n", 2, "cannot parse 'x'"),
-    ("1 1:2\nabc 1:1\n", 2, "label: cannot parse 'abc'"),
-    ("1 1:2\n1 1:1\n-1 0:1\n", 3, "invalid feature index 0"),
-    ("1 3:2 1:4\n", 1, "increasing and unique"),
-    ("1 1:2 1:4\n", 1, "increasing and unique"),
-    ("1 1:2\n1 1 2\n", 2, "expected <index>:<value>"),
-    ("1 1:2\n1 a:2\n", 2, "not an integer"),
-    ("1 1:2\n\n# c\n1 1:nan\n", 4, "non-finite value 'nan'"),
-    ("inf 1:2\n", 1, "non-finite"),
-    ("1 1:2:3\n", 1, "cannot parse"),
-    ("1 -2:3\n", 1, "invalid feature index -2"),
-])
+@pytest.mark.parametrize(
+    "text, line, match",
+    [
+        ("1 1:2\n-1 2:x\n", 2, "cannot parse 'x'"),
+        ("1 1:2\nabc 1:1\n", 2, "label: cannot parse 'abc'"),
+        ("1 1:2\n1 1:1\n-1 0:1\n", 3, "invalid feature index 0"),
+        ("1 3:2 1:4\n", 1, "increasing and unique"),
+        ("1 1:2 1:4\n", 1, "increasing and unique"),
+        ("1 1:2\n1 1 2\n", 2, "expected <index>:<value>"),
+        ("1 1:2\n1 a:2\n", 2, "not an integer"),
+        ("1 1:2\n\n# c\n1 1:nan\n", 4, "non-finite value 'nan'"),
+        ("inf 1:2\n", 1, "non-finite"),
+        ("1 1:2:3\n", 1, "cannot parse"),
+        ("1 -2:3\n", 1, "invalid feature index -2"),
+    ],
+)
 def test_malformed_lines_are_named(tmp_path, text, line, match):
     p = _write(tmp_path, text)
     with pytest.raises(InputError, match=match) as info:

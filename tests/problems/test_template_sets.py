@@ -1,4 +1,5 @@
 """The named template sets: NER134's composition (MTL sec. 3.3) and select_templates."""
+
 from itertools import combinations
 
 import pytest
@@ -21,8 +22,9 @@ def test_ner134_has_the_papers_composition():
     trigram = [_cells(x) for x in lines[:-1] if len(_cells(x)) == 3]
     assert sorted(unigram) == sorted([[(o, c)] for c in (0, 1) for o in range(-3, 4)])
     # ordered pairs of distinct offsets, one column at a time: words and POS
-    assert sorted(bigram) == sorted([[(a, c), (b, c)] for c in (0, 1) for a in range(-3, 4)
-                                     for b in range(-3, 4) if a != b])
+    assert sorted(bigram) == sorted(
+        [[(a, c), (b, c)] for c in (0, 1) for a in range(-3, 4) for b in range(-3, 4) if a != b]
+    )
     assert sorted(trigram) == sorted([[(o, 1) for o in t] for t in combinations(range(-3, 4), 3)])
     names = [x.split(":", 1)[0] for x in lines[:-1]]
     assert len(set(names)) == 133
@@ -45,8 +47,7 @@ def test_chunking_ext_is_the_chunking_set_plus_distinct_templates():
     assert len(names) == len(set(names)) == len(base) + 11 and names[-1] == "B"
     assert all(any(t.name == n and t.text == text for t in ext) for n, text in base.items())
     # every template extracts a different set of cells (no template repeated under another name)
-    bodies = [frozenset(line.split(":", 1)[1].split("/")) for line in CHUNKING_EXT.splitlines()
-              if line.startswith("U")]
+    bodies = [frozenset(line.split(":", 1)[1].split("/")) for line in CHUNKING_EXT.splitlines() if line.startswith("U")]
     assert len(bodies) == len(set(bodies)) == len(base) - 1 + 11
     assert TEMPLATE_SETS["chunking_ext"] == CHUNKING_EXT
 

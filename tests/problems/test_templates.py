@@ -1,10 +1,12 @@
 """CRF++ templates: parsing, feature strings at sentence edges, the grouped feature dictionary."""
+
 from collections import Counter
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sklearn.exceptions import NotFittedError
 
 from cutplane.exceptions import InputError
 from problems.sequence.feature_index import FeatureIndex, LabelAlphabet
@@ -30,16 +32,19 @@ def test_parse_chunking_set():
     assert by_name["U12"].line == CHUNKING_TEMPLATES.splitlines().index("U12:%x[0,1]") + 1
 
 
-@pytest.mark.parametrize("text, line, what", [
-    ("U00:%x[0,0]\nU01:%x[-2]\n", 2, "macro"),
-    ("# c\n\nX00:%x[0,0]\n", 3, "start with"),
-    ("U00:%x[0,0]\nU01%x[0,0]\n", 2, "NAME:"),
-    ("U00:%x[0,0]\nU00:%x[1,0]\n", 2, "duplicate"),
-    ("U00:%x[0,0]\nB01:%x[0,0]\n", 2, "not supported"),
-    ("B\nU00:%x[0,0]\nB2\n", 3, "more than one"),
-    ("U00:%x[0,-1]\n", 1, "column"),
-    ("U00:%y[0,0]\n", 1, "macro"),
-])
+@pytest.mark.parametrize(
+    "text, line, what",
+    [
+        ("U00:%x[0,0]\nU01:%x[-2]\n", 2, "macro"),
+        ("# c\n\nX00:%x[0,0]\n", 3, "start with"),
+        ("U00:%x[0,0]\nU01%x[0,0]\n", 2, "NAME:"),
+        ("U00:%x[0,0]\nU00:%x[1,0]\n", 2, "duplicate"),
+        ("U00:%x[0,0]\nB01:%x[0,0]\n", 2, "not supported"),
+        ("B\nU00:%x[0,0]\nB2\n", 3, "more than one"),
+        ("U00:%x[0,-1]\n", 1, "column"),
+        ("U00:%y[0,0]\n", 1, "macro"),
+    ],
+)
 def test_bad_syntax_names_the_line(text, line, what):
     with pytest.raises(InputError) as err:
         parse_templates(text, path="tpl.txt")
@@ -74,9 +79,11 @@ def test_edge_rows_use_crfpp_placeholders():
 
 
 @settings(max_examples=200)
-@given(st.lists(st.tuples(st.integers(-4, 4), st.integers(0, 1)), min_size=1, max_size=4),
-       st.lists(st.tuples(st.sampled_from("abc{}"), st.sampled_from("XY")), min_size=1, max_size=6),
-       st.sampled_from(["/", "{}", "", "-"]))
+@given(
+    st.lists(st.tuples(st.integers(-4, 4), st.integers(0, 1)), min_size=1, max_size=4),
+    st.lists(st.tuples(st.sampled_from("abc{}"), st.sampled_from("XY")), min_size=1, max_size=6),
+    st.sampled_from(["/", "{}", "", "-"]),
+)
 def test_fast_path_equals_token_by_token(macros, sentence, sep):
     text = "U9:" + sep.join(f"%x[{r},{c}]" for r, c in macros) + "!"
     tpl = parse_templates(text)[0]
@@ -131,7 +138,7 @@ def test_dictionary_groups_and_min_count(min_count):
         cols = list(zip(*sent))
         for t in range(len(sent)):
             want = sorted(fi.vocabulary_[tp.feature(cols, t)] for tp in tpls if tp.feature(cols, t) in expected)
-            assert X.indices[X.indptr[pos]:X.indptr[pos + 1]].tolist() == want
+            assert X.indices[X.indptr[pos] : X.indptr[pos + 1]].tolist() == want
             pos += 1
     assert X.sentence_ptr.tolist() == [0, 4, 6, 7, 11]
 
@@ -146,8 +153,8 @@ def test_transform_ignores_unseen_and_coordinate_groups():
     K = 3
     groups = fi.coordinate_groups(K)
     assert groups.shape == (fi.dim(K),) == (fi.n_features_ * K + K * K,)
-    assert np.all(groups[-K * K:] == 1)  # the B template is template index 1
-    W_groups = groups[:-K * K].reshape(fi.n_features_, K)
+    assert np.all(groups[-K * K :] == 1)  # the B template is template index 1
+    W_groups = groups[: -K * K].reshape(fi.n_features_, K)
     assert np.all(W_groups == fi.feature_groups_[:, None])
     assert set(np.unique(groups)) == {0, 1, 2}
     dense = X.to_csr().toarray()
@@ -159,8 +166,8 @@ def test_too_few_columns_is_an_input_error():
     with pytest.raises(InputError) as err:
         fi.fit(SMALL)
     assert "columns" in str(err.value)
-    with pytest.raises(InputError):
-        FeatureIndex("U00:%x[0,0]\n").transform(SMALL)  # not fitted
+    with pytest.raises(NotFittedError, match="not fitted"):
+        FeatureIndex("U00:%x[0,0]\n").transform(SMALL)
 
 
 def test_label_alphabet_unknown_label_names_file_and_line():

@@ -1,0 +1,350 @@
+"""Compiled loops for the working set and the group norms (numba, ``nogil``).
+
+At the dimensions of the structured tasks (10^7 coordinates, 10^5-10^6 nonzeros per cut) the
+engine's own work is memory-bound: every numpy expression over a ``(dim,)`` vector allocates
+and streams a temporary. These kernels do each operation in one pass without temporaries:
+
+- :func:`group_dot_sorted`: per-group inner products of two sparse rows with sorted indices
+  (a merge join: sequential access only, no dense scatter);
+- :func:`group_dot_gather`: the same against a dense scatter of one of the rows (faster than
+  the merge join while the scatter buffer stays in cache: a few 10^5 coordinates);
+  :func:`gather_dot_upto` one cache-sized block of coordinates at a time (beyond);
+- :func:`group_dot_gather_runs`: the gather when the groups are contiguous runs of
+  coordinates (templates' features are numbered template by template): a binary search per
+  run instead of a group lookup per entry;
+- :func:`scatter_add_upto`: ``out[idx] += a * data`` from a cursor up to a coordinate (threads
+  add disjoint ranges of coordinates of one output, block by block, so that the written block
+  stays in cache across the rows); :func:`scatter_add_grouped_upto` the same with one
+  coefficient per group (``w_j = A_j^T beta_j``);
+- :func:`sparse_dot`: ``sum(data * w[idx])``;
+- :func:`group_sq_sums`: per-group sums of squares of a sparse row;
+- :func:`group_norms_kernel`: ``||v_j||_2`` per group, rescaled where the squares could under-
+  or overflow; :func:`group_norms_runs` the same run by run;
+- :func:`scale_by_group`: ``v *= mu[groups]`` in place (:func:`scale_by_group_runs` run by run);
+  :func:`scaled_by_group` into a new array.
+
+All take group ids as an integer array of shape (dim,); a zero-length array means one group.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = [
+    "group_dot_sorted",
+    "group_dot_gather",
+    "group_dot_gather_runs",
+    "scatter_add_upto",
+    "integer_multiples",
+    "scatter_add_grouped_upto",
+    "sparse_dot",
+    "group_sq_sums",
+    "group_norms_kernel",
+    "group_norms_runs",
+    "scale_by_group",
+    "scale_by_group_runs",
+    "scaled_by_group",
+]
+
+
+@njit(nogil=True, cache=True)
+def group_dot_sorted(i1, d1, i2, d2, groups, out):
+    """``out[g] += sum over common indices k with groups[k] == g of d1 * d2``.
+
+    ``i1`` and ``i2`` must be strictly increasing. ``out`` has shape (n_groups,); with an empty
+    ``groups`` everything goes to ``out[0]``.
+    """
+    one = groups.shape[0] == 0
+    p, q = 0, 0
+    n1, n2 = i1.shape[0], i2.shape[0]
+    acc = 0.0
+    while p < n1 and q < n2:
+        a = i1[p]
+        b = i2[q]
+        if a == b:
+            if one:
+                acc += d1[p] * d2[q]
+            else:
+                out[groups[a]] += d1[p] * d2[q]
+            p += 1
+            q += 1
+        elif a < b:
+            p += 1
+        else:
+            q += 1
+    if one:
+        out[0] += acc
+
+
+@njit(nogil=True, cache=True)
+def _gather_sum(ir, dr, dense, lo, hi, c0):
+    """``sum_{k in [lo, hi)} dr[k] * dense[ir[k] - c0]`` with four partial sums; the caller
+    guarantees ``0 <= lo``, ``hi <= len(ir)`` and ``ir[k] >= c0`` on the range.
+
+    Two things decide its speed (``benchmarks/engine_overhead.py``'s Gram-row section; see
+    docs/results/engine_overhead.md):
+
+    - indices are unsigned: numba guards every signed index against negative values (Python's
+      wrap-around), a compare and a branch per load, which it drops only where it can prove the
+      index non-negative (a loop from a literal 0, not from ``lo``);
+    - four independent sums let the loads and multiplications of consecutive entries overlap
+      instead of waiting for each floating-point addition.
+
+    The entries are summed in a fixed order whatever the caller, so every result is reproducible.
+    """
+    a0 = 0.0
+    a1 = 0.0
+    a2 = 0.0
+    a3 = 0.0
+    c = np.int64(c0)
+    k = np.uint64(lo)
+    h = np.uint64(hi)
+    one, two, three, four = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4)
+    while k + four <= h:
+        a0 += dr[k] * dense[np.uint64(ir[k] - c)]
+        a1 += dr[k + one] * dense[np.uint64(ir[k + one] - c)]
+        a2 += dr[k + two] * dense[np.uint64(ir[k + two] - c)]
+        a3 += dr[k + three] * dense[np.uint64(ir[k + three] - c)]
+        k += four
+    while k < h:
+        a0 += dr[k] * dense[np.uint64(ir[k] - c)]
+        k += one
+    return (a0 + a1) + (a2 + a3)
+
+
+@njit(nogil=True, cache=True)
+def group_dot_gather(ir, dr, dense, groups, out):
+    """``out[g] += sum over k with groups[ir[k]] == g of dr[k] * dense[ir[k]]``."""
+    if groups.shape[0] == 0:
+        out[0] += _gather_sum(ir, dr, dense, 0, ir.shape[0], 0)
+    else:
+        for k in range(ir.shape[0]):
+            i = np.uint64(ir[k])  # unsigned: no wrap-around guard per load (see _gather_sum)
+            out[np.uint64(groups[i])] += dr[k] * dense[i]
+
+
+@njit(nogil=True, cache=True)
+def _first_at_least(idx, lo, hi, value):
+    """Smallest ``k`` in ``[lo, hi]`` with ``idx[k] >= value`` (``hi`` if none); ``idx`` increasing."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if idx[mid] < value:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(nogil=True, cache=True)
+def group_dot_gather_runs(ir, dr, dense, run_lo, run_group, out):
+    """``out[run_group[s]] += sum over k with run_lo[s] <= ir[k] < run_lo[s+1] of dr[k] * dense[ir[k]]``.
+
+    ``ir`` strictly increasing; ``run_lo`` increasing with ``run_lo[0] == 0`` (the coordinate
+    runs of the groups; the last run ends at ``dim``).
+    """
+    n = ir.shape[0]
+    n_runs = run_lo.shape[0]
+    k = 0
+    for s in range(n_runs):
+        if k >= n:
+            break
+        e = n if s + 1 == n_runs else _first_at_least(ir, k, n, run_lo[s + 1])
+        out[run_group[s]] += _gather_sum(ir, dr, dense, k, e, 0)
+        k = e
+
+
+@njit(nogil=True, cache=True)
+def gather_dot_upto(idx, data, block, c0, c1):
+    """``sum_j data[j] * block[idx[j] - c0]`` over the entries with ``c0 <= idx[j] < c1`` (found by
+    binary search): one row's share of a Gram entry within the coordinate block ``[c0, c1)``,
+    held densely in ``block`` (small enough to stay in cache across the rows)."""
+    n = idx.shape[0]
+    k = _first_at_least(idx, 0, n, c0)
+    return _gather_sum(idx, data, block, k, _first_at_least(idx, k, n, c1), c0)
+
+
+@njit(nogil=True, cache=True)
+def scatter_add_upto(out, idx, data, a, k, c1):
+    """``out[idx[j]] += a * data[j]`` for ``j = k, k+1, ...`` while ``idx[j] < c1``; returns the
+    first ``j`` not added (the cursor for the next block of coordinates)."""
+    hi = _first_at_least(idx, k, idx.shape[0], c1)
+    j = np.uint64(k)  # unsigned: no wrap-around guard per access (see _gather_sum)
+    while j < np.uint64(hi):
+        out[np.uint64(idx[j])] += a * data[j]
+        j += np.uint64(1)
+    return hi
+
+
+@njit(nogil=True, cache=True)
+def scatter_add_grouped_upto(out, idx, data, coef, groups, k, c1):
+    """``out[i] += coef[groups[i]] * data[j]`` for ``i = idx[j]``, ``j = k, k+1, ...`` while
+    ``i < c1`` (``groups`` empty: one group, ``coef[0]``); returns the first ``j`` not added."""
+    hi = _first_at_least(idx, k, idx.shape[0], c1)
+    j = np.uint64(k)  # unsigned: no wrap-around guard per access (see _gather_sum)
+    if groups.shape[0] == 0:
+        a = coef[0]
+        while j < np.uint64(hi):
+            out[np.uint64(idx[j])] += a * data[j]
+            j += np.uint64(1)
+    else:
+        while j < np.uint64(hi):
+            i = np.uint64(idx[j])
+            out[i] += coef[np.uint64(groups[i])] * data[j]
+            j += np.uint64(1)
+    return hi
+
+
+@njit(nogil=True, cache=True)
+def integer_multiples(data, scale, limit):
+    """``(ok, q, top)``: ``q`` int32 with ``q[k] * scale == data[k]`` bit for bit for every ``k``
+    and ``top = max |q|``; ``ok`` False as soon as an entry is not such a multiple within
+    ``limit`` (``q`` is then partial). One pass over the row instead of numpy's six."""
+    n = data.shape[0]
+    q = np.empty(n, dtype=np.int32)
+    top = 0.0
+    for k in range(n):
+        r = np.rint(data[k] / scale)
+        a = abs(r)
+        if not a <= limit or r * scale != data[k]:
+            return False, q, top
+        if a > top:
+            top = a
+        q[k] = np.int32(r)
+    return True, q, top
+
+
+@njit(nogil=True, cache=True)
+def sparse_dot(idx, data, w):
+    """``sum_k data[k] * w[idx[k]]``."""
+    return _gather_sum(idx, data, w, 0, idx.shape[0], 0)
+
+
+@njit(nogil=True, cache=True)
+def group_sq_sums(idx, data, groups, out):
+    """``out[g] += sum of data[k]**2 over groups[idx[k]] == g`` (``out[0]`` for one group)."""
+    if groups.shape[0] == 0:
+        s = 0.0
+        for k in range(idx.shape[0]):
+            s += data[k] * data[k]
+        out[0] += s
+    else:
+        for k in range(idx.shape[0]):
+            out[np.uint64(groups[np.uint64(idx[k])])] += data[k] * data[k]
+
+
+_SAFE_LO, _SAFE_HI = 1e-140, 1e140  # |v_i| range whose squares neither underflow nor overflow a sum
+
+
+@njit(nogil=True, cache=True)
+def _finish_norms(sq, top):
+    """``sqrt(sq)``; True in ``redo`` for groups whose largest entry is outside the safe range."""
+    n_groups = sq.shape[0]
+    out = np.empty(n_groups)
+    redo = np.zeros(n_groups, dtype=np.bool_)
+    for g in range(n_groups):
+        t = top[g]
+        out[g] = np.sqrt(sq[g])
+        if t > 0.0 and (t < _SAFE_LO or t > _SAFE_HI):
+            redo[g] = True
+    return out, redo
+
+
+@njit(nogil=True, cache=True)
+def _apply_rescaled(out, redo, top, acc):
+    """``out[g] = top[g] * sqrt(acc[g])`` for the groups recomputed from ``(v_i / top[g])**2``."""
+    for g in range(out.shape[0]):
+        if redo[g]:
+            out[g] = top[g] * np.sqrt(acc[g])
+
+
+@njit(nogil=True, cache=True)
+def group_norms_kernel(v, groups, n_groups):
+    """``||v_j||_2`` per group, ndarray of shape (n_groups,).
+
+    One pass takes each group's sum of squares and largest ``|v_i|``. A group whose largest
+    entry is below 1e-140 or above 1e140 (where squares could under- or overflow) is then
+    recomputed from ``(v_i / max_j)**2`` in a second pass, so no group loses precision whatever
+    its scale; in the safe range the plain sum is accurate (entries small enough for their
+    squares to underflow are below 1e-154, i.e. 1e-28 relative to the largest).
+    """
+    top = np.zeros(n_groups)
+    sq = np.zeros(n_groups)
+    for i in range(v.shape[0]):
+        x = v[i]
+        g = groups[i]
+        a = abs(x)
+        if a > top[g]:
+            top[g] = a
+        sq[g] += x * x
+    out, redo = _finish_norms(sq, top)
+    if redo.any():
+        acc = np.zeros(n_groups)
+        for i in range(v.shape[0]):
+            g = groups[i]
+            if redo[g]:
+                r = v[i] / top[g]
+                acc[g] += r * r
+        _apply_rescaled(out, redo, top, acc)
+    return out
+
+
+@njit(nogil=True, cache=True)
+def group_norms_runs(v, run_lo, run_group, n_groups):
+    """:func:`group_norms_kernel` for groups that are contiguous runs of coordinates (no group id
+    read per entry: one streaming pass over ``v``)."""
+    top = np.zeros(n_groups)
+    sq = np.zeros(n_groups)
+    n_runs = run_lo.shape[0]
+    for s in range(n_runs):
+        hi = v.shape[0] if s + 1 == n_runs else run_lo[s + 1]
+        g = run_group[s]
+        t = top[g]
+        acc = 0.0
+        for i in range(run_lo[s], hi):
+            x = v[i]
+            a = abs(x)
+            if a > t:
+                t = a
+            acc += x * x
+        top[g] = t
+        sq[g] += acc
+    out, redo = _finish_norms(sq, top)
+    if redo.any():
+        acc2 = np.zeros(n_groups)
+        for s in range(n_runs):
+            g = run_group[s]
+            if redo[g]:
+                hi = v.shape[0] if s + 1 == n_runs else run_lo[s + 1]
+                for i in range(run_lo[s], hi):
+                    r = v[i] / top[g]
+                    acc2[g] += r * r
+        _apply_rescaled(out, redo, top, acc2)
+    return out
+
+
+@njit(nogil=True, cache=True)
+def scale_by_group_runs(v, mu, run_lo, run_group):
+    """``v[i] *= mu[group of i]`` in place, run by run."""
+    n_runs = run_lo.shape[0]
+    for s in range(n_runs):
+        hi = v.shape[0] if s + 1 == n_runs else run_lo[s + 1]
+        m = mu[run_group[s]]
+        for i in range(run_lo[s], hi):
+            v[i] *= m
+
+
+@njit(nogil=True, cache=True)
+def scale_by_group(v, mu, groups):
+    """``v[i] *= mu[groups[i]]`` in place."""
+    for i in range(v.shape[0]):
+        v[i] *= mu[groups[i]]
+
+
+@njit(nogil=True, cache=True)
+def scaled_by_group(v, mu, groups):
+    """``mu[groups] * v`` in one pass (one read of ``v``, one write), ndarray of shape (dim,)."""
+    out = np.empty(v.shape[0])
+    for i in range(v.shape[0]):
+        out[i] = mu[groups[i]] * v[i]
+    return out

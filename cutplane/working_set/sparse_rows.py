@@ -1,0 +1,346 @@
+"""The sparse slopes of a working set: storage and the three products the engine needs.
+
+:class:`~cutplane.working_set.WorkingSet` keeps sparse cuts here, one row per cut (sorted
+int32 indices, values as exact int16 counts and a scale when they are, int32 counts when a count
+is beyond int16, float64 otherwise), and asks for
+
+- per-group inner products of a new slope with every stored row (a row of the Gram blocks),
+- ``A alpha`` (the dual point) and ``A^T w``.
+
+At the structured tasks' sizes (10^7 coordinates, 10^5-10^6 nonzeros per cut, hundreds of
+cuts) these stream every stored nonzero, so how they touch memory decides the engine's speed:
+
+- up to ``_SCRATCH_MAX_DIM`` coordinates the new slope is scattered once into a dense buffer
+  that stays in cache and every row gathers from it;
+- beyond, when the groups are runs of coordinates (templates number their features template
+  by template; one group is one run), the work goes one cache-sized block (``_BLOCK``
+  coordinates, within one run) at a time, all rows per block; otherwise rows are merge-joined;
+- above ``_PARALLEL_NNZ`` stored nonzeros, rows or blocks are split over a small thread pool
+  (the compiled loops of ``cutplane.working_set._ws_kernels`` release the GIL); ``A alpha`` splits the
+  coordinates, so each sum is taken in the same order whatever the thread count.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..groups import group_runs
+from . import _ws_kernels as K
+
+__all__ = ["SparseRows", "quantize"]
+
+_PARALLEL_NNZ = 2_000_000  # stored nonzeros above which the products run on threads
+_SCRATCH_MAX_DIM = 2**21  # up to this dim (16 MB of doubles, within a server L3) a new slope is scattered densely
+_BLOCK = 2**18  # coordinates per cache block (2 MB of doubles) beyond _SCRATCH_MAX_DIM
+_INT16_MAX = 32767
+_INT32_MAX = 2**31 - 1
+_MAX_RUNS_PER_GROUP = 16  # groups made of at most this many coordinate runs each are handled run by run
+_CPUS = min(4, os.cpu_count() or 1)
+_POOL = None
+
+
+def _n_threads() -> int:
+    return _CPUS
+
+
+def _pool():
+    """A small process-wide thread pool for the row loops (created on first use)."""
+    global _POOL
+    if _POOL is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _POOL = ThreadPoolExecutor(max_workers=_n_threads(), thread_name_prefix="cutplane-gram")
+    return _POOL
+
+
+def quantize(data):
+    """``(q, s)`` with ``q * s == data`` bit for bit and ``q`` integer, when the values are integer
+    multiples of their smallest magnitude; else ``(data, 1.0)``.
+
+    ``q`` is int16 when every multiple is at most 32767, int32 up to ``2**31 - 1``. The
+    structured oracles' cuts are feature counts times a factor (``C / n``): stored as int16
+    counts they take 6 bytes per nonzero instead of 12 (with the int32 index). A few frequent
+    features of a large corpus can count beyond int16 (as on CoNLL-2000's first cuts at
+    ``w = 0``, for a few entries); such a row takes 8 bytes per nonzero as int32 counts. Exactness is
+    checked, never assumed, so the stored cut is the oracle's cut.
+    """
+    if data.size == 0:
+        return data, 1.0
+    scale = float(np.abs(data).min())
+    if not scale > 0.0:
+        return data, 1.0
+    ok, q, top = K.integer_multiples(data, scale, float(_INT32_MAX))
+    if not ok:
+        return data, 1.0
+    return (q.astype(np.int16) if top <= _INT16_MAX else q), scale
+
+
+class SparseRows:
+    """Sparse rows of length ``dim`` in age order, with per-group products.
+
+    Parameters
+    ----------
+    dim : int
+    groups : ndarray of int of shape (dim,) or None
+        Group id of each coordinate (None: one group).
+    n_groups : int
+    """
+
+    def __init__(self, dim, groups, n_groups):
+        self.dim = int(dim)
+        self.n_groups = int(n_groups)
+        self._groups = groups
+        # the compiled loops take an empty id array for "one group"
+        self._kgroups = groups if groups is not None else np.zeros(0, dtype=np.int32)
+        self._runs = group_runs(groups, self.n_groups, _MAX_RUNS_PER_GROUP)
+        self.rows = []  # (indices, data): data float64, or int16 / int32 counts (see quantize)
+        self.nnz = []  # len(indices) of each row
+        self.scale = []  # the row is data * scale
+        self.slope_bytes = 0  # bytes of the stored rows
+        self._scratch = None  # dense (dim,) zeros: a new slope's scatter (up to _SCRATCH_MAX_DIM)
+        self._blocks_cache = None
+        self._csr = None
+
+    def __len__(self):
+        return len(self.rows)
+
+    # ------------------------------------------------------------------ storage
+    def append(self, idx, data) -> None:
+        """Store a row (``idx`` strictly increasing, ``data`` finite float64, both owned)."""
+        q, scale = quantize(data)
+        self.rows.append((idx, q))
+        self.nnz.append(len(idx))
+        self.scale.append(scale)
+        self.slope_bytes += idx.nbytes + q.nbytes
+        self._csr = None
+
+    def keep(self, sel) -> None:
+        """Keep the rows of the index array ``sel`` (in that order)."""
+        self.rows = [self.rows[i] for i in sel]
+        self.nnz = [self.nnz[i] for i in sel]
+        self.scale = [self.scale[i] for i in sel]
+        self._recount()
+
+    def merge_oldest(self, k, idx, data) -> None:
+        """Replace the ``k`` oldest rows by the row ``(idx, data)``, placed first."""
+        q, scale = quantize(data)
+        self.rows = [(idx, q)] + self.rows[k:]
+        self.nnz = [len(idx)] + self.nnz[k:]
+        self.scale = [scale] + self.scale[k:]
+        self._recount()
+
+    def _recount(self):
+        self.slope_bytes = sum(i.nbytes + d.nbytes for i, d in self.rows)
+        self._csr = None
+
+    def matrix(self):
+        """The rows as a float64 CSR matrix of shape (n_rows, dim) (cached)."""
+        if self._csr is None:
+            n = len(self.rows)
+            indptr = np.zeros(n + 1, dtype=np.int64)
+            indptr[1:] = np.cumsum(self.nnz)
+            ind = np.concatenate([i for i, _ in self.rows]) if n else np.zeros(0, np.int64)
+            dat = np.concatenate([d * s for (_, d), s in zip(self.rows, self.scale)]) if n else np.zeros(0)
+            self._csr = sp.csr_matrix((dat, ind, indptr), shape=(n, self.dim))
+        return self._csr
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the rows and of the scatter buffer."""
+        return int(self.slope_bytes + (0 if self._scratch is None else self._scratch.nbytes))
+
+    def scratch_bytes_after_add(self) -> int:
+        """Bytes the scatter buffer will add at the next Gram row (0 once it exists)."""
+        if self.rows and self._scratch is None and self.dim <= _SCRATCH_MAX_DIM:
+            return 8 * self.dim
+        return 0
+
+    # ------------------------------------------------------------------ products
+    def self_gram(self, idx, data) -> np.ndarray:
+        """Per-group squared norms of a slope, shape (n_groups,)."""
+        out = np.zeros(self.n_groups)
+        K.group_sq_sums(idx, data, self._kgroups, out)
+        return out
+
+    def cross(self, idx, data) -> np.ndarray:
+        """Per-group inner products of a slope with every stored row, shape (n_rows, n_groups)."""
+        n = len(self.rows)
+        out = np.zeros((n, self.n_groups))
+        if n == 0:
+            return out
+        rows, groups = self.rows, self._kgroups
+        scratch = self._scratch_buffer()
+        if scratch is not None:
+            scratch[idx] = data
+            try:
+                if self._runs is not None:
+                    run_lo, run_group = self._runs
+
+                    def run(lo, hi):
+                        for r in range(lo, hi):
+                            ir, dr = rows[r]
+                            K.group_dot_gather_runs(ir, dr, scratch, run_lo, run_group, out[r])
+                else:
+
+                    def run(lo, hi):
+                        for r in range(lo, hi):
+                            ir, dr = rows[r]
+                            K.group_dot_gather(ir, dr, scratch, groups, out[r])
+
+                self._on_threads(run, np.asarray(self.nnz, dtype=np.int64))
+            finally:
+                scratch[idx] = 0.0
+        elif self._runs is not None:
+            self._cross_blocked(idx, data, out)
+        else:
+
+            def run(lo, hi):
+                for r in range(lo, hi):
+                    ir, dr = rows[r]
+                    K.group_dot_sorted(idx, data, ir, dr, groups, out[r])
+
+            self._on_threads(run, np.asarray(self.nnz, dtype=np.int64) + len(idx))
+        out *= np.asarray(self.scale)[:, None]  # stored rows are data * scale
+        return out
+
+    def _scratch_buffer(self):
+        """The dense scatter buffer (allocated on first use), or None above ``_SCRATCH_MAX_DIM``."""
+        if self.dim > _SCRATCH_MAX_DIM:
+            return None
+        if self._scratch is None:
+            self._scratch = np.zeros(self.dim)
+        return self._scratch
+
+    def _blocks(self):
+        """Coordinate blocks of at most ``_BLOCK`` within one group run: ``(edges, group)``,
+        int64 arrays of shape (n_blocks + 1,) and (n_blocks,) (computed once)."""
+        if self._blocks_cache is None:
+            run_lo, run_group = self._runs
+            edges = np.union1d(np.arange(0, self.dim, _BLOCK, dtype=np.int64), run_lo)
+            group = run_group[np.searchsorted(run_lo, edges, side="right") - 1]
+            self._blocks_cache = (np.append(edges, self.dim), group)
+        return self._blocks_cache
+
+    def _cross_blocked(self, idx, data, out):
+        """Gram rows one cache-sized block of coordinates at a time: the new slope's entries of
+        the block are scattered into a small dense buffer that stays in cache while every row
+        gathers its entries of the block (faster than the merge join when the coordinates do
+        not fit in cache; see docs/results/engine_overhead.md). Blocks are split between threads by the new slope's
+        nonzeros, each thread with its own buffer and output, summed at the end."""
+        edges, group = self._blocks()
+        pos = np.searchsorted(idx, edges)
+        busy = np.flatnonzero(pos[1:] > pos[:-1])  # blocks the new slope touches (others give 0)
+        rows = self.rows
+        n = len(rows)
+
+        def run(blocks):
+            part = np.zeros((n, self.n_groups))
+            buf = np.zeros(_BLOCK)
+            for b in blocks:
+                c0, c1, k0, k1 = edges[b], edges[b + 1], pos[b], pos[b + 1]
+                local = idx[k0:k1] - c0
+                buf[local] = data[k0:k1]
+                g = group[b]
+                for r in range(n):
+                    ir, dr = rows[r]
+                    part[r, g] += K.gather_dot_upto(ir, dr, buf, c0, c1)
+                buf[local] = 0.0
+            return part
+
+        workers = _n_threads()
+        if workers > 1 and len(busy) >= 2 and sum(self.nnz) >= _PARALLEL_NNZ:
+            weight = np.cumsum(pos[busy + 1] - pos[busy])
+            cut = np.searchsorted(weight, weight[-1] * np.arange(1, workers) / workers)
+            chunks = [c for c in np.split(busy, np.minimum(cut + 1, len(busy))) if len(c)]
+            for part in _pool().map(run, chunks):
+                out += part
+        else:
+            out += run(busy)
+
+    def _on_threads(self, run, sizes):
+        """``run(lo, hi)`` over the rows: on the thread pool in chunks of equal ``sizes`` when
+        their total reaches ``_PARALLEL_NNZ``, else in this thread."""
+        n = len(sizes)
+        workers = _n_threads()
+        total = int(sizes.sum()) if n else 0
+        if workers > 1 and n >= 2 and total >= _PARALLEL_NNZ:
+            cuts = np.searchsorted(np.cumsum(sizes), total * np.arange(1, workers) / workers)
+            bounds = np.unique(np.concatenate(([0], np.minimum(cuts + 1, n), [n])))
+            futures = [_pool().submit(run, lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:])]
+            for f in futures:
+                f.result()
+        else:
+            run(0, n)
+
+    def combine(self, alpha) -> np.ndarray:
+        """``sum_r alpha_r a_r``, ndarray of shape (dim,).
+
+        Above ``_PARALLEL_NNZ`` nonzeros the coordinates are split into disjoint ranges, one per
+        thread (each coordinate is still summed in row order by one thread: the result does not
+        depend on the thread count). Beyond ``_SCRATCH_MAX_DIM`` coordinates the rows are added
+        one ``_BLOCK`` of coordinates at a time, so that the block of the output being written
+        stays in cache instead of sweeping the whole output once per row; same sums, same
+        order.
+        """
+        live = [(float(a) * self.scale[r], self.rows[r]) for r, a in enumerate(alpha) if a != 0.0]
+        return self._scatter_rows(live, K.scatter_add_upto)
+
+    def combine_by_group(self, beta) -> np.ndarray:
+        """``w_c = sum_r beta[g(c), r] a_rc``: each group's own combination of the rows, shape (dim,).
+
+        ``beta`` is an ndarray of shape (n_groups or more, n_rows); the rows are walked as in
+        :meth:`combine` (same blocks, threads and summation order).
+        """
+        beta = np.asarray(beta, dtype=np.float64)
+        groups = self._kgroups
+
+        def add_upto(out, ir, dr, coef, k, c1):
+            return K.scatter_add_grouped_upto(out, ir, dr, coef, groups, k, c1)
+
+        live = [
+            (np.ascontiguousarray(beta[:, r]) * self.scale[r], self.rows[r])
+            for r in range(len(self.rows))
+            if np.any(beta[:, r] != 0.0)
+        ]
+        return self._scatter_rows(live, add_upto)
+
+    def _scatter_rows(self, live, add_upto):
+        """``out`` of shape (dim,) from ``add_upto(out, idx, data, coef, k, c1)`` over the rows of ``live``
+        (``(coef, (idx, data))`` pairs): coordinate ranges on threads above ``_PARALLEL_NNZ`` nonzeros,
+        blocks of ``_BLOCK`` coordinates beyond ``_SCRATCH_MAX_DIM`` (see :meth:`combine`)."""
+        out = np.zeros(self.dim)
+        total = sum(len(ir) for _, (ir, _) in live)
+        workers = _n_threads() if total >= _PARALLEL_NNZ else 1
+        step = _BLOCK if self.dim > _SCRATCH_MAX_DIM else self.dim
+        edges = np.linspace(0, self.dim, max(workers, 1) + 1).astype(np.int64)
+
+        def run(c0, c1):
+            cursor = [int(np.searchsorted(ir, c0)) if c0 else 0 for _, (ir, _) in live]
+            for e in range(c0 + step, c1 + step, step):
+                e = min(e, c1)
+                for j, (a, (ir, dr)) in enumerate(live):
+                    cursor[j] = add_upto(out, ir, dr, a, cursor[j], e)
+
+        if workers < 2:
+            run(0, self.dim)
+            return out
+        futures = [_pool().submit(run, int(c0), int(c1)) for c0, c1 in zip(edges[:-1], edges[1:])]
+        for f in futures:
+            f.result()
+        return out
+
+    def dot(self, w) -> np.ndarray:
+        """``<a_r, w>`` for every row, shape (n_rows,) (``w`` contiguous float64)."""
+        out = np.empty(len(self.rows))
+        rows = self.rows
+
+        def run(lo, hi):
+            for r in range(lo, hi):
+                ir, dr = rows[r]
+                out[r] = K.sparse_dot(ir, dr, w)
+
+        self._on_threads(run, np.asarray(self.nnz, dtype=np.int64))
+        return out * np.asarray(self.scale)

@@ -1,0 +1,57 @@
+"""A working set as plain arrays and back: what a checkpoint stores, and a compacting rebuild.
+
+:func:`working_set_state` gives the offsets, duals, idle counts and slopes of the cuts as
+arrays (no pickling); :func:`working_set_from_state` rebuilds a working set with the same cuts,
+duals and idle counts from them, recomputing the Gram blocks (its arrays sized to the cuts, so
+it also serves as compaction: :func:`cutplane.working_set.memory_budget.fit_memory`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..cuts import Cut
+from .working_set import WorkingSet
+
+__all__ = ["working_set_state", "working_set_from_state"]
+
+
+def working_set_state(ws: WorkingSet) -> dict:
+    """The arrays that rebuild ``ws``: ``ws_offsets``, ``ws_duals``, ``ws_idle`` and the slopes
+    (``ws_indptr``, ``ws_indices``, ``ws_data`` when sparse, else ``ws_dense``)."""
+    out = {
+        "ws_offsets": np.array(ws.offsets, dtype=np.float64),
+        "ws_duals": np.array(ws.duals, dtype=np.float64),
+        "ws_idle": np.array(ws.idle_counts, dtype=np.int64),
+    }
+    A = ws.matrix()
+    if ws.sparse:
+        A = sp.csr_matrix(A)
+        out.update(
+            ws_indptr=A.indptr.astype(np.int64),
+            ws_indices=A.indices.astype(np.int64),
+            ws_data=A.data.astype(np.float64),
+        )
+    else:
+        out["ws_dense"] = np.array(A, dtype=np.float64).reshape(-1, ws.dim)
+    return out
+
+
+def working_set_from_state(arrays, dim, *, groups=None, zero_tol=1e-7) -> WorkingSet:
+    """A :class:`WorkingSet` with the cuts, duals and idle counts of :func:`working_set_state`.
+
+    The Gram blocks are recomputed from the slopes (one row of inner products per cut).
+    """
+    ws = WorkingSet(dim, groups=groups, zero_tol=zero_tol)
+    offsets = arrays["ws_offsets"]
+    if "ws_dense" in arrays:
+        A = arrays["ws_dense"]
+        for r in range(offsets.shape[0]):
+            ws.add(Cut(A[r], float(offsets[r])))
+    else:
+        A = sp.csr_matrix((arrays["ws_data"], arrays["ws_indices"], arrays["ws_indptr"]), shape=(offsets.shape[0], dim))
+        for r in range(offsets.shape[0]):
+            ws.add(Cut(A[r], float(offsets[r])))
+    ws.set_duals(arrays["ws_duals"], arrays["ws_idle"])
+    return ws

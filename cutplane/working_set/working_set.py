@@ -1,0 +1,328 @@
+"""The working set (bundle) of cuts, with its Gram matrix kept incrementally.
+
+The cutting-plane model is ``R_t(w) = max_r <a_r, w> + b_r``. The reduced solvers need
+``A^T A`` (per coordinate group for mixed norms), ``A alpha`` and ``A^T w``; this class
+gives them without ever recomputing the Gram matrix from scratch: adding a cut costs one
+row of inner products against the stored cuts. Cuts are kept in age order (index 0 is the
+oldest); pruning drops cuts idle for k iterations and aggregation merges the oldest cuts
+into one convex combination (limited-memory BMRM, chapter sec. 1.2.3). A convex
+combination of minorants is a minorant, and merging with the reduced problem's duals as
+weights keeps the reduced optimum unchanged, so neither operation breaks a bound. Those
+operations (``record_duals``, ``prune``, ``aggregate``, ``set_duals``) are inherited from
+:class:`cutplane.working_set.limited_memory.LimitedMemoryMixin`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..cuts import Cut
+from ..exceptions import InputError
+from ..groups import as_group_ids
+from .limited_memory import LimitedMemoryMixin
+from .sparse_rows import SparseRows
+
+__all__ = ["WorkingSet"]
+
+
+class WorkingSet(LimitedMemoryMixin):
+    """Cuts ``(a_r, b_r)`` with per-group Gram blocks maintained incrementally.
+
+    Parameters
+    ----------
+    dim : int
+        Length of the slopes.
+    groups : ndarray of shape (dim,) of int, optional
+        Group id in ``0..n_groups-1`` of each coordinate; None means one group.
+    zero_tol : float, default=1e-7
+        A dual ``alpha_r <= zero_tol * sum(alpha)`` counts as zero for pruning.
+
+    Attributes
+    ----------
+    n_cuts : int
+        Number of stored cuts.
+    offsets : ndarray of shape (n_cuts,)
+        The ``b_r``.
+    duals : ndarray of shape (n_cuts,)
+        Last recorded dual of each cut (0 for cuts added since), usable as a warm start.
+    sparse : bool or None
+        Storage mode, fixed by the first cut: CSR rows for sparse slopes, a dense block otherwise.
+    """
+
+    def __init__(self, dim, *, groups=None, zero_tol=1e-7):
+        self.dim = int(dim)
+        if self.dim < 1:
+            raise InputError(f"dim must be >= 1, got {dim}", field="dim")
+        if groups is None:
+            self._groups = None
+            self.n_groups = 1
+        else:
+            ids = as_group_ids(groups, self.dim)
+            self.n_groups = int(ids.max()) + 1 if self.dim else 1
+            self._groups = ids.astype(np.int32 if self.n_groups < 2**31 else np.int64, copy=False)
+        self._store = SparseRows(self.dim, self._groups, self.n_groups)  # the slopes when sparse
+        self._index_dtype = np.int32 if self.dim < 2**31 else np.int64
+        self.zero_tol = float(zero_tol)
+        self.sparse = None
+        self.n_cuts = 0
+        self._cap = 0
+        self._dense = None  # (cap, dim) when dense
+        self._b = np.zeros(0)
+        self._G = np.zeros((self.n_groups, 0, 0))
+        self._idle = np.zeros(0, dtype=np.int64)
+        self._duals = np.zeros(0)
+        self._masks = {}
+
+    # ------------------------------------------------------------------ storage
+    @property
+    def offsets(self) -> np.ndarray:
+        return self._b[: self.n_cuts]
+
+    @property
+    def duals(self) -> np.ndarray:
+        return self._duals[: self.n_cuts]
+
+    @property
+    def idle_counts(self) -> np.ndarray:
+        """Consecutive recorded iterations with zero dual, per cut, shape (n_cuts,)."""
+        return self._idle[: self.n_cuts]
+
+    def _grow(self, need):
+        if need <= self._cap:
+            return
+        cap = max(8, 2 * self._cap, need)
+        if self.sparse is False:
+            dense = np.zeros((cap, self.dim))
+            if self._dense is not None:
+                dense[: self.n_cuts] = self._dense[: self.n_cuts]
+            self._dense = dense
+        G = np.zeros((self.n_groups, cap, cap))
+        G[:, : self.n_cuts, : self.n_cuts] = self._G[:, : self.n_cuts, : self.n_cuts]
+        self._G = G
+        for name in ("_b", "_duals", "_idle"):
+            old = getattr(self, name)
+            new = np.zeros(cap, dtype=old.dtype)
+            new[: self.n_cuts] = old[: self.n_cuts]
+            setattr(self, name, new)
+        self._cap = cap
+
+    def _split_slope(self, slope):
+        """(indices, data) of the nonzeros of a slope of shape (dim,) or (1, dim)."""
+        if sp.issparse(slope):
+            if slope.shape not in ((1, self.dim), (self.dim,)):
+                raise InputError(f"cut slope has shape {slope.shape}, expected (1, {self.dim})", field="slope")
+            if slope.format == "csr" and slope.shape == (1, self.dim) and slope.has_canonical_format:
+                idx, data = slope.indices, slope.data  # sorted, no duplicates: no rebuild
+            else:
+                row = sp.csr_matrix(slope.reshape(1, self.dim))
+                row.sum_duplicates()  # also sorts the indices, as the merge joins need
+                idx, data = row.indices, row.data
+            nz = data != 0
+            if not nz.all():
+                idx, data = idx[nz], data[nz]
+            idx = idx.astype(self._index_dtype, copy=True)  # never a view of the caller's arrays
+            data = data.astype(np.float64, copy=True)
+        else:
+            a = np.asarray(slope, dtype=np.float64)
+            if a.shape not in ((self.dim,), (1, self.dim)):
+                raise InputError(f"cut slope has shape {a.shape}, expected ({self.dim},)", field="slope")
+            a = a.ravel()
+            idx = np.flatnonzero(a).astype(self._index_dtype)
+            data = a[idx]
+        if not np.all(np.isfinite(data)):
+            raise InputError("cut slope has NaN or infinite entries", field="slope")
+        return idx, data
+
+    def matrix(self):
+        """The slopes stacked as rows: ndarray or CSR of shape (n_cuts, dim)."""
+        if self.sparse:
+            return self._store.matrix()
+        if self._dense is None:
+            return np.zeros((0, self.dim))
+        return self._dense[: self.n_cuts]
+
+    def _group_block(self, idx, data):
+        """Sparse (dim, n_groups) matrix holding the slope in the column of each coordinate's group."""
+        cols = np.zeros(len(idx), dtype=np.int64) if self._groups is None else self._groups[idx]
+        return sp.csr_matrix((data, (idx, cols)), shape=(self.dim, self.n_groups))
+
+    def _cross(self, idx, data, dense_vec=None):
+        """Per-group inner products of a slope with every stored cut, shape (n_groups, n_cuts)
+        (sparse slopes: :meth:`cutplane.working_set.sparse_rows.SparseRows.cross`)."""
+        n = self.n_cuts
+        if n == 0:
+            return np.zeros((self.n_groups, 0))
+        if self.sparse:
+            return self._store.cross(idx, data).T
+        if dense_vec is None:
+            dense_vec = np.zeros(self.dim)
+            dense_vec[idx] = data
+        if self._groups is None:
+            return (self._dense[:n] @ dense_vec)[None, :]
+        block = self._group_block(idx, data)
+        return np.asarray(block.T @ self._dense[:n].T)
+
+    def add(self, cut) -> int:
+        """Append a cut; returns its index. Costs one row of inner products.
+
+        Parameters
+        ----------
+        cut : Cut
+            Slope of shape (dim,) (dense) or (1, dim) (sparse), and a finite offset.
+        """
+        slope, offset = cut
+        offset = float(offset)
+        if not np.isfinite(offset):
+            raise InputError(f"cut offset is not finite: {offset}", field="offset")
+        is_sparse = sp.issparse(slope)
+        if self.sparse is None:
+            self.sparse = is_sparse
+        idx, data = self._split_slope(slope)
+        dense_vec = None
+        if not self.sparse:
+            dense_vec = np.zeros(self.dim)
+            dense_vec[idx] = data
+        cross = self._cross(idx, data, dense_vec)
+        n = self.n_cuts
+        self._grow(n + 1)
+        if self.sparse:
+            self._store.append(idx, data)
+        else:
+            self._dense[n] = dense_vec
+        self._G[:, n, :n] = cross
+        self._G[:, :n, n] = cross
+        self._G[:, n, n] = self._store.self_gram(idx, data)
+        self._b[n] = offset
+        self._duals[n] = 0.0
+        self._idle[n] = 0
+        self.n_cuts = n + 1
+        return n
+
+    # ------------------------------------------------------------------ algebra
+    def gram(self, group=None) -> np.ndarray:
+        """``A^T A`` (or ``A_j^T A_j`` for a group), ndarray of shape (n_cuts, n_cuts)."""
+        n = self.n_cuts
+        if group is None:
+            if self.n_groups == 1:
+                return self._G[0, :n, :n].copy()
+            return self._G[:, :n, :n].sum(axis=0)
+        return self._G[self._check_group(group), :n, :n].copy()
+
+    def gram_blocks(self, n_groups=None) -> np.ndarray:
+        """Every group's ``A_j^T A_j`` at once, ndarray of shape (n_groups, n_cuts, n_cuts).
+
+        Parameters
+        ----------
+        n_groups : int, optional
+            The number of blocks wanted (a regulariser may count more groups than any
+            coordinate has, or fewer): the first ``n_groups`` blocks, zero blocks after the
+            working set's own. Default: the working set's groups.
+
+        Returns
+        -------
+        ndarray
+            With the working set's own groups: a read-only view, no copy (``gram(group=j)``
+            copies one block), valid until the next ``add``, ``prune`` or ``aggregate``; copy
+            what must outlive them. Otherwise a new array.
+        """
+        n = self.n_cuts
+        view = self._G[:, :n, :n]
+        view.flags.writeable = False
+        if n_groups is None or int(n_groups) == self.n_groups:
+            return view
+        out = np.zeros((int(n_groups), n, n))
+        k = min(int(n_groups), self.n_groups)
+        out[:k] = view[:k]
+        return out
+
+    def _check_group(self, group):
+        j = int(group)
+        if not 0 <= j < self.n_groups:
+            raise InputError(f"group {group} out of range 0..{self.n_groups - 1}", field="group")
+        return j
+
+    def _mask(self, group):
+        j = self._check_group(group)
+        if j not in self._masks:
+            self._masks[j] = (self._groups == j) if self._groups is not None else np.ones(self.dim, bool)
+        return self._masks[j]
+
+    def combine(self, alpha, group=None) -> np.ndarray:
+        """``sum_r alpha_r a_r``, ndarray of shape (dim,) (zero outside ``group`` if given)."""
+        alpha = np.asarray(alpha, dtype=np.float64)
+        if alpha.shape != (self.n_cuts,):
+            raise InputError(f"alpha has shape {alpha.shape}, expected ({self.n_cuts},)", field="alpha")
+        if self.n_cuts == 0:
+            out = np.zeros(self.dim)
+        elif self.sparse:
+            out = self._store.combine(alpha)
+        else:
+            out = alpha @ self._dense[: self.n_cuts]
+        if group is not None:
+            out = np.where(self._mask(group), out, 0.0)
+        return out
+
+    def combine_by_group(self, beta) -> np.ndarray:
+        """``w_c = sum_r beta[g(c), r] a_rc`` (``w_j = A_j^T beta_j`` for every group), shape (dim,).
+
+        Parameters
+        ----------
+        beta : ndarray of shape (n_groups, n_cuts)
+            One combination of the cuts per group (more rows than ``n_groups`` are allowed: a
+            regulariser may count trailing groups that own no coordinate).
+        """
+        beta = np.asarray(beta, dtype=np.float64)
+        if beta.ndim != 2 or beta.shape[1] != self.n_cuts or beta.shape[0] < self.n_groups:
+            raise InputError(f"beta has shape {beta.shape}, expected (>= {self.n_groups}, {self.n_cuts})", field="beta")
+        if self.n_cuts == 0:
+            return np.zeros(self.dim)
+        if self.sparse:
+            return self._store.combine_by_group(beta)
+        dense = self._dense[: self.n_cuts]
+        ids = self._groups if self._groups is not None else np.zeros(self.dim, dtype=np.intp)
+        return np.einsum("rc,rc->c", dense, beta[ids].T) if self.dim else np.zeros(0)
+
+    def slopes_dot(self, w) -> np.ndarray:
+        """``A^T w``: the inner product of every slope with ``w``, shape (n_cuts,)."""
+        w = np.asarray(w, dtype=np.float64)
+        if self.n_cuts == 0:
+            return np.zeros(0)
+        if self.sparse:
+            return self._store.dot(np.ascontiguousarray(w))
+        return self._dense[: self.n_cuts] @ w
+
+    def model_value(self, w) -> float:
+        """``R_t(w) = max_r <a_r, w> + b_r`` (``-inf`` for an empty set)."""
+        if self.n_cuts == 0:
+            return -np.inf
+        return float(np.max(self.slopes_dot(w) + self.offsets))
+
+    # ------------------------------------------------------------------ memory
+    def scratch_bytes_after_add(self) -> int:
+        """Bytes the dense scatter buffer of sparse slopes will add at the next :meth:`add`
+        (0 once it exists, or for dense slopes)."""
+        return self._store.scratch_bytes_after_add() if self.sparse else 0
+
+    @property
+    def capacity(self) -> int:
+        """Cuts the arrays have room for before the next growth (doubling)."""
+        return int(self._cap)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the stored slopes (with the dense scatter buffer of sparse ones) and the Gram blocks."""
+        if self.sparse:
+            slopes = self._store.nbytes
+        else:
+            slopes = 0 if self._dense is None else self._dense.nbytes
+        return int(slopes + self._G.nbytes + self._b.nbytes + self._duals.nbytes + self._idle.nbytes)
+
+    def cuts(self):
+        """The stored cuts as a list of :class:`~cutplane.cuts.Cut` (dense or CSR slopes)."""
+        A = self.matrix()
+        return [Cut(A[r] if self.sparse else A[r].copy(), float(self._b[r])) for r in range(self.n_cuts)]
+
+    def __repr__(self) -> str:
+        mode = {None: "empty", True: "sparse", False: "dense"}[self.sparse]
+        return f"WorkingSet(dim={self.dim}, n_cuts={self.n_cuts}, n_groups={self.n_groups}, {mode})"

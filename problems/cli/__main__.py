@@ -1,0 +1,7 @@
+"""``python -m problems.cli``: the ``cutplane`` command."""
+
+import sys
+
+from problems.cli.main import main
+
+sys.exit(main())

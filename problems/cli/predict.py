@@ -1,0 +1,56 @@
+"""``cutplane predict``: label a file with a trained model (the task stored in the model file)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from cutplane.exceptions import InputError
+from problems.cli.tasks import TASKS
+from problems.command_options import Command
+
+__all__ = ["add_arguments", "run", "COMMAND"]
+
+
+def add_arguments(p):
+    """``predict``'s options."""
+    p.add_argument("--model", required=True, type=Path, help="model file written by train")
+    p.add_argument("--input", required=True, type=Path, help="data to label, in the task's format")
+    p.add_argument(
+        "--output",
+        type=Path,
+        help="where to write the predictions (default stdout): one label per line for linear "
+        "tasks, the input columns plus the predicted one for sequences, segmented text",
+    )
+
+
+def run(args):
+    """Dispatch on the model's task: write the task's own format, or one label per line (and
+    the accuracy on stderr when the input carries labels)."""
+    from problems.model_io import load_model
+
+    meta = load_model(args.model).meta
+    task_name = meta.get("task", "multiclass")
+    if task_name not in TASKS:
+        raise InputError(
+            f"the model was trained for task {task_name!r}, which this version does not know",
+            path=args.model,
+            field="task",
+        )
+    task = TASKS[task_name]
+    if task.predict_to is not None:
+        return task.predict_to(args.model, args.input, args.output)
+    labels, truth = task.predict(args.model, args.input)
+    text = "".join(label + "\n" for label in labels)
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        args.output.write_text(text)
+    if truth is not None and len(truth) == len(labels):
+        hits = sum(a == b for a, b in zip(labels, truth))
+        sys.stderr.write(f"accuracy {hits / max(len(labels), 1):.4f} ({hits}/{len(labels)})\n")
+    return 0
+
+
+#: The ``predict`` subcommand.
+COMMAND = Command("label an SVMlight file with a trained model", add_arguments, run)

@@ -1,0 +1,175 @@
+"""``cutplane train``: fit the estimator of a task (:data:`problems.cli.tasks.TASKS`) and save it.
+
+::
+
+    cutplane train --task binary|multiclass|sequence|segment|parse --train FILE --C 1 [--eps E] \\
+        [--method bmrm] [--regularizer l2|l1|mtl|ssvm|pmtl] [--max-iter N] --model OUT.npz \\
+        [--report OUT.json] [--verbose] [--checkpoint PATH [--checkpoint-every K] [--resume]] \\
+        [--memory-limit BYTES] [--executor serial|threads|processes|dask --workers N \\
+        [--scheduler ADDRESS]] [--solver cutting-plane|spom ...] [task options]
+
+Objective, bounds and ``eps`` are on the scale ``F(w) = Omega(w) + C * mean loss``. The
+estimators are built with a solver object (:func:`problems.command_options.make_solver`).
+``--checkpoint PATH`` saves the engine's state every ``--checkpoint-every`` iterations and on
+Ctrl-C / SIGTERM; the same command with ``--resume`` continues from it. ``--memory-limit``
+bounds the working set (``512K``, ``64M``, ``2G``: powers of 1024). ``--executor`` maps the
+structured oracles over sentences (:data:`cutplane.executors.EXECUTORS`).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from cutplane.exceptions import InputError
+from problems.cli.tasks import TASKS
+from problems.command_options import (
+    Command,
+    add_solver_options,
+    byte_size,
+    check_solver_options,
+    executor_names,
+    positive_float,
+    positive_int,
+)
+from problems.sequence.template_sets import TEMPLATE_SETS
+
+__all__ = ["add_arguments", "run", "COMMAND"]
+
+_REGULARIZERS = ["l2", "l1", "mtl", "ssvm", "pmtl"]
+
+
+def _structured():
+    return {name for name, task in TASKS.items() if task.structured}
+
+
+def add_arguments(p):
+    """``train``'s options: the common ones, the structured solver's, then each task's own."""
+    p.add_argument("--task", required=True, choices=sorted(TASKS), help="what to train")
+    p.add_argument(
+        "--train",
+        required=True,
+        type=Path,
+        help="training data: SVMlight (binary, multiclass), CoNLL/CRF++ columns (sequence), "
+        "segmented text (segment); may be .gz",
+    )
+    p.add_argument(
+        "--C", type=positive_float, default=1.0, help="weight of the mean loss, F = Omega + C * mean loss (default 1)"
+    )
+    p.add_argument(
+        "--eps",
+        type=positive_float,
+        default=None,
+        help="certified tolerance on F (default 1e-3 for linear tasks, 0.1 for structured ones)",
+    )
+    p.add_argument("--method", default="bmrm", help="engine method (default bmrm)")
+    p.add_argument(
+        "--regularizer",
+        choices=_REGULARIZERS,
+        default=None,
+        help="l2 | l1 (linear tasks, default l2); mtl | ssvm | pmtl (structured, default mtl)",
+    )
+    p.add_argument("--p", type=positive_float, default=1.5, help="p of the p-block norm for pmtl (default 1.5)")
+    p.add_argument("--templates", help="CRF++ template file, or a set name: " + ", ".join(TEMPLATE_SETS))
+    p.add_argument("--dev", type=Path, help="labelled development file, scored after training")
+    p.add_argument(
+        "--min-count", type=positive_int, default=1, dest="min_count", help="drop features seen fewer times (default 1)"
+    )
+    p.add_argument(
+        "--executor",
+        choices=executor_names(),
+        default=None,
+        help="map of the structured oracle over sentences (default serial)",
+    )
+    p.add_argument("--workers", type=positive_int, default=None, help="workers of the executor")
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="Dask scheduler address (with --executor dask; default: a local cluster of --workers workers)",
+    )
+    p.add_argument(
+        "--checkpoint",
+        type=Path,
+        metavar="PATH",
+        help="save the solver's state here every --checkpoint-every iterations and on Ctrl-C / SIGTERM",
+    )
+    p.add_argument(
+        "--checkpoint-every",
+        type=positive_int,
+        default=10,
+        dest="checkpoint_every",
+        metavar="K",
+        help="iterations between checkpoints (default 10)",
+    )
+    p.add_argument(
+        "--resume", action="store_true", help="continue from --checkpoint PATH if it exists (same data and options)"
+    )
+    p.add_argument(
+        "--memory-limit",
+        type=byte_size,
+        default=None,
+        dest="memory_limit",
+        metavar="BYTES",
+        help="bytes for the solver's working set, e.g. 512M (oldest cuts aggregated to fit)",
+    )
+    p.add_argument("--max-iter", type=positive_int, default=1000, dest="max_iter")
+    p.add_argument(
+        "--plot",
+        type=Path,
+        metavar="DIR",
+        help="structured tasks: write template weights and the bounds per iteration as PNG "
+        "files here (needs matplotlib)",
+    )
+    p.add_argument("--model", required=True, type=Path, help="output model file (.npz)")
+    p.add_argument("--report", type=Path, help="output JSON report")
+    p.add_argument("--verbose", action="store_true", help="progress bar and per-iteration log")
+    add_solver_options(p, _structured())
+    for task in TASKS.values():
+        if task.add_arguments is not None:
+            task.add_arguments(p)
+
+
+def run(args):
+    """Check the options, train, save the model (with the report's summary) and print one line."""
+    task = TASKS[args.task]
+    check_solver_options(args, args.task, _structured())
+    if args.resume and args.checkpoint is None:
+        raise InputError("--resume needs --checkpoint PATH (the file to resume from)", field="--resume")
+    if args.scheduler is not None and args.executor != "dask":
+        raise InputError("--scheduler needs --executor dask", field="--scheduler")
+    if args.regularizer is None:
+        args.regularizer = task.default_regularizer
+    if args.eps is None:
+        args.eps = task.default_eps
+    est, report = task.train(args)
+    report = {
+        "task": args.task,
+        "train_file": str(args.train),
+        "model_file": str(args.model),
+        "checkpoint": None if args.checkpoint is None else str(args.checkpoint),
+        "resumed": bool(args.resume),
+        "memory_limit": args.memory_limit,
+        **report,
+    }
+    summary = {k: v for k, v in report.items() if k != "history"}
+    est.save(args.model, extra_meta={"task": args.task, "report": summary})
+    if args.report is not None:
+        args.report.write_text(json.dumps(report, indent=2, allow_nan=True) + "\n")
+    if report.get("gap") is None:  # an online solver: no certificate, iterations are epochs
+        solver = getattr(args, "solver", "online")
+        sys.stdout.write(
+            f"{args.task}: objective {report['objective']:.6g} ({solver}, no certificate), "
+            f"{report['iterations']} epochs, status {report['status']}, {report['time_s']:.2f} s\n"
+        )
+    else:
+        sys.stdout.write(
+            f"{args.task}: objective {report['objective']:.6g}, certified gap "
+            f"{report['gap']:.3g}, {report['iterations']} iterations, "
+            f"status {report['status']}, {report['time_s']:.2f} s\n"
+        )
+    return 0
+
+
+#: The ``train`` subcommand.
+COMMAND = Command("train a model on an SVMlight file", add_arguments, run)

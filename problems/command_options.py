@@ -1,0 +1,323 @@
+"""What the ``cutplane`` command's pieces share: the command and task records, argument types,
+the solver options and the training report of the structured estimators.
+
+The command-line interface is layered: each task subpackage holds its own CLI piece
+(:mod:`problems.linear.command`, :mod:`problems.sequence.command`,
+:mod:`problems.parsing.command`: the task's train / predict / evaluate functions and its
+:class:`Task` records), and :mod:`problems.cli` imports them into its explicit tables
+(:data:`problems.cli.tasks.TASKS`, :data:`problems.cli.commands.COMMANDS`). This module sits
+below both: the tasks import it, never the ``problems.cli`` package.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import NamedTuple
+
+from cutplane.exceptions import InputError
+
+__all__ = [
+    "Command",
+    "Task",
+    "positive_float",
+    "positive_int",
+    "byte_size",
+    "format_label",
+    "executor_names",
+    "add_solver_options",
+    "make_solver",
+    "check_solver_options",
+    "solver_report",
+    "write_plots",
+    "SOLVER_CHOICES",
+    "STRUCTURED_REGULARIZERS",
+]
+
+#: ``--solver`` values: the engine or the online baseline (:mod:`problems.solvers`).
+SOLVER_CHOICES = ("cutting-plane", "spom")
+#: ``--regularizer`` values of the structured tasks.
+STRUCTURED_REGULARIZERS = ("mtl", "ssvm", "pmtl")
+
+
+class Command(NamedTuple):
+    """A subcommand: ``add_arguments(parser)`` declares its options, ``run(args) -> int``."""
+
+    help: str
+    add_arguments: Callable
+    run: Callable
+
+
+class Task(NamedTuple):
+    """A training task for ``cutplane train --task NAME``.
+
+    Attributes
+    ----------
+    help : str
+    train : callable
+        ``train(args) -> (estimator, report: dict)``; the estimator has ``save(path,
+        extra_meta=...)``.
+    predict : callable, optional
+        ``predict(model_path, input_path) -> (labels: list of str, true: list of str or None)``.
+    predict_to : callable, optional
+        ``predict_to(model_path, input_path, output_path or None) -> int``: for tasks that
+        write their own format back (sequences, segmented text, CoNLL-U); used instead of
+        ``predict``.
+    evaluate : callable, optional
+        ``evaluate(model_path, test_path, args) -> dict`` of scores (``cutplane evaluate``).
+    default_regularizer : str
+        ``--regularizer`` when not given.
+    default_eps : float
+        ``--eps`` when not given.
+    structured : bool
+        The estimator takes ``--solver cutting-plane|spom`` (:func:`add_solver_options`).
+    add_arguments : callable, optional
+        ``add_arguments(parser)``: the task's own ``train`` options (an argument group).
+    """
+
+    help: str
+    train: Callable
+    predict: Callable | None = None
+    predict_to: Callable | None = None
+    evaluate: Callable | None = None
+    default_regularizer: str = "l2"
+    default_eps: float = 1e-3
+    structured: bool = False
+    add_arguments: Callable | None = None
+
+
+# ---------------------------------------------------------------------- argument types
+def positive_float(text):
+    """An argparse type: a finite number > 0."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not v > 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be finite and > 0, got {text}")
+    return v
+
+
+def positive_int(text):
+    """An argparse type: an integer >= 1."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
+    return v
+
+
+def byte_size(text):
+    """``--memory-limit``: a number of bytes, optionally with a K, M or G suffix (powers of 1024)."""
+    t = text.strip().upper().removesuffix("IB").removesuffix("B")
+    scale = {"K": 2**10, "M": 2**20, "G": 2**30}.get(t[-1:], 1)
+    try:
+        v = float(t[:-1] if scale > 1 else t) * scale
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected bytes such as 500000, 512K, 64M or 2G, got {text!r}") from None
+    if not 1 <= v < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be at least 1 byte, got {text!r}")
+    return int(v)
+
+
+def format_label(value) -> str:
+    """A label as written in SVMlight files: ``1`` and ``-1`` for integral floats."""
+    if isinstance(value, float) or hasattr(value, "is_integer"):
+        v = float(value)
+        return str(int(v)) if v.is_integer() else repr(v)
+    return str(value)
+
+
+def executor_names() -> list:
+    """The names of :data:`cutplane.executors.EXECUTORS` (``--executor`` choices)."""
+    from cutplane.executors import EXECUTORS
+
+    return list(EXECUTORS)
+
+
+# ---------------------------------------------------------------------------- solvers
+def add_solver_options(p, tasks):
+    """Declare ``--solver``, ``--epochs``, ``--eta0``, ``--last-iterate`` and ``--seed`` on ``p``
+    (one argument group naming the structured ``tasks``)."""
+    g = p.add_argument_group("structured solver (--task " + "|".join(sorted(tasks)) + ")")
+    g.add_argument(
+        "--solver",
+        choices=SOLVER_CHOICES,
+        default="cutting-plane",
+        help="cutting-plane (certified gap, default) or spom (online proximal baseline, no certificate)",
+    )
+    g.add_argument("--epochs", type=positive_int, default=20, help="SPOM: passes over the data (default 20)")
+    g.add_argument(
+        "--eta0",
+        type=positive_float,
+        default=None,
+        help="SPOM: step size eta_t = eta0 / sqrt(t) (default: tuned on a subsample)",
+    )
+    g.add_argument(
+        "--last-iterate",
+        action="store_true",
+        dest="last_iterate",
+        help="SPOM: return the last iterate instead of the averaged model",
+    )
+    g.add_argument("--seed", type=int, default=0, help="SPOM: seed of the epoch orders (default 0)")
+
+
+_SPOM_REFUSED = (
+    ("--checkpoint", "checkpoint", None),
+    ("--resume", "resume", False),
+    ("--memory-limit", "memory_limit", None),
+)
+
+
+def check_solver_options(args, task_name, structured_tasks):
+    """Refuse ``--solver spom`` for a task that does not take it, and the engine's options
+    (``--checkpoint``, ``--resume``, ``--memory-limit``) with ``--solver spom``."""
+    if task_name not in structured_tasks:
+        if args.solver != "cutting-plane":
+            raise InputError(
+                f"--solver {args.solver} is for the tasks {sorted(structured_tasks)}, not {task_name!r}",
+                field="--solver",
+            )
+        return
+    if args.solver != "spom":
+        return
+    given = [opt for opt, attr, default in _SPOM_REFUSED if getattr(args, attr) != default]
+    if given:
+        raise InputError(
+            f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to --solver cutting-plane "
+            "only (SPOM keeps no working set and writes no checkpoint)",
+            field=given[0],
+        )
+
+
+def make_solver(args, *, method=None):
+    """The solver object of ``train``'s options: a :class:`~problems.solvers.CuttingPlane`
+    (``--eps``, ``--max-iter``, the checkpoint, memory and executor options) or, with
+    ``--solver spom``, a :class:`~problems.solvers.SPOM` (``--epochs``, ``--eta0``,
+    ``--last-iterate``, ``--seed`` and the executor of its objective evaluations).
+
+    ``method`` (``--method``) is passed to the engine when given (the linear tasks).
+    """
+    from problems.solvers import SPOM, CuttingPlane
+
+    mapping = dict(
+        executor=getattr(args, "executor", None),
+        n_workers=getattr(args, "workers", None),
+        scheduler=getattr(args, "scheduler", None),
+        verbose=bool(args.verbose),
+    )
+    if getattr(args, "solver", "cutting-plane") == "spom":
+        return SPOM(epochs=args.epochs, eta0=args.eta0, averaged=not args.last_iterate, seed=args.seed, **mapping)
+    kw = {} if method is None else {"method": method}
+    return CuttingPlane(
+        eps=args.eps,
+        max_iter=args.max_iter,
+        checkpoint=None if args.checkpoint is None else str(args.checkpoint),
+        checkpoint_every=args.checkpoint_every,
+        resume=args.resume,
+        memory_limit=args.memory_limit,
+        **kw,
+        **mapping,
+    )
+
+
+# ---------------------------------------------------------------------------- reports
+def solver_report(est) -> dict:
+    """The training figures of a fitted structured estimator (scale ``F``), for either solver.
+
+    Both: ``objective``, ``lower_bound`` and ``gap`` (null for SPOM, which certifies nothing),
+    ``eps`` (null for SPOM), ``iterations`` (engine iterations or SPOM epochs), ``status``,
+    ``converged``, ``time_s``, ``solver``, the regulariser and the template weights. The
+    cutting-plane solver adds its oracle / reduced-solver times, backend, exactness, peak
+    working-set bytes and the bounds per iteration; SPOM its step size, averaging, seed and
+    the objective per evaluation (passes, seconds).
+    """
+    from problems.solvers import SPOMOptions
+
+    res, C = est.result_, float(est.C)
+    hist = res.history
+    options = est.solver_options_
+    spom = isinstance(options, SPOMOptions)
+    out = {
+        "objective": est.objective_,
+        "lower_bound": est.lower_bound_,
+        "gap": est.gap_,
+        "eps": None if spom else float(options.eps),
+        "C": C,
+        "iterations": est.n_iter_,
+        "status": res.status,
+        "converged": res.status == "converged",
+        "time_s": float(res.time_s),
+        "solver": "spom" if spom else "cutting-plane",
+        "regularizer": est.regularizer,
+        "p": float(est.p),
+        "n_templates": len(est.template_weights_),
+        "n_active_templates": est.n_active_templates_,
+        "active_templates": est.active_templates_,
+        "template_weights": est.template_weights_,
+    }
+    if spom:
+        out.update(
+            epochs=int(res.epochs),
+            eta0=float(res.eta0),
+            averaged=bool(res.averaged),
+            seed=options.seed,
+            eval_time_s=float(res.eval_time_s),
+            tune_time_s=float(res.tune_time_s),
+            history={
+                "passes": hist.passes.tolist(),
+                "objective": (C * hist.objective).tolist(),
+                "train_time": hist.train_time.tolist(),
+                "wall_time": hist.wall_time.tolist(),
+            },
+        )
+        return out
+    out.update(
+        oracle_time_s=float(res.oracle_time_s),
+        solver_time_s=float(res.solver_time_s),
+        backend=res.backend,
+        exact=bool(res.exact),
+        peak_working_set_bytes=int(getattr(res, "peak_working_set_bytes", 0)),
+        history={
+            "upper": (C * hist.upper).tolist(),
+            "best_upper": (C * hist.best_upper).tolist(),
+            "lower": (C * hist.lower).tolist(),
+            "gap": (C * hist.gap).tolist(),
+            "oracle_time": hist.oracle_time.tolist(),
+            "solver_time": hist.solver_time.tolist(),
+            "n_cuts": hist.n_cuts.tolist(),
+        },
+    )
+    return out
+
+
+def write_plots(est, args, report):
+    """``--plot DIR``: template weights (sorted, log scale) and, for the cutting-plane solver, the
+    bounds per iteration; the files are listed under ``report["plots"]``."""
+    if getattr(args, "plot", None) is None:
+        return
+    from problems.plots import matplotlib_available, plot_bounds, plot_template_weights
+
+    if not matplotlib_available():
+        raise InputError("--plot needs matplotlib (pip install cutplane[plot])", field="--plot")
+    args.plot.mkdir(parents=True, exist_ok=True)
+    report["plots"] = [
+        str(
+            plot_template_weights(
+                est.template_norms_, args.plot / "template_weights.png", title=f"{est.regularizer} ||w_j||"
+            )
+        )
+    ]
+    if est.lower_bound_ is not None:  # SPOM has no bounds to draw
+        report["plots"].append(
+            str(
+                plot_bounds(
+                    est.result_.history,
+                    args.plot / "bounds.png",
+                    scale=float(est.C),
+                    title=f"{est.regularizer}, C={est.C:g}",
+                )
+            )
+        )

@@ -1,0 +1,732 @@
+"""Multiple kernel learning: :class:`MKL`, one estimator with a solver choice.
+
+:class:`MKL` learns a convex combination ``sum_k beta_k K_k`` of base kernels and an SVM on it
+by solving the min-max problem (26) of the chapter, ``min_{beta in simplex} D(beta)``. Every
+solver uses the same oracle (:mod:`oracles.mkl`: one libsvm solve with the combined kernel per
+call, with its inner duality gap measured) and stops on a certified gap ``eps``; they differ
+in the update of ``beta``:
+
+- ``solver=CuttingPlane(method="kelley", ...)`` (the default): Kelley's cutting-plane method
+  (SILP; chapter sec. 1.3, Alg. 1.5) by the engine, :func:`cutplane.minimize`: each oracle
+  call adds a cut, the reduced problem is the LP (30) over the simplex;
+- ``solver=Wrapper(method="gauss-seidel" | "simplemkl", ...)``: the wrapper baselines of
+  :mod:`problems.mkl.wrappers` (Gauss-Seidel alternation, SimpleMKL's reduced gradient).
+
+Scale convention: ``C`` is the constant of the chapter's primal (21),
+``1/2 sum_k ||w_k||^2 / beta_k + C sum_i xi_i`` (summed hinge loss), i.e. libsvm's / scikit-
+learn's ``SVC(C=...)`` and SPOM's ``C = 1/(lambda N)``. (The linear estimators of this
+package weight the *mean* loss: their ``C`` is this ``C`` times ``n_samples``.) The solver's
+``eps``, and ``objective_``, ``lower_bound_`` and ``gap_`` are on the scale of (21) = ``D``.
+
+Model files (:meth:`MKL.save` / :meth:`MKL.load`): npz + JSON through
+:mod:`problems.model_io`, never pickle. Kernels given as objects of :mod:`problems.mkl.kernels`
+(``LinearKernel``, ``PolynomialKernel``, ``GaussianKernel``, ``B1SplineKernel``) are saved by
+class name and parameters, with the support vectors; other callables cannot be saved
+(InputError). Precomputed training Gram matrices are **not** saved: the model keeps only
+what prediction needs (kernel weights, ``dual_coef_``, ``support_``, intercepts), and a loaded
+model predicts from test-vs-train Gram matrices as before; it cannot be refitted without
+new ``kernels``. The solver is saved by class name and parameters. Files written by the
+estimators of cutplane 0.x before this one (``estimator`` ``"KelleyMKL"``, ``"GaussSeidelMKL"``
+or ``"SimpleMKL"``, model format version 1) load as :class:`MKL` with the equivalent solver.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+from cutplane.exceptions import ConvergenceWarning, InputError, ModelFormatError
+from problems.mkl.wrappers import Wrapper, wrapper_mkl
+from problems.model_schemas import ModelSchema, check_schema
+from problems.solvers import CuttingPlane, CuttingPlaneOptions, Param, check_params
+from problems.validation import check_bool, check_choice, check_classification_targets, check_positive
+
+__all__ = ["MKL", "LEGACY_ESTIMATORS", "MODEL_SCHEMA"]
+
+_MULTICLASS = ("shared", "per-class", "none")
+_KERNEL_CLASSES = ("LinearKernel", "PolynomialKernel", "GaussianKernel", "B1SplineKernel")
+_SOLVERS = {"CuttingPlane": CuttingPlane, "Wrapper": Wrapper}
+#: Defaults of the solver's ``eps`` and ``max_iter`` for MKL.
+_DEFAULT_EPS, _DEFAULT_MAX_ITER = 1e-3, 200
+#: Estimator names of the model files of the MKL classes this one replaced (one per solver).
+LEGACY_ESTIMATORS = ("KelleyMKL", "GaussSeidelMKL", "SimpleMKL")
+
+
+def _not_fitted(est):
+    if not hasattr(est, "kernel_weights_"):
+        from sklearn.exceptions import NotFittedError
+
+        raise NotFittedError(f"This {type(est).__name__} instance is not fitted yet; call fit first.")
+
+
+class MKL(ClassifierMixin, BaseEstimator):
+    """MKL classifier: kernel weights and an SVM, by Kelley's cutting planes or a wrapper method.
+
+    Parameters
+    ----------
+    kernels : list of callables or list of ndarray / sparse matrix
+        Either kernel functions ``k(X, Y) -> Gram (n_x, n_y)`` (e.g. the kernels of
+        :mod:`problems.mkl.kernels`), evaluated on ``X`` at fit; or precomputed Gram matrices of
+        shape (n_samples, n_samples) on the training samples (then ``fit(None, y)`` and
+        ``predict`` takes the list of test-vs-train matrices, each (n_test, n_samples)).
+    C : float, default=1.0
+        Weight of the summed hinge loss in (21) (libsvm's ``C``).
+    multiclass : {"shared", "per-class", "none"}, default="shared"
+        More than two classes: one-vs-rest with one ``beta`` shared by all classes
+        (minimises ``sum_c D_c(beta)``: one run, one set of kernel weights, as in SPOM
+        Table 1), or one independent MKL per class; ``"none"`` accepts binary labels only
+        (InputError otherwise).
+    check_psd : bool, default=True
+        Check each training Gram matrix with :func:`problems.mkl.kernels.check_psd` and warn
+        (``NotPSDWarning``, with the most negative eigenvalue) when one is not PSD.
+    svm_tol : float, default=1e-5
+        libsvm's KKT tolerance; the inner duality gap is measured and the solve refined
+        (see :mod:`oracles.mkl`).
+    gap_tol : float, optional
+        Accepted inner duality gap per SVM solve; default the solver's ``eps / 10`` divided by
+        the number of one-vs-rest problems sharing one ``beta``, so the inner approximation
+        uses at most a tenth of ``eps``. A solve above it is flagged inexact
+        (``result_.exact`` False).
+    solver : CuttingPlane or Wrapper, optional
+        How ``beta`` is found. None: ``CuttingPlane(method="kelley")``. A
+        :class:`~problems.solvers.CuttingPlane` must have ``method="kelley"`` (the outer
+        problem is over the simplex) and no ``executor`` / ``n_workers`` / ``scheduler`` (one
+        oracle call is one libsvm solve per class); its ``eps`` (default 1e-3) is the certified
+        absolute gap of ``D(beta) - min D`` (summed over classes for shared one-vs-rest
+        weights), ``max_iter`` (default 200) counts oracle calls of each run, ``time_limit`` is
+        per run, ``backend`` is the LP backend. A :class:`~problems.mkl.wrappers.Wrapper` runs
+        Gauss-Seidel or SimpleMKL to the same kind of certified gap. Options are reachable as
+        ``solver__eps`` etc. through ``get_params`` / ``set_params``.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    kernel_weights_ : ndarray of shape (n_kernels,) or (n_classes, n_kernels)
+        ``beta``; one row per class for ``multiclass="per-class"``.
+    dual_coef_ : ndarray of shape (n_outputs, n_support)
+        ``y_i alpha_i`` of each output (1 for binary, else n_classes) on ``support_``.
+    support_ : ndarray of shape (n_support,)
+        Training indices with a nonzero ``alpha`` in some output.
+    support_vectors_ : ndarray, sparse matrix or None
+        The training samples of ``support_`` (None for precomputed Gram matrices).
+    intercept_ : ndarray of shape (n_outputs,)
+        Bias of eq. 27, averaged over the free support vectors ``0 < alpha_i < C`` (the
+        hinge-optimal bias when there is none).
+    objective_ : float
+        Best ``D(beta)`` upper bound (the primal (21) value of the returned model; summed
+        over the runs).
+    lower_bound_ : float
+        Certified lower bound on ``min D`` (summed likewise).
+    gap_ : float
+        ``objective_ - lower_bound_``.
+    inner_gaps_ : ndarray of shape (n_outputs,)
+        Inner SVM duality gaps at the returned ``beta``.
+    result_ : cutplane.Result, WrapperResult, or a list of them
+        The solver's result(s) (a list for ``multiclass="per-class"``); ``result_.w`` is
+        ``beta`` for both kinds.
+    n_iter_ : int
+        Oracle calls in total.
+    n_train_ : int
+    """
+
+    #: The declarative parameter table of the task's parameters (checked at ``fit``; the
+    #: kernels and the solver are checked by their own rules).
+    PARAMETERS = {
+        "C": Param(lambda v, n: check_positive(v, n), "weight of the summed hinge loss"),
+        "multiclass": Param(lambda v, n: check_choice(v, n, _MULTICLASS), "one-vs-rest mode"),
+        "check_psd": Param(check_bool, "warn on non-PSD Gram matrices"),
+        "svm_tol": Param(lambda v, n: check_positive(v, n), "libsvm tolerance"),
+        "gap_tol": Param(lambda v, n: check_positive(v, n), "accepted inner gap", allow_none=True),
+    }
+
+    def __init__(self, kernels, *, C=1.0, multiclass="shared", check_psd=True, svm_tol=1e-5, gap_tol=None, solver=None):
+        self.kernels = kernels
+        self.C = C
+        self.multiclass = multiclass
+        self.check_psd = check_psd
+        self.svm_tol = svm_tol
+        self.gap_tol = gap_tol
+        self.solver = solver
+
+    # ------------------------------------------------------------------ helpers
+    def _solver_options(self, n_runs):
+        """The checked options of the solver (default ``CuttingPlane(method="kelley")``)."""
+        solver = CuttingPlane(method="kelley") if self.solver is None else self.solver
+        if isinstance(solver, Wrapper):
+            return solver.checked(eps=_DEFAULT_EPS, max_iter=_DEFAULT_MAX_ITER)
+        if not isinstance(solver, CuttingPlane):
+            raise InputError(
+                f"must be CuttingPlane(method='kelley'), Wrapper(...) or None, got {type(solver).__name__}",
+                field="solver",
+            )
+        opts = solver.checked(eps=_DEFAULT_EPS, max_iter=_DEFAULT_MAX_ITER)
+        if opts.method != "kelley":
+            raise InputError(
+                f"MKL's outer problem is over the simplex: use CuttingPlane(method='kelley'), "
+                f"got method={opts.method!r}",
+                field="solver__method",
+            )
+        for name in ("executor", "n_workers", "scheduler"):
+            if getattr(opts, name) is not None:
+                raise InputError(
+                    "does not apply to MKL (one oracle call is one libsvm solve per class)", field=f"solver__{name}"
+                )
+        if opts.checkpoint is not None and n_runs > 1:
+            raise InputError(
+                f"a checkpoint holds one Kelley run; multiclass='per-class' makes {n_runs}", field="solver__checkpoint"
+            )
+        return opts
+
+    def _kernel_mode(self):
+        ks = self.kernels
+        if ks is None:
+            raise InputError(
+                "no kernels (a model loaded with precomputed Gram matrices keeps none): set "
+                "kernels to the training Gram matrices to refit",
+                field="kernels",
+            )
+        if callable(ks) or isinstance(ks, np.ndarray) or sp.issparse(ks):
+            raise InputError("expected a list of kernels (callables or Gram matrices)", field="kernels")
+        try:
+            ks = list(ks)
+        except TypeError:
+            raise InputError(f"expected a list of kernels, got {type(ks).__name__}", field="kernels") from None
+        if not ks:
+            raise InputError("needs at least one kernel", field="kernels")
+        n_callable = sum(callable(k) for k in ks)
+        if 0 < n_callable < len(ks):
+            raise InputError("mix of callables and Gram matrices: give all kernels the same way", field="kernels")
+        return ks, n_callable > 0
+
+    def _train_grams(self, X, n_labels, psd):
+        from oracles.mkl import check_grams
+        from problems.mkl.psd import check_psd
+
+        ks, callables = self._kernel_mode()
+        if callables:
+            if X is None:
+                raise InputError("kernels are callables: fit needs the samples X", field="X")
+            if not sp.issparse(X):
+                X = np.asarray(X)
+            if X.ndim != 2 or X.shape[0] != n_labels:
+                raise InputError(
+                    f"X has shape {X.shape}; expected ({n_labels}, n_features) for {n_labels} labels", field="X"
+                )
+            grams = [k(X, None) for k in ks]
+        else:
+            if X is not None:
+                raise InputError("kernels are precomputed Gram matrices: call fit(None, y)", field="X")
+            grams = ks
+        grams = check_grams(grams)
+        if grams[0].shape[0] != n_labels:
+            raise InputError(
+                f"Gram matrices are {grams[0].shape[0]} x {grams[0].shape[0]} but y has {n_labels} labels", field="y"
+            )
+        if psd:
+            for k, K in enumerate(grams):
+                check_psd(K, tol=1e-8, warn=True, name=f"kernels[{k}]")
+        return grams, callables, X
+
+    # ---------------------------------------------------------------- estimator
+    def fit(self, X, y):
+        """Learn the kernel weights and the SVM.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or None
+            Samples for callable kernels; None for precomputed Gram matrices.
+        y : array-like of shape (n_samples,)
+            At least two classes.
+
+        Returns
+        -------
+        self
+        """
+        from oracles.mkl import OneVsRestMKLOracle, SVMDualOracle
+
+        p = check_params(self, self.PARAMETERS)
+        y = np.asarray(y)
+        if y.ndim != 1:
+            raise InputError(f"y must be 1-d, got shape {y.shape}", field="y")
+        if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+            raise InputError("contains NaN or infinite values", field="y")
+        classes, y_idx = check_classification_targets(y)
+        n_classes = classes.shape[0]
+        if n_classes > 2 and p["multiclass"] == "none":
+            raise InputError(
+                f"binary labels expected (multiclass='none'), got {n_classes} classes ({classes.tolist()[:5]})",
+                field="y",
+            )
+        shared = n_classes == 2 or p["multiclass"] == "shared"
+        opts = self._solver_options(1 if shared else n_classes)
+        grams, callables, X = self._train_grams(X, y.shape[0], p["check_psd"])
+        if n_classes == 2:
+            Y = np.where(y_idx == 1, 1.0, -1.0)[:, None]
+        else:
+            Y = np.where(y_idx[:, None] == np.arange(n_classes)[None, :], 1.0, -1.0)
+        n_share = Y.shape[1] if shared else 1
+        gap_tol = p["gap_tol"] if p["gap_tol"] is not None else opts.eps / (10.0 * n_share)
+        okw = dict(svm_tol=p["svm_tol"], gap_tol=gap_tol)
+        runs = []
+        if shared:
+            oracle = (
+                SVMDualOracle(grams, Y[:, 0], p["C"], **okw)
+                if Y.shape[1] == 1
+                else OneVsRestMKLOracle(grams, Y, p["C"], **okw)
+            )
+            runs.append(_run(oracle, opts))
+        else:
+            for c in range(n_classes):
+                runs.append(_run(SVMDualOracle(grams, Y[:, c], p["C"], **okw), opts))
+        self._store(runs, Y, grams, shared, classes, opts.eps)
+        self.support_vectors_ = X[self.support_] if callables else None
+        if callables:
+            self.n_features_in_ = int(X.shape[1])
+        self.n_train_ = int(Y.shape[0])
+        self._callables = callables
+        return self
+
+    def _store(self, runs, Y, grams, shared, classes, eps):
+        n_out = Y.shape[1]
+        betas = np.empty((n_out, len(grams)))
+        alphas = np.empty((n_out, Y.shape[0]))
+        bias, inner = np.empty(n_out), np.empty(n_out)
+        c = 0
+        for res, sols in runs:
+            for sol in sols:
+                betas[c], alphas[c], bias[c], inner[c] = res.w, sol.alpha, sol.bias, sol.gap
+                c += 1
+        support = np.flatnonzero((alphas > 0).any(axis=0))
+        self.classes_ = classes
+        self.kernel_weights_ = betas[0].copy() if shared else betas
+        self._betas = betas
+        self.support_ = support
+        self.dual_coef_ = (Y.T * alphas)[:, support]
+        self.intercept_ = bias
+        self.inner_gaps_ = inner
+        results = [r for r, _ in runs]
+        self.result_ = results[0] if shared else results
+        self.objective_ = float(sum(r.objective for r in results))
+        self.lower_bound_ = float(sum(r.lower_bound for r in results))
+        self.gap_ = self.objective_ - self.lower_bound_
+        self.n_iter_ = int(sum(r.n_iter for r in results))
+        not_conv = [r for r in results if r.status != "converged"]
+        if not_conv:
+            warnings.warn(
+                f"{type(self).__name__}: {len(not_conv)} run(s) stopped before the certified gap "
+                f"reached eps = {eps:.3g} (status {not_conv[0].status!r}, gap "
+                f"{not_conv[0].gap:.3g})",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+
+    def _test_grams(self, X):
+        """Base kernels between X and the support vectors: list of (n_test, n_support)."""
+        ks = list(self.kernels) if self.kernels is not None else [None] * self._betas.shape[1]
+        if self._callables:
+            if X is None:
+                raise InputError("kernels are callables: pass the samples X", field="X")
+            out = [k(X, self.support_vectors_) for k in ks]
+            return [K.toarray() if sp.issparse(K) else np.asarray(K, dtype=np.float64) for K in out]
+        if callable(X) or isinstance(X, np.ndarray) or sp.issparse(X):
+            raise InputError(
+                "fitted with precomputed Gram matrices: pass the list of test-vs-train "
+                "matrices, each of shape (n_test, n_train)",
+                field="X",
+            )
+        mats = list(X)
+        if len(mats) != len(ks):
+            raise InputError(f"expected {len(ks)} test Gram matrices, got {len(mats)}", field="X")
+        out, n_test = [], None
+        for k, K in enumerate(mats):
+            K = K.toarray() if sp.issparse(K) else np.asarray(K, dtype=np.float64)
+            if K.ndim != 2 or K.shape[1] != self.n_train_ or (n_test is not None and K.shape[0] != n_test):
+                raise InputError(
+                    f"test Gram matrix {k} has shape {K.shape}, expected (n_test, {self.n_train_}) like the others",
+                    field="X",
+                )
+            if not np.isfinite(K).all():
+                raise InputError(f"test Gram matrix {k} contains NaN or inf", field="X")
+            n_test = K.shape[0]
+            out.append(K[:, self.support_])
+        return out
+
+    def decision_function(self, X):
+        """Kernel expansion ``h_c(x) = sum_i y_ci alpha_ci sum_k beta_ck K_k(x_i, x) + b_c``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_test, n_features), or list of (n_test, n_train) matrices
+            Samples (callable kernels) or test-vs-train Gram matrices (precomputed kernels).
+
+        Returns
+        -------
+        ndarray of shape (n_test,) for two classes (positive means ``classes_[1]``), else
+        (n_test, n_classes).
+        """
+        _not_fitted(self)
+        Ks = self._test_grams(X)
+        n_test = Ks[0].shape[0]
+        scores = np.empty((n_test, self.dual_coef_.shape[0]))
+        for c in range(self.dual_coef_.shape[0]):
+            Kb = sum(b * K for b, K in zip(self._betas[c], Ks) if b != 0.0)
+            scores[:, c] = (Kb @ self.dual_coef_[c] if not np.isscalar(Kb) else 0.0) + self.intercept_[c]
+        return scores[:, 0] if scores.shape[1] == 1 else scores
+
+    def predict(self, X):
+        """Predicted labels, ndarray of shape (n_test,) drawn from ``classes_``."""
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(np.int64)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    def primal_weights(self, features):
+        """The primal weights of eq. 27, ``w_ck = beta_ck sum_i alpha_ci y_ci Phi_k(x_i)``.
+
+        Parameters
+        ----------
+        features : list of ndarray or sparse matrix, each of shape (n_train, n_features_k)
+            Explicit feature maps ``Phi_k`` of the training samples, one per kernel, with
+            ``Phi_k(X) Phi_k(Y)^T = K_k(X, Y)`` (e.g. ``LinearKernel.feature_map``).
+
+        Returns
+        -------
+        list of ndarray, the k-th of shape (n_outputs, n_features_k)
+            Then ``h_c(x) = sum_k <W_k[c], Phi_k(x)> + intercept_[c]``.
+        """
+        _not_fitted(self)
+        feats = list(features)
+        if len(feats) != self._betas.shape[1]:
+            raise InputError(f"expected {self._betas.shape[1]} feature matrices, got {len(feats)}", field="features")
+        out = []
+        for k, Phi in enumerate(feats):
+            if Phi.shape[0] != self.n_train_:
+                raise InputError(
+                    f"feature matrix {k} has {Phi.shape[0]} rows, expected {self.n_train_}", field="features"
+                )
+            Ps = Phi[self.support_]
+            W = np.asarray((Ps.T @ self.dual_coef_.T).T) * self._betas[:, k][:, None]
+            out.append(W)
+        return out
+
+    # ------------------------------------------------------------------- models
+    def save(self, path, *, extra_meta=None):
+        """Write the fitted model as npz + JSON metadata (never pickle); see the module docstring.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+        extra_meta : dict, optional
+            More JSON fields.
+
+        Returns
+        -------
+        pathlib.Path
+
+        Raises
+        ------
+        InputError
+            A kernel is a callable other than the classes of :mod:`problems.mkl.kernels`, or
+            a solver option is not JSON (e.g. an executor instance).
+        """
+        from problems.model_io import save_model
+
+        _not_fitted(self)
+        specs = None
+        arrays = {
+            "classes": np.asarray(self.classes_),
+            "kernel_weights": self._betas,
+            "dual_coef": self.dual_coef_,
+            "support": self.support_.astype(np.int64),
+            "intercept": self.intercept_,
+            "inner_gaps": self.inner_gaps_,
+        }
+        if self._callables:
+            specs = []
+            for k, kern in enumerate(self.kernels):
+                name = type(kern).__name__
+                if name not in _KERNEL_CLASSES or type(kern).__module__ != "problems.mkl.kernels":
+                    raise InputError(
+                        f"kernels[{k}] is a {name}: only the kernels of problems.mkl.kernels "
+                        f"({', '.join(_KERNEL_CLASSES)}) can be saved (by name and parameters)",
+                        field="kernels",
+                    )
+                specs.append({"name": name, "params": kern.params()})
+            SV = self.support_vectors_
+            if sp.issparse(SV):
+                SV = SV.tocsr()
+                arrays.update(
+                    sv_data=SV.data,
+                    sv_indices=SV.indices.astype(np.int64),
+                    sv_indptr=SV.indptr.astype(np.int64),
+                    sv_shape=np.asarray(SV.shape, np.int64),
+                )
+            else:
+                arrays["support_vectors"] = np.asarray(SV, dtype=np.float64)
+        params = {k: v for k, v in self.get_params(deep=False).items() if k not in ("kernels", "solver")}
+        meta = dict(extra_meta or {})
+        meta.update(
+            {
+                "estimator": type(self).__name__,
+                "params": params,
+                "solver": _solver_spec(self.solver),
+                "kernels": specs,
+                "n_kernels": int(self._betas.shape[1]),
+                "n_train": self.n_train_,
+                "n_features_in": getattr(self, "n_features_in_", None),
+                "shared": bool(np.ndim(self.kernel_weights_) == 1),
+                "objective": self.objective_,
+                "lower_bound": self.lower_bound_,
+                "gap": self.gap_,
+                "n_iter": self.n_iter_,
+            }
+        )
+        return save_model(path, arrays, meta)
+
+    @classmethod
+    def load(cls, path):
+        """Read a model written by :meth:`save` (validated, never unpickled).
+
+        Files of the former ``KelleyMKL``, ``GaussSeidelMKL`` and ``SimpleMKL`` estimators
+        load too, with the solver they used (``CuttingPlane(method="kelley")`` or
+        ``Wrapper(method=...)``) and their ``eps`` / ``max_iter`` / ``time_limit``.
+
+        Returns
+        -------
+        MKL
+            ``kernels`` is rebuilt from the saved names and parameters, or None when the model
+            was fitted on precomputed Gram matrices (predict then takes test-vs-train matrices).
+
+        Raises
+        ------
+        ModelFormatError
+            Not a model file, a file of another estimator, or a malformed one.
+        """
+        from problems.model_io import load_model
+
+        arrays, meta = load_model(path)
+        name = meta["estimator"]
+        if name != cls.__name__ and name not in LEGACY_ESTIMATORS:
+            raise ModelFormatError(
+                f"the file holds a {name[:80]} model, expected {cls.__name__} (or one of "
+                f"{', '.join(LEGACY_ESTIMATORS)} written by earlier versions, model format "
+                f"version 1)",
+                path=path,
+                field="estimator",
+            )
+        check_schema(MODEL_SCHEMA, arrays, meta, path)
+        try:
+            K, n_train = int(meta["n_kernels"]), int(meta["n_train"])
+            kernels = _kernels_from_specs(meta["kernels"], K, path)
+            params, solver = _params_and_solver(name, meta, path)
+            est = cls(kernels, solver=solver, **params)
+            scalars = [float(meta[k]) for k in ("objective", "lower_bound", "gap")]
+            n_iter, shared = int(meta["n_iter"]), bool(meta["shared"])
+            n_features = meta["n_features_in"]
+            betas = np.asarray(arrays["kernel_weights"], dtype=np.float64)
+            dual, support = np.asarray(arrays["dual_coef"], np.float64), np.asarray(arrays["support"], np.int64)
+            intercept = np.asarray(arrays["intercept"], np.float64)
+            inner = np.asarray(arrays["inner_gaps"], np.float64)
+            classes = arrays["classes"]
+        except ModelFormatError:
+            raise
+        except (KeyError, TypeError, ValueError, InputError) as exc:
+            raise ModelFormatError(f"model metadata is incomplete or malformed: {exc!r}", path=path) from None
+        n_out = 1 if classes.shape[0] == 2 else classes.shape[0]
+        for field, arr, shape in (
+            ("kernel_weights", betas, (n_out, K)),
+            ("dual_coef", dual, (n_out, support.size)),
+            ("intercept", intercept, (n_out,)),
+            ("inner_gaps", inner, (n_out,)),
+        ):
+            if arr.shape != shape:
+                raise ModelFormatError(f"{field} has shape {arr.shape}, expected {shape}", path=path, field=field)
+        if support.ndim != 1 or (support.size and (support.min() < 0 or support.max() >= n_train)):
+            raise ModelFormatError(f"support indices outside 0..{n_train - 1}", path=path, field="support")
+        est._callables = kernels is not None
+        est.support_vectors_ = None
+        if est._callables:
+            SV = _support_vectors(arrays, path)
+            if SV.ndim != 2 or SV.shape[0] != support.size:
+                raise ModelFormatError(
+                    f"support vectors of shape {SV.shape} for {support.size} support indices",
+                    path=path,
+                    field="support_vectors",
+                )
+            est.support_vectors_ = SV
+            est.n_features_in_ = int(n_features if n_features is not None else SV.shape[1])
+        est.classes_ = classes
+        est._betas = betas
+        est.kernel_weights_ = betas[0].copy() if shared else betas
+        est.dual_coef_, est.support_, est.intercept_, est.inner_gaps_ = dual, support, intercept, inner
+        est.objective_, est.lower_bound_, est.gap_ = scalars
+        est.n_iter_, est.n_train_ = n_iter, n_train
+        return est
+
+
+# ---------------------------------------------------------------------- one run of a solver
+class _BestRecorder:
+    """Wraps an oracle and keeps the inner solution at the smallest value seen (the engine's best)."""
+
+    def __init__(self, oracle):
+        self.oracle = oracle
+        self.dim = oracle.dim
+        self.risk_lower_bound = oracle.risk_lower_bound
+        self.best_value, self.best_beta, self.best_argmax = np.inf, None, None
+
+    def __call__(self, beta):
+        res = self.oracle(beta)
+        if res.value < self.best_value:  # same strict rule as the engine's best upper bound
+            self.best_value, self.best_beta, self.best_argmax = res.value, np.array(beta), res.argmax
+        return res
+
+
+def _run(oracle, opts):
+    """One run of the solver; returns its result and the inner SVM solution(s) at its ``w`` (= ``beta``)."""
+    if isinstance(opts, CuttingPlaneOptions):
+        from cutplane import minimize
+        from cutplane.regularizers import Simplex
+
+        rec = _BestRecorder(oracle)
+        with warnings.catch_warnings():
+            # reported once by the estimator, with the number of runs concerned
+            warnings.filterwarnings("ignore", category=ConvergenceWarning)
+            res = minimize(rec, Simplex(oracle.dim), 1.0, **opts.minimize_kwargs(1.0))
+        argmax = rec.best_argmax
+        if rec.best_beta is None or not np.array_equal(rec.best_beta, res.w):
+            # the engine skipped a point (e.g. outside the simplex by round-off): solve at its w
+            argmax = oracle(res.w).argmax
+    else:
+        res = wrapper_mkl(oracle, opts.method, eps=opts.eps, max_iter=opts.max_iter, time_limit=opts.time_limit)
+        argmax = res.argmax
+    return res, (argmax if isinstance(argmax, list) else [argmax])
+
+
+# ---------------------------------------------------------------------- model-file helpers
+def _solver_spec(solver):
+    """The solver as JSON: ``{"name": class name, "params": its parameters}`` (None: the default)."""
+    if solver is None:
+        return None
+    if type(solver).__name__ not in _SOLVERS or not isinstance(solver, _SOLVERS[type(solver).__name__]):
+        raise InputError(f"cannot save a {type(solver).__name__} solver", field="solver")
+    params = {}
+    for key, value in solver.get_params(deep=False).items():
+        if isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        if not (value is None or isinstance(value, (bool, int, float, str))):
+            raise InputError(
+                f"solver option {key} = {type(value).__name__} cannot be saved (JSON values only)",
+                field=f"solver__{key}",
+            )
+        params[key] = value
+    return {"name": type(solver).__name__, "params": params}
+
+
+def _params_and_solver(name, meta, path):
+    """The estimator's parameters and solver from a file's metadata (new or legacy layout)."""
+    params = dict(meta["params"])
+    if name in LEGACY_ESTIMATORS:
+        eps, max_iter, time_limit = (
+            params.pop("eps", None),
+            params.pop("max_iter", None),
+            params.pop("time_limit", None),
+        )
+        backend, verbose = params.pop("solver", None), params.pop("verbose", False)
+        if name == "KelleyMKL":
+            solver = CuttingPlane(
+                method="kelley", eps=eps, max_iter=max_iter, time_limit=time_limit, backend=backend, verbose=verbose
+            )
+        else:
+            solver = Wrapper(
+                method="gauss-seidel" if name == "GaussSeidelMKL" else "simplemkl",
+                eps=eps,
+                max_iter=max_iter,
+                time_limit=time_limit,
+            )
+    else:
+        spec = meta["solver"]
+        if spec is None:
+            solver = None
+        else:
+            if (
+                not isinstance(spec, dict)
+                or spec.get("name") not in _SOLVERS
+                or not isinstance(spec.get("params"), dict)
+            ):
+                raise ModelFormatError(
+                    f"unknown solver {str(spec)[:80]}; expected one of {sorted(_SOLVERS)}", path=path, field="solver"
+                )
+            cls = _SOLVERS[spec["name"]]
+            unknown = sorted(set(spec["params"]) - set(cls._get_param_names()))
+            if unknown:
+                raise ModelFormatError(f"unknown {spec['name']} options {unknown}", path=path, field="solver")
+            solver = cls(**spec["params"])
+    unknown = sorted(set(params) - set(MKL._get_param_names()))
+    if unknown:
+        raise ModelFormatError(f"unknown hyper-parameters {unknown}", path=path, field="params")
+    return params, solver
+
+
+def _kernels_from_specs(specs, n_kernels, path):
+    from problems.mkl import kernels as kernel_module
+
+    if specs is None:
+        return None
+    if len(specs) != n_kernels:
+        raise ModelFormatError(f"{len(specs)} kernel specs for {n_kernels} kernels", path=path, field="kernels")
+    kernels = []
+    for spec in specs:
+        if spec["name"] not in _KERNEL_CLASSES:
+            raise ModelFormatError(f"unknown kernel {spec['name']!r}", path=path, field="kernels")
+        kernels.append(getattr(kernel_module, spec["name"])(**spec["params"]))
+    return kernels
+
+
+def _support_vectors(arrays, path):
+    if "support_vectors" in arrays:
+        return np.asarray(arrays["support_vectors"], dtype=np.float64)
+    if "sv_data" in arrays:
+        try:
+            return sp.csr_matrix(
+                (arrays["sv_data"], arrays["sv_indices"], arrays["sv_indptr"]),
+                shape=tuple(int(v) for v in arrays["sv_shape"]),
+            )
+        except (KeyError, ValueError) as exc:
+            raise ModelFormatError(f"bad sparse support vectors: {exc}", path=path, field="support_vectors") from None
+    raise ModelFormatError(
+        "kernels are callables but no support vectors are stored", path=path, field="support_vectors"
+    )
+
+
+_NUM = (float, type(None))
+#: What an MKL model file must hold (checked by :meth:`MKL.load`); ``params`` may hold the
+#: options of the former estimators' files too (``eps``, ``max_iter``, ``time_limit``,
+#: ``solver`` as the LP backend, ``verbose``), which :meth:`MKL.load` turns into the solver.
+MODEL_SCHEMA = ModelSchema(
+    arrays={
+        "classes": ("biufU", 1),
+        "kernel_weights": ("f", 2),
+        "dual_coef": ("f", 2),
+        "support": ("iu", 1),
+        "intercept": ("f", 1),
+        "inner_gaps": ("f", 1),
+    },
+    meta={
+        "params": (dict,),
+        "kernels": (list, type(None)),
+        "n_kernels": (int,),
+        "n_train": (int,),
+        "n_features_in": (int, type(None)),
+        "shared": (bool,),
+        "objective": (float,),
+        "lower_bound": (float,),
+        "gap": (float,),
+        "n_iter": (int,),
+    },
+    params_of=frozenset(MKL._get_param_names()) | {"eps", "max_iter", "time_limit", "verbose"},
+    optional_meta={"solver": (dict, type(None))},
+)
