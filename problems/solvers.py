@@ -467,8 +467,8 @@ def checked_solver(solver, *, eps: float, max_iter: int, kinds=(CuttingPlane, SP
     if not isinstance(solver, tuple(kinds)):
         names = " or ".join(f"{k.__name__}(...)" for k in kinds)
         hint = (
-            f" (solver={solver!r} was the keyword's meaning before 0.x: write solver="
-            f"{_LEGACY_NAMES.get(solver, 'CuttingPlane')}(...) from problems.solvers)"
+            f" (a name such as solver={solver!r} is the form of cutplane 0.1: now write solver="
+            f"{_LEGACY_NAMES.get(solver, 'CuttingPlane')}(...) from problems.solvers; see CHANGELOG.md)"
             if isinstance(solver, str)
             else ""
         )
