@@ -4,7 +4,8 @@ The engine: an oracle gives a cut (risk value and subgradient) at ``w``; the eng
 the working set of cuts, solves the reduced problem in its dual through cvxpy and stops
 when the certified gap between the upper and the lower bound is below ``eps``.
 
-Main entry points: :func:`cutplane.minimize` and :class:`cutplane.Result`.
+Main entry points: :func:`cutplane.minimize` and :class:`cutplane.Result`; a certified path over
+``lam`` (warm-started from point to point): :func:`cutplane.regularization_path`.
 Heavy submodules (cvxpy) are imported on first use.
 """
 
@@ -16,6 +17,9 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "minimize": ("cutplane.engine", "minimize"),
+    "regularization_path": ("cutplane.path", "regularization_path"),
+    "WarmStart": ("cutplane.path", "WarmStart"),
+    "PathResult": ("cutplane.path", "PathResult"),
     "Result": ("cutplane.result", "Result"),
     "Cut": ("cutplane.cuts", "Cut"),
     "OracleResult": ("cutplane.cuts", "OracleResult"),

@@ -37,7 +37,16 @@ from .steps import DirectStep, LineSearchStep, StepContext, StepOutcome
 from .working_set import WorkingSet
 from .working_set.memory_budget import bytes_after_add, fit_memory, slope_bytes
 
-__all__ = ["minimize", "METHODS", "MethodSpec", "StepContext", "StepOutcome", "DirectStep", "LineSearchStep"]
+__all__ = [
+    "minimize",
+    "minimize_with_working_set",
+    "METHODS",
+    "MethodSpec",
+    "StepContext",
+    "StepOutcome",
+    "DirectStep",
+    "LineSearchStep",
+]
 
 logger = logging.getLogger("cutplane")
 
@@ -194,6 +203,7 @@ def minimize(
     checkpoint_every=10,
     resume=False,
     memory_limit=None,
+    warm_start=None,
 ) -> Result:
     """Minimise ``F(w) = lam * Omega(w) + R(w)`` to a certified gap ``eps``.
 
@@ -260,12 +270,125 @@ def minimize(
         each oracle call the oldest cuts are aggregated until the next cut fits, so
         ``peak_working_set_bytes`` stays within ``memory_limit`` plus one cut (a limit below
         one aggregated cut and a new one is logged and exceeded by that much).
+    warm_start : WarmStart, optional
+        Start from the cuts of another run (:class:`cutplane.path.WarmStart`): the risk ``R``
+        does not depend on ``lam``, so every cut of its working set is a valid cut at this
+        ``lam`` and the first reduced solve already gives a certified lower bound here. The
+        engine takes ownership of the working set (no copy: it is extended, pruned and
+        aggregated in place) and starts at ``warm_start.w`` (default: ``w0``, or the
+        regulariser's initial point), whose ``F`` at this ``lam`` is evaluated by the first
+        oracle call. Everything tied to ``lam`` starts afresh: the running maximum of the
+        lower bounds, the best upper bound, the idle counts used by pruning; the recorded
+        duals are kept only as the reduced solver's warm start (its bound is recomputed from
+        its own duals, so a stale warm start can only slow it down). The risk-floor cut is
+        not added twice. ``None`` (default): an empty working set. Refused together with
+        ``resume=True`` (a checkpoint holds its own working set) and together with both
+        ``w0`` and ``warm_start.w``.
 
     Returns
     -------
     Result
     """
+    return _minimize(
+        oracle,
+        regularizer,
+        lam,
+        method=method,
+        eps=eps,
+        max_iter=max_iter,
+        time_limit=time_limit,
+        max_cuts=max_cuts,
+        prune_after=prune_after,
+        w0=w0,
+        solver=solver,
+        callback=callback,
+        verbose=verbose,
+        risk_lower_bound=risk_lower_bound,
+        theta=theta,
+        checkpoint=checkpoint,
+        checkpoint_every=checkpoint_every,
+        resume=resume,
+        memory_limit=memory_limit,
+        warm_start=warm_start,
+        stacklevel=3,
+    )[0]
+
+
+def minimize_with_working_set(oracle, regularizer, lam, **kwargs) -> tuple[Result, WorkingSet]:
+    """:func:`minimize`, also returning the final working set (for the next warm start).
+
+    The keywords are those of :func:`minimize`. The working set is the engine's own (not a
+    copy): its cuts are cuts of ``R``, valid at every ``lam``; pass it on in a
+    :class:`cutplane.path.WarmStart`. :func:`cutplane.path.regularization_path` is the loop
+    built on it.
+
+    Returns
+    -------
+    result : Result
+    working_set : WorkingSet
+    """
+    return _minimize(oracle, regularizer, lam, stacklevel=3, **kwargs)
+
+
+def _check_warm_start(warm_start, dim, groups, w0, resume):
+    """Validate ``warm_start`` against the problem; return its working set and start point."""
+    if not (hasattr(warm_start, "working_set") and hasattr(warm_start, "w")):  # cutplane.path.WarmStart (duck-typed:
+        # cutplane.path imports this module)
+        raise InputError(
+            f"must be a cutplane.WarmStart(working_set, w=None), got {type(warm_start).__name__}", field="warm_start"
+        )
+    if resume:
+        raise InputError(
+            "warm_start and resume=True cannot be combined: a checkpoint holds its own working set "
+            "(resume from the checkpoint alone, or warm start without resume)",
+            field="warm_start",
+        )
+    ws = warm_start.working_set
+    if not isinstance(ws, WorkingSet):
+        raise InputError(f"working_set must be a WorkingSet, got {type(ws).__name__}", field="warm_start")
+    if ws.dim != dim:
+        raise InputError(f"working set has dim {ws.dim}, the oracle has dim {dim}", field="warm_start")
+    if not ws.same_groups(groups):
+        raise InputError("the working set's coordinate groups differ from the regulariser's groups", field="warm_start")
+    w = warm_start.w
+    if w is not None and w0 is not None:
+        raise InputError("give the start point either as w0 or as warm_start.w, not both", field="w0")
+    return ws, w
+
+
+def _minimize(
+    oracle,
+    regularizer,
+    lam,
+    *,
+    method="bmrm",
+    eps=1e-3,
+    max_iter=1000,
+    time_limit=None,
+    max_cuts=None,
+    prune_after=50,
+    w0=None,
+    solver=None,
+    callback=None,
+    verbose=False,
+    risk_lower_bound=None,
+    theta=None,
+    checkpoint=None,
+    checkpoint_every=10,
+    resume=False,
+    memory_limit=None,
+    warm_start=None,
+    stacklevel=2,
+):
     t_call = time.perf_counter()
+    warm_ws = None
+    if warm_start is not None:
+        dim0 = oracle.dim if isinstance(oracle, Oracle) else None
+        groups0 = getattr(regularizer, "groups", None)
+        if isinstance(dim0, numbers.Integral) and not isinstance(dim0, bool):
+            warm_ws, warm_w = _check_warm_start(warm_start, int(dim0), groups0, w0, resume)
+            if warm_w is not None:
+                w0 = warm_w
     spec, dim, lam, eps, max_iter, time_limit, max_cuts, prune_after, w = _validate(
         oracle, regularizer, lam, method, eps, max_iter, time_limit, max_cuts, prune_after, w0
     )
@@ -299,7 +422,10 @@ def minimize(
     st = ckpt.restore(dim, groups, step) if (ckpt is not None and resume) else None
     if st is None:
         w = _frozen(w)
-        st = EngineState(WorkingSet(dim, groups=groups), w, w)
+        st = EngineState(
+            WorkingSet(dim, groups=groups) if warm_ws is None else _adopt(warm_ws, max_cuts, memory_limit, groups), w, w
+        )
+        st.peak_bytes = st.working_set.nbytes
     else:
         st.w = _frozen(st.w)
     reduced = solver if isinstance(solver, ReducedSolver) else make_reduced_solver(regularizer, solver)
@@ -333,7 +459,7 @@ def minimize(
                             warnings.warn(
                                 "the oracle returned an inexact cut: the certificate is relative to the approximation",
                                 InexactCutWarning,
-                                stacklevel=2,
+                                stacklevel=stacklevel,
                             )
                         st.exact = st.exact and cut_exact
                         upper = lam * float(regularizer(st.w)) + value
@@ -341,7 +467,11 @@ def minimize(
                             st.best_upper, st.best_w = upper, st.w  # read-only (_frozen): shared, not copied
                         ws.add(cut)
                         cut_bytes = slope_bytes(cut.slope)
-                        if first and risk_lower_bound is not None:
+                        if (
+                            first
+                            and risk_lower_bound is not None
+                            and ws.max_constant_offset() < float(risk_lower_bound)
+                        ):
                             ws.add(Cut(_zero_like_slope(cut.slope, dim), float(risk_lower_bound)))
                         st.peak_bytes = max(st.peak_bytes, ws.nbytes)
                         st.pending = (upper, t_oracle)
@@ -378,6 +508,7 @@ def minimize(
                     ws.n_cuts,
                     time.perf_counter() - t_start,
                     st.w,
+                    lam,
                 )
                 reporter.update(info)
                 if st.best_upper - st.lower <= eps:
@@ -418,7 +549,7 @@ def minimize(
             f"{method} stopped ({status}) after {st.n_iter} iterations with gap "
             f"{st.best_upper - st.lower:.3g} > eps = {eps:.3g}",
             ConvergenceWarning,
-            stacklevel=2,
+            stacklevel=stacklevel,
         )
     history = History.from_rows(st.rows)
     return Result(
@@ -443,7 +574,22 @@ def minimize(
         n_oracle_calls=st.n_calls,
         n_line_searches=st.n_searches,
         step_time_s=0.0 if history.step_time is None else float(history.step_time.sum()),
-    )
+    ), st.working_set
+
+
+def _adopt(ws, max_cuts, memory_limit, groups):
+    """A warm start's working set, made ready for a run at a new ``lam``.
+
+    The idle counts (pruning) were counted at the previous ``lam`` and start again from zero;
+    the recorded duals stay as the reduced solver's warm start. The budgets of this run apply
+    from the start (aggregation keeps every cut a minorant of ``R``).
+    """
+    ws.set_duals(ws.duals, np.zeros(ws.n_cuts, dtype=np.int64))
+    if max_cuts is not None:
+        ws.aggregate(max_cuts - 1)
+    if memory_limit is not None:
+        ws = fit_memory(ws, memory_limit, 0, groups=groups)
+    return ws
 
 
 def _finish_iteration(st, outcome, upper, t_oracle, t_solve, t_step, it):

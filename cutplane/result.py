@@ -57,6 +57,9 @@ class IterationInfo(NamedTuple):
         Seconds since the start of :func:`cutplane.minimize`.
     w : ndarray of shape (dim,)
         This iteration's query point (do not modify).
+    lam : float or None
+        The ``lam`` of the run (:func:`cutplane.minimize` fills it in; on a
+        :func:`cutplane.regularization_path`, the point that is running). None by default.
     """
 
     iteration: int
@@ -67,6 +70,7 @@ class IterationInfo(NamedTuple):
     n_cuts: int
     elapsed: float
     w: np.ndarray
+    lam: float | None = None
 
 
 @dataclass

@@ -30,6 +30,12 @@ __all__ = [
     "check_solver_options",
     "solver_report",
     "write_plots",
+    "c_value",
+    "fraction",
+    "resolve_C",
+    "validation_kwargs",
+    "check_holdout",
+    "selection_report",
     "SOLVER_CHOICES",
     "STRUCTURED_REGULARIZERS",
 ]
@@ -106,6 +112,30 @@ def positive_int(text):
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
     if v < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
+    return v
+
+
+def c_value(text):
+    """An argparse type of ``--C``: a finite number > 0, or ``auto`` (the default grid)."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number > 0 or 'auto', got {text!r}") from None
+    if not v > 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be finite and > 0, got {text}")
+    return v
+
+
+def fraction(text):
+    """An argparse type: a number strictly between 0 and 1 (``--dev-fraction``)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
+    if not 0.0 < v < 1.0:
+        raise argparse.ArgumentTypeError(f"must be strictly between 0 and 1, got {text}")
     return v
 
 
@@ -206,6 +236,7 @@ def make_solver(args, *, method=None):
         executor=getattr(args, "executor", None),
         n_workers=getattr(args, "workers", None),
         scheduler=getattr(args, "scheduler", None),
+        time_limit=getattr(args, "time_limit", None),
         verbose=bool(args.verbose),
     )
     if getattr(args, "solver", "cutting-plane") == "spom":
@@ -236,7 +267,7 @@ def solver_report(est) -> dict:
     """
     from problems.solvers import SPOMOptions
 
-    res, C = est.result_, float(est.C)
+    res, C = est.result_, float(est.C_)
     hist = res.history
     options = est.solver_options_
     spom = isinstance(options, SPOMOptions)
@@ -244,7 +275,7 @@ def solver_report(est) -> dict:
         "objective": est.objective_,
         "lower_bound": est.lower_bound_,
         "gap": est.gap_,
-        "eps": None if spom else float(options.eps),
+        "eps": None if spom else float(est.path_["eps"][est.best_index_]),
         "C": C,
         "iterations": est.n_iter_,
         "status": res.status,
@@ -316,8 +347,133 @@ def write_plots(est, args, report):
                 plot_bounds(
                     est.result_.history,
                     args.plot / "bounds.png",
-                    scale=float(est.C),
-                    title=f"{est.regularizer}, C={est.C:g}",
+                    scale=float(est.C_),
+                    title=f"{est.regularizer}, C={est.C_:g}",
                 )
             )
         )
+    write_path_plot(est, args, report)
+
+
+def write_path_plot(est, args, report):
+    """``--plot DIR`` with a grid of C: ``path.png``, the validation score and the certified gap
+    along C (:func:`problems.plots.plot_path`), listed under ``report["plots"]``."""
+    path = getattr(est, "path_", None)
+    if getattr(args, "plot", None) is None or path is None or len(path["C"]) < 2:
+        return
+    from problems.plots import matplotlib_available, plot_path
+
+    if not matplotlib_available():
+        raise InputError("--plot needs matplotlib (pip install cutplane[plot])", field="--plot")
+    args.plot.mkdir(parents=True, exist_ok=True)
+    metric = (getattr(est, "validation_", None) or {}).get("metric", "score")
+    out = plot_path(path, args.plot / "path.png", metric=metric, chosen=float(est.C_))
+    report.setdefault("plots", []).append(str(out))
+
+
+# ------------------------------------------------------------------- C and validation
+def resolve_C(args, task) -> None:
+    """Normalise ``args.C`` (the values of ``--C``): None -> ``"auto"`` for the structured tasks,
+    ``1.0`` for the others; ``auto`` alone; a grid refuses ``--checkpoint`` / ``--resume``. Sets
+    ``args.C_grid`` (True for ``auto`` or several values).
+
+    Raises
+    ------
+    InputError
+        ``auto`` with other values or for a task without a default grid, duplicate values,
+        ``--dev`` with ``--dev-fraction``, a checkpoint with a grid.
+    """
+    values = args.C
+    if values is None:
+        values = ["auto"] if task.structured else [1.0]
+    if "auto" in values:
+        if len(values) > 1:
+            raise InputError("--C auto stands alone (it is the default grid)", field="--C")
+        if not task.structured:
+            raise InputError(
+                f"--C auto (a default grid) is for the structured tasks; for --task {args.task} give one or more "
+                "values, e.g. --C 0.1 1 10",
+                field="--C",
+            )
+        args.C = "auto"
+    else:
+        if len(set(values)) != len(values):
+            raise InputError(
+                f"--C has duplicate values {sorted({v for v in values if values.count(v) > 1})}", field="--C"
+            )
+        args.C = values[0] if len(values) == 1 else list(values)
+    args.C_grid = args.C == "auto" or isinstance(args.C, list)
+    if getattr(args, "dev", None) is not None and getattr(args, "dev_fraction", None) is not None:
+        raise InputError("give --dev FILE or --dev-fraction F, not both", field="--dev-fraction")
+    if args.C_grid and (getattr(args, "checkpoint", None) is not None or getattr(args, "resume", False)):
+        raise InputError(
+            "--checkpoint / --resume apply to one value of C; a grid of C (--C auto is the default for "
+            f"--task {args.task}) runs a path: give one --C value to checkpoint",
+            field="--checkpoint",
+        )
+    if (
+        args.C_grid
+        and args.C != "auto"
+        and getattr(args, "dev", None) is None
+        and getattr(args, "dev_fraction", None) is None
+    ):
+        raise InputError(
+            "several values of --C need held-out data to choose among them: --dev FILE or --dev-fraction F",
+            field="--C",
+        )
+
+
+def check_holdout(args, n_examples: int, unit: str) -> None:
+    """Refuse a training file too small to hold anything out when ``--dev-fraction`` (or
+    ``--C auto`` without ``--dev``) asks for it.
+
+    Raises
+    ------
+    InputError
+        Fewer than two examples (``path`` the training file, ``field="--dev-fraction"``).
+    """
+    holdout = getattr(args, "dev_fraction", None) is not None or (
+        args.C == "auto" and getattr(args, "dev", None) is None
+    )
+    if holdout and n_examples < 2:
+        fraction_given = getattr(args, "dev_fraction", None) is not None
+        why = "--dev-fraction" if fraction_given else "--C auto (the default) without --dev"
+        one = unit[:-1] if n_examples == 1 else unit
+        raise InputError(
+            f"the training file has {n_examples} {one}: nothing to hold out for validation ({why} holds out "
+            f"a share of the training {unit} to choose C); give --dev FILE, or one value of --C",
+            path=args.train,
+            field="--dev-fraction" if fraction_given else "--C",
+        )
+
+
+def validation_kwargs(args, read_dev) -> dict:
+    """The validation keywords of the estimator's ``fit``: ``validation_fraction`` and
+    ``validation_seed`` for ``--dev-fraction``; ``validation_data=read_dev(args.dev)`` for
+    ``--dev`` with a grid of C (with one C the dev file is only scored after training, as
+    before)."""
+    if getattr(args, "dev_fraction", None) is not None:
+        return {"validation_fraction": args.dev_fraction, "validation_seed": args.dev_seed}
+    if getattr(args, "dev", None) is not None and args.C_grid:
+        return {"validation_data": read_dev(args.dev), "validation_seed": args.dev_seed}
+    return {"validation_seed": getattr(args, "dev_seed", 0)}
+
+
+def selection_report(est, *, source_file=None) -> dict:
+    """The report's record of how C was chosen: ``C`` (chosen), ``C_grid``, ``path`` (the
+    ``path_`` table), ``validation`` (where the validation data came from, the metric, the
+    chosen point's score) and ``path_time_s`` (the whole path; None for one C)."""
+    path = est.path_
+    validation = dict(est.validation_) if est.validation_ is not None else None
+    if validation is not None:
+        validation["score"] = path["validation_score"][est.best_index_]
+        if source_file is not None and validation["source"] == "data":
+            validation["file"] = str(source_file)
+    path_result = getattr(est, "path_result_", None)
+    return {
+        "C": float(est.C_),
+        "C_grid": list(path["C"]),
+        "path": {k: list(v) for k, v in path.items()},
+        "validation": validation,
+        "path_time_s": None if path_result is None else float(path_result.seconds),
+    }

@@ -12,7 +12,7 @@ import numpy as np
 
 from cutplane.exceptions import InputError
 
-__all__ = ["plot_template_weights", "plot_bounds", "matplotlib_available"]
+__all__ = ["plot_template_weights", "plot_bounds", "plot_path", "matplotlib_available"]
 
 
 def matplotlib_available() -> bool:
@@ -110,3 +110,49 @@ def plot_bounds(history, path, *, scale=1.0, title="certified bounds"):
     ax2.set_ylabel("certified gap")
     fig.suptitle(title)
     return save_figure(fig, path)
+
+
+def plot_path(path, out, *, metric="validation score", chosen=None, title="C chosen on held-out data"):
+    """The validation score and the certified gap along C (log scale), one marker per point.
+
+    Parameters
+    ----------
+    path : dict of str to list
+        An estimator's ``path_`` (columns ``C``, ``validation_score``, ``gap``, ``objective``).
+    out : str or os.PathLike
+        Output PNG.
+    metric : str
+        Name of the validation score (y label).
+    chosen : float, optional
+        The chosen C, marked by a vertical line.
+
+    Returns
+    -------
+    pathlib.Path
+    """
+    Cs = np.asarray(path.get("C") or [], dtype=float)
+    if Cs.size == 0:
+        raise InputError("empty path: nothing to plot", field="path")
+    order = np.argsort(Cs)
+
+    def column(name):
+        return np.array([np.nan if v is None else float(v) for v in path.get(name) or [None] * Cs.size])[order]
+
+    C, score, gap, obj = Cs[order], column("validation_score"), column("gap"), column("objective")
+    plt = _pyplot()
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10.0, 4.0))
+    ok = np.isfinite(score)
+    ax1.semilogx(C[ok], score[ok], "o-")
+    ax1.set_xlabel("C")
+    ax1.set_ylabel(metric)
+    ok = np.isfinite(gap) & (gap > 0) & np.isfinite(obj)
+    ax2.loglog(C[ok], gap[ok], "o-", label="certified gap")
+    ax2.loglog(C[ok], np.abs(obj[ok]), "s--", label="objective F")
+    ax2.set_xlabel("C")
+    ax2.set_ylabel("on the scale of F")
+    ax2.legend()
+    if chosen is not None:
+        for ax in (ax1, ax2):
+            ax.axvline(float(chosen), color="tab:gray", linestyle=":")
+    fig.suptitle(title if chosen is None else f"{title}: C = {float(chosen):g}")
+    return save_figure(fig, out)

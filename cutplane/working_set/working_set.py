@@ -298,6 +298,27 @@ class WorkingSet(LimitedMemoryMixin):
             return -np.inf
         return float(np.max(self.slopes_dot(w) + self.offsets))
 
+    def same_groups(self, groups) -> bool:
+        """Whether ``groups`` (as given to the constructor) names this working set's coordinate groups.
+
+        None and a single group of every coordinate are the same grouping (one Gram block).
+        """
+        if groups is None:
+            return self.n_groups == 1
+        ids = as_group_ids(groups, self.dim)
+        if self._groups is None:
+            return bool(np.all(ids == 0))
+        return bool(np.array_equal(ids, self._groups))
+
+    def max_constant_offset(self) -> float:
+        """The largest offset of a cut with a zero slope (a floor ``R(w) >= b``), ``-inf`` if none."""
+        n = self.n_cuts
+        if n == 0:
+            return -np.inf
+        diag = np.einsum("gii->i", self._G[:, :n, :n])
+        const = diag == 0.0
+        return float(np.max(self._b[:n][const])) if const.any() else -np.inf
+
     # ------------------------------------------------------------------ memory
     def scratch_bytes_after_add(self) -> int:
         """Bytes the dense scatter buffer of sparse slopes will add at the next :meth:`add`

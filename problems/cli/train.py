@@ -2,11 +2,25 @@
 
 ::
 
-    cutplane train --task binary|multiclass|sequence|segment|parse --train FILE --C 1 [--eps E] \\
-        [--method bmrm] [--regularizer l2|l1|mtl|ssvm|pmtl] [--max-iter N] --model OUT.npz \\
-        [--report OUT.json] [--verbose] [--checkpoint PATH [--checkpoint-every K] [--resume]] \\
+    cutplane train --task binary|multiclass|sequence|segment|parse --train FILE \\
+        [--C auto | --C C1 [C2 ...]] [--dev FILE | --dev-fraction F [--dev-seed S]] \\
+        [--time-limit SECONDS] [--eps E] [--method bmrm] [--regularizer l2|l1|mtl|ssvm|pmtl] \\
+        [--max-iter N] --model OUT.npz [--report OUT.json] [--plot DIR] [--verbose] \\
+        [--checkpoint PATH [--checkpoint-every K] [--resume]] \\
         [--memory-limit BYTES] [--executor serial|threads|processes|dask --workers N \\
         [--scheduler ADDRESS]] [--solver cutting-plane|spom ...] [task options]
+
+``--C`` takes one value (one run), several (a certified path over them, the model chosen on
+held-out data: ``--dev FILE`` or ``--dev-fraction F`` of the training examples, seeded by
+``--dev-seed``) or ``auto``, the default of the structured tasks: the regulariser's grid
+(:data:`problems.template_learning.DEFAULT_C_GRIDS`) on ``--dev`` or, without it, on 10% of
+the training sentences / trees held out. The linear tasks default to ``--C 1``.
+``--time-limit`` bounds the whole run (every point of a path). The report holds the path
+table (``path``), the chosen C and the chosen point's certificate (``objective``,
+``lower_bound``, ``gap``, ``status``); ``--plot DIR`` adds ``path.png``, the validation score
+and the certified gap along C. ``--eps`` without a value is 0.1 on ``F`` for one C of the
+structured tasks (1e-3 for the linear ones); on a grid it is ``0.01 * C`` (``1e-3 * C``) at
+each point, unless given.
 
 Objective, bounds and ``eps`` are on the scale ``F(w) = Omega(w) + C * mean loss``. The
 estimators are built with a solver object (:func:`problems.command_options.make_solver`).
@@ -20,6 +34,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 from cutplane.exceptions import InputError
@@ -28,10 +43,13 @@ from problems.command_options import (
     Command,
     add_solver_options,
     byte_size,
+    c_value,
     check_solver_options,
     executor_names,
+    fraction,
     positive_float,
     positive_int,
+    resolve_C,
 )
 from problems.sequence.template_sets import TEMPLATE_SETS
 
@@ -55,13 +73,29 @@ def add_arguments(p):
         "segmented text (segment); may be .gz",
     )
     p.add_argument(
-        "--C", type=positive_float, default=1.0, help="weight of the mean loss, F = Omega + C * mean loss (default 1)"
+        "--C",
+        type=c_value,
+        nargs="+",
+        default=None,
+        metavar="C",
+        help="weight of the mean loss, F = Omega + C * mean loss: one value, several (a path over them, "
+        "the best on --dev / --dev-fraction kept) or 'auto' (default for sequence, segment, parse: "
+        "10 100 1000 for ssvm, 100 1000 10000 for mtl/pmtl); default 1 for binary, multiclass",
     )
     p.add_argument(
         "--eps",
         type=positive_float,
         default=None,
-        help="certified tolerance on F (default 1e-3 for linear tasks, 0.1 for structured ones)",
+        help="certified tolerance on F (default 1e-3 for linear tasks, 0.1 for structured ones; "
+        "on a grid of C: 1e-3 * C resp. 0.01 * C at each point)",
+    )
+    p.add_argument(
+        "--time-limit",
+        type=positive_float,
+        default=None,
+        dest="time_limit",
+        metavar="SECONDS",
+        help="wall-clock limit of the whole training (every point of a grid of C)",
     )
     p.add_argument("--method", default="bmrm", help="engine method (default bmrm)")
     p.add_argument(
@@ -72,7 +106,29 @@ def add_arguments(p):
     )
     p.add_argument("--p", type=positive_float, default=1.5, help="p of the p-block norm for pmtl (default 1.5)")
     p.add_argument("--templates", help="CRF++ template file, or a set name: " + ", ".join(TEMPLATE_SETS))
-    p.add_argument("--dev", type=Path, help="labelled development file, scored after training")
+    p.add_argument(
+        "--dev",
+        type=Path,
+        help="labelled development file (same format as --train): chooses C on a grid of C, and is "
+        "scored after training (report 'dev')",
+    )
+    p.add_argument(
+        "--dev-fraction",
+        type=fraction,
+        default=None,
+        dest="dev_fraction",
+        metavar="F",
+        help="hold out this share of the training sentences / trees / samples to choose C "
+        "(default 0.1 with --C auto and no --dev)",
+    )
+    p.add_argument(
+        "--dev-seed",
+        type=int,
+        default=0,
+        dest="dev_seed",
+        metavar="S",
+        help="seed of the held-out examples of --dev-fraction (default 0)",
+    )
     p.add_argument(
         "--min-count", type=positive_int, default=1, dest="min_count", help="drop features seen fewer times (default 1)"
     )
@@ -119,7 +175,8 @@ def add_arguments(p):
         type=Path,
         metavar="DIR",
         help="structured tasks: write template weights and the bounds per iteration as PNG "
-        "files here (needs matplotlib)",
+        "files here, and with a grid of C the validation score and certified gap along C "
+        "(needs matplotlib)",
     )
     p.add_argument("--model", required=True, type=Path, help="output model file (.npz)")
     p.add_argument("--report", type=Path, help="output JSON report")
@@ -140,9 +197,12 @@ def run(args):
         raise InputError("--scheduler needs --executor dask", field="--scheduler")
     if args.regularizer is None:
         args.regularizer = task.default_regularizer
-    if args.eps is None:
+    resolve_C(args, task)
+    if args.eps is None and not args.C_grid:  # a grid scales its default tolerance with C
         args.eps = task.default_eps
+    t0 = time.perf_counter()
     est, report = task.train(args)
+    report["total_time_s"] = time.perf_counter() - t0
     report = {
         "task": args.task,
         "train_file": str(args.train),
@@ -167,6 +227,14 @@ def run(args):
             f"{args.task}: objective {report['objective']:.6g}, certified gap "
             f"{report['gap']:.3g}, {report['iterations']} iterations, "
             f"status {report['status']}, {report['time_s']:.2f} s\n"
+        )
+    if len(report.get("C_grid") or ()) > 1:
+        val = report.get("validation") or {}
+        sys.stdout.write(
+            f"{args.task}: C = {report['C']:g} chosen among {', '.join(f'{c:g}' for c in report['C_grid'])} by "
+            f"{val.get('metric', 'validation score')} {val.get('score', float('nan')):.4f} on "
+            f"{val.get('n_examples', '?')} held-out examples ({val.get('source', '?')}); "
+            f"{report['total_time_s']:.2f} s in all\n"
         )
     return 0
 

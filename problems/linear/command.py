@@ -2,7 +2,8 @@
 
 ::
 
-    cutplane train --task binary|multiclass --train FILE.svm --C 1 [--eps 1e-3] \\
+    cutplane train --task binary|multiclass --train FILE.svm [--C 1 | --C 0.1 1 10 --dev FILE.svm |
+        --C 0.1 1 10 --dev-fraction 0.2] [--eps 1e-3] [--time-limit S] \\
         [--method bmrm] [--regularizer l2|l1] [--max-iter N] --model OUT.npz [--report OUT.json]
     cutplane predict --model M.npz --input FILE.svm [--output OUT.txt]
 
@@ -13,7 +14,14 @@ listed in the CLI's task table (:data:`problems.cli.tasks.TASKS`).
 from __future__ import annotations
 
 from cutplane.exceptions import InputError
-from problems.command_options import Task, format_label, make_solver
+from problems.command_options import (
+    Task,
+    check_holdout,
+    format_label,
+    make_solver,
+    selection_report,
+    validation_kwargs,
+)
 
 __all__ = ["train_linear", "predict_linear", "svm_report", "BINARY", "MULTICLASS"]
 
@@ -21,7 +29,7 @@ __all__ = ["train_linear", "predict_linear", "svm_report", "BINARY", "MULTICLASS
 def svm_report(est) -> dict:
     """The JSON training report of a fitted :class:`~problems.linear.svm.LinearSVM`
     (bounds on the scale of ``F``; history arrays included)."""
-    res, C = est.result_, float(est.C)
+    res, C = est.result_, float(est.C_)
     hist = res.history
     options = est.solver_options_
     return {
@@ -75,9 +83,18 @@ def train_linear(args, *, binary):
             field="--executor",
         )
     args.executor, args.workers = None, None  # serial: the estimator's default
+    check_holdout(args, int(X.shape[0]), "samples")
     est = LinearSVM(C=args.C, regularizer=args.regularizer, solver=make_solver(args, method=args.method))
-    est.fit(X, y)
+
+    def read_dev(path):
+        return read_svmlight(path, n_features=X.shape[1])
+
+    est.fit(X, y, **validation_kwargs(args, read_dev))
     report = svm_report(est)
+    report.update(selection_report(est, source_file=args.dev))
+    if args.dev is not None:  # scored after training, as the structured tasks do
+        X_dev, y_dev = read_dev(args.dev)
+        report["dev"] = {"accuracy": float(est.score(X_dev, y_dev)), "n_samples": int(X_dev.shape[0])}
     report.update(n_samples=int(X.shape[0]), train_accuracy=float(est.score(X, y)))
     return est, report
 

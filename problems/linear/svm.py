@@ -25,6 +25,14 @@ from sklearn.utils.validation import check_is_fitted
 
 from cutplane.exceptions import ConvergenceWarning, InputError, ModelFormatError
 from problems.model_schemas import ModelSchema
+from problems.model_selection import (
+    PATH_COLUMNS,
+    SELECTION_META,
+    check_C,
+    load_selection,
+    path_table,
+    selection_meta,
+)
 from problems.solvers import (
     LEGACY_SOLVER_KEYS,
     CuttingPlane,
@@ -66,9 +74,14 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    C : float, default=1.0
+    C : float or sequence of float, default=1.0
         Weight of the mean loss (SVM^hmm convention). scikit-learn's / liblinear's
-        ``C_lib`` (weight of the summed loss) is ``C / n_samples``.
+        ``C_lib`` (weight of the summed loss) is ``C / n_samples``. A sequence: ``fit``
+        trains along the grid (one certified run per C, each warm-started from the cuts of
+        the previous one; ``eps`` left None is ``1e-3 * C`` at each point, ``max_iter`` per
+        point, ``time_limit`` for the whole grid), scores each point by accuracy on
+        ``validation_data`` or ``validation_fraction`` (required) and keeps the best
+        (``C_``, ``path_``).
     regularizer : {"l2", "l1"}, default="l2"
         ``1/2 ||w||^2`` or ``||w||_1``.
     bias : float, optional
@@ -103,6 +116,21 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         The engine's result (on the engine's scale ``F / C``), with the bound history.
     solver_options_ : CuttingPlaneOptions
         The solver's checked options at ``fit`` (the defaults filled in).
+    C_ : float
+        The C of the model (the one chosen on the validation data, for a grid); the
+        attributes above are those of the model at ``C_``.
+    best_index_ : int
+        Index of ``C_`` in ``path_``.
+    path_ : dict of str to list
+        One entry per C, in the order given (``pandas.DataFrame(clf.path_)`` is the table):
+        ``C``, ``eps`` (on ``F``), ``objective``, ``lower_bound``, ``gap``, ``status``
+        (``"not_run"`` where the time limit ran out first), ``n_iter``, ``seconds``,
+        ``validation_score`` (accuracy in [0, 1]; None without validation data).
+    path_result_ : cutplane.PathResult or None
+        The engine's path (every point's result) for a grid; None for one C.
+    validation_ : dict or None
+        The validation data used (``source``, ``fraction``, ``seed``, ``n_examples``,
+        ``metric="accuracy"``).
 
     Examples
     --------
@@ -117,10 +145,13 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
     #: Certified tolerance and iteration limit of a ``CuttingPlane`` that leaves them None.
     DEFAULT_EPS: ClassVar[float] = 1e-3
     DEFAULT_MAX_ITER: ClassVar[int] = 1000
+    #: With a grid of C and an ``eps`` left None: the tolerance of each point on the engine's
+    #: scale ``F / C`` (``DEFAULT_PATH_EPS * C`` on ``F``, a relative 1e-3 of ``F(0) = C``).
+    DEFAULT_PATH_EPS: ClassVar[float] = 1e-3
 
     #: The declarative parameter table (checked at ``fit``; the solver checks its own).
     PARAMETERS: ClassVar[dict] = {
-        "C": Param(lambda v, n: check_positive(v, n), "weight of the mean loss"),
+        "C": Param(check_C, "weight of the mean loss: a number or a sequence of numbers"),
         "regularizer": Param(lambda v, n: check_choice(v, n, _REGULARIZERS), "1/2 ||w||^2 or ||w||_1"),
         "bias": Param(lambda v, n: check_positive(v, n), "constant feature", allow_none=True),
     }
@@ -155,7 +186,7 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         return np.hstack([X, col])
 
     # ---------------------------------------------------------------- estimator
-    def fit(self, X, y):
+    def fit(self, X, y, *, validation_data=None, validation_fraction=None, validation_seed=0):
         """Train on features ``X`` and labels ``y``.
 
         Parameters
@@ -163,17 +194,49 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         X : ndarray or scipy sparse matrix of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
             At least two distinct labels.
+        validation_data : (X_dev, y_dev), optional
+            Labelled samples to choose C on by accuracy (a grid of C), or to score the model
+            on (one C). Labels never seen in training count as errors (with a warning).
+        validation_fraction : float, optional
+            Hold out this share of the samples (at least one) instead; the model is trained
+            on the rest.
+        validation_seed : int, default=0
+            Seed of the held-out samples (``np.random.default_rng(validation_seed)``).
 
         Returns
         -------
         self
+
+        Raises
+        ------
+        InputError
+            A grid of C without validation data, both ``validation_data`` and
+            ``validation_fraction``, or bad input.
         """
         from cutplane import minimize
         from cutplane.regularizers import L1, L2
         from oracles.linear import BinaryHinge, MulticlassHinge
+        from problems.model_selection import holdout_split, plan_validation, take
 
         p, options = self._check_params()
         X, y = check_X_y(X, y)
+        grid = p["C"]
+        plan = plan_validation(
+            grid, validation_data, validation_fraction, validation_seed, default_fraction=None, owner="LinearSVM"
+        )
+        self.validation_ = None
+        X_val = y_val = None
+        if plan.source == "fraction":
+            keep, held = holdout_split(X.shape[0], plan.fraction, plan.seed, unit="samples")
+            X, y, X_val, y_val = take(X, keep), take(y, keep), take(X, held), take(y, held)
+        elif plan.source == "data":
+            if (
+                isinstance(validation_data, (str, bytes))
+                or not isinstance(validation_data, (tuple, list))
+                or len(validation_data) != 2
+            ):
+                raise InputError("validation_data must be a pair (X_dev, y_dev)", field="validation_data")
+            X_val, y_val = validation_data
         classes, y_idx = check_classification_targets(y)
         n_features = X.shape[1]
         Xb = X if p["bias"] is None else self._append_bias(X, p["bias"])
@@ -183,7 +246,16 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         else:
             oracle = MulticlassHinge(Xb, y_idx, n_classes)
         reg = L2() if p["regularizer"] == "l2" else L1()
-        C = p["C"]
+        self.classes_ = classes
+        self.n_features_in_ = n_features
+        self.solver_options_ = options
+        scorer = None
+        if plan.source is not None:
+            scorer = self._validation_scorer(X_val, y_val, plan)
+        if grid.is_path:
+            self._fit_path(oracle, reg, grid.values, options, p["bias"], n_features, n_classes, scorer)
+            return self
+        C = grid.values[0]
         kwargs = options.minimize_kwargs(C)
         if options.risk_floor_cut:  # else the regulariser decides
             kwargs["risk_lower_bound"] = float(oracle.risk_lower_bound)
@@ -191,21 +263,10 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
             # the engine's warning speaks of its scale F / C; ours below speaks of F
             warnings.filterwarnings("ignore", category=ConvergenceWarning)
             res = minimize(oracle, reg, 1.0 / C, **kwargs)
-        W = np.asarray(res.w, dtype=np.float64).reshape(1 if n_classes == 2 else n_classes, -1)
-        if p["bias"] is None:
-            self.coef_ = W
-            self.intercept_ = np.zeros(W.shape[0])
-        else:
-            self.coef_ = np.ascontiguousarray(W[:, :n_features])
-            self.intercept_ = p["bias"] * W[:, n_features]
-        self.classes_ = classes
-        self.n_features_in_ = n_features
-        self.solver_options_ = options
-        self.result_ = res
-        self.n_iter_ = int(res.n_iter)
-        self.objective_ = C * float(res.objective)
-        self.lower_bound_ = C * float(res.lower_bound)
-        self.gap_ = C * float(res.gap)
+        self._adopt_result(res, C, p["bias"], n_features, n_classes)
+        row = self._current_row(C, float(options.eps), None if scorer is None else scorer())
+        self.C_, self.best_index_, self.path_result_ = float(C), 0, None
+        self.path_ = path_table([row], PATH_COLUMNS)
         if res.status != "converged":
             warnings.warn(
                 f"LinearSVM stopped with status {res.status!r} after {res.n_iter} "
@@ -214,6 +275,87 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
                 stacklevel=2,
             )
         return self
+
+    def _adopt_result(self, res, C, bias, n_features, n_classes):
+        """``coef_``, ``intercept_``, ``result_``, ``n_iter_`` and the bounds (scale ``F``) of an
+        engine result at ``C``."""
+        W = np.asarray(res.w, dtype=np.float64).reshape(1 if n_classes == 2 else n_classes, -1)
+        if bias is None:
+            self.coef_ = W
+            self.intercept_ = np.zeros(W.shape[0])
+        else:
+            self.coef_ = np.ascontiguousarray(W[:, :n_features])
+            self.intercept_ = bias * W[:, n_features]
+        self.result_ = res
+        self.n_iter_ = int(res.n_iter)
+        self.objective_ = C * float(res.objective)
+        self.lower_bound_ = C * float(res.lower_bound)
+        self.gap_ = C * float(res.gap)
+
+    def _current_row(self, C, eps_F, score) -> dict:
+        res = self.result_
+        return dict(
+            C=float(C),
+            eps=float(eps_F),
+            objective=float(self.objective_),
+            lower_bound=float(self.lower_bound_),
+            gap=float(self.gap_),
+            status=str(res.status),
+            n_iter=int(self.n_iter_),
+            seconds=float(res.time_s),
+            validation_score=None if score is None else float(score),
+        )
+
+    def _validation_scorer(self, X_val, y_val, plan):
+        """``scorer() -> float``: accuracy of :meth:`predict` on the validation samples (labels
+        unseen in training count as errors, with an UnseenLabelWarning); sets ``validation_``."""
+        from problems.validation import warn_unseen_labels
+
+        try:
+            X_val, y_val = check_X_y(X_val, y_val)
+        except InputError as exc:
+            raise InputError(f"validation_data: {exc.message}", field="validation_data") from None
+        check_n_features(X_val, self.n_features_in_, name="validation_data")
+        warn_unseen_labels([y_val.tolist()], self.classes_.tolist(), stacklevel=4)
+        self.validation_ = {
+            "source": plan.source,
+            "fraction": plan.fraction,
+            "seed": plan.seed if plan.source == "fraction" else None,
+            "n_examples": int(X_val.shape[0]),
+            "metric": "accuracy",
+        }
+        return lambda: float(np.mean(self.predict(X_val) == y_val))
+
+    def _fit_path(self, oracle, reg, values, options, bias, n_features, n_classes, scorer):
+        """Train along the grid (:func:`problems.model_selection.run_cutting_plane_path`), keep
+        the model of the best validation accuracy."""
+        from problems.model_selection import choose_best, not_run_row, path_eps, run_cutting_plane_path, warn_path
+
+        user_eps = self.solver is not None and getattr(self.solver, "eps", None) is not None
+        eps = path_eps(options, values, user_eps=user_eps, default_eps=self.DEFAULT_PATH_EPS)
+        rows = [not_run_row(C, e * C) for C, e in zip(values, eps)]
+
+        def on_point(i, C, res):
+            self._adopt_result(res, C, bias, n_features, n_classes)
+            rows[i] = self._current_row(C, eps[i] * C, scorer())
+
+        rlb = float(oracle.risk_lower_bound) if options.risk_floor_cut else None
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", category=ConvergenceWarning)
+            path = run_cutting_plane_path(oracle, reg, values, options, eps, on_point=on_point, risk_lower_bound=rlb)
+        table = path_table(rows, PATH_COLUMNS)
+        best = choose_best(table["validation_score"], values)
+        res = path.results[best]
+        self._adopt_result(res, values[best], bias, n_features, n_classes)
+        self.C_, self.best_index_, self.path_, self.path_result_ = float(values[best]), int(best), table, path
+        warn_path("LinearSVM", table, best, category=ConvergenceWarning)
+        if res.status != "converged":
+            warnings.warn(
+                f"LinearSVM stopped with status {res.status!r} after {res.n_iter} iterations at C={values[best]:g}; "
+                f"certified gap {self.gap_:.3g} (eps {eps[best] * values[best]:.3g})",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
 
     def decision_function(self, X):
         """Scores: ndarray of shape (n_samples,) for two classes (positive means
@@ -257,6 +399,7 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
             lower_bound=self.lower_bound_,
             gap=self.gap_,
             n_iter=self.n_iter_,
+            **selection_meta(self),
         )
         return save_model(path, {"coef": self.coef_, "intercept": self.intercept_, "classes": classes}, meta)
 
@@ -291,6 +434,7 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         est.coef_, est.intercept_, est.classes_ = coef, intercept, classes
         est.n_features_in_ = int(coef.shape[1])
         est.n_iter_ = int(meta.get("n_iter", 0))
+        load_selection(est, meta, path)
         est.objective_ = meta.get("objective")
         est.lower_bound_ = meta.get("lower_bound")
         est.gap_ = meta.get("gap")
@@ -304,5 +448,5 @@ MODEL_SCHEMA = ModelSchema(
     arrays={"coef": ("f", 2), "intercept": ("f", 1), "classes": ("biufU", 1)},
     meta={"params": (dict,), "n_features_in": (int,)},
     params_of=frozenset(LinearSVM._get_param_names()) | LEGACY_SOLVER_KEYS,
-    optional_meta={"n_iter": (int,), "objective": _NUM, "lower_bound": _NUM, "gap": _NUM},
+    optional_meta={"n_iter": (int,), "objective": _NUM, "lower_bound": _NUM, "gap": _NUM, **SELECTION_META},
 )

@@ -13,6 +13,7 @@ _LAZY: dict[str, str] = {
     "uas": "problems.metrics.parsing",
     "ChunkScore": "problems.metrics.chunking",
     "chunk_f1": "problems.metrics.chunking",
+    "is_chunk_tagset": "problems.metrics.chunking",
     "SegmentationScore": "problems.metrics.segmentation",
     "segmentation_scores": "problems.metrics.segmentation",
     "token_accuracy": "problems.metrics.accuracy",

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from cutplane.exceptions import InputError
 
-__all__ = ["ChunkScore", "TypeScore", "chunk_f1", "split_tag"]
+__all__ = ["ChunkScore", "TypeScore", "chunk_f1", "split_tag", "is_chunk_tagset"]
 
 _ENDS = {("B", "B"), ("B", "O"), ("I", "B"), ("I", "O"), ("E", "E"), ("E", "I"), ("E", "O")}
 _STARTS = {("B", "B"), ("I", "B"), ("O", "B"), ("O", "I"), ("E", "E"), ("E", "I"), ("O", "E")}
@@ -157,3 +157,28 @@ def chunk_f1(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> Ch
         per_type[typ] = TypeScore(tp, tr, tf, c_correct.get(typ, 0), c_gold.get(typ, 0), c_pred.get(typ, 0))
     accuracy = 100.0 * n_tag_ok / n_tokens if n_tokens else 0.0
     return ChunkScore(precision, recall, f1, accuracy, n_correct, n_gold, n_pred, n_tokens, per_type)
+
+
+_CHUNK_PREFIXES = frozenset("BIES")
+
+
+def is_chunk_tagset(labels) -> bool:
+    """True for a BIO / IOB / IOBES tag set, the sets chunk F1 is meant for.
+
+    Every label is ``O`` or a prefix ``B``, ``I``, ``E`` or ``S``, a ``-`` and a non-empty type
+    (``B-NP``, ``I-PER``), and at least one label has a type. Tag sets without types (``B``,
+    ``M``, ``E``, ``S`` of word segmentation, part-of-speech tags) are not.
+
+    Parameters
+    ----------
+    labels : iterable of str
+    """
+    typed = False
+    for lab in labels:
+        if lab == "O":
+            continue
+        prefix, sep, typ = str(lab).partition("-")
+        if not sep or not typ or prefix not in _CHUNK_PREFIXES:
+            return False
+        typed = True
+    return typed

@@ -2,8 +2,9 @@
 
 ::
 
-    cutplane train --task parse --train dev.conllu [--templates FILE] [--dev FILE] \\
-        --C 1 --regularizer mtl|ssvm|pmtl [--p 1.5] [--projective] [--multi-root] \\
+    cutplane train --task parse --train dev.conllu [--templates FILE] [--dev FILE | --dev-fraction F] \\
+        [--C auto | --C 30 100 1000 | --C 100] [--time-limit S] \\
+        --regularizer mtl|ssvm|pmtl [--p 1.5] [--projective] [--multi-root] \\
         [--solver cutting-plane|spom [--epochs 20] [--eta0 X] [--last-iterate] [--seed 0]] \\
         [--checkpoint PATH [--checkpoint-every K] [--resume]] [--memory-limit BYTES] \\
         [--executor serial|threads|processes|dask --workers N [--scheduler ADDRESS]] \\
@@ -13,7 +14,9 @@
     cutplane evaluate --model M.npz --test test.conllu [--report R.json]
         (UAS without / with punctuation, complete-sentence accuracy)
 
-Without ``--templates`` the built-in MSTParser-style set is used
+``--C`` is ``auto`` unless given (the regulariser's grid, chosen by UAS on ``--dev`` or on
+``--dev-fraction``, default 0.1, of the training trees). Without ``--templates`` the built-in
+MSTParser-style set is used
 (:data:`problems.parsing.features.DEFAULT_TEMPLATES`); a template file has one template per
 line, ``name = atoms`` or ``atoms`` (:func:`problems.parsing.parser.parse_arc_templates`).
 ``--projective`` (Eisner) and ``--multi-root`` (the root may take several children, CoNLL-X
@@ -31,7 +34,16 @@ import sys
 from pathlib import Path
 
 from cutplane.exceptions import InputError
-from problems.command_options import STRUCTURED_REGULARIZERS, Task, make_solver, solver_report, write_plots
+from problems.command_options import (
+    STRUCTURED_REGULARIZERS,
+    Task,
+    check_holdout,
+    make_solver,
+    selection_report,
+    solver_report,
+    validation_kwargs,
+    write_plots,
+)
 
 __all__ = ["train_parse", "evaluate_parser", "parser_report", "scores_dict", "add_arguments", "PARSE"]
 
@@ -49,12 +61,15 @@ def _read_templates(spec):
         return parse_arc_templates(fh.read(), path=path)
 
 
-def parser_report(est) -> dict:
+def parser_report(est, *, dev_file=None) -> dict:
     """The JSON report of a fitted :class:`~problems.parsing.parser.DependencyParser` (scale F):
-    :func:`~problems.command_options.solver_report` (either solver) and the parser's settings."""
+    :func:`~problems.command_options.solver_report` (either solver; the model at the chosen C),
+    the choice of C (:func:`~problems.command_options.selection_report`) and the parser's
+    settings."""
     decoder = est.decoder.get_params() if est.decoder is not None else {"projective": False, "single_root": True}
     return dict(
         solver_report(est),
+        **selection_report(est, source_file=dev_file),
         projective=bool(decoder["projective"]),
         single_root=bool(decoder["single_root"]),
         template_norms=est.template_norms_,
@@ -99,6 +114,7 @@ def train_parse(args):
     sentences = read_conllu(args.train)
     if not sentences:
         raise InputError("no sentences", path=args.train)
+    check_holdout(args, len(sentences), "sentences")
     decoder = TreeDecoder(
         projective=bool(getattr(args, "projective", False)), single_root=not getattr(args, "multi_root", False)
     )
@@ -111,8 +127,8 @@ def train_parse(args):
         min_count=args.min_count,
         solver=make_solver(args),
     )
-    est.fit(sentences)
-    report = parser_report(est)
+    est.fit(sentences, **validation_kwargs(args, _read_dev))
+    report = parser_report(est, dev_file=args.dev)
     report.update(
         n_sentences=len(sentences),
         n_tokens=int(sum(len(s) for s in sentences)),
@@ -122,6 +138,15 @@ def train_parse(args):
         report["dev"] = evaluate_parser(est, args.dev)
     write_plots(est, args, report)  # --plot DIR: the same figures as the sequence tasks
     return est, report
+
+
+def _read_dev(path):
+    from problems.io.conllu import read_conllu
+
+    sentences = read_conllu(path)
+    if not sentences:
+        raise InputError("no sentences", path=path)
+    return sentences
 
 
 def _predict_to(model_path, input_path, output_path):

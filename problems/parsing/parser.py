@@ -43,6 +43,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from cutplane.exceptions import InputError, ModelFormatError
 from problems.model_schemas import ModelSchema
+from problems.model_selection import SELECTION_META, load_selection, selection_meta
 from problems.parsing.features import parse_arc_templates
 from problems.solvers import (
     LEGACY_SOLVER_KEYS,
@@ -157,8 +158,16 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
     templates : dict, list of str, str or None, default=None
         Arc templates (see the module docstring); None: the built-in MSTParser-style set
         :data:`problems.parsing.features.DEFAULT_TEMPLATES` (24 templates).
-    C : float, default=1.0
-        Weight of the mean structured hinge loss.
+    C : float, sequence of float or "auto", default="auto"
+        Weight of the mean structured hinge loss. One value: one run. A sequence: ``fit``
+        trains along the grid (one certified run per C, each warm-started from the cuts of
+        the previous one), scores every point by UAS on validation data and keeps the best
+        (``C_``, ``path_``); it needs ``validation_data`` or ``validation_fraction``.
+        ``"auto"``: the regulariser's grid
+        (:data:`problems.template_learning.DEFAULT_C_GRIDS`; see
+        ``docs/results/danish_parsing.md`` for why MTL^parse's best C is larger than the
+        SSVM's) on :data:`DEFAULT_VALIDATION_FRACTION` of the training trees unless ``fit`` is
+        given validation data. (The default was ``C=1.0`` before; see CHANGELOG.md.)
     regularizer : {"mtl", "ssvm", "pmtl"}, default="mtl"
     p : float, default=1.0
         Exponent of the p-block norm for ``regularizer="pmtl"`` (``p > 1``).
@@ -178,7 +187,9 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         How ``F`` is minimised (:mod:`problems.solvers`): :class:`~problems.solvers.CuttingPlane`
         (the engine: MTL^parse / SSVM / pMTL^parse by cutting planes, certified gap) or
         :class:`~problems.solvers.SPOM` (online proximal subgradient, seed 000 Alg. 3, same
-        regulariser and decoder). None: ``CuttingPlane()`` with ``eps=0.1`` and ``max_iter=500``.
+        regulariser and decoder). None: ``CuttingPlane()`` with ``eps=0.1`` and ``max_iter=500``
+        for one C; for a grid see :class:`problems.SequenceTagger` (``eps``, ``max_iter`` per
+        point, ``time_limit`` for the whole grid, SPOM once per C).
         The solver's ``executor`` also maps the decoder in :meth:`predict`. Its options are
         reachable as ``solver__eps`` etc.; see :class:`problems.SequenceTagger` for
         ``risk_floor_cut``.
@@ -205,6 +216,19 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         The solver's result (scale ``F / C``) with its history.
     solver_options_ : CuttingPlaneOptions or SPOMOptions
         The solver's checked options at ``fit`` (the defaults filled in).
+    C_ : float
+        The C of the model (the one chosen on the validation data, for a grid); the
+        attributes above are those of the model at ``C_``.
+    best_index_ : int
+        Index of ``C_`` in ``path_``.
+    path_ : dict of str to list
+        One entry per C in the order given, as for :class:`problems.SequenceTagger`
+        (``validation_score``: UAS in [0, 1]).
+    path_result_ : cutplane.PathResult or None
+        The engine's path for a grid trained by ``CuttingPlane``; None otherwise.
+    validation_ : dict or None
+        The validation data used (``source``, ``fraction``, ``seed``, ``n_examples``,
+        ``metric="uas"``).
     """
 
     #: The declarative parameter table (checked at ``fit``; the decoder and the solver check
@@ -219,7 +243,7 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         self,
         templates=None,
         *,
-        C=1.0,
+        C="auto",
         regularizer="mtl",
         p=1.0,
         decoder=None,
@@ -300,7 +324,9 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         )
         return oracle, feats, trees
 
-    def fit(self, sentences, y=None, *, callback=None):
+    def fit(
+        self, sentences, y=None, *, validation_data=None, validation_fraction=None, validation_seed=0, callback=None
+    ):
         """Train on sentences with gold heads (e.g. :func:`problems.io.conllu.read_conllu`).
 
         Parameters
@@ -309,20 +335,49 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
             Objects with ``forms``, ``lemmas``, ``upos``, ``xpos`` and ``heads`` (shape (n,),
             0 = root) forming a tree.
         y : ignored
+        validation_data : list of ConlluSentence or (sentences, None), optional
+            Sentences with gold heads to choose C on (a grid of C) or to score the model on
+            (one C), by UAS without punctuation.
+        validation_fraction : float, optional
+            Hold out this share of the training trees (whole trees, at least one) instead; the
+            model is trained on the rest. ``C="auto"`` without validation data holds out
+            :data:`DEFAULT_VALIDATION_FRACTION`.
+        validation_seed : int, default=0
+            Seed of the held-out trees (``np.random.default_rng(validation_seed)``).
         callback : callable, optional
-            Passed to the solver: ``callback(IterationInfo)`` per engine iteration,
-            ``callback(SPOMInfo)`` per SPOM evaluation (objectives on the scale ``F / C``);
-            returning True stops.
+            Passed to the solver: ``callback(IterationInfo)`` per engine iteration (with a grid,
+            ``info.lam`` is ``1 / C`` of the running point), ``callback(SPOMInfo)`` per SPOM
+            evaluation (objectives on the scale ``F / C``); returning True stops.
 
         Returns
         -------
         self
+
+        Raises
+        ------
+        InputError
+            A grid of C without validation data, both ``validation_data`` and
+            ``validation_fraction``, a fraction with fewer than two trees, validation sentences
+            without gold heads, or a bad parameter.
         """
         from oracles.parse_examples import ParseExampleOracle
+        from problems.model_selection import holdout_split, take
 
         prm = self._checked_params()
         dec = _checked_decoder(self.decoder)
-        options = self._checked_solver()
+        options = self._checked_solver(path=prm["C"].is_path)
+        self.validation_ = None
+        plan = self._validation_plan(prm["C"], validation_data, validation_fraction, validation_seed)
+        val = None
+        if plan.source == "fraction":
+            sentences = _check_sentences(sentences, need_heads=True)
+            _gold_trees(sentences, dec["single_root"])  # bad trees are named before the split
+            keep, held = holdout_split(len(sentences), plan.fraction, plan.seed, unit="trees")
+            sentences, val = take(sentences, keep), take(sentences, held)
+        elif plan.source == "data":
+            val = validation_data
+            if isinstance(val, tuple) and len(val) == 2 and (val[1] is None or isinstance(val[0], (list, tuple))):
+                val = val[0]  # (X_dev, y_dev): y is ignored, as in fit
         oracle, feats, trees = self._make_oracle(sentences, executor=make_executor(options))
         try:
             groups = self.featurizer_.coordinate_groups()
@@ -336,23 +391,40 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
                     normalize_loss=prm["normalize_loss"],
                 )
 
-            reg = self._solve(
+            scorer = None if plan.source is None else self._validation_scorer(val, plan)
+            reg = self._train(
                 oracle,
                 examples,
                 groups,
                 self.featurizer_.template_names_,
-                C=prm["C"],
-                regularizer=prm["regularizer"],
-                p=prm["p"],
-                active_rtol=prm["active_rtol"],
+                prm=prm,
                 options=options,
+                scorer=scorer,
                 callback=callback,
             )
-            self._zero_inactive(groups, oracle, reg, prm["C"])
+            self._zero_inactive(groups, oracle, reg, self.C_)
+            for key, value in (("objective", self.objective_), ("gap", self.gap_)):
+                self.path_[key][self.best_index_] = None if value is None else float(value)
         finally:
             release_executor(options, oracle.executor)  # worker pools / processes do not outlive fit
         self._warn_uncertified()
         return self
+
+    def _validation_scorer(self, val, plan):
+        """``scorer() -> float``: UAS without punctuation of :meth:`predict` on the validation
+        trees; sets ``validation_``."""
+        try:
+            val = _check_sentences(val, need_heads=True)
+        except InputError as exc:
+            raise InputError(f"validation_data: {exc.message}", field="validation_data") from None
+        self.validation_ = {
+            "source": plan.source,
+            "fraction": plan.fraction,
+            "seed": plan.seed if plan.source == "fraction" else None,
+            "n_examples": len(val),
+            "metric": "uas",
+        }
+        return lambda: float(self.attachment_scores(val).uas)
 
     def _zero_inactive(self, groups, oracle, reg, C):
         """Set the weights of inactive templates to exactly zero, so that skipping them at
@@ -447,6 +519,7 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
                 "lower_bound": self.lower_bound_,
                 "gap": self.gap_,
                 "n_iter": self.n_iter_,
+                **selection_meta(self),
             }
         )
         return save_model(path, arrays, meta)
@@ -497,6 +570,7 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         est.n_active_templates_ = len(active)
         est.objective_, est.lower_bound_, est.gap_ = scalars
         est.n_iter_ = n_iter
+        load_selection(est, meta, path)
         return est
 
 
@@ -517,4 +591,5 @@ MODEL_SCHEMA = ModelSchema(
         "n_iter": (int,),
     },
     params_of=frozenset(DependencyParser._get_param_names()) | LEGACY_SOLVER_KEYS | {"projective", "single_root"},
+    optional_meta=SELECTION_META,
 )

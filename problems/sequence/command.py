@@ -3,7 +3,8 @@
 ::
 
     cutplane train --task sequence --templates T.tpl --train train.txt [--dev dev.txt] \\
-        --C 10 --regularizer mtl|ssvm|pmtl [--p 1.5] --model M.npz --report R.json \\
+        [--C auto | --C 100 1000 10000 | --C 10] [--dev-fraction 0.1] [--time-limit S] \\
+        --regularizer mtl|ssvm|pmtl [--p 1.5] --model M.npz --report R.json \\
         [--solver cutting-plane|spom [--epochs 20] [--eta0 X] [--last-iterate] [--seed 0]]
     cutplane train --task segment --train words.txt [--templates tp1|tp2|FILE] ...
     cutplane predict --model M.npz --input FILE [--output OUT]     (the input format back,
@@ -11,6 +12,10 @@
     cutplane evaluate --model M.npz --test FILE [--report R.json]  (chunk F1, or segmentation
         P/R/F1 and R_iv, or token accuracy)
 
+``--C`` is ``auto`` unless given: the regulariser's grid, the model chosen by the validation
+score (chunk F1 for BIO / IOB tags, token accuracy otherwise) on ``--dev`` or on
+``--dev-fraction`` (default 0.1) of the training sentences; ``--dev`` is also scored after
+training as before (``report["dev"]``).
 ``--solver`` chooses between the two solvers of the same ``F``
 (:func:`problems.command_options.make_solver`): the cutting-plane engine (default, certified
 gap) and SPOM (the online baseline, ``--epochs``, ``--eta0``, ``--last-iterate``, ``--seed``;
@@ -22,10 +27,21 @@ in the CLI's task table (:data:`problems.cli.tasks.TASKS`).
 from __future__ import annotations
 
 import sys
+import warnings
 from pathlib import Path
 
 from cutplane.exceptions import InputError
-from problems.command_options import STRUCTURED_REGULARIZERS, Task, make_solver, solver_report, write_plots
+from problems.command_options import (
+    STRUCTURED_REGULARIZERS,
+    Task,
+    check_holdout,
+    make_solver,
+    selection_report,
+    solver_report,
+    validation_kwargs,
+    write_plots,
+)
+from problems.validation import UnseenLabelWarning
 
 __all__ = [
     "train_sequence",
@@ -62,13 +78,20 @@ def templates_text(spec, default):
     return text
 
 
-def tagger_report(est) -> dict:
+def tagger_report(est, *, dev_file=None) -> dict:
     """The JSON report of a fitted :class:`~problems.sequence.tagger.SequenceTagger` (scale F):
-    :func:`solver_report` and the feature and label counts."""
-    return dict(solver_report(est), n_features=int(est.feature_index_.n_features_), n_labels=len(est.labels_))
+    :func:`solver_report` (the model at the chosen C), the choice of C
+    (:func:`~problems.command_options.selection_report`: ``C``, ``C_grid``, ``path``,
+    ``validation``) and the feature and label counts."""
+    return dict(
+        solver_report(est),
+        **selection_report(est, source_file=dev_file),
+        n_features=int(est.feature_index_.n_features_),
+        n_labels=len(est.labels_),
+    )
 
 
-def _fit_tagger(args, templates, X, y):
+def _fit_tagger(args, templates, X, y, read_dev):
     from problems.sequence.tagger import SequenceTagger
 
     reg = args.regularizer if args.regularizer in STRUCTURED_REGULARIZERS else None
@@ -76,10 +99,29 @@ def _fit_tagger(args, templates, X, y):
         raise InputError(
             f"--regularizer {args.regularizer} is for linear tasks; use mtl, ssvm or pmtl", field="--regularizer"
         )
+    check_holdout(args, len(X), "sentences")
     est = SequenceTagger(
         templates, C=args.C, regularizer=reg, p=args.p, min_count=args.min_count, solver=make_solver(args)
     )
-    return est.fit(X, y)
+    kwargs = validation_kwargs(args, read_dev)
+    with warnings.catch_warnings():
+        if "validation_data" in kwargs:  # the dev file is scored after training too: one warning, naming it
+            warnings.filterwarnings("ignore", category=UnseenLabelWarning)
+        return est.fit(X, y, **kwargs)
+
+
+def _read_conll_pair(path):
+    from problems.io.conll import read_conll
+
+    corpus = read_conll(path)
+    return corpus.inputs, corpus.labels
+
+
+def _read_segmented_pair(path):
+    from problems.io.segmentation import read_segmented_as_tags
+
+    corpus = read_segmented_as_tags(path, _SCHEME)
+    return corpus.inputs, corpus.labels
 
 
 def _dev_scores(est, task, path):
@@ -95,8 +137,8 @@ def train_sequence(args):
     if args.templates is None:
         raise InputError("--task sequence needs --templates (a CRF++ template file or 'chunking')", field="--templates")
     corpus = read_conll(args.train)
-    est = _fit_tagger(args, templates_text(args.templates, "chunking"), corpus.inputs, corpus.labels)
-    report = tagger_report(est)
+    est = _fit_tagger(args, templates_text(args.templates, "chunking"), corpus.inputs, corpus.labels, _read_conll_pair)
+    report = tagger_report(est, dev_file=args.dev)
     report.update(n_sentences=corpus.n_sentences, n_tokens=corpus.n_tokens, **_dev_scores(est, "sequence", args.dev))
     write_plots(est, args, report)
     return est, report
@@ -107,8 +149,8 @@ def train_segment(args):
     from problems.io.segmentation import read_segmented_as_tags
 
     corpus = read_segmented_as_tags(args.train, _SCHEME)
-    est = _fit_tagger(args, templates_text(args.templates, "tp1"), corpus.inputs, corpus.labels)
-    report = tagger_report(est)
+    est = _fit_tagger(args, templates_text(args.templates, "tp1"), corpus.inputs, corpus.labels, _read_segmented_pair)
+    report = tagger_report(est, dev_file=args.dev)
     report.update(n_sentences=corpus.n_sentences, n_chars=corpus.n_tokens, **_dev_scores(est, "segment", args.dev))
     write_plots(est, args, report)
     return est, report

@@ -27,6 +27,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from cutplane.exceptions import InputError, ModelFormatError
 from problems.model_schemas import ModelSchema, json_type_ok
+from problems.model_selection import SELECTION_META, load_selection, selection_meta
 from problems.sequence.feature_index import FeatureIndex, LabelAlphabet
 from problems.solvers import LEGACY_SOLVER_KEYS, make_executor, params_from_meta, params_to_meta, release_executor
 from problems.template_learning import TemplateLearnerMixin
@@ -41,6 +42,17 @@ def _check_corpus(X, y=None):
     """Sentences as lists of token rows (tuples of str) and, when given, matching label lists
     (:func:`problems.validation.check_sequences`: equal row widths, str cells, one label per token)."""
     return check_sequences(X, y)
+
+
+def _validation_pair(data):
+    """``(X_dev, y_dev)`` of ``validation_data``."""
+    if isinstance(data, (str, bytes)) or not isinstance(data, (tuple, list)) or len(data) != 2:
+        raise InputError(
+            "validation_data must be a pair (X_dev, y_dev) of sentences and label sequences, "
+            f"got {type(data).__name__}",
+            field="validation_data",
+        )
+    return data[0], data[1]
 
 
 def _restricted_index(index: FeatureIndex, keep) -> FeatureIndex:
@@ -63,8 +75,18 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
     templates : str
         CRF++ template text (``U00:%x[-1,0]`` lines and ``B``); see
         :func:`problems.sequence.templates.parse_templates`.
-    C : float, default=1.0
-        Weight of the mean structured hinge loss (SVM^hmm's ``C``).
+    C : float, sequence of float or "auto", default="auto"
+        Weight of the mean structured hinge loss (SVM^hmm's ``C``). One value: one run. A
+        sequence: ``fit`` trains along the grid (one certified run per C, each warm-started
+        from the cuts of the previous one), scores every point on validation data and keeps
+        the best (``C_``, ``path_``); it needs ``validation_data`` or ``validation_fraction``.
+        ``"auto"``: the regulariser's grid
+        (:data:`problems.template_learning.DEFAULT_C_GRIDS`: 10, 100, 1000 for ``"ssvm"``;
+        100, 1000, 10000 for ``"mtl"`` and ``"pmtl"``, whose penalty is up to m templates
+        times the SSVM's at equal C, so its best C is larger; see
+        ``docs/results/conll2000_chunking.md`` and ``docs/results/conll2002_ner_table5a.md``),
+        on :data:`DEFAULT_VALIDATION_FRACTION` of the training sentences unless ``fit`` is
+        given validation data. (The default was ``C=1.0`` before; see CHANGELOG.md.)
     regularizer : {"mtl", "ssvm", "pmtl"}, default="mtl"
     p : float, default=1.0
         Exponent of the p-block norm for ``regularizer="pmtl"`` (``p > 1``).
@@ -79,7 +101,12 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         ``backend``, ``executor``, ``checkpoint``, ``memory_limit``, ...) or
         :class:`~problems.solvers.SPOM` (online proximal subgradient, seed 000 Alg. 3, on the same
         regulariser and oracle: ``epochs``, ``eta0``, ``averaged``, ``seed``). None:
-        ``CuttingPlane()`` with ``eps=0.1`` and ``max_iter=500``. Its options are reachable as
+        ``CuttingPlane()`` with ``eps=0.1`` and ``max_iter=500`` (one C); with a grid of C, an
+        ``eps`` left None is ``0.01 * C`` at each point (:data:`DEFAULT_PATH_EPS` on the
+        engine's scale) and ``max_iter`` is per point (default
+        :data:`DEFAULT_PATH_MAX_ITER`), ``time_limit`` for the whole grid; a grid refuses
+        ``checkpoint``. SPOM runs once per C of a grid, cold (no working set to carry over, no
+        certificate), the time limit shared. Its options are reachable as
         ``solver__eps`` etc. through ``get_params`` / ``set_params``. ``risk_floor_cut`` adds the
         cut ``R(w) >= 0`` for ``regularizer="ssvm"`` too (``"mtl"`` and ``"pmtl"`` with
         ``p != 2`` always take it); ``docs/results/risk_floor_ab.md`` measures when it pays.
@@ -107,12 +134,29 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         The solver's result (scale ``F / C``) with its history.
     solver_options_ : CuttingPlaneOptions or SPOMOptions
         The solver's checked options at ``fit`` (the defaults filled in).
+    C_ : float
+        The C of the model (the one chosen on the validation data, for a grid). The
+        attributes above are those of the model at ``C_``.
+    best_index_ : int
+        Index of ``C_`` in ``path_``.
+    path_ : dict of str to list
+        One entry per C, in the order given (``pandas.DataFrame(est.path_)`` is the table):
+        ``C``, ``eps`` (on ``F``; None for SPOM), ``objective``, ``lower_bound``, ``gap`` (None
+        for SPOM), ``status`` (``"not_run"`` where the time limit ran out first), ``n_iter``,
+        ``seconds``, ``validation_score`` (in [0, 1]; None without validation data),
+        ``n_active_templates``, ``active_templates``.
+    path_result_ : cutplane.PathResult or None
+        The engine's path (every point's result and history) for a grid trained by
+        ``CuttingPlane``; None otherwise.
+    validation_ : dict or None
+        The validation data used: ``source`` (``"data"`` or ``"fraction"``), ``fraction``,
+        ``seed``, ``n_examples`` and ``metric`` (``"chunk_f1"`` or ``"token_accuracy"``).
     """
 
     #: The declarative parameter table (checked at ``fit``; the solver checks its own).
     PARAMETERS = TemplateLearnerMixin.PARAMETERS
 
-    def __init__(self, templates, *, C=1.0, regularizer="mtl", p=1.0, min_count=1, active_rtol=1e-5, solver=None):
+    def __init__(self, templates, *, C="auto", regularizer="mtl", p=1.0, min_count=1, active_rtol=1e-5, solver=None):
         self.templates = templates
         self.C = C
         self.regularizer = regularizer
@@ -148,36 +192,95 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
             executor=executor,
         )
 
-    def fit(self, X, y, *, callback=None):
+    def fit(self, X, y, *, validation_data=None, validation_fraction=None, validation_seed=0, callback=None):
         """Train on sentences ``X`` (lists of token rows of str) with label sequences ``y``.
 
-        ``callback`` is passed to the solver: ``callback(IterationInfo)`` per engine
-        iteration, ``callback(SPOMInfo)`` per SPOM evaluation (objectives on the scale
-        ``F / C``); returning True stops.
+        Parameters
+        ----------
+        X : list of list of tuple of str
+        y : list of list of str
+        validation_data : (X_dev, y_dev), optional
+            Labelled sentences to choose C on (a grid of C) or to score the model on (one C).
+        validation_fraction : float, optional
+            Hold out this share of the training sentences (whole sentences, at least one) as
+            validation data instead; the model is trained on the rest. ``C="auto"`` without
+            validation data holds out :data:`DEFAULT_VALIDATION_FRACTION`.
+        validation_seed : int, default=0
+            Seed of the held-out sentences (``np.random.default_rng(validation_seed)``): the
+            same seed holds out the same sentences.
+        callback : callable, optional
+            Passed to the solver: ``callback(IterationInfo)`` per engine iteration (with a grid,
+            ``info.lam`` is ``1 / C`` of the running point), ``callback(SPOMInfo)`` per SPOM
+            evaluation (objectives on the scale ``F / C``); returning True stops.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        InputError
+            A grid of C without validation data, both ``validation_data`` and
+            ``validation_fraction``, a fraction with fewer than two sentences, malformed
+            validation data, or a bad parameter. Validation labels never seen in training are
+            scored as wrong, with an :class:`~problems.validation.UnseenLabelWarning`.
         """
         from oracles.sequence_examples import SequenceExampleOracle
+        from problems.model_selection import holdout_split, take
 
         prm = self._checked_params()
-        options = self._checked_solver()
+        options = self._checked_solver(path=prm["C"].is_path)
+        self.validation_ = None
+        plan = self._validation_plan(prm["C"], validation_data, validation_fraction, validation_seed)
+        X_val = y_val = None
+        if plan.source == "fraction":
+            X, y = _check_corpus(X, y)
+            keep, held = holdout_split(len(X), plan.fraction, plan.seed, unit="sentences")
+            X, y, X_val, y_val = take(X, keep), take(y, keep), take(X, held), take(y, held)
+        elif plan.source == "data":
+            X_val, y_val = _validation_pair(validation_data)
         oracle = self.make_oracle(X, y, executor=make_executor(options))
         try:
             groups = self.feature_index_.coordinate_groups(len(self.labels_))
-            self._solve(
+            scorer = None if plan.source is None else self._validation_scorer(X_val, y_val, plan)
+            self._train(
                 oracle,
                 lambda: SequenceExampleOracle(oracle),
                 groups,
                 self.feature_index_.template_names,
-                C=prm["C"],
-                regularizer=prm["regularizer"],
-                p=prm["p"],
-                active_rtol=prm["active_rtol"],
+                prm=prm,
                 options=options,
+                scorer=scorer,
                 callback=callback,
             )
         finally:
             release_executor(options, oracle.executor)  # worker pools / processes do not outlive fit
         self._warn_uncertified()
         return self
+
+    def _validation_scorer(self, X_val, y_val, plan):
+        """``scorer() -> float``: chunk F1 / 100 (BIO / IOB tag sets,
+        :func:`problems.metrics.chunking.is_chunk_tagset`) or token accuracy / 100 of
+        :meth:`predict` on the validation sentences; sets ``validation_``."""
+        from problems.metrics.accuracy import token_accuracy
+        from problems.metrics.chunking import chunk_f1, is_chunk_tagset
+
+        X_val, y_val = check_sequences(X_val, y_val, name="validation_data")
+        warn_unseen_labels(y_val, self.labels_.labels, stacklevel=4)
+        chunked = is_chunk_tagset(self.labels_.labels)
+        self.validation_ = {
+            "source": plan.source,
+            "fraction": plan.fraction,
+            "seed": plan.seed if plan.source == "fraction" else None,
+            "n_examples": len(X_val),
+            "metric": "chunk_f1" if chunked else "token_accuracy",
+        }
+
+        def scorer():
+            pred = self.predict(X_val)
+            return (chunk_f1(y_val, pred).f1 if chunked else token_accuracy(y_val, pred)) / 100.0
+
+        return scorer
 
     # --------------------------------------------------------------- prediction
     def _check_fitted(self):
@@ -247,6 +350,7 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
                 "lower_bound": self.lower_bound_,
                 "gap": self.gap_,
                 "n_iter": self.n_iter_,
+                **selection_meta(self),
             }
         )
         return save_model(path, arrays, meta)
@@ -284,6 +388,7 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         est.n_active_templates_ = len(est.active_templates_)
         est.objective_, est.lower_bound_, est.gap_ = meta["objective"], meta["lower_bound"], meta["gap"]
         est.n_iter_ = meta["n_iter"]
+        load_selection(est, meta, path)
         return est
 
 
@@ -360,4 +465,5 @@ MODEL_SCHEMA = ModelSchema(
     },
     params_of=frozenset(SequenceTagger._get_param_names()) | LEGACY_SOLVER_KEYS,
     check=_check_tagger_file,
+    optional_meta=SELECTION_META,
 )

@@ -1,0 +1,298 @@
+"""A certified regularisation path: one certified run per ``lam``, each warm-started from the last.
+
+The risk ``R`` does not depend on ``lam``, so every cut ``R(w) >= <a, w> + b`` collected at one
+``lam`` is a valid cut at every other: a run at a new ``lam`` can start from the whole working set
+of the previous one (:class:`WarmStart`, the keyword ``warm_start`` of :func:`cutplane.minimize`)
+and its first reduced solve already gives a certified lower bound there. The start point is the
+best ``w`` of the previous point, whose ``F`` at the new ``lam`` the first oracle call evaluates.
+Everything tied to ``lam`` starts afresh at each point (the running maximum of the lower bounds,
+the best upper bound, the pruning counters), so each point's :class:`~cutplane.result.Result` is
+certified on its own: ``lower_bound <= min F_lam <= objective``, with its own history.
+
+:func:`regularization_path` is the loop over ``lams``. The order in which it runs them matters
+for the cost only, never for the certificates. ``order="auto"`` runs them by decreasing ``lam``
+(increasing ``C = 1/lam``): the small-``C`` points are cheap, and the cuts they leave describe
+``R`` near the origin, where the next, larger-``C`` point starts its search; the largest ``C``,
+the expensive point, runs last with every cut collected before. The measurements that chose it
+(CoNLL-2000 chunking, SSVM and MTL, both directions, against cold runs at each ``C``) are on
+the page ``docs/results/c_path.md`` (``python -m benchmarks.c_path``).
+"""
+
+from __future__ import annotations
+
+import numbers
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .engine import minimize_with_working_set
+from .exceptions import InputError
+from .protocols import ReducedSolver
+from .reduced.registry import make_reduced_solver
+from .working_set import WorkingSet
+
+__all__ = ["WarmStart", "PathResult", "regularization_path", "ORDERS", "PATH_STATUSES", "AUTO_ORDER"]
+
+#: Accepted values of ``order``.
+ORDERS = ("auto", "increasing", "decreasing", "given")
+#: The direction ``order="auto"`` runs (see the module docstring and ``docs/results/c_path.md``).
+AUTO_ORDER = "decreasing"
+#: Values of :attr:`PathResult.status`.
+PATH_STATUSES = ("converged", "max_iter", "time_limit", "stopped", "callback", "interrupted")
+
+
+@dataclass(frozen=True)
+class WarmStart:
+    """Where :func:`cutplane.minimize` starts when given ``warm_start``.
+
+    Attributes
+    ----------
+    working_set : WorkingSet
+        Cuts of ``R`` from an earlier run (valid at every ``lam``: ``R`` does not depend on
+        it). The engine takes ownership of this object: it is extended, pruned and aggregated
+        in place, not copied.
+    w : ndarray of shape (dim,) or None
+        The point to start from, e.g. the best ``w`` of the previous ``lam``; None: the
+        ``w0`` of :func:`cutplane.minimize` (default the regulariser's initial point).
+    """
+
+    working_set: WorkingSet
+    w: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class PathResult:
+    """The outcome of :func:`regularization_path`.
+
+    Attributes
+    ----------
+    lams : tuple of float
+        The ``lams`` as given (their order, not the run order).
+    results : tuple of (Result or None)
+        Aligned with ``lams``: the full :class:`~cutplane.result.Result` of each point that ran
+        (its own history, iterations of that point only, and its own certificate); None for a
+        point that did not run (the path stopped before it: see ``status``).
+    run_order : tuple of int
+        Indices into ``lams`` of the points that ran, in the order they ran.
+    seconds : float
+        Wall-clock seconds of the whole path.
+    status : str
+        ``"converged"``: every point ran and converged. ``"max_iter"``: every point ran, at
+        least one stopped at ``max_iter`` (uncertified; see its ``status``). The path stopped
+        early, the points after it not run: ``"time_limit"`` (the path's time limit ran out),
+        ``"stopped"`` (``on_point`` returned True before the last point), ``"callback"`` (the per-iteration callback
+        returned True), ``"interrupted"`` (Ctrl-C).
+    """
+
+    lams: tuple
+    results: tuple
+    run_order: tuple
+    seconds: float
+    status: str
+
+    @property
+    def not_run(self) -> tuple:
+        """Indices of the points that did not run (their result is None)."""
+        return tuple(i for i, r in enumerate(self.results) if r is None)
+
+    @property
+    def converged(self) -> bool:
+        """True when every point ran and reached its certified gap."""
+        return self.status == "converged"
+
+    @property
+    def n_iter(self) -> int:
+        """Iterations of the whole path (sum over the points that ran)."""
+        return int(sum(r.n_iter for r in self.results if r is not None))
+
+    def summary(self) -> str:
+        """One line per point, in the order of ``lams``."""
+        lines = [
+            f"regularization path: {self.status}, {len(self.run_order)} of {len(self.lams)} points, "
+            f"{self.n_iter} iterations in {self.seconds:.3g} s"
+        ]
+        for i, (lam, r) in enumerate(zip(self.lams, self.results)):
+            if r is None:
+                lines.append(f"  [{i}] lam {lam:.6g}: not run")
+            else:
+                lines.append(
+                    f"  [{i}] lam {lam:.6g}: {r.status}, objective {r.objective:.10g}, lower {r.lower_bound:.10g}, "
+                    f"gap {r.gap:.3g}, {r.n_iter} it, {r.time_s:.3g} s"
+                )
+        return "\n".join(lines)
+
+
+def _check_lams(lams) -> tuple:
+    if isinstance(lams, (str, bytes)) or not isinstance(lams, (Sequence, np.ndarray)):
+        raise InputError(f"must be a sequence of positive numbers, got {type(lams).__name__}", field="lams")
+    out = []
+    for i, v in enumerate(list(lams)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not np.isfinite(float(v)) or float(v) <= 0:
+            raise InputError(f"lams[{i}] must be a positive finite number, got {v!r}", field="lams")
+        out.append(float(v))
+    if not out:
+        raise InputError("is empty: give at least one lam", field="lams")
+    if len(set(out)) != len(out):
+        dup = sorted({v for v in out if out.count(v) > 1})
+        raise InputError(f"has duplicates: {', '.join(f'{v:g}' for v in dup)}", field="lams")
+    return tuple(out)
+
+
+def _check_eps(eps, n) -> tuple:
+    if isinstance(eps, (Sequence, np.ndarray)) and not isinstance(eps, (str, bytes)):
+        values = list(eps)
+        if len(values) != n:
+            raise InputError(f"has {len(values)} values for {n} lams", field="eps")
+    else:
+        values = [eps] * n
+    for i, v in enumerate(values):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not np.isfinite(float(v)) or float(v) <= 0:
+            raise InputError(f"must be positive finite numbers, got {v!r}" + (f" at {i}" if n > 1 else ""), field="eps")
+    return tuple(float(v) for v in values)
+
+
+def run_order(lams, order="auto") -> tuple:
+    """Indices into ``lams`` in the order :func:`regularization_path` runs them.
+
+    Parameters
+    ----------
+    lams : sequence of float
+    order : {"auto", "increasing", "decreasing", "given"}
+        ``"increasing"``: increasing ``lam`` (decreasing ``C``); ``"decreasing"``: decreasing
+        ``lam`` (increasing ``C``); ``"given"``: as given; ``"auto"``: :data:`AUTO_ORDER`.
+    """
+    if order not in ORDERS:
+        raise InputError(f"unknown order {order!r}; accepted: {', '.join(ORDERS)}", field="order")
+    if order == "auto":
+        order = AUTO_ORDER
+    idx = list(range(len(lams)))
+    if order == "increasing":
+        idx.sort(key=lambda i: lams[i])
+    elif order == "decreasing":
+        idx.sort(key=lambda i: -lams[i])
+    return tuple(idx)
+
+
+def regularization_path(
+    oracle,
+    regularizer,
+    lams,
+    *,
+    eps,
+    method="bmrm",
+    max_iter=1000,
+    time_limit=None,
+    max_cuts=None,
+    prune_after=50,
+    solver=None,
+    verbose=False,
+    risk_lower_bound=None,
+    memory_limit=None,
+    order="auto",
+    callback=None,
+    on_point: Callable | None = None,
+) -> PathResult:
+    """Minimise ``F_lam(w) = lam * Omega(w) + R(w)`` at every ``lam`` of ``lams``, each to its certified gap.
+
+    The points run one after the other (``order``); each starts from the working set and the
+    best ``w`` of the point before (:class:`WarmStart`), so its first reduced solve already
+    gives a certified lower bound at its ``lam``. Each point's result is certified on its own,
+    exactly as a cold :func:`cutplane.minimize` at that ``lam`` would be.
+
+    Parameters
+    ----------
+    oracle, regularizer
+        As for :func:`cutplane.minimize` (a norm regulariser: an indicator set has no ``lam``).
+    lams : sequence of float
+        Positive, distinct, in any order.
+    eps : float or sequence of float
+        Absolute gap on the engine's scale ``F_lam``: one for every point, or one per point
+        aligned with ``lams``.
+    method : {"bmrm", "ls-bmrm"}
+    max_iter : int
+        Oracle-call budget of each point.
+    time_limit : float, optional
+        Seconds for the whole path: each point gets what remains. A point that is not started
+        because nothing remains, or that comes after a point stopped by the limit, does not
+        run (its result is None) and the path's status is ``"time_limit"``.
+    max_cuts, prune_after, solver, verbose, risk_lower_bound, memory_limit
+        As for :func:`cutplane.minimize`, applied at every point. One reduced solver is built
+        for the whole path (its compiled problems are reused).
+    order : {"auto", "increasing", "decreasing", "given"}
+        Run order (:func:`run_order`); ``"auto"`` is decreasing ``lam`` (see the module
+        docstring for why).
+    callback : callable, optional
+        ``callback(IterationInfo)`` per iteration, its ``lam`` the running point's; returning
+        True stops the point and the path (status ``"callback"``).
+    on_point : callable, optional
+        ``on_point(index, lam, result)`` after each point that ran (``index`` into ``lams``);
+        returning True stops the path (status ``"stopped"``).
+
+    Returns
+    -------
+    PathResult
+    """
+    t0 = time.perf_counter()
+    lams = _check_lams(lams)
+    eps_all = _check_eps(eps, len(lams))
+    if time_limit is not None:
+        if isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real) or not float(time_limit) > 0:
+            raise InputError(f"must be a positive number of seconds, got {time_limit!r}", field="time_limit")
+        time_limit = float(time_limit)
+    if on_point is not None and not callable(on_point):
+        raise InputError(f"must be callable, got {type(on_point).__name__}", field="on_point")
+    if getattr(regularizer, "is_indicator", False) or method == "kelley":
+        raise InputError("a path over lam needs a norm regulariser (an indicator set has no lam)", field="regularizer")
+    order_idx = run_order(lams, order)
+    reduced = solver
+    if not isinstance(solver, ReducedSolver) and hasattr(regularizer, "kind"):
+        reduced = make_reduced_solver(regularizer, solver)  # one for the path: compiled problems are reused
+    results: list = [None] * len(lams)
+    ran: list = []
+    status = "converged"
+    ws, w = None, None
+    for i in order_idx:
+        remaining = None
+        if time_limit is not None:
+            remaining = time_limit - (time.perf_counter() - t0)
+            if remaining <= 0:
+                status = "time_limit"
+                break
+        res, ws = minimize_with_working_set(
+            oracle,
+            regularizer,
+            lams[i],
+            method=method,
+            eps=eps_all[i],
+            max_iter=max_iter,
+            time_limit=remaining,
+            max_cuts=max_cuts,
+            prune_after=prune_after,
+            solver=reduced,
+            callback=callback,
+            verbose=verbose,
+            risk_lower_bound=risk_lower_bound,
+            memory_limit=memory_limit,
+            warm_start=None if ws is None else WarmStart(ws, w),
+        )
+        w = res.w
+        results[i] = res
+        ran.append(i)
+        stop = bool(on_point(i, lams[i], res)) if on_point is not None else False
+        if res.status in ("time_limit", "callback", "interrupted"):
+            status = res.status
+            break
+        if res.status == "max_iter":
+            status = "max_iter"
+        if stop and len(ran) < len(lams):
+            status = "stopped"
+            break
+    return PathResult(
+        lams=lams,
+        results=tuple(results),
+        run_order=tuple(ran),
+        seconds=time.perf_counter() - t0,
+        status=status,
+    )

@@ -1,0 +1,487 @@
+"""C chosen on held-out data: the grid of C, the validation split, the path table.
+
+What the estimators share when ``C`` is a sequence of values (or ``"auto"``, the default
+grid of the structured estimators):
+
+- :func:`check_C` reads the ``C`` parameter: one value, a sequence of values or ``"auto"``;
+- :func:`plan_validation` decides where the validation data come from (``validation_data``
+  given to ``fit``, or ``validation_fraction`` of the training examples held out by
+  :func:`holdout_split`, seeded by ``validation_seed``), and refuses a grid without any;
+- :func:`path_eps` gives the certified tolerance of each point on the engine's scale;
+- :func:`run_cutting_plane_path` trains along the grid with one
+  :func:`cutplane.regularization_path` call (each point warm-started from the working set
+  of the previous one, each point certified to its own gap);
+- :func:`choose_best` picks the point of the best validation score and :func:`path_table`
+  turns the per-point rows into the estimators' ``path_`` attribute: a dict of lists, one
+  entry per C in the order given, as scikit-learn's ``cv_results_`` (so
+  ``pandas.DataFrame(est.path_)`` is the table).
+
+Validation scores are in [0, 1], larger is better: chunk F1 (conlleval semantics) for
+BIO / IOB / IOBES tagging, token accuracy for other tag sets, UAS without punctuation for
+parsing, accuracy for :class:`~problems.linear.LinearSVM`. Ties go to the smaller C (the
+more regularised model).
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
+
+import numpy as np
+
+from cutplane.exceptions import InputError
+from problems.validation import check_fraction, check_int, check_positive
+
+__all__ = [
+    "AUTO",
+    "CGrid",
+    "ValidationPlan",
+    "check_C",
+    "plan_validation",
+    "holdout_split",
+    "take",
+    "path_eps",
+    "run_cutting_plane_path",
+    "choose_best",
+    "path_table",
+    "warn_path",
+    "not_run_row",
+    "selection_meta",
+    "load_selection",
+    "PathProgress",
+    "PATH_COLUMNS",
+    "SELECTION_META",
+]
+
+logger = logging.getLogger("problems.model_selection")
+
+#: The value of ``C`` that asks for the estimator's default grid.
+AUTO = "auto"
+
+#: The columns of ``path_`` shared by every estimator (the structured ones add
+#: ``n_active_templates`` and ``active_templates``).
+PATH_COLUMNS = (
+    "C",
+    "eps",
+    "objective",
+    "lower_bound",
+    "gap",
+    "status",
+    "n_iter",
+    "seconds",
+    "validation_score",
+)
+
+
+class CGrid(NamedTuple):
+    """The checked ``C`` parameter.
+
+    Attributes
+    ----------
+    values : tuple of float
+        The values of C, in the order given (one value for a single C).
+    kind : {"single", "grid", "auto"}
+        ``"single"``: one number (or a sequence of one); ``"grid"``: a sequence of two or more;
+        ``"auto"``: the estimator's default grid.
+    """
+
+    values: tuple
+    kind: str
+
+    @property
+    def is_path(self) -> bool:
+        """More than one value: the estimator trains along the path and chooses on held-out data."""
+        return len(self.values) > 1
+
+
+def check_C(value, name="C", *, auto_grid: Sequence[float] | None = None) -> CGrid:
+    """The ``C`` parameter: a number > 0, a sequence of distinct numbers > 0, or ``"auto"``.
+
+    Parameters
+    ----------
+    value : float, sequence of float or "auto"
+    name : str
+        Parameter name in errors.
+    auto_grid : sequence of float, optional
+        The grid ``"auto"`` stands for; None: ``"auto"`` is refused (the estimator has no
+        default grid).
+
+    Returns
+    -------
+    CGrid
+
+    Raises
+    ------
+    InputError
+        ``field=name``: an empty sequence, a value that is not a finite number > 0 (strings,
+        booleans, None), duplicate values, or ``"auto"`` where there is no default grid.
+    """
+    if isinstance(value, str):
+        if value != AUTO:
+            raise InputError(f"must be a number > 0, a sequence of them or {AUTO!r}, got {value!r}", field=name)
+        if auto_grid is None:
+            raise InputError(f"{AUTO!r} is not available here: give a number or a sequence of numbers", field=name)
+        return CGrid(tuple(float(c) for c in auto_grid), "auto")
+    if isinstance(value, (Sequence, np.ndarray)) and not isinstance(value, (bytes, bytearray)):
+        values = list(np.asarray(value).ravel()) if isinstance(value, np.ndarray) else list(value)
+        if not values:
+            raise InputError("the grid of C is empty: give at least one value", field=name)
+        out = tuple(check_positive(v, f"{name}[{i}]") for i, v in enumerate(values))
+        if len(set(out)) != len(out):
+            dup = sorted({c for c in out if out.count(c) > 1})
+            raise InputError(f"the grid of C has duplicate values {dup}", field=name)
+        return CGrid(out, "single" if len(out) == 1 else "grid")
+    return CGrid((check_positive(value, name),), "single")
+
+
+class ValidationPlan(NamedTuple):
+    """Where the validation data come from.
+
+    Attributes
+    ----------
+    source : {None, "data", "fraction"}
+        None: no validation (one C, nothing given); ``"data"``: ``validation_data``;
+        ``"fraction"``: ``fraction`` of the training examples held out.
+    fraction : float or None
+    seed : int
+    """
+
+    source: str | None
+    fraction: float | None
+    seed: int
+
+
+def plan_validation(
+    grid: CGrid,
+    validation_data,
+    validation_fraction,
+    validation_seed,
+    *,
+    default_fraction: float | None,
+    owner: str,
+) -> ValidationPlan:
+    """Decide the validation data of a ``fit``.
+
+    ``validation_data`` and ``validation_fraction`` exclude each other. A grid of C needs one
+    of them, except ``C="auto"``, which holds out ``default_fraction`` when neither is given.
+    With a single C either is optional: the model is scored on it (``path_``'s
+    ``validation_score``), a fraction being held out of training.
+
+    Raises
+    ------
+    InputError
+        Both given (``field="validation_fraction"``), a fraction outside (0, 1), a seed that
+        is not an integer >= 0, or a grid without validation data (``field="validation_data"``).
+    """
+    seed = check_int(validation_seed, "validation_seed", min_value=0)
+    if validation_data is not None and validation_fraction is not None:
+        raise InputError("give validation_data or validation_fraction, not both", field="validation_fraction")
+    if validation_fraction is not None:
+        return ValidationPlan(
+            "fraction", check_fraction(validation_fraction, "validation_fraction", allow_one=False), seed
+        )
+    if validation_data is not None:
+        return ValidationPlan("data", None, seed)
+    if grid.kind == "auto" and default_fraction is not None:
+        return ValidationPlan("fraction", float(default_fraction), seed)
+    if grid.is_path:
+        raise InputError(
+            f"{owner} got {len(grid.values)} values of C but no validation data to choose among them: "
+            "pass validation_data=(X_dev, y_dev) or validation_fraction=0.1 to fit, or give one C",
+            field="validation_data",
+        )
+    return ValidationPlan(None, None, seed)
+
+
+def holdout_split(n: int, fraction: float, seed: int, *, unit: str = "examples") -> tuple:
+    """Indices of the examples kept for training and of those held out, seeded.
+
+    ``max(1, round(fraction * n))`` whole examples (sentences, trees, samples) are held out,
+    chosen by ``np.random.default_rng(seed).permutation(n)``; at least one stays for
+    training. Both index arrays are sorted (the examples keep their order).
+
+    Raises
+    ------
+    InputError
+        Fewer than two examples: nothing can be held out (``field="validation_fraction"``).
+    """
+    if n < 2:
+        raise InputError(
+            f"needs at least 2 {unit} to hold some out for validation, got {n}: give validation_data, "
+            f"or one value of C (C='auto' holds out a share of the {unit} to choose C)",
+            field="validation_fraction",
+        )
+    n_val = min(n - 1, max(1, int(round(fraction * n))))
+    perm = np.random.default_rng(seed).permutation(n)
+    return np.sort(perm[n_val:]), np.sort(perm[:n_val])
+
+
+def take(seq, idx):
+    """The items of a list (or the rows of an array / sparse matrix) at ``idx``."""
+    if hasattr(seq, "shape"):
+        return seq[idx]
+    return [seq[int(i)] for i in idx]
+
+
+def path_eps(options, values, *, user_eps: bool, default_eps: float) -> list:
+    """The certified tolerance of each point of a grid, on the engine's scale ``F / C``.
+
+    A tolerance the user gave (``solver=CuttingPlane(eps=...)``) is absolute on ``F`` at every
+    point: the engine gets ``eps / C``. Without one, every point gets ``default_eps`` on the
+    engine's scale (``default_eps * C`` on ``F``): a fixed tolerance on ``F`` would be far
+    tighter at the large C of a grid than at its small ones.
+    """
+    if user_eps:
+        return [float(options.eps) / C for C in values]
+    return [float(default_eps)] * len(values)
+
+
+def run_cutting_plane_path(
+    oracle,
+    reg,
+    values,
+    options,
+    eps: list,
+    *,
+    on_point: Callable,
+    callback=None,
+    risk_lower_bound=None,
+):
+    """Train along the grid: one :func:`cutplane.regularization_path` call with ``lam = 1/C``.
+
+    Parameters
+    ----------
+    oracle, reg
+        The risk oracle and the regulariser.
+    values : tuple of float
+        The grid of C.
+    options : CuttingPlaneOptions
+        ``method``, ``max_iter`` (per point), ``time_limit`` (for the whole path),
+        ``max_cuts``, ``prune_after``, ``backend``, ``memory_limit``, ``verbose``.
+    eps : list of float
+        Per point, on the engine's scale (:func:`path_eps`).
+    on_point : callable
+        ``on_point(index, C, result)`` after each point (``result`` on the scale ``F / C``).
+    callback : callable, optional
+        ``callback(IterationInfo)`` per iteration (``info.lam`` is ``1 / C``); True stops.
+    risk_lower_bound : float, optional
+
+    Returns
+    -------
+    cutplane.PathResult
+    """
+    from cutplane import regularization_path
+
+    if options.checkpoint is not None or options.resume:
+        raise InputError(
+            "checkpoint / resume apply to one C: give a single C, or drop the checkpoint", field="checkpoint"
+        )
+    n = len(values)
+    progress = PathProgress(values, options.max_iter) if options.verbose else None
+
+    def per_iteration(info):
+        if progress is not None:
+            progress.update(info)
+        return bool(callback(info)) if callback is not None else False
+
+    def point_done(index, lam, result):
+        C = values[index]
+        if progress is not None:
+            progress.close(result.status)
+        logger.info(
+            "C=%g (%d of %d) %s after %d iterations: objective %.6g, lower bound %.6g, gap %.3g",
+            C,
+            index + 1,
+            n,
+            result.status,
+            result.n_iter,
+            C * result.objective,
+            C * result.lower_bound,
+            C * result.gap,
+        )
+        on_point(index, C, result)
+        return False
+
+    kwargs = dict(
+        eps=list(eps),
+        method=options.method,
+        max_iter=options.max_iter,
+        time_limit=options.time_limit,
+        max_cuts=options.max_cuts,
+        prune_after=options.prune_after,
+        verbose=False,  # the path's own bar (PathProgress) names the running C
+        memory_limit=options.memory_limit,
+        callback=per_iteration if (progress is not None or callback is not None) else None,
+        on_point=point_done,
+    )
+    if options.backend is not None:
+        kwargs["solver"] = options.backend
+    if risk_lower_bound is not None:
+        kwargs["risk_lower_bound"] = float(risk_lower_bound)
+    try:
+        return regularization_path(oracle, reg, [1.0 / C for C in values], **kwargs)
+    finally:
+        if progress is not None:
+            progress.close()
+
+
+class PathProgress:
+    """A tqdm bar per point of a path (``verbose=True``): which C is running (``C=1000
+    (2 of 3)``) and its bounds on the scale of ``F`` (best upper bound, lower bound, gap).
+
+    Parameters
+    ----------
+    values : sequence of float
+        The grid of C.
+    max_iter : int
+        Iteration budget of each point (the bar's length).
+    """
+
+    def __init__(self, values, max_iter):
+        self._index = {1.0 / C: i for i, C in enumerate(values)}
+        self._values = tuple(values)
+        self._max_iter = max_iter
+        self._bar = None
+        self._lam = None
+        self._done = 0
+
+    def update(self, info) -> None:
+        """Show one iteration (``info.lam`` tells the point)."""
+        lam = getattr(info, "lam", None)
+        if self._bar is None or lam != self._lam:
+            self.close()
+            from tqdm.auto import tqdm
+
+            i = self._index.get(lam)
+            C = self._values[i] if i is not None else (1.0 / lam if lam else float("nan"))
+            self._done += 1
+            self._bar = tqdm(
+                total=self._max_iter,
+                desc=f"C={C:g} ({self._done} of {len(self._values)})",
+                unit="it",
+                leave=True,
+                dynamic_ncols=True,
+            )
+            self._lam, self._C = lam, C
+        C = self._C
+        self._bar.set_postfix(
+            upper=f"{C * info.best_upper:.6g}", lower=f"{C * info.lower:.6g}", gap=f"{C * info.gap:.2e}", refresh=False
+        )
+        self._bar.update(1)
+
+    def close(self, status=None) -> None:
+        """Close the running point's bar (idempotent)."""
+        if self._bar is not None:
+            if status is not None:
+                self._bar.set_description(f"{self._bar.desc} [{status}]")
+            self._bar.close()
+            self._bar = None
+
+
+def choose_best(scores: Sequence, values: Sequence[float]) -> int:
+    """Index of the best validation score (ties: the smaller C); points without a score
+    (not run) are skipped.
+
+    Raises
+    ------
+    InputError
+        No point has a score (``field="C"``).
+    """
+    cand = [i for i, s in enumerate(scores) if s is not None and np.isfinite(s)]
+    if not cand:
+        raise InputError("no point of the grid of C was trained and scored (time limit too short?)", field="C")
+    return min(cand, key=lambda i: (-float(scores[i]), float(values[i])))
+
+
+def path_table(rows: Sequence[dict], columns: Sequence[str]) -> dict:
+    """The rows (one dict per C) as a dict of lists, one list per column (``cv_results_``'s form)."""
+    return {col: [row.get(col) for row in rows] for col in columns}
+
+
+def not_run_row(C: float, eps_F: float | None) -> dict:
+    """The row of a point the path did not reach (its time limit ran out first)."""
+    return dict(
+        C=float(C),
+        eps=eps_F,
+        objective=None,
+        lower_bound=None,
+        gap=None,
+        status="not_run",
+        n_iter=0,
+        seconds=0.0,
+        validation_score=None,
+    )
+
+
+def warn_path(owner: str, path: dict, best: int, *, category) -> None:
+    """One warning naming the points of the path that were not run or stopped uncertified
+    (the chosen point's own warning is the estimator's)."""
+    bad = [
+        f"C={c:g} ({s})"
+        for i, (c, s) in enumerate(zip(path["C"], path["status"]))
+        if i != best and s not in ("converged", "completed")
+    ]
+    if bad:
+        warnings.warn(
+            f"{owner}: points of the path not certified: {', '.join(bad)}; see path_ (status)",
+            category,
+            stacklevel=3,
+        )
+
+
+#: What :func:`selection_meta` adds to a model file's metadata (optional on load: files
+#: written before C grids lack them).
+SELECTION_META = {"C_": (float,), "path": (dict,), "validation": (dict, type(None))}
+
+
+def selection_meta(est) -> dict:
+    """``C_``, ``path`` (the ``path_`` table) and ``validation`` of a fitted estimator, for its
+    model file (JSON)."""
+    out = {}
+    if getattr(est, "C_", None) is not None:
+        out["C_"] = float(est.C_)
+    if getattr(est, "path_", None) is not None:
+        out["path"] = {k: list(v) for k, v in est.path_.items()}
+    if hasattr(est, "validation_"):
+        out["validation"] = est.validation_
+    return out
+
+
+def load_selection(est, meta, path) -> None:
+    """Set ``C_``, ``best_index_``, ``path_`` and ``validation_`` of a loaded estimator from its
+    model file's metadata. Files written before C grids hold none of them: ``C_`` is then the
+    stored ``C`` (a number), ``path_`` and ``validation_`` are None.
+
+    Raises
+    ------
+    ModelFormatError
+        A ``path`` that is not a table (lists of one length holding ``C``) or a ``C_`` not in it.
+    """
+    from cutplane.exceptions import ModelFormatError
+
+    table = meta.get("path")
+    C = meta.get("C_")
+    if C is None:
+        stored = est.get_params(deep=False).get("C")
+        C = float(stored) if isinstance(stored, (int, float)) and not isinstance(stored, bool) else None
+    best = None
+    if table is not None:
+        lengths = {len(v) for v in table.values() if isinstance(v, list)}
+        if (
+            not all(isinstance(v, list) for v in table.values())
+            or len(lengths) != 1
+            or not isinstance(table.get("C"), list)
+            or C not in table["C"]
+        ):
+            raise ModelFormatError(
+                "path must map column names to lists of one length, with a column C holding C_",
+                path=path,
+                field="path",
+            )
+        best = table["C"].index(C)
+    est.C_ = C
+    est.best_index_ = best
+    est.path_ = table
+    est.validation_ = meta.get("validation")

@@ -1,0 +1,333 @@
+"""C as a grid chosen on held-out data (issue 21): the estimators' ``C`` sequences, ``"auto"``,
+``validation_data`` / ``validation_fraction``, ``C_`` / ``path_`` and their model files."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
+
+from cutplane.exceptions import ConvergenceWarning, InputError
+from problems.demo_data import make_binary
+from problems.linear.svm import LinearSVM
+from problems.metrics.chunking import chunk_f1, is_chunk_tagset
+from problems.model_io import load_model, save_model
+from problems.model_selection import check_C, holdout_split
+from problems.parsing.parser import DependencyParser
+from problems.sequence.tagger import SequenceTagger
+from problems.solvers import SPOM, CuttingPlane
+from problems.synthetic import make_tagging_task
+from problems.template_learning import DEFAULT_C_GRIDS
+from problems.validation import UnseenLabelWarning
+from tests.problems.test_dependency_parser import TEMPLATES as PARSE_TEMPLATES
+from tests.problems.test_dependency_parser import make_treebank
+
+COLUMNS = ("C", "eps", "objective", "lower_bound", "gap", "status", "n_iter", "seconds", "validation_score")
+BIO = {"L0": "B-NP", "L1": "I-NP", "L2": "O"}
+
+
+@pytest.fixture(scope="module")
+def task():
+    return make_tagging_task(n_train=50, n_test=30, length=8, n_labels=3, n_informative=2, n_noise=2, seed=3)
+
+
+def _bio(y):
+    return [[BIO[t] for t in s] for s in y]
+
+
+def _best(path):
+    """Index of the best score, ties to the smaller C (the documented rule)."""
+    cand = [i for i, s in enumerate(path["validation_score"]) if s is not None]
+    return min(cand, key=lambda i: (-path["validation_score"][i], path["C"][i]))
+
+
+# ------------------------------------------------------------------ the C parameter
+def test_check_C_forms():
+    assert check_C(10).values == (10.0,) and check_C(10).kind == "single"
+    assert check_C([10]).kind == "single"
+    assert check_C((1, 10, 100)) == ((1.0, 10.0, 100.0), "grid")
+    assert check_C(np.array([1.0, 2.0])).kind == "grid"
+    assert check_C("auto", auto_grid=(1, 2)) == ((1.0, 2.0), "auto")
+    for bad, match in (
+        ([], "empty"),
+        ([1, 0], "C\\[1\\]"),
+        ([1, -5], "> 0"),
+        ([1, float("nan")], "finite"),
+        ([10, 10], "duplicate"),
+        ("1e3", "auto"),
+        ([1, "2"], "real number"),
+        (True, "real number"),
+        (None, "real number"),
+    ):
+        with pytest.raises(InputError, match=match):
+            check_C(bad)
+    with pytest.raises(InputError, match="not available"):
+        check_C("auto")  # no default grid (LinearSVM)
+
+
+@pytest.mark.parametrize("C", [[], [1.0, 0.0], [1.0, 1.0], "often"])
+def test_estimators_refuse_bad_grids(task, C):
+    with pytest.raises(InputError) as err:
+        SequenceTagger(task.templates, C=C).fit(task.X_train, task.y_train, validation_fraction=0.2)
+    assert err.value.field.startswith("C")
+    X, y = make_binary(n_samples=60, n_features=4, n_test=0, seed=0)[:2]
+    with pytest.raises(InputError):
+        LinearSVM(C=C).fit(X, y, validation_fraction=0.2)
+
+
+def test_linear_svm_has_no_auto_grid():
+    data = make_binary(n_samples=60, n_features=4, n_test=10, seed=0)
+    with pytest.raises(InputError, match="auto"):
+        LinearSVM(C="auto").fit(data.X_train, data.y_train)
+
+
+# ------------------------------------------------------------ the validation split
+def test_holdout_split_is_seeded_and_whole():
+    a = holdout_split(40, 0.25, 7)
+    b = holdout_split(40, 0.25, 7)
+    c = holdout_split(40, 0.25, 8)
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    assert not np.array_equal(a[1], c[1])
+    keep, held = a
+    assert len(held) == 10 and len(keep) == 30
+    assert sorted(np.concatenate([keep, held]).tolist()) == list(range(40))
+    assert np.all(np.diff(keep) > 0) and np.all(np.diff(held) > 0)
+    assert len(holdout_split(2, 0.01, 0)[1]) == 1  # at least one held out
+    assert len(holdout_split(3, 0.99, 0)[0]) == 1  # at least one kept
+    with pytest.raises(InputError, match="at least 2"):
+        holdout_split(1, 0.5, 0)
+
+
+def test_validation_fraction_holds_out_whole_sentences_deterministically(task):
+    X, y = task.X_train, task.y_train
+    kw = dict(C=[1.0, 10.0], solver=CuttingPlane(eps=0.05))
+    one = SequenceTagger(task.templates, **kw).fit(X, y, validation_fraction=0.2, validation_seed=5)
+    two = SequenceTagger(task.templates, **kw).fit(X, y, validation_fraction=0.2, validation_seed=5)
+    assert one.path_["validation_score"] == two.path_["validation_score"]
+    assert np.array_equal(one.coef_, two.coef_)
+    assert one.validation_ == {
+        "source": "fraction",
+        "fraction": 0.2,
+        "seed": 5,
+        "n_examples": 10,
+        "metric": "token_accuracy",
+    }
+    # the same as training on the kept sentences and validating on the held-out ones
+    keep, held = holdout_split(len(X), 0.2, 5)
+    ref = SequenceTagger(task.templates, **kw).fit(
+        [X[i] for i in keep], [y[i] for i in keep], validation_data=([X[i] for i in held], [y[i] for i in held])
+    )
+    assert np.array_equal(one.coef_, ref.coef_)
+    assert one.path_["validation_score"] == ref.path_["validation_score"]
+    other = SequenceTagger(task.templates, **kw).fit(X, y, validation_fraction=0.2, validation_seed=6)
+    assert other.validation_["seed"] == 6
+
+
+# ------------------------------------------------------------------- the tagger
+def test_tagger_grid_picks_the_best_validation_score(task):
+    grid = [0.1, 1.0, 10.0, 100.0]
+    est = SequenceTagger(task.templates, C=grid, regularizer="ssvm", solver=CuttingPlane(eps=0.05)).fit(
+        task.X_train, task.y_train, validation_data=(task.X_test, task.y_test)
+    )
+    path = est.path_
+    assert set(path) == set(COLUMNS) | {"n_active_templates", "active_templates"}
+    assert all(len(v) == len(grid) for v in path.values())
+    assert path["C"] == grid
+    assert est.best_index_ == _best(path) and est.C_ == grid[est.best_index_]
+    assert len(set(path["validation_score"])) > 1  # the grid matters on this task
+    # the model kept is the one at C_, and its score is the one in the table
+    assert est.score(task.X_test, task.y_test) == pytest.approx(path["validation_score"][est.best_index_])
+    assert est.objective_ == pytest.approx(path["objective"][est.best_index_])
+    assert est.gap_ == pytest.approx(path["gap"][est.best_index_])
+    for i in range(len(grid)):
+        assert path["status"][i] == "converged"
+        assert path["eps"][i] == pytest.approx(0.05)  # the user's eps is on F at every point
+        assert path["lower_bound"][i] <= path["objective"][i]
+        assert path["gap"][i] <= 0.05 * (1 + 1e-9)
+        assert path["n_active_templates"][i] == len(path["active_templates"][i])
+    assert est.path_result_ is not None and len(est.path_result_.results) == len(grid)
+    assert est.validation_["metric"] == "token_accuracy" and est.validation_["source"] == "data"
+
+
+def test_tagger_grid_scores_bio_tags_by_chunk_f1(task):
+    y_tr, y_dev = _bio(task.y_train), _bio(task.y_test)
+    assert is_chunk_tagset(["B-NP", "I-NP", "O"]) and not is_chunk_tagset(["B", "M", "E", "S"])
+    est = SequenceTagger(task.templates, C=[1.0, 10.0]).fit(task.X_train, y_tr, validation_data=(task.X_test, y_dev))
+    assert est.validation_["metric"] == "chunk_f1"
+    f1 = chunk_f1(y_dev, est.predict(task.X_test)).f1 / 100
+    assert est.path_["validation_score"][est.best_index_] == pytest.approx(f1)
+
+
+def test_a_grid_without_validation_data_is_refused(task):
+    with pytest.raises(InputError, match="validation") as err:
+        SequenceTagger(task.templates, C=[1.0, 10.0]).fit(task.X_train, task.y_train)
+    assert err.value.field == "validation_data"
+    with pytest.raises(InputError, match="not both"):
+        SequenceTagger(task.templates, C=[1.0, 10.0]).fit(
+            task.X_train, task.y_train, validation_data=(task.X_test, task.y_test), validation_fraction=0.1
+        )
+    for bad in (0.0, 1.0, 1.5, "0.1"):
+        with pytest.raises(InputError):
+            SequenceTagger(task.templates, C=[1.0, 10.0]).fit(task.X_train, task.y_train, validation_fraction=bad)
+    with pytest.raises(InputError, match="validation_data"):
+        SequenceTagger(task.templates, C=[1.0, 10.0]).fit(task.X_train, task.y_train, validation_data=task.X_test)
+    with pytest.raises(InputError, match="at least 2"):
+        SequenceTagger(task.templates).fit(task.X_train[:1], task.y_train[:1])  # "auto" holds out 10%
+    data = make_binary(n_samples=60, n_features=4, n_test=10, seed=0)
+    with pytest.raises(InputError, match="validation"):
+        LinearSVM(C=[0.1, 1.0]).fit(data.X_train, data.y_train)
+    trees = make_treebank(6, seed=0)
+    with pytest.raises(InputError, match="validation"):
+        DependencyParser(PARSE_TEMPLATES, C=[1.0, 10.0]).fit(trees)
+
+
+def test_single_C_is_one_run_as_before(task):
+    kw = dict(solver=CuttingPlane(eps=0.05))
+    one = SequenceTagger(task.templates, C=10.0, **kw).fit(task.X_train, task.y_train)
+    seq = SequenceTagger(task.templates, C=[10.0], **kw).fit(task.X_train, task.y_train)
+    scored = SequenceTagger(task.templates, C=10.0, **kw).fit(
+        task.X_train, task.y_train, validation_data=(task.X_test, task.y_test)
+    )
+    for other in (seq, scored):
+        assert np.array_equal(one.coef_, other.coef_)
+        assert one.objective_ == other.objective_ and one.n_iter_ == other.n_iter_
+    assert one.C_ == 10.0 and one.best_index_ == 0 and one.path_result_ is None
+    assert one.path_["C"] == [10.0] and one.path_["validation_score"] == [None] and one.validation_ is None
+    assert one.path_["eps"] == [0.05] and one.path_["objective"] == [one.objective_]
+    assert scored.path_["validation_score"][0] == pytest.approx(scored.score(task.X_test, task.y_test))
+
+
+@pytest.mark.parametrize("regularizer", ["mtl", "ssvm"])
+def test_auto_is_the_default_grid_on_a_held_out_fraction(task, regularizer):
+    est = SequenceTagger(task.templates, regularizer=regularizer).fit(task.X_train, task.y_train)
+    assert SequenceTagger(task.templates).get_params()["C"] == "auto"
+    assert tuple(est.path_["C"]) == DEFAULT_C_GRIDS[regularizer]
+    assert est.validation_["source"] == "fraction" and est.validation_["fraction"] == 0.1
+    assert est.validation_["n_examples"] == 5
+    assert est.C_ in DEFAULT_C_GRIDS[regularizer]
+    # no eps given: 0.01 * C at each point (the engine's eps 0.01)
+    assert est.path_["eps"] == pytest.approx([0.01 * C for C in DEFAULT_C_GRIDS[regularizer]])
+    # auto with validation data uses them and holds nothing out
+    dev = SequenceTagger(task.templates, regularizer=regularizer).fit(
+        task.X_train, task.y_train, validation_data=(task.X_test, task.y_test)
+    )
+    assert dev.validation_["source"] == "data" and dev.validation_["n_examples"] == len(task.X_test)
+
+
+def test_unseen_validation_labels_are_scored_wrong_with_a_warning(task):
+    y_dev = [["NEW" if t == "L0" else t for t in s] for s in task.y_test]
+    with pytest.warns(UnseenLabelWarning, match="NEW"):
+        est = SequenceTagger(task.templates, C=[1.0, 10.0]).fit(
+            task.X_train, task.y_train, validation_data=(task.X_test, y_dev)
+        )
+    assert all(s < 1.0 for s in est.path_["validation_score"])
+
+
+def test_grid_with_spom_runs_once_per_C_cold(task):
+    est = SequenceTagger(task.templates, C=[1.0, 10.0], solver=SPOM(epochs=3)).fit(
+        task.X_train, task.y_train, validation_data=(task.X_test, task.y_test)
+    )
+    assert est.path_["lower_bound"] == [None, None] and est.path_["gap"] == [None, None]
+    assert est.path_["n_iter"] == [3, 3] and est.path_result_ is None
+    assert est.lower_bound_ is None and est.C_ == est.path_["C"][_best(est.path_)]
+    assert est.score(task.X_test, task.y_test) == pytest.approx(est.path_["validation_score"][est.best_index_])
+
+
+def test_time_limit_is_for_the_whole_grid(task):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = SequenceTagger(task.templates, C=[1.0, 10.0, 100.0], solver=CuttingPlane(time_limit=1e-3)).fit(
+            task.X_train, task.y_train, validation_data=(task.X_test, task.y_test)
+        )
+    assert "not_run" in est.path_["status"]
+    assert est.path_["validation_score"][est.best_index_] is not None
+    assert any(issubclass(w.category, ConvergenceWarning) and "not_run" in str(w.message) for w in caught)
+
+
+def test_a_grid_refuses_a_checkpoint(task, tmp_path):
+    with pytest.raises(InputError, match="one C"):
+        SequenceTagger(task.templates, C=[1.0, 10.0], solver=CuttingPlane(checkpoint=tmp_path / "c.ckpt")).fit(
+            task.X_train, task.y_train, validation_fraction=0.2
+        )
+
+
+def test_callback_sees_the_running_C(task):
+    lams = set()
+
+    def cb(info):
+        lams.add(info.lam)
+
+    SequenceTagger(task.templates, C=[1.0, 10.0]).fit(task.X_train, task.y_train, validation_fraction=0.2, callback=cb)
+    assert lams == {1.0, 0.1}
+
+
+def test_clone_and_grid_search(task):
+    est = SequenceTagger(task.templates, C=[1.0, 10.0], solver=CuttingPlane(eps=0.1))
+    twin = clone(est)
+    assert twin.get_params()["C"] == [1.0, 10.0] and twin.get_params()["solver__eps"] == 0.1
+    search = GridSearchCV(est, {"regularizer": ["ssvm", "mtl"]}, cv=2)
+    search.fit(task.X_train, task.y_train, validation_fraction=0.25)
+    assert search.best_estimator_.C_ in (1.0, 10.0)
+    data = make_binary(n_samples=120, n_features=5, n_test=0, seed=1)
+    svm = GridSearchCV(LinearSVM(), {"C": [0.1, 1.0]}, cv=2).fit(data.X_train, data.y_train)
+    assert svm.best_estimator_.C_ == svm.best_params_["C"]
+
+
+# ----------------------------------------------------------------- model files
+def test_path_models_save_and_load(task, tmp_path):
+    est = SequenceTagger(task.templates, C=[1.0, 10.0]).fit(
+        task.X_train, task.y_train, validation_data=(task.X_test, task.y_test)
+    )
+    est.save(tmp_path / "m.npz")
+    back = SequenceTagger.load(tmp_path / "m.npz")
+    assert back.C == [1.0, 10.0] and back.C_ == est.C_ and back.best_index_ == est.best_index_
+    assert back.path_ == est.path_ and back.validation_ == est.validation_
+    assert back.predict(task.X_test) == est.predict(task.X_test)
+    single = SequenceTagger(task.templates, C=3.0).fit(task.X_train, task.y_train)
+    single.save(tmp_path / "s.npz")
+    assert SequenceTagger.load(tmp_path / "s.npz").path_ == single.path_
+    # a file written before C grids (no C_, path, validation) still loads: C_ is its C
+    arrays, meta = load_model(tmp_path / "s.npz")
+    old = {k: v for k, v in meta.items() if k not in ("C_", "path", "validation", "arrays", "format", "format_version")}
+    save_model(tmp_path / "old.npz", arrays, old)
+    loaded = SequenceTagger.load(tmp_path / "old.npz")
+    assert loaded.C_ == 3.0 and loaded.path_ is None and loaded.validation_ is None
+    assert loaded.predict(task.X_test) == single.predict(task.X_test)
+
+
+def test_linear_svm_grid(tmp_path):
+    data = make_binary(n_samples=300, n_features=8, n_test=200, seed=2)
+    grid = [0.001, 0.1, 10.0]
+    clf = LinearSVM(C=grid).fit(data.X_train, data.y_train, validation_data=(data.X_test, data.y_test))
+    assert clf.path_["C"] == grid and set(clf.path_) == set(COLUMNS)
+    assert clf.best_index_ == _best(clf.path_) and clf.C_ == grid[clf.best_index_]
+    assert clf.score(data.X_test, data.y_test) == pytest.approx(clf.path_["validation_score"][clf.best_index_])
+    assert clf.path_["eps"] == pytest.approx([1e-3 * C for C in grid])
+    cold = LinearSVM(C=clf.C_, solver=CuttingPlane(eps=1e-3 * clf.C_)).fit(data.X_train, data.y_train)
+    assert abs(cold.objective_ - clf.objective_) <= 2e-3 * clf.C_  # both certified within eps
+    frac = LinearSVM(C=grid).fit(data.X_train, data.y_train, validation_fraction=0.25, validation_seed=1)
+    assert frac.validation_["n_examples"] == 75
+    clf.save(tmp_path / "svm.npz")
+    back = LinearSVM.load(tmp_path / "svm.npz")
+    assert back.C_ == clf.C_ and back.path_ == clf.path_
+    assert np.array_equal(back.predict(data.X_test), clf.predict(data.X_test))
+
+
+def test_parser_grid(tmp_path):
+    train, dev = make_treebank(30, seed=0), make_treebank(15, seed=1)
+    est = DependencyParser(PARSE_TEMPLATES, C=[0.1, 1.0, 10.0], regularizer="ssvm").fit(train, validation_data=dev)
+    assert est.validation_["metric"] == "uas" and est.best_index_ == _best(est.path_)
+    assert est.score(dev) == pytest.approx(est.path_["validation_score"][est.best_index_])
+    assert est.objective_ == pytest.approx(est.path_["objective"][est.best_index_])
+    pair = DependencyParser(PARSE_TEMPLATES, C=[0.1, 1.0, 10.0], regularizer="ssvm").fit(
+        train, validation_data=(dev, None)
+    )
+    assert pair.path_["validation_score"] == est.path_["validation_score"]
+    auto = DependencyParser(PARSE_TEMPLATES).fit(train)
+    assert tuple(auto.path_["C"]) == DEFAULT_C_GRIDS["mtl"] and auto.validation_["n_examples"] == 3
+    auto.save(tmp_path / "p.npz")
+    back = DependencyParser.load(tmp_path / "p.npz")
+    assert back.C_ == auto.C_ and back.path_ == auto.path_
+    with pytest.raises(InputError, match="validation_data"):
+        DependencyParser(PARSE_TEMPLATES, C=[1.0, 10.0]).fit(train, validation_data=[object()])
