@@ -53,6 +53,8 @@ __all__ = [
     "PathProgress",
     "PATH_COLUMNS",
     "SELECTION_META",
+    "SELECTION_ATTRIBUTES",
+    "refit_at_chosen",
 ]
 
 logger = logging.getLogger("problems.model_selection")
@@ -485,3 +487,77 @@ def load_selection(est, meta, path) -> None:
     est.best_index_ = best
     est.path_ = table
     est.validation_ = meta.get("validation")
+
+
+#: The attributes of a grid fit that describe the selection (kept when the model is refitted).
+SELECTION_ATTRIBUTES = ("C_", "best_index_", "path_", "path_result_", "validation_", "solver_options_")
+
+
+def refit_at_chosen(est, X, y, *, started: float, time_limit: float | None) -> bool:
+    """Train ``est`` again at its chosen ``C_`` on all the training examples (scikit-learn's
+    ``refit``), after a grid scored on examples held out of them.
+
+    The held-out examples chose ``C``; the model kept is then trained on every example, as
+    :class:`sklearn.model_selection.GridSearchCV` does with ``refit=True``. The refit is one
+    run at ``C_`` with the tolerance that point had on the path (``path_["eps"]``), cold: the
+    path's cuts are cuts of the risk of the other training set. The selection attributes
+    (:data:`SELECTION_ATTRIBUTES`) stay those of the grid; the model attributes (``coef_``, the
+    bounds, the features, the template weights, ``result_``) become the refit's, and
+    ``validation_["refit"]`` says so (``refit_seconds``, ``n_examples_refit``).
+
+    Parameters
+    ----------
+    est : estimator
+        Fitted on a grid of C with a validation fraction.
+    X, y
+        All the training examples, as given to ``fit``.
+    started : float
+        ``time.perf_counter()`` when ``fit`` started.
+    time_limit : float or None
+        The solver's time limit for the whole ``fit``: the refit gets what remains.
+
+    Returns
+    -------
+    bool
+        Whether the refit ran; without time left, a ``ConvergenceWarning`` says the model is
+        the one trained without the held-out examples.
+    """
+    import time
+
+    from sklearn.base import clone
+
+    from cutplane.exceptions import ConvergenceWarning
+    from problems.solvers import CuttingPlane
+
+    remaining = None
+    if time_limit is not None:
+        remaining = time_limit - (time.perf_counter() - started)
+        if remaining <= 0:
+            warnings.warn(
+                f"{type(est).__name__}: no time left to refit at C = {est.C_:g} on all the training examples; "
+                "the model is the one trained without the held-out examples",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+            est.validation_ = dict(est.validation_, refit=False)
+            return False
+    eps = est.path_["eps"][est.best_index_]
+    solver = clone(est.solver) if est.solver is not None else CuttingPlane()
+    if isinstance(solver, CuttingPlane):
+        solver.set_params(eps=eps, max_iter=est.solver_options_.max_iter)
+    solver.set_params(time_limit=remaining)
+    single = clone(est).set_params(C=float(est.C_), solver=solver)
+    t0 = time.perf_counter()
+    single.fit(X, y)
+    seconds = time.perf_counter() - t0
+    kept = {name: getattr(est, name) for name in SELECTION_ATTRIBUTES}
+    for name, value in vars(single).items():
+        if name.endswith("_") and not name.startswith("_"):
+            setattr(est, name, value)
+    for name, value in kept.items():
+        setattr(est, name, value)
+    est.validation_ = dict(
+        est.validation_, refit=True, refit_seconds=seconds, n_examples_refit=int(len(y if y is not None else X))
+    )
+    logger.info("refitted at C=%g on all %d training examples in %.1f s", est.C_, len(X), seconds)
+    return True

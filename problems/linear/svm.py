@@ -15,6 +15,7 @@ minimises ``1/2 ||w||^2 + C_lib * sum_i loss_i``, the same problem with ``C_lib 
 
 from __future__ import annotations
 
+import time
 import warnings
 from typing import ClassVar
 
@@ -186,7 +187,7 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         return np.hstack([X, col])
 
     # ---------------------------------------------------------------- estimator
-    def fit(self, X, y, *, validation_data=None, validation_fraction=None, validation_seed=0):
+    def fit(self, X, y, *, validation_data=None, validation_fraction=None, validation_seed=0, refit=True):
         """Train on features ``X`` and labels ``y``.
 
         Parameters
@@ -202,6 +203,11 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
             on the rest.
         validation_seed : int, default=0
             Seed of the held-out samples (``np.random.default_rng(validation_seed)``).
+        refit : bool, default=True
+            After a grid of C scored on held-out samples (``validation_fraction``), train again
+            at ``C_`` on all the samples (:func:`problems.model_selection.refit_at_chosen`), as
+            scikit-learn's ``GridSearchCV(refit=True)``; False keeps the model trained without
+            them.
 
         Returns
         -------
@@ -216,10 +222,12 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         from cutplane import minimize
         from cutplane.regularizers import L1, L2
         from oracles.linear import BinaryHinge, MulticlassHinge
-        from problems.model_selection import holdout_split, plan_validation, take
+        from problems.model_selection import holdout_split, plan_validation, refit_at_chosen, take
 
+        started = time.perf_counter()
         p, options = self._check_params()
         X, y = check_X_y(X, y)
+        X_all, y_all = X, y
         grid = p["C"]
         plan = plan_validation(
             grid, validation_data, validation_fraction, validation_seed, default_fraction=None, owner="LinearSVM"
@@ -254,6 +262,8 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
             scorer = self._validation_scorer(X_val, y_val, plan)
         if grid.is_path:
             self._fit_path(oracle, reg, grid.values, options, p["bias"], n_features, n_classes, scorer)
+            if refit and plan.source == "fraction":
+                refit_at_chosen(self, X_all, y_all, started=started, time_limit=options.time_limit)
             return self
         C = grid.values[0]
         kwargs = options.minimize_kwargs(C)

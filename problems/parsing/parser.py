@@ -34,6 +34,7 @@ in :mod:`problems.parsing.features` and re-exported here).
 
 from __future__ import annotations
 
+import time
 import warnings
 from typing import ClassVar
 
@@ -325,7 +326,15 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         return oracle, feats, trees
 
     def fit(
-        self, sentences, y=None, *, validation_data=None, validation_fraction=None, validation_seed=0, callback=None
+        self,
+        sentences,
+        y=None,
+        *,
+        validation_data=None,
+        validation_fraction=None,
+        validation_seed=0,
+        refit=True,
+        callback=None,
     ):
         """Train on sentences with gold heads (e.g. :func:`problems.io.conllu.read_conllu`).
 
@@ -344,6 +353,11 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
             :data:`DEFAULT_VALIDATION_FRACTION`.
         validation_seed : int, default=0
             Seed of the held-out trees (``np.random.default_rng(validation_seed)``).
+        refit : bool, default=True
+            After a grid of C scored on held-out trees (``validation_fraction`` or
+            ``C="auto"``), train again at ``C_`` on all the training trees
+            (:func:`problems.model_selection.refit_at_chosen`), as scikit-learn's
+            ``GridSearchCV(refit=True)``; False keeps the model trained without them.
         callback : callable, optional
             Passed to the solver: ``callback(IterationInfo)`` per engine iteration (with a grid,
             ``info.lam`` is ``1 / C`` of the running point), ``callback(SPOMInfo)`` per SPOM
@@ -361,8 +375,10 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
             without gold heads, or a bad parameter.
         """
         from oracles.parse_examples import ParseExampleOracle
-        from problems.model_selection import holdout_split, take
+        from problems.model_selection import holdout_split, refit_at_chosen, take
 
+        started = time.perf_counter()
+        all_sentences = sentences
         prm = self._checked_params()
         dec = _checked_decoder(self.decoder)
         options = self._checked_solver(path=prm["C"].is_path)
@@ -407,6 +423,8 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
                 self.path_[key][self.best_index_] = None if value is None else float(value)
         finally:
             release_executor(options, oracle.executor)  # worker pools / processes do not outlive fit
+        if refit and plan.source == "fraction" and prm["C"].is_path:
+            refit_at_chosen(self, all_sentences, None, started=started, time_limit=options.time_limit)
         self._warn_uncertified()
         return self
 

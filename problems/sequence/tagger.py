@@ -21,6 +21,8 @@ the reported objective, bounds and ``eps`` are on the scale of ``F``.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
@@ -192,7 +194,9 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
             executor=executor,
         )
 
-    def fit(self, X, y, *, validation_data=None, validation_fraction=None, validation_seed=0, callback=None):
+    def fit(
+        self, X, y, *, validation_data=None, validation_fraction=None, validation_seed=0, refit=True, callback=None
+    ):
         """Train on sentences ``X`` (lists of token rows of str) with label sequences ``y``.
 
         Parameters
@@ -208,6 +212,11 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         validation_seed : int, default=0
             Seed of the held-out sentences (``np.random.default_rng(validation_seed)``): the
             same seed holds out the same sentences.
+        refit : bool, default=True
+            After a grid of C scored on held-out sentences (``validation_fraction`` or
+            ``C="auto"``), train again at ``C_`` on all the training sentences
+            (:func:`problems.model_selection.refit_at_chosen`), as scikit-learn's
+            ``GridSearchCV(refit=True)``; False keeps the model trained without them.
         callback : callable, optional
             Passed to the solver: ``callback(IterationInfo)`` per engine iteration (with a grid,
             ``info.lam`` is ``1 / C`` of the running point), ``callback(SPOMInfo)`` per SPOM
@@ -226,8 +235,10 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
             scored as wrong, with an :class:`~problems.validation.UnseenLabelWarning`.
         """
         from oracles.sequence_examples import SequenceExampleOracle
-        from problems.model_selection import holdout_split, take
+        from problems.model_selection import holdout_split, refit_at_chosen, take
 
+        started = time.perf_counter()
+        X_all, y_all = X, y
         prm = self._checked_params()
         options = self._checked_solver(path=prm["C"].is_path)
         self.validation_ = None
@@ -255,6 +266,8 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
             )
         finally:
             release_executor(options, oracle.executor)  # worker pools / processes do not outlive fit
+        if refit and plan.source == "fraction" and prm["C"].is_path:
+            refit_at_chosen(self, X_all, y_all, started=started, time_limit=options.time_limit)
         self._warn_uncertified()
         return self
 

@@ -102,8 +102,9 @@ def test_holdout_split_is_seeded_and_whole():
 def test_validation_fraction_holds_out_whole_sentences_deterministically(task):
     X, y = task.X_train, task.y_train
     kw = dict(C=[1.0, 10.0], solver=CuttingPlane(eps=0.05))
-    one = SequenceTagger(task.templates, **kw).fit(X, y, validation_fraction=0.2, validation_seed=5)
-    two = SequenceTagger(task.templates, **kw).fit(X, y, validation_fraction=0.2, validation_seed=5)
+    # refit=False: the model kept is the one trained on the sentences that were not held out
+    one = SequenceTagger(task.templates, **kw).fit(X, y, validation_fraction=0.2, validation_seed=5, refit=False)
+    two = SequenceTagger(task.templates, **kw).fit(X, y, validation_fraction=0.2, validation_seed=5, refit=False)
     assert one.path_["validation_score"] == two.path_["validation_score"]
     assert np.array_equal(one.coef_, two.coef_)
     assert one.validation_ == {
@@ -122,6 +123,71 @@ def test_validation_fraction_holds_out_whole_sentences_deterministically(task):
     assert one.path_["validation_score"] == ref.path_["validation_score"]
     other = SequenceTagger(task.templates, **kw).fit(X, y, validation_fraction=0.2, validation_seed=6)
     assert other.validation_["seed"] == 6
+
+
+def _same_selection(a, b):
+    assert a.C_ == b.C_ and a.best_index_ == b.best_index_
+    assert a.path_["validation_score"] == b.path_["validation_score"] and a.path_["C"] == b.path_["C"]
+
+
+@pytest.mark.parametrize("regularizer", ["ssvm", "mtl"])
+def test_refit_at_the_chosen_C_on_all_sentences(task, regularizer):
+    """After a grid scored on held-out sentences the model is refitted at C_ on all of them: the
+    same model as one run at C_ (with that point's tolerance) on the whole training set, certified;
+    the selection (C_, path_) is the grid's, as with refit=False."""
+    X, y = task.X_train, task.y_train
+    kw = dict(C=[1.0, 10.0, 100.0], regularizer=regularizer)
+    refit = SequenceTagger(task.templates, **kw).fit(X, y, validation_fraction=0.2)
+    kept = SequenceTagger(task.templates, **kw).fit(X, y, validation_fraction=0.2, refit=False)
+    _same_selection(refit, kept)
+    assert refit.validation_["refit"] is True and refit.validation_["n_examples_refit"] == len(X)
+    assert "refit" not in kept.validation_
+    eps = refit.path_["eps"][refit.best_index_]
+    single = SequenceTagger(
+        task.templates, C=refit.C_, regularizer=regularizer, solver=CuttingPlane(eps=eps, max_iter=1000)
+    ).fit(X, y)
+    np.testing.assert_array_equal(refit.coef_, single.coef_)
+    assert refit.objective_ == single.objective_ and refit.gap_ <= eps
+    assert refit.result_.status == "converged" and refit.lower_bound_ <= refit.objective_
+    assert refit.feature_index_.n_features_ == single.feature_index_.n_features_
+    # explicit validation data: nothing is held out of the training set, nothing to refit
+    dev = SequenceTagger(task.templates, **kw).fit(X, y, validation_data=(task.X_test, task.y_test))
+    assert "refit" not in dev.validation_
+
+
+def test_refit_linear_svm_and_parser():
+    data = make_binary(n_samples=200, n_features=6, n_test=50, seed=4)
+    clf = LinearSVM(C=[0.01, 1.0]).fit(data.X_train, data.y_train, validation_fraction=0.25)
+    single = LinearSVM(C=clf.C_, solver=CuttingPlane(eps=clf.path_["eps"][clf.best_index_])).fit(
+        data.X_train, data.y_train
+    )
+    np.testing.assert_array_equal(clf.coef_, single.coef_)
+    assert clf.validation_["refit"] is True and clf.validation_["n_examples_refit"] == 200
+    train = make_treebank(30, seed=0)
+    est = DependencyParser(PARSE_TEMPLATES, C=[0.1, 10.0], regularizer="ssvm").fit(train, validation_fraction=0.2)
+    one = DependencyParser(
+        PARSE_TEMPLATES,
+        C=est.C_,
+        regularizer="ssvm",
+        solver=CuttingPlane(eps=est.path_["eps"][est.best_index_], max_iter=1000),
+    ).fit(train)
+    np.testing.assert_array_equal(est.coef_, one.coef_)
+    assert est.validation_["refit"] is True and est.validation_["n_examples_refit"] == 30
+
+
+def test_refit_without_time_left_keeps_the_model_and_warns(task):
+    import time
+
+    from problems.model_selection import refit_at_chosen
+
+    est = SequenceTagger(task.templates, C=[1.0, 10.0]).fit(
+        task.X_train, task.y_train, validation_fraction=0.2, refit=False
+    )
+    coef = est.coef_.copy()
+    with pytest.warns(ConvergenceWarning, match="no time left to refit"):
+        ran = refit_at_chosen(est, task.X_train, task.y_train, started=time.perf_counter() - 10.0, time_limit=1.0)
+    assert ran is False and est.validation_["refit"] is False
+    np.testing.assert_array_equal(est.coef_, coef)
 
 
 # ------------------------------------------------------------------- the tagger

@@ -85,7 +85,9 @@ def test_dev_fraction_and_seed(files, capsys):
     assert _train(d, "--C", "1", "10", "--dev-fraction", "0.25", "--dev-seed", "3", "--report", d / "r.json") == 0
     val = _report(d)["validation"]
     assert val["source"] == "fraction" and val["n_examples"] == 10 and val["seed"] == 3
-    capsys.readouterr()
+    # C chosen on the held-out sentences, then the model refitted at it on all of them
+    assert val["refit"] is True and val["n_examples_refit"] == 40
+    assert "refitted at that C on all 40 training examples" in capsys.readouterr().out
 
 
 def test_time_limit_for_the_whole_run(files, capsys):

@@ -1,0 +1,136 @@
+"""benchmarks/default_models.py on tiny generated files (the --train/--dev/--test override of one task)."""
+
+import json
+
+import pytest
+
+from benchmarks import default_models
+
+
+def _write_bio_tagging(folder):
+    """A small generated tagging task with its labels renamed to chunk tags (so chunk F1 applies)."""
+    from problems.demo_data import make_demo_tagging
+    from problems.io.conll import write_columns
+
+    task = make_demo_tagging(n_train=50, n_test=30)
+    labels = sorted({lab for ys in task.y_train + task.y_test for lab in ys})
+    rename = dict(zip(labels, ["O", "B-NP", "I-NP", "B-VP", "I-VP"]))
+    X, y = task.X_test, task.y_test
+    splits = {"train": (task.X_train, task.y_train), "dev": (X[:15], y[:15]), "test": (X[15:], y[15:])}
+    out = {}
+    for name, (X, y) in splits.items():
+        out[name] = folder / f"{name}.txt"
+        write_columns(out[name], [[(*row, rename[lab]) for row, lab in zip(x, ys)] for x, ys in zip(X, y)])
+    return out
+
+
+def _check_page_figures(page, rec):
+    """Every figure of the record appears in the page as rendered from the JSON."""
+    assert f"| {rec['score']:.2f} |" in page
+    report = rec["plain"]["report"]
+    assert f"| chosen C | {report['C']:g} (grid " in page
+    path = report["path"]
+    for i, C in enumerate(path["C"]):
+        row = f"| {C:g}{' (chosen)' if C == report['C'] else ''} | {100.0 * path['validation_score'][i]:.2f} |"
+        assert row in page
+        assert f"| {path['status'][i]} | {path['n_iter'][i]} |" in page
+    assert default_models._s(rec["plain"]["train"]["wall_s"]) in page
+
+
+def test_tagging_task_with_dev_and_crfsuite(tmp_path):
+    files = _write_bio_tagging(tmp_path)
+    out, js = tmp_path / "page.md", tmp_path / "page.json"
+    argv = [
+        "--tasks",
+        "conll2002",
+        "--train",
+        str(files["train"]),
+        "--dev",
+        str(files["dev"]),
+        "--templates",
+        "chunking",
+    ]
+    argv += ["--test", str(files["test"]), "--time-limit", "60", "--out", str(out), "--json", str(js)]
+    assert default_models.main(argv) == 0
+    data = json.loads(js.read_text())
+    assert set(data) == {"meta", "tasks"}
+    assert {"command", "date", "machine", "version"} <= set(data["meta"])
+    (rec,) = data["tasks"]
+    assert rec["task"] == "conll2002" and rec["templates"] == "chunking" and rec["metric"] == "f1"
+    plain = rec["plain"]
+    assert "error" not in plain
+    assert "--C" not in plain["train_command"] and "--dev" in plain["train_command"]
+    assert "--time-limit 60" in plain["train_command"]
+    for key in ("wall_s", "cpu_s", "max_rss_mb", "returncode"):
+        assert key in plain["train"]
+    assert plain["train"]["wall_s"] > 0 and plain["train"]["cpu_s"] > 0 and plain["train"]["max_rss_mb"] > 0
+    report = plain["report"]
+    assert report["C_grid"] == [100.0, 1000.0, 10000.0] and report["C"] in report["C_grid"]
+    assert report["validation"]["source"] == "data"  # the --dev file, not a held-out fraction
+    assert set(report["path"]["C"]) == set(report["C_grid"])
+    assert rec["score"] == pytest.approx(plain["test"]["f1"])
+    crf = rec["crfsuite"]
+    assert "error" not in crf and crf["c2"] == 1.0 and 0.0 <= crf["f1"] <= 100.0
+    assert rec["time_ratio"] == pytest.approx(plain["train"]["wall_s"] / (crf["prepare_seconds"] + crf["seconds"]))
+    assert rec["acceptance"]["rule"] == "test F1 >= 73.4"
+
+    page = out.read_text()
+    assert page.startswith("# Good models out of the box")
+    assert "Command: `python -m benchmarks.default_models --tasks conll2002 --train" in page
+    assert "## conll2002:" in page
+    _check_page_figures(page, rec)
+    assert f"| {crf['f1']:.2f} |" in page and f"| time ratio (ours / CRFsuite) | {rec['time_ratio']:.1f} |" in page
+
+    again = tmp_path / "again.md"
+    assert default_models.main(["--render", str(js), "--out", str(again)]) == 0
+    assert again.read_text() == page
+
+
+def test_parse_task_with_single_C_runs(tmp_path):
+    from problems.io.conllu import write_conllu
+    from tests.problems.test_dependency_parser import make_treebank
+
+    write_conllu(tmp_path / "train.conllu", make_treebank(20, seed=0))
+    write_conllu(tmp_path / "test.conllu", make_treebank(20, seed=1))
+    out, js = tmp_path / "page.md", tmp_path / "page.json"
+    argv = ["--tasks", "danish", "--train", str(tmp_path / "train.conllu"), "--test", str(tmp_path / "test.conllu")]
+    assert default_models.main([*argv, "--out", str(out), "--json", str(js)]) == 0
+    (rec,) = json.loads(js.read_text())["tasks"]
+    assert rec["kind"] == "parse" and "crfsuite" not in rec
+    path = rec["plain"]["report"]["path"]
+    assert rec["score"] == pytest.approx(100.0 * rec["plain"]["test"]["uas"])
+    singles = rec["singles"]
+    assert [s["C"] for s in singles] == path["C"] and [s["eps"] for s in singles] == path["eps"]
+    for s, eps in zip(singles, path["eps"]):
+        assert f"--C {s['C']:g} --eps {eps:g}" in s["train_command"]
+        assert s["report"]["C"] == s["C"]
+    best = max(singles, key=lambda s: s["score"])
+    assert rec["best_single"] == {"C": best["C"], "score": best["score"]}
+    acc = rec["acceptance"]
+    assert acc["delta"] == pytest.approx(rec["score"] - best["score"])
+    assert acc["met"] == (acc["delta"] >= -0.5)
+    page = out.read_text()
+    _check_page_figures(page, rec)
+    assert "not a tagging task" in page
+    for s in singles:
+        assert f"| {s['C']:g} | {s['eps']:.3g} | {s['score']:.2f} | {s['report']['status']} |" in page
+    assert f"(difference {acc['delta']:+.2f})" in page
+
+
+def test_failed_child_is_recorded(tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("a b\n\n")  # too few columns for the chunking templates' second column
+    out, js = tmp_path / "page.md", tmp_path / "page.json"
+    argv = ["--tasks", "conll2000", "--train", str(bad), "--test", str(bad), "--no-crfsuite"]
+    assert default_models.main([*argv, "--out", str(out), "--json", str(js)]) == 0
+    (rec,) = json.loads(js.read_text())["tasks"]
+    assert "error" in rec["plain"] and rec["plain"]["train"]["returncode"] != 0
+    assert rec["acceptance"]["met"] is False
+    assert "**Failed**" in out.read_text()
+
+
+def test_bad_arguments_refused():
+    with pytest.raises(SystemExit):
+        default_models.main(["--tasks", "conll2000", "danish", "--train", "x.txt", "--no-write"])
+    with pytest.raises(SystemExit):
+        default_models.main(["--tasks", "danish", "--time-limit", "0", "--no-write"])
