@@ -229,7 +229,11 @@ def minimize(
     time_limit : float, optional
         Seconds for this call; checked before each oracle call.
     max_cuts : int, optional
-        Working-set budget (>= 2); the oldest cuts are aggregated (limited-memory BMRM).
+        Working-set budget (>= 2); the oldest cuts are aggregated (limited-memory BMRM). The
+        floor cut ``R >= risk_lower_bound``, when added, is never aggregated or pruned away (it
+        is what bounds the reduced problem of ``L1``) and takes one of the slots; ``L1`` needs
+        about ``dim + 3`` cuts (a basis of the reduced LP, the floor cut, the new cut) to keep
+        converging, a smaller budget stays certified but may stall.
     prune_after : int or None
         Drop cuts whose dual stayed zero this many consecutive iterations (None: never).
     w0 : ndarray of shape (dim,), optional
@@ -423,7 +427,11 @@ def _minimize(
     if st is None:
         w = _frozen(w)
         st = EngineState(
-            WorkingSet(dim, groups=groups) if warm_ws is None else _adopt(warm_ws, max_cuts, memory_limit, groups), w, w
+            WorkingSet(dim, groups=groups)
+            if warm_ws is None
+            else _adopt(warm_ws, max_cuts, memory_limit, groups, risk_lower_bound),
+            w,
+            w,
         )
         st.peak_bytes = st.working_set.nbytes
     else:
@@ -516,7 +524,7 @@ def _minimize(
                     break
                 stop = callback is not None and callback(info)
                 with guard.critical():
-                    _to_boundary(st, outcome, prune_after, max_cuts, memory_limit, cut_bytes, groups)
+                    _to_boundary(st, outcome, prune_after, max_cuts, memory_limit, cut_bytes, groups, risk_lower_bound)
                     phase = "boundary"
                     if ckpt is not None and len(st.rows) % ckpt.every == 0 and not stop:
                         ckpt.save(st, time.perf_counter() - t_start)
@@ -537,7 +545,7 @@ def _minimize(
                     _finish_iteration(st, outcome, upper, t_oracle, t_solve, 0.0, it)
                     phase = "callback"
                 if phase == "callback":
-                    _to_boundary(st, outcome, prune_after, max_cuts, memory_limit, cut_bytes, groups)
+                    _to_boundary(st, outcome, prune_after, max_cuts, memory_limit, cut_bytes, groups, risk_lower_bound)
         finally:
             reporter.close(status)
         if ckpt is not None and status != "converged":  # not reached when an error propagates
@@ -577,18 +585,18 @@ def _minimize(
     ), st.working_set
 
 
-def _adopt(ws, max_cuts, memory_limit, groups):
+def _adopt(ws, max_cuts, memory_limit, groups, floor):
     """A warm start's working set, made ready for a run at a new ``lam``.
 
     The idle counts (pruning) were counted at the previous ``lam`` and start again from zero;
     the recorded duals stay as the reduced solver's warm start. The budgets of this run apply
-    from the start (aggregation keeps every cut a minorant of ``R``).
+    from the start (aggregation keeps every cut a minorant of ``R``, and the floor cut ``R >= floor``).
     """
     ws.set_duals(ws.duals, np.zeros(ws.n_cuts, dtype=np.int64))
     if max_cuts is not None:
-        ws.aggregate(max_cuts - 1)
+        ws.aggregate(max_cuts - 1, floor=floor)
     if memory_limit is not None:
-        ws = fit_memory(ws, memory_limit, 0, groups=groups)
+        ws = fit_memory(ws, memory_limit, 0, groups=groups, floor=floor)
     return ws
 
 
@@ -615,14 +623,18 @@ def _finish_iteration(st, outcome, upper, t_oracle, t_solve, t_step, it):
     )
 
 
-def _to_boundary(st, outcome, prune_after, max_cuts, memory_limit, cut_bytes, groups):
-    """End of an iteration: prune, aggregate under the budgets, move to the next query point."""
+def _to_boundary(st, outcome, prune_after, max_cuts, memory_limit, cut_bytes, groups, floor):
+    """End of an iteration: prune, aggregate under the budgets, move to the next query point.
+
+    ``floor`` is the run's ``risk_lower_bound`` (None if no floor cut was added): pruning and
+    aggregation keep the floor cut, which is what bounds the reduced problem of ``L1``.
+    """
     if prune_after is not None:
-        st.working_set.prune(prune_after)
+        st.working_set.prune(prune_after, floor=floor)
     if max_cuts is not None:
-        st.working_set.aggregate(max_cuts - 1)
+        st.working_set.aggregate(max_cuts - 1, floor=floor)
     if memory_limit is not None:
-        st.working_set = fit_memory(st.working_set, memory_limit, cut_bytes, groups=groups)
+        st.working_set = fit_memory(st.working_set, memory_limit, cut_bytes, groups=groups, floor=floor)
         need = bytes_after_add(st.working_set, cut_bytes)
         if need > memory_limit and not st.memory_warned:
             st.memory_warned = True

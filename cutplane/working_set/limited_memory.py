@@ -19,7 +19,12 @@ import scipy.sparse as sp
 
 from ..exceptions import InputError
 
-__all__ = ["LimitedMemoryMixin"]
+__all__ = ["LimitedMemoryMixin", "FLOOR_SHARE"]
+
+#: Weight of the floor cut ``(0, r0)`` in the single merged cut of :meth:`LimitedMemoryMixin.aggregate`
+#: with ``max_cuts=1`` and a risk floor: the merged slope keeps this relative margin inside the
+#: conjugate's domain, so the reduced problem stays bounded.
+FLOOR_SHARE = 1e-2
 
 
 class LimitedMemoryMixin:
@@ -63,8 +68,12 @@ class LimitedMemoryMixin:
 
     def _keep(self, keep):
         """Keep the cuts flagged in the boolean mask ``keep`` (order preserved)."""
+        self._select(np.flatnonzero(keep))
+
+    def _select(self, sel):
+        """Keep the cuts of the index array ``sel``, in that order (a subset, or a permutation)."""
+        sel = np.asarray(sel, dtype=np.intp)
         n = self.n_cuts
-        sel = np.flatnonzero(keep)
         m = len(sel)
         if self.sparse:
             self._store.keep(sel)
@@ -76,8 +85,41 @@ class LimitedMemoryMixin:
             arr[:m] = arr[:n][sel]
         self.n_cuts = m
 
-    def prune(self, idle_iterations) -> int:
+    def floor_index(self, floor=None) -> int | None:
+        """The index of the pinned floor cut, if ``floor`` is given and there is one.
+
+        The floor cut is the cut ``R(w) >= r0`` with a zero slope (the largest offset among
+        them) that :func:`cutplane.minimize` adds from ``risk_lower_bound``: under ``L1`` (and
+        the other regularisers whose conjugate is an indicator) it is the cut that keeps the
+        reduced problem bounded at every ``w``, so :meth:`prune` and :meth:`aggregate` keep it
+        when given the ``floor``.
+
+        Parameters
+        ----------
+        floor : float or None
+            The risk floor of the run; None: no cut is pinned (returns None).
+
+        Returns
+        -------
+        int or None
+        """
+        n = self.n_cuts
+        if floor is None or n == 0:
+            return None
+        const = np.flatnonzero(np.einsum("gii->i", self._G[:, :n, :n]) == 0.0)
+        if const.size == 0:
+            return None
+        return int(const[np.argmax(self._b[:n][const])])
+
+    def prune(self, idle_iterations, *, floor=None) -> int:
         """Remove cuts whose dual stayed zero for ``idle_iterations`` consecutive records.
+
+        Parameters
+        ----------
+        idle_iterations : int
+            >= 1.
+        floor : float, optional
+            The run's risk floor: the floor cut (:meth:`floor_index`) is never removed.
 
         Returns
         -------
@@ -88,12 +130,15 @@ class LimitedMemoryMixin:
         if k < 1:
             raise InputError(f"idle_iterations must be >= 1, got {idle_iterations}", field="prune_after")
         drop = self.idle_counts >= k
+        pin = self.floor_index(floor)
+        if pin is not None:
+            drop[pin] = False
         if not drop.any():
             return 0
         self._keep(~drop)
         return int(drop.sum())
 
-    def aggregate(self, max_cuts, alpha=None) -> int:
+    def aggregate(self, max_cuts, alpha=None, *, floor=None) -> int:
         """Merge the oldest cuts into one so that ``n_cuts <= max_cuts``.
 
         Cuts whose dual is (numerically) zero are dropped first, oldest first, as far as the
@@ -102,12 +147,24 @@ class LimitedMemoryMixin:
         ``beta = alpha_old / sum(alpha_old)``. Its Gram row comes from the stored Gram
         blocks, not from the slopes.
 
+        With ``floor`` given, the floor cut ``R >= r0`` (:meth:`floor_index`) is pinned: it is
+        neither dropped nor merged (it moves to the newest end, the merge takes the oldest
+        other cuts). The duals of the last solve lie on the boundary of the conjugate's domain
+        (``||A alpha||_inf = lam`` for ``L1``), so a merged cut carries no slack of its own:
+        folding the floor cut into it would leave a reduced problem bounded only up to
+        round-off. When the budget leaves a single cut (``max_cuts=1``), that cut is the merge
+        of every cut mixed with the floor: ``(1 - tau) sum_i beta_i (a_i, b_i) + tau (0, r0)``
+        with ``tau = FLOOR_SHARE``, a convex combination of minorants again, whose slope keeps
+        a margin inside the domain.
+
         Parameters
         ----------
         max_cuts : int
             Budget, >= 1.
         alpha : ndarray of shape (n_cuts,), optional
             Duals of the last reduced solve; defaults to the recorded ones.
+        floor : float, optional
+            The run's risk floor ``r0`` (``R(w) >= r0`` for every ``w``); None: no cut is pinned.
 
         Returns
         -------
@@ -123,8 +180,13 @@ class LimitedMemoryMixin:
         alpha = self.duals.copy() if alpha is None else np.asarray(alpha, dtype=np.float64)
         if alpha.shape != (n,):
             raise InputError(f"alpha has shape {alpha.shape}, expected ({n},)", field="alpha")
+        if floor is not None and not np.isfinite(float(floor)):
+            raise InputError(f"floor must be finite, got {floor!r}", field="floor")
         n_start, n_dropped = n, 0
+        pin = self.floor_index(floor)
         zero = np.abs(alpha) <= self.zero_tol * max(float(np.abs(alpha).sum()), np.finfo(float).tiny)
+        if pin is not None:
+            zero[pin] = False
         if zero.any():
             # cuts without dual weight would enter the merge with weight 0: drop them instead,
             # oldest first and only as many as the budget needs
@@ -136,23 +198,32 @@ class LimitedMemoryMixin:
             n = self.n_cuts
             if n <= max_cuts:
                 return len(drop)
+            pin = self.floor_index(floor)
         n_dropped = n_start - n
-        k = n - max_cuts + 1  # the oldest k cuts become one
+        if pin is not None and max_cuts >= 2 and pin != n - 1:
+            order = np.append(np.delete(np.arange(n), pin), pin)  # the floor cut to the newest end
+            self._select(order)
+            alpha = alpha[order]
+        k = n - max_cuts + 1  # the oldest k cuts become one (never the pinned floor when max_cuts >= 2)
         w_old = np.clip(alpha[:k], 0.0, None)
         total = w_old.sum()
         beta = w_old / total if total > 0 else np.full(k, 1.0 / k)
+        scale, shift = 1.0, 0.0
+        if floor is not None and max_cuts == 1:  # no room for the floor cut: mix it into the merge
+            r0 = float(floor) if pin is None else max(float(floor), float(self._b[pin]))
+            scale, shift = 1.0 - FLOOR_SHARE, FLOOR_SHARE * r0
         # slope and offset of the merged cut
         if self.sparse:
-            merged = (sp.csr_matrix(beta[None, :]) @ self.matrix()[:k]).tocsr()
+            merged = (sp.csr_matrix(scale * beta[None, :]) @ self.matrix()[:k]).tocsr()
             merged.sum_duplicates()
             merged.eliminate_zeros()
             merged_row = (merged.indices.astype(self._index_dtype), merged.data.astype(np.float64))
         else:
-            merged_vec = beta @ self._dense[:k]
-        b_new = float(beta @ self._b[:k])
+            merged_vec = (scale * beta) @ self._dense[:k]
+        b_new = scale * float(beta @ self._b[:k]) + shift
         G = self._G[:, :n, :n]
-        cross = np.einsum("i,gij->gj", beta, G[:, :k, k:])  # (n_groups, n - k)
-        self_g = np.einsum("i,gij,j->g", beta, G[:, :k, :k], beta)
+        cross = scale * np.einsum("i,gij->gj", beta, G[:, :k, k:])  # (n_groups, n - k)
+        self_g = scale**2 * np.einsum("i,gij,j->g", beta, G[:, :k, :k], beta)
         dual_new = float(alpha[:k].sum())
         # rebuild: merged cut at position 0, then the remaining cuts in order
         m = n - k + 1

@@ -59,7 +59,7 @@ def bytes_after_add(ws: WorkingSet, cut_bytes: int) -> int:
     return ws.nbytes + cut_bytes + grow + ws.scratch_bytes_after_add()
 
 
-def fit_memory(ws: WorkingSet, limit: int, cut_bytes: int, *, groups=None) -> WorkingSet:
+def fit_memory(ws: WorkingSet, limit: int, cut_bytes: int, *, groups=None, floor=None) -> WorkingSet:
     """Make room for one more cut within ``limit`` bytes.
 
     Arrays with more than twice the room the cuts need are compacted first (a rebuild with the
@@ -76,6 +76,9 @@ def fit_memory(ws: WorkingSet, limit: int, cut_bytes: int, *, groups=None) -> Wo
         :func:`slope_bytes` of the next cut.
     groups : ndarray of int of shape (dim,), optional
         The regulariser's coordinate groups (for a rebuilt working set's Gram blocks).
+    floor : float, optional
+        The run's risk floor: the floor cut ``R >= floor`` is never merged away (see
+        :meth:`~cutplane.working_set.limited_memory.LimitedMemoryMixin.aggregate`).
 
     Returns
     -------
@@ -86,7 +89,7 @@ def fit_memory(ws: WorkingSet, limit: int, cut_bytes: int, *, groups=None) -> Wo
         if int(ws.capacity) > 2 * max(ws.n_cuts + 1, 8):
             ws = working_set_from_state(working_set_state(ws), ws.dim, groups=groups, zero_tol=ws.zero_tol)
         elif ws.n_cuts > 1:
-            ws.aggregate(ws.n_cuts - 1)
+            ws.aggregate(ws.n_cuts - 1, floor=floor)
         else:
             break
     return ws

@@ -1,5 +1,7 @@
 """Limited memory: pruning idle cuts and aggregating under max_cuts keep the optimum and the certificate."""
 
+import warnings
+
 import cvxpy as cp
 import numpy as np
 import pytest
@@ -8,7 +10,7 @@ from hypothesis import strategies as st
 
 from cutplane import minimize
 from cutplane.exceptions import ConvergenceWarning
-from cutplane.regularizers import L2
+from cutplane.regularizers import L1, L2
 
 from .test_engine import check_certificate, direct_solve, make_oracle
 
@@ -101,3 +103,63 @@ def test_memory_limit_below_two_cuts_is_reported(caplog):
         res = minimize(make_oracle("hinge", 1, 50, 10, True), L2(), 0.01, eps=1e-3, memory_limit=100, max_iter=5)
     assert caplog.text.count("memory_limit=100") == 1  # once per run, not per iteration
     assert res.history.n_cuts[1:].max() <= 2
+
+
+def _l1_run(seed, sparse, lam, **kwargs):
+    oracle = make_oracle("hinge", seed, 30, 4, sparse)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res = minimize(oracle, L1(), lam, eps=1e-3, **kwargs)
+    return res, oracle
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    seed=st.integers(0, 2**31),
+    sparse=st.booleans(),
+    max_cuts=st.integers(2, 5),
+    lam=st.sampled_from([0.01, 0.05]),
+    prune_after=st.sampled_from([None, 1, 3]),
+)
+def test_l1_small_budget_keeps_the_risk_floor(seed, sparse, max_cuts, lam, prune_after):
+    """L1 under any budget: the floor cut ``R >= 0`` (from ``Hinge.risk_lower_bound``) is what
+    keeps the reduced LP bounded, so pruning and aggregation never fold it away.
+
+    Regression: merged into the oldest cuts with the duals as weights, it left one cut whose
+    slope lies on the boundary ``||a||_inf = lam`` and the LP was reported unbounded
+    (``SolverError``). Budgets below ``dim + 3`` need not converge for L1 (the reduced LP's
+    basis has ``dim + 1`` cuts, besides the floor cut and the new cut), so the run is short and
+    only its certificate is checked.
+    """
+    res, oracle = _l1_run(seed, sparse, lam, max_cuts=max_cuts, prune_after=prune_after, max_iter=25)
+    assert res.status in ("converged", "max_iter")
+    assert res.history.n_cuts.max() <= max_cuts
+    check_certificate(res, oracle, L1(), lam, 1e-3)
+
+
+@settings(max_examples=10, deadline=None)
+@given(
+    seed=st.integers(0, 2**31),
+    sparse=st.booleans(),
+    extra=st.integers(0, 2),
+    lam=st.sampled_from([0.01, 0.05]),
+    prune_after=st.sampled_from([None, 1, 3]),
+)
+def test_l1_budget_reaches_the_optimum(seed, sparse, extra, lam, prune_after):
+    """With room for the floor cut, a basis of the reduced LP and the new cut (``dim + 3``),
+    L1 under a budget converges to the objective of the run without one."""
+    eps, max_cuts = 1e-3, 4 + 3 + extra
+    full, _ = _l1_run(seed, sparse, lam, prune_after=None)
+    small, oracle = _l1_run(seed, sparse, lam, max_cuts=max_cuts, prune_after=prune_after, max_iter=500)
+    assert full.status == small.status == "converged"
+    assert small.history.n_cuts.max() <= max_cuts
+    check_certificate(small, oracle, L1(), lam, eps)
+    assert abs(small.objective - full.objective) <= eps
+
+
+@pytest.mark.parametrize(("seed", "max_cuts", "lam"), [(1, 2, 0.05), (3, 3, 0.01), (8, 3, 0.01)])
+def test_l1_budget_regression(seed, max_cuts, lam):
+    """Cases that raised SolverError (reduced LP unbounded) within 40 iterations before the fix."""
+    res, oracle = _l1_run(seed, False, lam, max_cuts=max_cuts, max_iter=40)
+    assert res.status in ("converged", "max_iter") and res.history.n_cuts.max() <= max_cuts
+    check_certificate(res, oracle, L1(), lam, 1e-3)

@@ -154,6 +154,87 @@ def test_aggregation_drops_zero_dual_cuts_before_merging():
     np.testing.assert_allclose(ws.gram(), [[0.25**2 + 0.75**2]])
 
 
+@settings(max_examples=30)
+@given(
+    seed=st.integers(0, 2**31),
+    dim=st.integers(1, 8),
+    sparse=st.booleans(),
+    n_groups=st.sampled_from([None, 2]),
+    pos=st.integers(0, 20),
+    budget=st.integers(3, 6),
+)
+def test_aggregation_and_pruning_pin_the_floor_cut(seed, dim, sparse, n_groups, pos, budget):
+    """With ``floor`` given, the zero-slope cut ``R >= r0`` is neither dropped, pruned nor merged
+    (it moves to the newest end); the other cuts are merged as without a floor; the Gram
+    blocks stay those of the stored slopes."""
+    rng = np.random.default_rng(seed)
+    groups = None if n_groups is None else rng.integers(0, n_groups, size=dim)
+    n = budget + 4
+    pos = pos % n
+    rows = [(rng.standard_normal(dim) + 0.1, float(rng.standard_normal())) for _ in range(n)]
+    rows[pos] = (np.zeros(dim), -0.5)
+
+    def build():
+        ws = WorkingSet(dim, groups=groups)
+        for a, b in rows:
+            ws.add(Cut(sp.csr_matrix(a[None, :]) if sparse else a, b))
+        return ws
+
+    alpha = rng.random(n) * (rng.random(n) < 0.7)
+    alpha[pos] = 0.0  # idle: pruned, or dropped before merging, without the pin
+    zero = alpha <= 1e-7 * max(alpha.sum(), np.finfo(float).tiny)
+    ws = build()
+    assert ws.floor_index(None) is None and ws.floor_index(-0.5) == pos
+    ws.record_duals(alpha)
+    assert ws.prune(1, floor=-0.5) == int(zero.sum()) - 1
+    keep = ~zero
+    keep[pos] = True
+    np.testing.assert_allclose(dense_rows(ws), np.array([r[0] for r in rows])[keep], atol=1e-12)
+    check_consistent(ws, groups, rng)
+
+    alpha = rng.random(n) + 0.01  # no zero duals: a plain merge of the oldest cuts but the floor cut
+    alpha[pos] = 0.0
+    ws = build()
+    lost = ws.aggregate(budget - 1, alpha, floor=-0.5)
+    others = [r for i, r in enumerate(rows) if i != pos]
+    a_others = np.delete(alpha, pos)
+    assert ws.n_cuts == budget - 1 and lost == n - (budget - 1)
+    assert ws.floor_index(-0.5) == ws.n_cuts - 1 and ws.offsets[-1] == -0.5
+    assert not dense_rows(ws)[-1].any()
+    k = n - 1 - (budget - 3)  # the others that become one (budget - 3 stay apart, and the floor cut)
+    beta = a_others[:k] / a_others[:k].sum()
+    np.testing.assert_allclose(dense_rows(ws)[0], sum(bt * r[0] for bt, r in zip(beta, others[:k])), atol=1e-12)
+    np.testing.assert_allclose(ws.offsets[0], sum(bt * r[1] for bt, r in zip(beta, others[:k])), atol=1e-12)
+    np.testing.assert_allclose(dense_rows(ws)[1:-1], np.array([r[0] for r in others[k:]]).reshape(-1, dim), atol=1e-12)
+    check_consistent(ws, groups, rng)
+
+
+def test_aggregation_to_one_cut_mixes_in_the_floor():
+    """A budget of one cut leaves no room for the floor cut: the merge of every cut is mixed with
+    ``(0, r0)`` at weight ``FLOOR_SHARE``, so its slope keeps a margin (L1: the reduced LP stays
+    bounded); without a floor the merge is the plain dual-weighted one."""
+    from cutplane.working_set.limited_memory import FLOOR_SHARE
+
+    def build():
+        ws = WorkingSet(2)
+        ws.add(Cut(np.array([1.0, 0.0]), 1.0))
+        ws.add(Cut(np.zeros(2), 0.0))
+        ws.add(Cut(np.array([0.0, -1.0]), 3.0))
+        return ws
+
+    alpha = np.array([0.5, 0.25, 0.25])
+    plain, floored = build(), build()
+    assert plain.aggregate(1, alpha) == 2 and floored.aggregate(1, alpha, floor=0.0) == 2
+    np.testing.assert_allclose(dense_rows(plain), [[0.5, -0.25]])
+    np.testing.assert_allclose(plain.offsets, [1.25])
+    t = FLOOR_SHARE
+    np.testing.assert_allclose(dense_rows(floored), [[0.5 * (1 - t), -0.25 * (1 - t)]])
+    np.testing.assert_allclose(floored.offsets, [1.25 * (1 - t)])
+    np.testing.assert_allclose(floored.gram(), [[(1 - t) ** 2 * 0.3125]])
+    with pytest.raises(InputError, match="floor"):
+        build().aggregate(1, alpha, floor=np.nan)
+
+
 def test_bad_input_is_reported():
     ws = WorkingSet(3)
     with pytest.raises(InputError, match="shape"):
