@@ -357,11 +357,20 @@ def _path_table(report, metric):
             f"{path['n_active_templates'][i]} / {report.get('n_templates', '-')} |"
         )
     validation = report.get("validation") or {}
+    source = _SOURCES.get(validation.get("source"), validation.get("source", "-"))
+    if validation.get("refit"):
+        kept = (
+            f"the model kept was then trained again at the chosen C on all {validation.get('n_examples_refit')} "
+            f"training examples (refit, {_s(validation.get('refit_seconds'))} s)."
+        )
+    elif validation.get("source") == "fraction":
+        kept = "the model kept is the one at the chosen C, trained along the path (on the examples not held out)."
+    else:
+        kept = "the model kept is the one at the chosen C, trained along the path on the whole training file."
     out += [
         "",
         f"Validation: {validation.get('metric', '-')} on {validation.get('n_examples', '-')} held-out examples "
-        f"({_SOURCES.get(validation.get('source'), validation.get('source', '-'))}); the model kept is the one at the chosen C, trained along the path "
-        "(on the training examples not held out).",
+        f"({source}); {kept}",
         "",
     ]
     return out
