@@ -524,8 +524,6 @@ def refit_at_chosen(est, X, y, *, started: float, time_limit: float | None) -> b
     """
     import time
 
-    from sklearn.base import clone
-
     from cutplane.exceptions import ConvergenceWarning
     from problems.solvers import CuttingPlane
 
@@ -542,11 +540,13 @@ def refit_at_chosen(est, X, y, *, started: float, time_limit: float | None) -> b
             est.validation_ = dict(est.validation_, refit=False)
             return False
     eps = est.path_["eps"][est.best_index_]
-    solver = clone(est.solver) if est.solver is not None else CuttingPlane()
+    # shallow copies (not sklearn's clone, which deep-copies parameters): an executor instance the
+    # user passed in the solver stays the user's and is used as given
+    solver = CuttingPlane() if est.solver is None else type(est.solver)(**est.solver.get_params(deep=False))
     if isinstance(solver, CuttingPlane):
         solver.set_params(eps=eps, max_iter=est.solver_options_.max_iter)
     solver.set_params(time_limit=remaining)
-    single = clone(est).set_params(C=float(est.C_), solver=solver)
+    single = type(est)(**dict(est.get_params(deep=False), C=float(est.C_), solver=solver))
     t0 = time.perf_counter()
     single.fit(X, y)
     seconds = time.perf_counter() - t0

@@ -397,3 +397,33 @@ def test_parser_grid(tmp_path):
     assert back.C_ == auto.C_ and back.path_ == auto.path_
     with pytest.raises(InputError, match="validation_data"):
         DependencyParser(PARSE_TEMPLATES, C=[1.0, 10.0]).fit(train, validation_data=[object()])
+
+
+def test_refit_uses_the_users_executor_instance(task):
+    """The refit runs with the executor instance the user passed (not a deep copy of it), and the
+    instance stays open for the user."""
+    from cutplane.executors import get_executor
+
+    executor = get_executor("threads", 2)
+    seen = []
+    original_map = executor.map
+
+    def counting_map(*args, **kwargs):
+        seen.append(True)
+        return original_map(*args, **kwargs)
+
+    executor.map = counting_map
+    try:
+        est = SequenceTagger(task.templates, C=[1.0, 10.0], regularizer="ssvm", solver=CuttingPlane(executor=executor))
+        est.fit(task.X_train, task.y_train, validation_fraction=0.2)
+        assert est.validation_["refit"] is True and est.solver.executor is executor
+        n_path = sum(est.path_["n_iter"])
+        assert len(seen) >= n_path + est.n_iter_  # the path's oracle calls and the refit's went through it
+        plain = SequenceTagger(task.templates, C=[1.0, 10.0], regularizer="ssvm").fit(
+            task.X_train, task.y_train, validation_fraction=0.2
+        )
+        # the same certified optimum as the serial run (threads only change the summation order)
+        assert est.C_ == plain.C_
+        assert abs(est.objective_ - plain.objective_) <= est.path_["eps"][est.best_index_] + plain.gap_
+    finally:
+        executor.close()
