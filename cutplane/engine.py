@@ -388,7 +388,7 @@ def _minimize(
     warm_ws = None
     if warm_start is not None:
         dim0 = oracle.dim if isinstance(oracle, Oracle) else None
-        groups0 = getattr(regularizer, "groups", None)
+        groups0 = regularizer.groups if isinstance(regularizer, Regularizer) else None
         if isinstance(dim0, numbers.Integral) and not isinstance(dim0, bool):
             warm_ws, warm_w = _check_warm_start(warm_start, int(dim0), groups0, w0, resume)
             if warm_w is not None:

@@ -29,7 +29,7 @@ import numpy as np
 
 from .engine import minimize_with_working_set
 from .exceptions import InputError
-from .protocols import ReducedSolver
+from .protocols import ReducedSolver, Regularizer
 from .reduced.registry import make_reduced_solver
 from .working_set import WorkingSet
 
@@ -243,11 +243,12 @@ def regularization_path(
         time_limit = float(time_limit)
     if on_point is not None and not callable(on_point):
         raise InputError(f"must be callable, got {type(on_point).__name__}", field="on_point")
-    if getattr(regularizer, "is_indicator", False) or method == "kelley":
+    is_regularizer = isinstance(regularizer, Regularizer)  # anything else: minimize refuses it, naming what lacks
+    if (is_regularizer and regularizer.is_indicator) or method == "kelley":
         raise InputError("a path over lam needs a norm regulariser (an indicator set has no lam)", field="regularizer")
     order_idx = run_order(lams, order)
     reduced = solver
-    if not isinstance(solver, ReducedSolver) and hasattr(regularizer, "kind"):
+    if not isinstance(solver, ReducedSolver) and is_regularizer:
         reduced = make_reduced_solver(regularizer, solver)  # one for the path: compiled problems are reused
     results: list = [None] * len(lams)
     ran: list = []

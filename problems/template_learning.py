@@ -23,7 +23,7 @@ import numpy as np
 
 from cutplane.exceptions import ConvergenceWarning, InputError
 from problems import model_selection as ms
-from problems.solvers import Param, SPOMOptions, check_params, checked_solver
+from problems.solvers import CuttingPlane, Param, SPOMOptions, check_params, checked_solver
 from problems.validation import check_choice, check_int, check_positive
 
 __all__ = ["TemplateLearnerMixin", "REGULARIZERS", "DEFAULT_C_GRIDS", "make_regularizer"]
@@ -264,7 +264,7 @@ class TemplateLearnerMixin:
             self._set_template_stats(names, groups, n_groups, mu, active_rtol)
             self.path_result_ = None
         else:
-            user_eps = self.solver is not None and getattr(self.solver, "eps", None) is not None
+            user_eps = isinstance(self.solver, CuttingPlane) and self.solver.eps is not None
             eps = ms.path_eps(options, values, user_eps=user_eps, default_eps=self.DEFAULT_PATH_EPS)
             rows = [ms.not_run_row(C, e * C) for C, e in zip(values, eps)]
 
