@@ -66,7 +66,7 @@ def build_task(args):
             f"CoNLL-2000 chunking train.txt.gz, first {len(X)} of {len(data.inputs)} sentences, "
             "CRF++ chunking templates (problems.sequence.template_sets.CHUNKING)"
         )
-    tagger = SequenceTagger(templates, solver=CuttingPlane(executor="serial"))
+    tagger = SequenceTagger(templates, min_count=1, solver=CuttingPlane(executor="serial"))
     oracle = tagger.make_oracle(X, y)
     groups = tagger.feature_index_.coordinate_groups(len(tagger.labels_))
     n_groups = len(tagger.feature_index_.template_names)

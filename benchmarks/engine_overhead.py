@@ -133,7 +133,7 @@ def conll2000_oracle(n):
     from problems.solvers import CuttingPlane
 
     data = read_conll(dataset_path("conll2000-chunking", "train.txt.gz"))
-    return SequenceTagger(CHUNKING, solver=CuttingPlane(executor="serial")).make_oracle(
+    return SequenceTagger(CHUNKING, min_count=1, solver=CuttingPlane(executor="serial")).make_oracle(
         data.inputs[:n], data.labels[:n]
     )
 

@@ -13,7 +13,7 @@ vs time and vs passes, test metric vs time) beside them, and prints the table.
 Usage::
 
     python examples/compare_batch_online.py --out runs/compare [--real] [--max-train 2000] \\
-        [--C 10] [--epochs 20]
+        [--C 10] [--epochs 20] [--time-limit 600]
 """
 
 from __future__ import annotations
@@ -58,6 +58,8 @@ def run(name, train, test, templates, out, args, extra=()):
     ]
     if args.max_train:
         argv += ["--max-train", str(args.max_train)]
+    if args.time_limit is not None:
+        argv += ["--time-limit", f"{args.time_limit:g}"]
     sys.stdout.write(f"\n== {name}\n")
     return main(argv)
 
@@ -70,6 +72,13 @@ def main(argv=None):
     parser.add_argument("--epochs", type=int, default=30)
     parser.add_argument("--real", action="store_true", help="also CoNLL-2002 Spanish and CoNLL-2000")
     parser.add_argument("--max-train", type=int, default=None, dest="max_train")
+    parser.add_argument(
+        "--time-limit",
+        type=float,
+        default=None,
+        dest="time_limit",
+        help="seconds per method of each comparison (cutplane compare's --time-limit)",
+    )
     args = parser.parse_args(argv)
 
     from problems.synthetic import make_tagging_task

@@ -25,6 +25,8 @@ __all__ = [
     "byte_size",
     "format_label",
     "executor_names",
+    "resolve_executor",
+    "usable_cores",
     "add_solver_options",
     "make_solver",
     "check_solver_options",
@@ -115,6 +117,16 @@ def positive_int(text):
     return v
 
 
+def min_count_value(text):
+    """An argparse type of ``--min-count``: an integer >= 1, or ``auto`` (by regulariser)."""
+    if text == "auto":
+        return text
+    try:
+        return positive_int(text)
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"{exc} (or 'auto')") from None
+
+
 def c_value(text):
     """An argparse type of ``--C``: a finite number > 0, or ``auto`` (the default grid)."""
     if text.strip().lower() == "auto":
@@ -165,6 +177,32 @@ def executor_names() -> list:
     from cutplane.executors import EXECUTORS
 
     return list(EXECUTORS)
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the platform has one)."""
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def resolve_executor(args, task) -> None:
+    """``--executor`` left out: ``threads`` on as many workers as usable cores for the
+    structured tasks when there is more than one core (the oracle's compiled kernels release
+    the GIL), else ``serial``; ``--executor serial`` says one core. Sets ``args.executor``
+    (and ``args.workers`` when it was left out)."""
+    if args.executor is not None:
+        return
+    cores = usable_cores()
+    if task.structured and cores > 1:
+        args.executor = "threads"
+        if args.workers is None:
+            args.workers = cores
+    else:
+        args.executor = "serial"
 
 
 # ---------------------------------------------------------------------------- solvers

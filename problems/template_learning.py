@@ -26,7 +26,7 @@ from problems import model_selection as ms
 from problems.solvers import CuttingPlane, Param, SPOMOptions, check_params, checked_solver
 from problems.validation import check_choice, check_int, check_positive
 
-__all__ = ["TemplateLearnerMixin", "REGULARIZERS", "DEFAULT_C_GRIDS", "make_regularizer"]
+__all__ = ["TemplateLearnerMixin", "REGULARIZERS", "DEFAULT_C_GRIDS", "DEFAULT_MIN_COUNTS", "make_regularizer"]
 
 REGULARIZERS = ("mtl", "ssvm", "pmtl")
 
@@ -41,6 +41,27 @@ DEFAULT_C_GRIDS = {
     "mtl": (100.0, 1000.0, 10000.0),
     "pmtl": (100.0, 1000.0, 10000.0),
 }
+
+#: The feature cutoff ``min_count="auto"`` stands for, by regulariser (features seen fewer
+#: times in training are dropped, CRF++'s ``-f``). MTL^struct and pMTL^struct charge a template
+#: by the norm of its whole block, so at the large C they need, features seen once (a word
+#: pair is mostly unique) let them fit the training set through the few templates that hold
+#: most of them and memorise; dropping them removes that route. The structural SVM charges
+#: every weight alike and keeps every feature. Measured in
+#: ``docs/results/conll2000_summary.md`` (section "singleton features") and
+#: ``docs/results/default_models.md``.
+DEFAULT_MIN_COUNTS = {"ssvm": 1, "mtl": 2, "pmtl": 2}
+
+
+def _check_min_count(value, name):
+    """``min_count``: an integer >= 1 or ``"auto"`` (resolved by regulariser at ``fit``)."""
+    if isinstance(value, str) and value == "auto":
+        return value
+    try:
+        return check_int(value, name)
+    except InputError:
+        raise InputError(f"must be an integer >= 1 or 'auto', got {value!r:.40}", field=name) from None
+
 
 #: The ``path_`` columns of the structured estimators.
 PATH_COLUMNS = (*ms.PATH_COLUMNS, "n_active_templates", "active_templates")
@@ -95,7 +116,7 @@ class TemplateLearnerMixin:
         "C": Param(_check_C, "weight of the mean structured hinge: a number, a sequence or 'auto'"),
         "regularizer": Param(lambda v, n: check_choice(v, n, REGULARIZERS), "Omega by name"),
         "p": Param(lambda v, n: check_positive(v, n), "exponent of the p-block norm (pmtl)"),
-        "min_count": Param(lambda v, n: check_int(v, n), "feature count threshold"),
+        "min_count": Param(_check_min_count, "feature count threshold: an integer or 'auto'"),
         "active_rtol": Param(lambda v, n: check_positive(v, n, allow_zero=True), "active-template threshold"),
     }
 
@@ -109,7 +130,18 @@ class TemplateLearnerMixin:
             raise InputError(f"regularizer='pmtl' needs p > 1, got {prm['p']}", field="p")
         if prm["C"].kind == "auto":
             prm["C"] = ms.check_C(ms.AUTO, auto_grid=DEFAULT_C_GRIDS[prm["regularizer"]])
+        if prm["min_count"] == "auto":
+            prm["min_count"] = DEFAULT_MIN_COUNTS[prm["regularizer"]]
         return prm
+
+    def _resolved_min_count(self) -> int:
+        """``min_count`` as an integer: ``"auto"`` is :data:`DEFAULT_MIN_COUNTS` of the
+        regulariser (checked like :meth:`_checked_params`)."""
+        value = _check_min_count(self.min_count, "min_count")
+        if value != "auto":
+            return value
+        reg = check_choice(self.regularizer, "regularizer", REGULARIZERS)
+        return DEFAULT_MIN_COUNTS[reg]
 
     def _checked_solver(self, *, path=False):
         """The checked options of ``solver`` (``CuttingPlaneOptions`` or ``SPOMOptions``); with

@@ -144,7 +144,7 @@ def compare_sequence(
     from problems.sequence.tagger import SequenceTagger
     from problems.solvers import SPOM, CuttingPlane
 
-    common = dict(C=C, regularizer=regularizer, p=p, active_rtol=_ACTIVE_RTOL)
+    common = dict(C=C, regularizer=regularizer, p=p, min_count=1, active_rtol=_ACTIVE_RTOL)
     run = dict(time_limit=time_limit, executor=executor, n_workers=n_workers, verbose=verbose)
     # ---------------------------------------------------------------- batch
     mtl = SequenceTagger(templates, solver=CuttingPlane(eps=eps, max_iter=max_iter, **run), **common)

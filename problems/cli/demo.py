@@ -135,7 +135,9 @@ def demo_report(*, seed=0, C=DEMO_C, eps=DEMO_EPS, epochs=DEMO_EPOCHS, task=None
     methods = {}
     for key, name, regularizer in _METHODS:
         solver = SPOM(epochs=epochs, seed=seed) if key == "spom" else CuttingPlane(eps=eps)
-        est = SequenceTagger(task.templates, C=C, regularizer=regularizer, active_rtol=_ACTIVE_RTOL, solver=solver)
+        est = SequenceTagger(
+            task.templates, C=C, regularizer=regularizer, min_count=1, active_rtol=_ACTIVE_RTOL, solver=solver
+        )
         t0 = time.perf_counter()
         est.fit(task.X_train, task.y_train)
         methods[key] = _method_row(key, name, est, task, C, time.perf_counter() - t0)

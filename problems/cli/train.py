@@ -27,7 +27,11 @@ estimators are built with a solver object (:func:`problems.command_options.make_
 ``--checkpoint PATH`` saves the engine's state every ``--checkpoint-every`` iterations and on
 Ctrl-C / SIGTERM; the same command with ``--resume`` continues from it. ``--memory-limit``
 bounds the working set (``512K``, ``64M``, ``2G``: powers of 1024). ``--executor`` maps the
-structured oracles over sentences (:data:`cutplane.executors.EXECUTORS`).
+structured oracles over sentences (:data:`cutplane.executors.EXECUTORS`); left out, the
+structured tasks use threads on every usable core when there is more than one
+(:func:`problems.command_options.resolve_executor`), ``--executor serial`` one core.
+``--min-count`` is the feature cutoff (``auto`` for the sequence tasks:
+:data:`problems.template_learning.DEFAULT_MIN_COUNTS`).
 """
 
 from __future__ import annotations
@@ -47,9 +51,11 @@ from problems.command_options import (
     check_solver_options,
     executor_names,
     fraction,
+    min_count_value,
     positive_float,
     positive_int,
     resolve_C,
+    resolve_executor,
 )
 from problems.sequence.template_sets import TEMPLATE_SETS
 
@@ -130,13 +136,19 @@ def add_arguments(p):
         help="seed of the held-out examples of --dev-fraction (default 0)",
     )
     p.add_argument(
-        "--min-count", type=positive_int, default=1, dest="min_count", help="drop features seen fewer times (default 1)"
+        "--min-count",
+        type=min_count_value,
+        default=None,
+        dest="min_count",
+        help="drop features seen fewer times: an integer or 'auto' (sequence tasks: auto, which is 2 for mtl "
+        "and pmtl, 1 for ssvm; parse and linear tasks: 1)",
     )
     p.add_argument(
         "--executor",
         choices=executor_names(),
         default=None,
-        help="map of the structured oracle over sentences (default serial)",
+        help="map of the structured oracle over sentences (default: threads on every usable core when there are "
+        "more than one, else serial; --executor serial uses one core)",
     )
     p.add_argument("--workers", type=positive_int, default=None, help="workers of the executor")
     p.add_argument(
@@ -198,6 +210,7 @@ def run(args):
     if args.regularizer is None:
         args.regularizer = task.default_regularizer
     resolve_C(args, task)
+    resolve_executor(args, task)
     if args.eps is None and not args.C_grid:  # a grid scales its default tolerance with C
         args.eps = task.default_eps
     t0 = time.perf_counter()
@@ -210,6 +223,8 @@ def run(args):
         "checkpoint": None if args.checkpoint is None else str(args.checkpoint),
         "resumed": bool(args.resume),
         "memory_limit": args.memory_limit,
+        "executor": args.executor,
+        "workers": args.workers,
         **report,
     }
     summary = {k: v for k, v in report.items() if k != "history"}

@@ -124,7 +124,7 @@ def train_parse(args):
         regularizer=args.regularizer,
         p=args.p,
         decoder=decoder,
-        min_count=args.min_count,
+        min_count=1 if args.min_count is None else args.min_count,
         solver=make_solver(args),
     )
     est.fit(sentences, **validation_kwargs(args, _read_dev))

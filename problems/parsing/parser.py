@@ -180,8 +180,10 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         Divide each sentence's loss by its number of words.
     pos : {"upos", "xpos"}, default="upos"
         The POS column the templates read.
-    min_count : int, default=1
-        Drop features seen fewer times on the gold arcs of the training sentences.
+    min_count : int or "auto", default=1
+        Drop features seen fewer times on the gold arcs of the training sentences. ``"auto"``:
+        :data:`problems.template_learning.DEFAULT_MIN_COUNTS` of the regulariser (the tagger's
+        default; the parser keeps 1 until the cutoff is measured on parsing).
     active_rtol : float, default=1e-5
         A template is active when its weight norm exceeds ``active_rtol`` times the largest.
     solver : CuttingPlane, SPOM or None, default=None

@@ -82,10 +82,11 @@ def tagger_report(est, *, dev_file=None) -> dict:
     """The JSON report of a fitted :class:`~problems.sequence.tagger.SequenceTagger` (scale F):
     :func:`solver_report` (the model at the chosen C), the choice of C
     (:func:`~problems.command_options.selection_report`: ``C``, ``C_grid``, ``path``,
-    ``validation``) and the feature and label counts."""
+    ``validation``), the feature cutoff used (``min_count``) and the feature and label counts."""
     return dict(
         solver_report(est),
         **selection_report(est, source_file=dev_file),
+        min_count=int(est.feature_index_.min_count),
         n_features=int(est.feature_index_.n_features_),
         n_labels=len(est.labels_),
     )
@@ -101,7 +102,12 @@ def _fit_tagger(args, templates, X, y, read_dev):
         )
     check_holdout(args, len(X), "sentences")
     est = SequenceTagger(
-        templates, C=args.C, regularizer=reg, p=args.p, min_count=args.min_count, solver=make_solver(args)
+        templates,
+        C=args.C,
+        regularizer=reg,
+        p=args.p,
+        min_count="auto" if args.min_count is None else args.min_count,
+        solver=make_solver(args),
     )
     kwargs = validation_kwargs(args, read_dev)
     with warnings.catch_warnings():

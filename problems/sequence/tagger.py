@@ -33,7 +33,7 @@ from problems.model_selection import SELECTION_META, load_selection, selection_m
 from problems.sequence.feature_index import FeatureIndex, LabelAlphabet
 from problems.solvers import LEGACY_SOLVER_KEYS, make_executor, params_from_meta, params_to_meta, release_executor
 from problems.template_learning import TemplateLearnerMixin
-from problems.validation import check_int, check_sequences, warn_unseen_labels
+from problems.validation import check_sequences, warn_unseen_labels
 
 __all__ = ["SequenceTagger", "MODEL_SCHEMA"]
 
@@ -92,8 +92,11 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
     regularizer : {"mtl", "ssvm", "pmtl"}, default="mtl"
     p : float, default=1.0
         Exponent of the p-block norm for ``regularizer="pmtl"`` (``p > 1``).
-    min_count : int, default=1
-        Drop features seen fewer times in training (CRF++'s ``-f``).
+    min_count : int or "auto", default="auto"
+        Drop features seen fewer times in training (CRF++'s ``-f``). ``"auto"``: 2 for
+        ``"mtl"`` and ``"pmtl"``, 1 for ``"ssvm"``
+        (:data:`problems.template_learning.DEFAULT_MIN_COUNTS`, with why). (The default was 1
+        before; see CHANGELOG.md.)
     active_rtol : float, default=1e-5
         A template is active when its weight norm exceeds ``active_rtol`` times the largest.
     solver : CuttingPlane, SPOM or None, default=None
@@ -116,6 +119,8 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
     Attributes
     ----------
     feature_index_ : FeatureIndex
+    min_count_ : int
+        The feature cutoff used (``min_count`` with ``"auto"`` resolved).
     labels_ : LabelAlphabet
     coef_ : ndarray of shape (dim,)
         ``w`` in the layout of :mod:`problems.sequence.feature_index` (unigram block, then transitions).
@@ -158,7 +163,9 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
     #: The declarative parameter table (checked at ``fit``; the solver checks its own).
     PARAMETERS = TemplateLearnerMixin.PARAMETERS
 
-    def __init__(self, templates, *, C="auto", regularizer="mtl", p=1.0, min_count=1, active_rtol=1e-5, solver=None):
+    def __init__(
+        self, templates, *, C="auto", regularizer="mtl", p=1.0, min_count="auto", active_rtol=1e-5, solver=None
+    ):
         self.templates = templates
         self.C = C
         self.regularizer = regularizer
@@ -177,7 +184,8 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         from oracles.sequence import SequenceHingeOracle
 
         X, y = _check_corpus(X, y)
-        self.feature_index_ = FeatureIndex(self.templates, min_count=check_int(self.min_count, "min_count"))
+        self.min_count_ = self._resolved_min_count()
+        self.feature_index_ = FeatureIndex(self.templates, min_count=self.min_count_)
         feats = self.feature_index_.fit_transform(X)
         self.labels_ = LabelAlphabet.fit(y)
         codes = self.labels_.encode_corpus(y)
@@ -383,7 +391,8 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
                 path=path,
                 field="params",
             ) from None
-        idx = FeatureIndex(meta["templates"], min_count=est.min_count)
+        est.min_count_ = est._resolved_min_count()
+        idx = FeatureIndex(meta["templates"], min_count=est.min_count_)
         names = [str(s) for s in arrays["feature_names"]]
         idx.vocabulary_ = {s: k for k, s in enumerate(names)}
         idx.n_features_ = len(names)
@@ -449,9 +458,11 @@ def _check_tagger_file(arrays, meta, path):
             "template_weights must map template names to numbers", path=path, field="template_weights"
         )
     min_count = meta["params"].get("min_count", 1)
-    if not json_type_ok(min_count, (int,)) or min_count < 1:
+    if min_count != "auto" and (not json_type_ok(min_count, (int,)) or min_count < 1):
         raise ModelFormatError(
-            f"params.min_count must be an integer >= 1, got {str(min_count)[:40]!r}", path=path, field="params"
+            f"params.min_count must be an integer >= 1 or 'auto', got {str(min_count)[:40]!r}",
+            path=path,
+            field="params",
         )
 
 

@@ -207,7 +207,7 @@ def test_time_limit_whole_path():
     oracle = _binary(8, n=200, d=30)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        path = regularization_path(oracle, L2(), [1.0, 1e-3, 1e-4, 1e-5], eps=1e-9, time_limit=0.05, max_iter=100000)
+        path = regularization_path(oracle, L2(), [1.0, 1e-3, 1e-4, 1e-5], eps=1e-9, time_limit=1e-6, max_iter=100000)
     assert path.status == "time_limit"
     assert len(path.run_order) < 4 or path.results[path.run_order[-1]].status == "time_limit"
     assert all((r is None) == (i not in path.run_order) for i, r in enumerate(path.results))

@@ -189,3 +189,21 @@ def test_a_dev_file_with_unseen_labels_is_scored_with_one_warning(files, capsys)
     err = capsys.readouterr().err
     assert err.count("unseen in training") == 1 and "B-XX" in err and str(d / "unseen.txt") in err
     assert all(s < 1.0 for s in _report(d)["path"]["validation_score"])
+
+
+@pytest.mark.parametrize(
+    "extra, expected",
+    [((), 2), (("--regularizer", "ssvm"), 1), (("--min-count", "auto"), 2), (("--min-count", "3"), 3)],
+)
+def test_min_count_default_is_auto(files, extra, expected):
+    d = files
+    assert _train(d, "--C", "10", "--report", d / "r.json", *extra) == 0
+    assert _report(d)["min_count"] == expected
+
+
+@pytest.mark.parametrize("bad", ["0", "two", "1.5"])
+def test_bad_min_count_is_one_error(files, capsys, bad):
+    d = files
+    assert _train(d, "--C", "10", "--min-count", bad) == 2
+    err = capsys.readouterr().err
+    assert err.count("error:") == 1 and "--min-count" in err and "'auto'" in err and "Traceback" not in err

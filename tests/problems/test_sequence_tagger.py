@@ -162,3 +162,38 @@ def test_default_solver(task, fitted):
     est = SequenceTagger(task.templates, C=10.0).fit(task.X_train, task.y_train)
     assert est.solver is None and est.solver_options_.eps == 0.1 and est.solver_options_.max_iter == 500
     assert est.objective_ == pytest.approx(mtl.objective_, rel=1e-12)
+
+
+@pytest.mark.parametrize("regularizer, p, expected", [("mtl", 1.0, 2), ("pmtl", 1.5, 2), ("ssvm", 1.0, 1)])
+def test_min_count_auto_resolves_by_regularizer(task, regularizer, p, expected):
+    """``min_count="auto"`` (the default) is DEFAULT_MIN_COUNTS of the regulariser, and the
+    feature index then holds exactly the features seen at least that often."""
+    from problems.sequence.feature_index import FeatureIndex
+    from problems.template_learning import DEFAULT_MIN_COUNTS
+
+    assert SequenceTagger(task.templates).get_params()["min_count"] == "auto"
+    assert DEFAULT_MIN_COUNTS[regularizer] == expected
+    est = SequenceTagger(task.templates, C=10.0, regularizer=regularizer, p=p)
+    est.make_oracle(task.X_train, task.y_train)
+    assert est.min_count_ == expected
+    explicit = FeatureIndex(task.templates, min_count=expected).fit(task.X_train)
+    assert est.feature_index_.vocabulary_ == explicit.vocabulary_
+    # an explicit integer wins over the regulariser's default
+    est1 = SequenceTagger(task.templates, C=10.0, regularizer=regularizer, p=p, min_count=1)
+    est1.make_oracle(task.X_train, task.y_train)
+    assert est1.min_count_ == 1 and est1.feature_index_.n_features_ >= est.feature_index_.n_features_
+
+
+@pytest.mark.parametrize("bad", ["two", 1.5, True, 0])
+def test_min_count_refuses_other_values(task, bad):
+    with pytest.raises(InputError) as err:
+        SequenceTagger(task.templates, C=10.0, min_count=bad).fit(task.X_train, task.y_train)
+    assert err.value.field == "min_count" and "'auto'" in err.value.message
+
+
+def test_min_count_auto_survives_save_and_load(task, tmp_path):
+    est = SequenceTagger(task.templates, C=10.0, solver=CuttingPlane(eps=1.0)).fit(task.X_train, task.y_train)
+    est.save(tmp_path / "m.npz")
+    back = SequenceTagger.load(tmp_path / "m.npz")
+    assert back.min_count == "auto" and back.min_count_ == 2
+    assert back.predict(task.X_test) == est.predict(task.X_test)
