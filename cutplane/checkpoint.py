@@ -57,7 +57,10 @@ logger = logging.getLogger("cutplane")
 FORMAT_NAME = "cutplane-checkpoint"
 FORMAT_VERSION = 1
 _META = "__meta__"
-_HISTORY_COLUMNS = 10
+_HISTORY_COLUMNS = 12
+#: Checkpoints written before the history kept wall and CPU seconds have 10 columns; they load
+#: with those two columns NaN.
+_OLD_HISTORY_COLUMNS = 10
 
 
 @dataclass
@@ -254,6 +257,8 @@ def _check_header(arrays, meta, path, dim, fp):
 def _check_shapes(arrays, meta, path, dim):
     n, r = meta.get("n_cuts"), meta.get("n_iter")
     expect = {"w": (dim,), "best_w": (dim,), "scalars": (5,), "history": (r, _HISTORY_COLUMNS)}
+    if getattr(arrays.get("history"), "shape", None) == (r, _OLD_HISTORY_COLUMNS):
+        expect["history"] = (r, _OLD_HISTORY_COLUMNS)
     if n:
         expect.update(ws_offsets=(n,), ws_duals=(n,), ws_idle=(n,))
         if meta.get("sparse"):
@@ -323,7 +328,7 @@ def load_checkpoint(path, *, dim, fingerprint, groups=None) -> EngineState:
             best_upper=float(s[0]),
             lower=float(s[1]),
             exact=bool(meta["exact"]),
-            rows=[tuple(row) for row in arrays["history"].tolist()],
+            rows=[tuple(row) + (np.nan,) * (_HISTORY_COLUMNS - len(row)) for row in arrays["history"].tolist()],
             fallbacks=[FallbackRecord(int(i), str(b), str(r)) for i, b, r in meta["fallbacks"]],
             n_calls=int(meta["n_calls"]),
             n_searches=int(meta["n_searches"]),

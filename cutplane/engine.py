@@ -439,6 +439,7 @@ def _minimize(
     reduced = solver if isinstance(solver, ReducedSolver) else make_reduced_solver(regularizer, solver)
     reporter = ProgressReporter(verbose, max_iter, method)
     t_start = t_call - st.elapsed  # elapsed times count over resumed runs
+    cpu_start = time.process_time() - _last_cpu_time(st.rows)
     solution, outcome, status, phase, n_start = None, None, "max_iter", "boundary", st.n_iter
     cut_bytes = 0
     guard = InterruptGuard(enabled=ckpt is not None)
@@ -505,7 +506,7 @@ def _minimize(
                     )
                     t_step = time.perf_counter() - t0
                 with guard.critical():
-                    _finish_iteration(st, outcome, upper, t_oracle, t_solve, t_step, it)
+                    _finish_iteration(st, outcome, upper, t_oracle, t_solve, t_step, it, _clocks(t_start, cpu_start))
                     phase = "callback"
                 info = IterationInfo(
                     it,
@@ -542,7 +543,7 @@ def _minimize(
                 if phase == "step" and solution is not None:  # the step did not finish (phase "step" comes
                     # after a solve): query the reduced minimiser (a BMRM step)
                     outcome = StepOutcome(solution.w)
-                    _finish_iteration(st, outcome, upper, t_oracle, t_solve, 0.0, it)
+                    _finish_iteration(st, outcome, upper, t_oracle, t_solve, 0.0, it, _clocks(t_start, cpu_start))
                     phase = "callback"
                 if phase == "callback":
                     _to_boundary(st, outcome, prune_after, max_cuts, memory_limit, cut_bytes, groups, risk_lower_bound)
@@ -600,8 +601,21 @@ def _adopt(ws, max_cuts, memory_limit, groups, floor):
     return ws
 
 
-def _finish_iteration(st, outcome, upper, t_oracle, t_solve, t_step, it):
-    """Fold the step's line-search point into the bounds and write the iteration's history row."""
+def _last_cpu_time(rows) -> float:
+    """CPU seconds recorded by the last history row (a resumed run counts on from it); 0 if none."""
+    if rows and len(rows[-1]) >= 12 and np.isfinite(rows[-1][11]):
+        return float(rows[-1][11])
+    return 0.0
+
+
+def _clocks(t_start, cpu_start):
+    """``(wall, cpu)`` seconds since the run started (the history's last two columns)."""
+    return time.perf_counter() - t_start, time.process_time() - cpu_start
+
+
+def _finish_iteration(st, outcome, upper, t_oracle, t_solve, t_step, it, clocks):
+    """Fold the step's line-search point into the bounds and write the iteration's history row
+    (``clocks``: wall and CPU seconds since the run started)."""
     if outcome is not None:
         st.n_calls += outcome.oracle_calls
         st.n_searches += int(outcome.line_search)
@@ -620,6 +634,7 @@ def _finish_iteration(st, outcome, upper, t_oracle, t_solve, t_step, it):
         t_step,
         np.nan if outcome is None or outcome.candidate is None else outcome.candidate_value,
         np.nan if outcome is None else outcome.step_length,
+        *clocks,
     )
 
 

@@ -101,6 +101,13 @@ class History:
         iteration had converged before the step.
     step_length : ndarray of shape (n_iter,)
         The line-search step ``k_t``; NaN without a line search.
+    wall_time : ndarray of shape (n_iter,)
+        Wall-clock seconds since the run started, at the end of iteration t (over resumed
+        runs: counted from the first start); with ``best_upper`` it gives the time to any
+        target objective. NaN for rows of a checkpoint written before this column existed.
+    cpu_time : ndarray of shape (n_iter,)
+        CPU seconds of the process (all threads, :func:`time.process_time`) since the run
+        started, at the end of iteration t; NaN as ``wall_time``.
 
     Notes
     -----
@@ -118,6 +125,8 @@ class History:
     step_time: np.ndarray | None = None  # None: filled by __post_init__ (zeros)
     line_search_value: np.ndarray | None = None  # None: filled by __post_init__ (NaN)
     step_length: np.ndarray | None = None  # None: filled by __post_init__ (NaN)
+    wall_time: np.ndarray | None = None  # None: filled by __post_init__ (NaN)
+    cpu_time: np.ndarray | None = None  # None: filled by __post_init__ (NaN)
 
     _NAMES = (
         "upper",
@@ -130,17 +139,19 @@ class History:
         "step_time",
         "line_search_value",
         "step_length",
+        "wall_time",
+        "cpu_time",
     )
 
     def __post_init__(self):
         n = int(np.shape(self.upper)[0])
-        for name in ("step_time", "line_search_value", "step_length"):
+        for name in ("step_time", "line_search_value", "step_length", "wall_time", "cpu_time"):
             if getattr(self, name) is None:
                 setattr(self, name, np.full(n, 0.0 if name == "step_time" else np.nan))
 
     @classmethod
     def from_rows(cls, rows) -> History:
-        """Build from a list of tuples ordered as the attributes (the last three optional)."""
+        """Build from a list of tuples ordered as the attributes (the last five optional)."""
         names: tuple[str, ...] = cls._NAMES
         if not rows:
             return cls(*(np.zeros(0, dtype=np.int64 if n == "n_cuts" else np.float64) for n in names))

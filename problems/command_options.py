@@ -357,6 +357,8 @@ def solver_report(est) -> dict:
             "oracle_time": hist.oracle_time.tolist(),
             "solver_time": hist.solver_time.tolist(),
             "n_cuts": hist.n_cuts.tolist(),
+            "wall_time": hist.wall_time.tolist(),
+            "cpu_time": hist.cpu_time.tolist(),
         },
     )
     return out

@@ -60,6 +60,8 @@ def svm_report(est) -> dict:
             "oracle_time": hist.oracle_time.tolist(),
             "solver_time": hist.solver_time.tolist(),
             "n_cuts": hist.n_cuts.tolist(),
+            "wall_time": hist.wall_time.tolist(),
+            "cpu_time": hist.cpu_time.tolist(),
         },
     }
 

@@ -341,3 +341,60 @@ def test_every_bit_of_the_zip_directory_is_checked(saved, tmp_path):
         np.testing.assert_array_equal(state.w, good.w)
         np.testing.assert_array_equal(state.working_set.offsets, good.working_set.offsets)
     assert refused > 80
+
+
+def _check_clocks(hist, time_s=None):
+    """The history's wall and CPU columns: finite, non-negative, non-decreasing."""
+    for col in (hist.wall_time, hist.cpu_time):
+        assert col.shape == hist.upper.shape and np.all(np.isfinite(col)) and np.all(col >= 0)
+        assert np.all(np.diff(col) >= 0)
+    if time_s is not None:
+        assert hist.wall_time[-1] <= time_s + 1e-9
+
+
+@pytest.mark.parametrize("method", ["bmrm", "ls-bmrm"])
+def test_history_keeps_wall_and_cpu_seconds(method):
+    res = minimize(make_oracle("hinge", 3, 60, 6, False), L2(), LAM, eps=EPS, method=method)
+    assert res.n_iter > 3
+    _check_clocks(res.history, res.time_s)
+
+
+def test_resumed_history_counts_seconds_on(tmp_path):
+    """After an interrupt and a resume the clocks go on from the saved rows, never back."""
+    path = tmp_path / "c.npz"
+    first = minimize(
+        make_oracle("hinge", 4, 60, 6, False),
+        L2(),
+        LAM,
+        eps=EPS,
+        checkpoint=path,
+        checkpoint_every=1,
+        callback=interrupt_at(4),
+    )
+    resumed = minimize(make_oracle("hinge", 4, 60, 6, False), L2(), LAM, eps=EPS, checkpoint=path, resume=True)
+    k = first.n_iter
+    assert resumed.n_iter > k
+    np.testing.assert_array_equal(resumed.history.wall_time[:k], first.history.wall_time)
+    np.testing.assert_array_equal(resumed.history.cpu_time[:k], first.history.cpu_time)
+    _check_clocks(resumed.history)
+
+
+def test_checkpoint_without_the_clock_columns_loads(tmp_path, monkeypatch):
+    """A checkpoint written before the history kept wall / CPU seconds (10 columns) resumes; its
+    rows get NaN clocks and the new rows count from zero."""
+    import cutplane.checkpoint as ckpt
+
+    path = tmp_path / "old.npz"
+    oracle = make_oracle("hinge", 5, 60, 6, False)
+    with pytest.warns(ConvergenceWarning):
+        minimize(oracle, L2(), LAM, eps=EPS, max_iter=3, checkpoint=path)
+    state = load_checkpoint(path, dim=oracle.dim, fingerprint=_fp(oracle, L2()))
+    state.rows = [row[:10] for row in state.rows]
+    monkeypatch.setattr(ckpt, "_HISTORY_COLUMNS", 10)
+    save_checkpoint(path, state, fingerprint=_fp(oracle, L2()), method="bmrm")
+    monkeypatch.undo()
+    back = load_checkpoint(path, dim=oracle.dim, fingerprint=_fp(oracle, L2()))
+    assert all(len(r) == 12 and np.isnan(r[10]) and np.isnan(r[11]) for r in back.rows)
+    more = minimize(make_oracle("hinge", 5, 60, 6, False), L2(), LAM, eps=EPS, checkpoint=path, resume=True)
+    assert more.status == "converged" and np.all(np.isnan(more.history.wall_time[:3]))
+    assert np.all(np.isfinite(more.history.cpu_time[3:])) and np.all(np.diff(more.history.cpu_time[3:]) >= 0)
