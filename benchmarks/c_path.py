@@ -95,7 +95,7 @@ def run(args):
     Cs = [float(c) for c in args.C]
     lams = [1.0 / c for c in Cs]
     eps = [args.eps / c if args.eps_engine is None else args.eps_engine for c in Cs]
-    common = dict(max_iter=args.max_iter, prune_after=args.prune_after)
+    common = dict(max_iter=args.max_iter, prune_after=args.prune_after, rtol=args.rtol)
     rows = []
     for name in args.regularizers:
         reg = make_regularizer(name, groups, n_groups)
@@ -116,7 +116,9 @@ def run(args):
             for i in path.run_order:
                 C, res = Cs[i], path.results[i]
                 c = cold[C]
-                agrees = abs(res.objective - c.objective) <= res.eps + c.eps + 1e-9 * max(1.0, abs(c.objective))
+                agrees = abs(res.objective - c.objective) <= res.tolerance + c.tolerance + 1e-9 * max(
+                    1.0, abs(c.objective)
+                )
                 valid = res.lower_bound <= c.objective + 1e-9 * max(1.0, abs(c.objective))
                 rows.append(
                     dict(
@@ -229,6 +231,12 @@ def main(argv=None):
         default=None,
         help="certified gap on the engine's scale F / C at every C instead (eps_F = eps_engine * C)",
     )
+    ap.add_argument(
+        "--rtol",
+        type=float,
+        default=None,
+        help="also a relative gap at every run: stop once the gap is at most rtol * F (cutplane.minimize's rtol)",
+    )
     ap.add_argument("--regularizers", nargs="+", choices=("ssvm", "mtl"), default=["ssvm", "mtl"])
     ap.add_argument("--orders", nargs="+", choices=("decreasing", "increasing"), default=["decreasing", "increasing"])
     ap.add_argument("--max-iter", type=int, default=5000)
@@ -259,6 +267,11 @@ def main(argv=None):
             "(SequenceTagger's default)"
             if args.eps_engine is None
             else f"engine gap `{args.eps_engine:g}` at every C (on the scale of `F`: `{args.eps_engine:g} C`)"
+        )
+        + (
+            ""
+            if args.rtol is None
+            else f", or a relative gap `rtol = {args.rtol:g}` (a run stops at `max(eps, rtol |F|)`), whichever is larger"
         ),
         max_iter=args.max_iter,
         prune_after=args.prune_after,

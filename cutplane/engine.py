@@ -32,7 +32,7 @@ from .interrupt import InterruptGuard
 from .progress import ProgressReporter
 from .protocols import REGULARIZER_CAPABILITIES, REGULARIZER_METHODS, Oracle, ReducedSolver, Regularizer, risk_floor
 from .reduced.registry import make_reduced_solver
-from .result import FallbackRecord, History, IterationInfo, Result
+from .result import FallbackRecord, History, IterationInfo, Result, gap_tolerance
 from .steps import DirectStep, LineSearchStep, StepContext, StepOutcome
 from .working_set import WorkingSet
 from .working_set.memory_budget import bytes_after_add, fit_memory, slope_bytes
@@ -204,6 +204,7 @@ def minimize(
     resume=False,
     memory_limit=None,
     warm_start=None,
+    rtol=None,
 ) -> Result:
     """Minimise ``F(w) = lam * Omega(w) + R(w)`` to a certified gap ``eps``.
 
@@ -224,6 +225,10 @@ def minimize(
         1-D search on oracle values) and calls the oracle at ``(1 - theta) w^b + theta w_t``.
     eps : float
         Absolute gap on the scale of ``F``.
+    rtol : float, optional
+        Relative gap, ``0 < rtol < 1``: the run also stops once the certified gap is at most
+        ``rtol * |F(w_best)|`` (the gap it stops at is ``max(eps, rtol * |F(w_best)|)``,
+        :attr:`Result.tolerance`). None (default): ``eps`` alone.
     max_iter : int
         Oracle-call budget, counted over resumed runs too.
     time_limit : float, optional
@@ -314,6 +319,7 @@ def minimize(
         resume=resume,
         memory_limit=memory_limit,
         warm_start=warm_start,
+        rtol=rtol,
         stacklevel=3,
     )[0]
 
@@ -382,6 +388,7 @@ def _minimize(
     resume=False,
     memory_limit=None,
     warm_start=None,
+    rtol=None,
     stacklevel=2,
 ):
     t_call = time.perf_counter()
@@ -397,6 +404,7 @@ def _minimize(
         oracle, regularizer, lam, method, eps, max_iter, time_limit, max_cuts, prune_after, w0
     )
     checkpoint_every = _positive(checkpoint_every, "checkpoint_every", integer=True)
+    rtol = _check_rtol(rtol)
     memory_limit = _positive(memory_limit, "memory_limit", integer=True, allow_none=True)
     if resume and checkpoint is None:
         raise InputError("resume=True needs the checkpoint path to resume from", field="resume")
@@ -499,7 +507,7 @@ def _minimize(
                     st.pending, outcome, phase = None, None, "step"
                     st.rows.append(None)  # the row of this iteration, filled in below
                 t_step = 0.0
-                if st.best_upper - st.lower > eps:
+                if st.best_upper - st.lower > gap_tolerance(eps, rtol, st.best_upper):
                     t0 = time.perf_counter()
                     outcome = step.next_query(
                         solution, StepContext(oracle, regularizer, lam, st.best_w, st.best_upper, it)
@@ -520,7 +528,7 @@ def _minimize(
                     lam,
                 )
                 reporter.update(info)
-                if st.best_upper - st.lower <= eps:
+                if st.best_upper - st.lower <= gap_tolerance(eps, rtol, st.best_upper):
                     status = "converged"
                     break
                 stop = callback is not None and callback(info)
@@ -556,7 +564,7 @@ def _minimize(
     if status in ("max_iter", "time_limit"):
         warnings.warn(
             f"{method} stopped ({status}) after {st.n_iter} iterations with gap "
-            f"{st.best_upper - st.lower:.3g} > eps = {eps:.3g}",
+            f"{st.best_upper - st.lower:.3g} > eps = {gap_tolerance(eps, rtol, st.best_upper):.3g}",
             ConvergenceWarning,
             stacklevel=stacklevel,
         )
@@ -580,6 +588,7 @@ def _minimize(
         peak_working_set_bytes=int(st.peak_bytes),
         method=method,
         eps=eps,
+        rtol=rtol,
         n_oracle_calls=st.n_calls,
         n_line_searches=st.n_searches,
         step_time_s=0.0 if history.step_time is None else float(history.step_time.sum()),
@@ -599,6 +608,15 @@ def _adopt(ws, max_cuts, memory_limit, groups, floor):
     if memory_limit is not None:
         ws = fit_memory(ws, memory_limit, 0, groups=groups, floor=floor)
     return ws
+
+
+def _check_rtol(rtol):
+    """``rtol``: None or a number in (0, 1)."""
+    if rtol is None:
+        return None
+    if isinstance(rtol, bool) or not isinstance(rtol, numbers.Real) or not 0.0 < float(rtol) < 1.0:
+        raise InputError(f"must be a number in (0, 1) or None, got {rtol!r}", field="rtol")
+    return float(rtol)
 
 
 def _last_cpu_time(rows) -> float:

@@ -193,6 +193,7 @@ def regularization_path(
     order="auto",
     callback=None,
     on_point: Callable | None = None,
+    rtol=None,
 ) -> PathResult:
     """Minimise ``F_lam(w) = lam * Omega(w) + R(w)`` at every ``lam`` of ``lams``, each to its certified gap.
 
@@ -210,6 +211,11 @@ def regularization_path(
     eps : float or sequence of float
         Absolute gap on the engine's scale ``F_lam``: one for every point, or one per point
         aligned with ``lams``.
+    rtol : float, optional
+        Relative gap at every point (:func:`cutplane.minimize`): a point stops once its
+        certified gap is at most ``max(eps, rtol * |F_lam(w_best)|)``. Along a path the scale
+        of ``F_lam`` changes by orders of magnitude, so a relative gap asks the same accuracy
+        of every point where one absolute ``eps`` is tighter at some points than at others.
     method : {"bmrm", "ls-bmrm"}
     max_iter : int
         Oracle-call budget of each point.
@@ -267,6 +273,7 @@ def regularization_path(
             lams[i],
             method=method,
             eps=eps_all[i],
+            rtol=rtol,
             max_iter=max_iter,
             time_limit=remaining,
             max_cuts=max_cuts,

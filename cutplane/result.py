@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["History", "FallbackRecord", "IterationInfo", "Result", "STATUSES"]
+__all__ = ["History", "FallbackRecord", "IterationInfo", "Result", "STATUSES", "gap_tolerance"]
 
 STATUSES = ("converged", "max_iter", "time_limit", "interrupted", "callback")
 
@@ -71,6 +71,14 @@ class IterationInfo(NamedTuple):
     elapsed: float
     w: np.ndarray
     lam: float | None = None
+
+
+def gap_tolerance(eps: float, rtol: float | None, upper: float) -> float:
+    """The certified gap a run stops at: ``eps``, or ``max(eps, rtol * |upper|)`` with a relative
+    tolerance (``upper``: the best upper bound, ``F`` at the best point)."""
+    if rtol is None or not np.isfinite(upper):
+        return eps
+    return max(eps, rtol * abs(upper))
 
 
 @dataclass
@@ -180,7 +188,8 @@ class Result:
     lower_bound : float
         Certified lower bound on ``min F``.
     gap : float
-        ``objective - lower_bound``; ``status == "converged"`` iff ``gap <= eps``.
+        ``objective - lower_bound``; ``status == "converged"`` iff ``gap <= tolerance``
+        (``eps``, or ``max(eps, rtol * |objective|)`` when ``rtol`` was given).
     n_iter : int
         Oracle calls made.
     status : str
@@ -205,6 +214,8 @@ class Result:
         The method that produced this result.
     eps : float
         The requested gap.
+    rtol : float or None
+        The requested relative gap (None: none).
     n_oracle_calls : int
         Oracle evaluations: one per iteration, plus those of the generic line search.
     n_line_searches : int
@@ -234,6 +245,12 @@ class Result:
     n_oracle_calls: int = 0
     n_line_searches: int = 0
     step_time_s: float = 0.0
+    rtol: float | None = None
+
+    @property
+    def tolerance(self) -> float:
+        """The gap this run had to reach: ``eps``, or ``max(eps, rtol * |objective|)``."""
+        return gap_tolerance(self.eps, self.rtol, self.objective)
 
     @property
     def converged(self) -> bool:
@@ -246,7 +263,9 @@ class Result:
             f"cutplane {self.method}: {self.status} after {self.n_iter} iterations in {self.time_s:.3g} s",
             f"  objective   {self.objective:.10g}",
             f"  lower bound {self.lower_bound:.10g}",
-            f"  gap         {self.gap:.3g} (eps {self.eps:.3g}){'' if self.exact else ' [relative to inexact cuts]'}",
+            f"  gap         {self.gap:.3g} (eps {self.eps:.3g}"
+            f"{'' if self.rtol is None else f', rtol {self.rtol:.3g}'})"
+            f"{'' if self.exact else ' [relative to inexact cuts]'}",
             f"  time        oracle {self.oracle_time_s:.3g} s, reduced solver {self.solver_time_s:.3g} s"
             f" ({self.backend or 'no backend'}), line search {self.step_time_s:.3g} s",
             f"  calls       {self.n_oracle_calls} oracle, {self.n_line_searches} line searches",

@@ -287,6 +287,7 @@ def make_solver(args, *, method=None):
         checkpoint_every=args.checkpoint_every,
         resume=args.resume,
         memory_limit=args.memory_limit,
+        rtol=getattr(args, "rtol", None),
         **kw,
         **mapping,
     )
@@ -314,6 +315,7 @@ def solver_report(est) -> dict:
         "lower_bound": est.lower_bound_,
         "gap": est.gap_,
         "eps": None if spom else float(est.path_["eps"][est.best_index_]),
+        "rtol": None if spom else options.rtol,
         "C": C,
         "iterations": est.n_iter_,
         "status": res.status,

@@ -320,6 +320,8 @@ def run_cutting_plane_path(
     )
     if options.backend is not None:
         kwargs["solver"] = options.backend
+    if options.rtol is not None:
+        kwargs["rtol"] = options.rtol
     if risk_lower_bound is not None:
         kwargs["risk_lower_bound"] = float(risk_lower_bound)
     try:

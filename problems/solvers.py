@@ -107,6 +107,14 @@ def _positive(value, name):
     return check_positive(value, name)
 
 
+def _rtol(value, name):
+    """A relative gap in (0, 1)."""
+    v = check_positive(value, name)
+    if not v < 1.0:
+        raise InputError(f"must be in (0, 1), got {value!r}", field=name)
+    return v
+
+
 def _nonnegative(value, name):
     return check_positive(value, name, allow_zero=True)
 
@@ -173,6 +181,7 @@ class CuttingPlaneOptions:
     resume: bool
     memory_limit: int | None
     verbose: bool
+    rtol: float | None = None
 
     def minimize_kwargs(self, C: float = 1.0) -> dict:
         """Keywords of :func:`cutplane.minimize` for ``F / C`` (``eps / C``); no ``risk_lower_bound``
@@ -192,6 +201,8 @@ class CuttingPlaneOptions:
         )
         if self.backend is not None:
             kwargs["solver"] = self.backend
+        if self.rtol is not None:
+            kwargs["rtol"] = self.rtol
         return kwargs
 
 
@@ -236,6 +247,9 @@ class CuttingPlane(OptionSet):
         Bytes for the working set (oldest cuts aggregated to stay within it).
     verbose : bool, default=False
         Progress bar and per-iteration INFO logging.
+    rtol : float, optional
+        Relative certified gap, ``0 < rtol < 1``: the run (each point of a grid of C) also stops
+        once its gap is at most ``rtol * F`` (:func:`cutplane.minimize`). None: ``eps`` alone.
     """
 
     #: The declarative parameter table: checked at ``fit`` by :meth:`checked`.
@@ -256,6 +270,7 @@ class CuttingPlane(OptionSet):
         "resume": Param(check_bool, "resume from the checkpoint"),
         "memory_limit": Param(_count, "working-set bytes", allow_none=True),
         "verbose": Param(check_bool, "progress display"),
+        "rtol": Param(_rtol, "relative certified tolerance", allow_none=True),
     }
 
     def __init__(
@@ -277,6 +292,7 @@ class CuttingPlane(OptionSet):
         resume=False,
         memory_limit=None,
         verbose=False,
+        rtol=None,
     ):
         self.method = method
         self.eps = eps
@@ -294,6 +310,7 @@ class CuttingPlane(OptionSet):
         self.resume = resume
         self.memory_limit = memory_limit
         self.verbose = verbose
+        self.rtol = rtol
 
     def checked(self, *, eps: float, max_iter: int) -> CuttingPlaneOptions:
         """The options, validated, with ``eps`` / ``max_iter`` defaulting to the given values.

@@ -411,6 +411,8 @@ class TemplateLearnerMixin:
             return
         res = self.result_
         eps = self.path_["eps"][self.best_index_]
+        if options.rtol is not None:  # the run's own tolerance: max(eps, rtol |F|)
+            eps = max(eps, options.rtol * abs(self.objective_))
         if res.status != "converged" or self.gap_ > eps * (1.0 + 1e-9):
             where = f" at C={self.C_:g}" if len(self.path_["C"]) > 1 else ""
             warnings.warn(

@@ -96,6 +96,13 @@ def add_arguments(p):
         "on a grid of C: 1e-3 * C resp. 0.01 * C at each point)",
     )
     p.add_argument(
+        "--rtol",
+        type=positive_float,
+        default=None,
+        help="also stop once the certified gap is at most this share of F (e.g. 0.01: a 1%% relative gap; "
+        "on a grid of C, at each point)",
+    )
+    p.add_argument(
         "--time-limit",
         type=positive_float,
         default=None,

@@ -385,3 +385,36 @@ def test_oracle_risk_floor_is_a_cut_only_where_the_regulariser_takes_it(make_reg
     assert default.status == explicit.status == "converged"
     assert default.history.n_cuts[0] == (2 if floor_cut else 1) and explicit.history.n_cuts[0] == 2
     assert default.objective == pytest.approx(explicit.objective, abs=2 * eps)
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    seed=st.integers(0, 2**31),
+    kind=st.sampled_from(["maxaffine", "hinge"]),
+    n=st.integers(1, 25),
+    dim=st.integers(1, 6),
+    lam=st.sampled_from([0.05, 0.5, 5.0]),
+    rtol=st.sampled_from([1e-3, 1e-2, 0.1]),
+    method=st.sampled_from(["bmrm", "ls-bmrm"]),
+)
+def test_relative_gap_stops_certified(seed, kind, n, dim, lam, rtol, method):
+    """With ``rtol`` the run stops at the first iteration whose certified gap is at most
+    ``max(eps, rtol |F(w_best)|)``; the bounds stay valid against a direct solve."""
+    oracle = make_oracle(kind, seed, n, dim, False)
+    eps = 1e-9
+    res = minimize(oracle, L2(), lam, eps=eps, rtol=rtol, max_iter=500, method=method)
+    assert res.status == "converged" and res.rtol == rtol
+    h = res.history
+    tol = np.maximum(eps, rtol * np.abs(h.best_upper))
+    assert res.gap <= res.tolerance == pytest.approx(max(eps, rtol * abs(res.objective)))
+    assert np.all(h.gap[:-1] > tol[:-1]), "the run went on past a certified relative gap"
+    ref = direct_solve(oracle, lambda w: 0.5 * cp.sum_squares(w), lam)
+    assert res.lower_bound <= ref + 1e-6 and ref - 1e-6 <= res.objective <= ref + res.gap + 1e-6
+    assert np.all(np.diff(h.lower) >= -1e-12 * (1 + np.abs(h.lower[1:])))
+
+
+@pytest.mark.parametrize("bad", [0.0, 1.0, -0.1, float("nan"), "0.01", True])
+def test_bad_rtol_is_refused(bad):
+    with pytest.raises(InputError) as err:
+        minimize(make_oracle("hinge", 0, 10, 3, False), L2(), 0.1, rtol=bad)
+    assert err.value.field == "rtol"

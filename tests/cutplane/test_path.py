@@ -289,3 +289,27 @@ def test_path_summary_and_kelley_refused():
 
     with pytest.raises(InputError, match="norm regulariser"):
         regularization_path(oracle, Box(-np.ones(oracle.dim), np.ones(oracle.dim)), [1.0], eps=1e-3)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 2**31),
+    kind=st.sampled_from(["l2", "mtl", "pmtl"]),
+    rtol=st.sampled_from([1e-3, 1e-2]),
+    order=st.sampled_from(["decreasing", "increasing"]),
+)
+def test_path_with_a_relative_gap(seed, kind, rtol, order):
+    """``rtol`` on a path: every point stops at its own relative gap, its bounds valid against a
+    cold run at that lam solved far tighter."""
+    oracle = _multiclass(seed)
+    reg = _regularizer(kind, oracle.dim)
+    lams = [1.0, 0.1, 0.01]
+    path = regularization_path(oracle, reg, lams, eps=1e-12, rtol=rtol, order=order)
+    assert path.status == "converged"
+    for lam, res in zip(lams, path.results):
+        cold = minimize(oracle, reg, lam, eps=1e-7)
+        assert res.converged and res.rtol == rtol
+        assert res.gap <= max(1e-12, rtol * abs(res.objective))
+        assert res.lower_bound <= cold.objective + ROUND * max(1.0, abs(cold.objective))
+        assert cold.lower_bound - ROUND * max(1.0, abs(cold.objective)) <= res.objective
+        assert res.objective - cold.objective <= res.gap + cold.gap + ROUND

@@ -207,3 +207,19 @@ def test_bad_min_count_is_one_error(files, capsys, bad):
     assert _train(d, "--C", "10", "--min-count", bad) == 2
     err = capsys.readouterr().err
     assert err.count("error:") == 1 and "--min-count" in err and "'auto'" in err and "Traceback" not in err
+
+
+def test_rtol_option(files):
+    d = files
+    assert (
+        _train(
+            d, "--C", "10", "100", "--dev", d / "dev.txt", "--eps", "1e-9", "--rtol", "0.05", "--report", d / "r.json"
+        )
+        == 0
+    )
+    report = _report(d)
+    assert report["rtol"] == 0.05 and report["status"] == "converged"
+    assert report["gap"] <= 0.05 * report["objective"] * (1 + 1e-9)
+    path = report["path"]
+    for gap, obj, status in zip(path["gap"], path["objective"], path["status"]):
+        assert status == "converged" and gap <= 0.05 * obj * (1 + 1e-9)

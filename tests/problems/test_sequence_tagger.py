@@ -197,3 +197,22 @@ def test_min_count_auto_survives_save_and_load(task, tmp_path):
     back = SequenceTagger.load(tmp_path / "m.npz")
     assert back.min_count == "auto" and back.min_count_ == 2
     assert back.predict(task.X_test) == est.predict(task.X_test)
+
+
+def test_relative_gap_through_the_solver(task):
+    """``CuttingPlane(rtol=...)``: the tagger stops at a certified relative gap, without a
+    ConvergenceWarning though ``eps`` alone is far from reached."""
+    import warnings
+
+    from cutplane.exceptions import ConvergenceWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est = SequenceTagger(task.templates, C=10.0, solver=CuttingPlane(eps=1e-9, rtol=0.02)).fit(
+            task.X_train, task.y_train
+        )
+    assert est.result_.status == "converged" and est.result_.rtol == 0.02
+    assert est.gap_ <= 0.02 * est.objective_ * (1 + 1e-9) and est.gap_ > 1e-9
+    with pytest.raises(InputError) as err:
+        SequenceTagger(task.templates, C=10.0, solver=CuttingPlane(rtol=1.5)).fit(task.X_train, task.y_train)
+    assert err.value.field == "rtol"
