@@ -95,7 +95,7 @@ def run(args):
     Cs = [float(c) for c in args.C]
     lams = [1.0 / c for c in Cs]
     eps = [args.eps / c if args.eps_engine is None else args.eps_engine for c in Cs]
-    common = dict(max_iter=args.max_iter, prune_after=args.prune_after, rtol=args.rtol)
+    common = dict(max_iter=args.max_iter, prune_after=args.prune_after, rtol=args.rtol, cache_steps=args.cache_steps)
     rows = []
     for name in args.regularizers:
         reg = make_regularizer(name, groups, n_groups)
@@ -237,6 +237,13 @@ def main(argv=None):
         default=None,
         help="also a relative gap at every run: stop once the gap is at most rtol * F (cutplane.minimize's rtol)",
     )
+    ap.add_argument(
+        "--cache-steps",
+        type=int,
+        default=0,
+        dest="cache_steps",
+        help="cuts from the oracle's cache per exact call (cutplane.minimize's cache_steps; default 0: off)",
+    )
     ap.add_argument("--regularizers", nargs="+", choices=("ssvm", "mtl"), default=["ssvm", "mtl"])
     ap.add_argument("--orders", nargs="+", choices=("decreasing", "increasing"), default=["decreasing", "increasing"])
     ap.add_argument("--max-iter", type=int, default=5000)
@@ -272,7 +279,8 @@ def main(argv=None):
             ""
             if args.rtol is None
             else f", or a relative gap `rtol = {args.rtol:g}` (a run stops at `max(eps, rtol |F|)`), whichever is larger"
-        ),
+        )
+        + ("" if not args.cache_steps else f", up to {args.cache_steps} cached cuts per oracle call (`cache_steps`)"),
         max_iter=args.max_iter,
         prune_after=args.prune_after,
         time_limit=args.time_limit,

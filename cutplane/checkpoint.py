@@ -119,6 +119,8 @@ class EngineState:
     alpha: np.ndarray | None = None
     mu: np.ndarray | None = None
     memory_warned: bool = False  # not saved: the budget warning is logged once per run
+    n_cached_cuts: int = 0  # not saved: counted per call (a resumed run counts from 0)
+    cache_time: float = 0.0  # not saved, as n_cached_cuts
 
     @property
     def n_iter(self) -> int:

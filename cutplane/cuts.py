@@ -19,6 +19,7 @@ import scipy.sparse as sp
 __all__ = [
     "Cut",
     "OracleResult",
+    "CachedCut",
     "ExampleSubgradient",
     "is_sparse_slope",
     "slope_dot",
@@ -41,6 +42,27 @@ class Cut(NamedTuple):
 
     slope: Any
     offset: float
+
+
+class CachedCut(NamedTuple):
+    """A cut built from outputs an oracle has seen before (its cache), not from a new argmax.
+
+    For a structured hinge risk ``R(w) = (1/n) sum_i max_y [Delta(y_i, y) + <w, dPhi_i(y)>]``
+    any fixed choice of one output per example gives the affine minorant
+    ``(1/n) sum_i [Delta(y_i, y_i') + <w, dPhi_i(y_i')>] <= R(w)`` everywhere, so the cut is as
+    valid as the oracle's own; but its value at the query point is only a lower bound on
+    ``R(w)``, never an upper bound (the engine takes no upper bound from it).
+
+    Attributes
+    ----------
+    cut : Cut
+        The affine minorant.
+    value : float
+        ``<slope, w> + offset`` at the query point ``w`` (``<= R(w)``).
+    """
+
+    cut: Cut
+    value: float
 
 
 class OracleResult(NamedTuple):

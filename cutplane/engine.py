@@ -30,7 +30,15 @@ from .exceptions import ConvergenceWarning, InexactCutWarning, InputError
 from .fingerprint import fingerprint
 from .interrupt import InterruptGuard
 from .progress import ProgressReporter
-from .protocols import REGULARIZER_CAPABILITIES, REGULARIZER_METHODS, Oracle, ReducedSolver, Regularizer, risk_floor
+from .protocols import (
+    REGULARIZER_CAPABILITIES,
+    REGULARIZER_METHODS,
+    CachingOracle,
+    Oracle,
+    ReducedSolver,
+    Regularizer,
+    risk_floor,
+)
 from .reduced.registry import make_reduced_solver
 from .result import FallbackRecord, History, IterationInfo, Result, gap_tolerance
 from .steps import DirectStep, LineSearchStep, StepContext, StepOutcome
@@ -205,6 +213,7 @@ def minimize(
     memory_limit=None,
     warm_start=None,
     rtol=None,
+    cache_steps=0,
 ) -> Result:
     """Minimise ``F(w) = lam * Omega(w) + R(w)`` to a certified gap ``eps``.
 
@@ -229,6 +238,15 @@ def minimize(
         Relative gap, ``0 < rtol < 1``: the run also stops once the certified gap is at most
         ``rtol * |F(w_best)|`` (the gap it stops at is ``max(eps, rtol * |F(w_best)|)``,
         :attr:`Result.tolerance`). None (default): ``eps`` alone.
+    cache_steps : int, default=0
+        With a :class:`~cutplane.protocols.CachingOracle` (the structured hinge oracles keep
+        their recent argmax outputs): after each exact call and reduced solve, up to this many
+        cuts from the oracle's cache (:meth:`~cutplane.protocols.CachingOracle.cached_cut` at
+        the reduced minimiser), each added and re-solved while it is violated by more than
+        ``eps`` (its value at the minimiser exceeds the model's by more than ``eps``). They are
+        valid minorants of ``R``: the lower bound stays certified; upper bounds come from exact
+        calls only. 0: off. The working-set budgets (``max_cuts``, ``memory_limit``) apply at
+        iteration boundaries. ``Result.n_cached_cuts`` and ``Result.cache_time_s`` say what it did.
     max_iter : int
         Oracle-call budget, counted over resumed runs too.
     time_limit : float, optional
@@ -320,6 +338,7 @@ def minimize(
         memory_limit=memory_limit,
         warm_start=warm_start,
         rtol=rtol,
+        cache_steps=cache_steps,
         stacklevel=3,
     )[0]
 
@@ -389,6 +408,7 @@ def _minimize(
     memory_limit=None,
     warm_start=None,
     rtol=None,
+    cache_steps=0,
     stacklevel=2,
 ):
     t_call = time.perf_counter()
@@ -405,6 +425,7 @@ def _minimize(
     )
     checkpoint_every = _positive(checkpoint_every, "checkpoint_every", integer=True)
     rtol = _check_rtol(rtol)
+    cache_steps = _check_cache_steps(cache_steps, oracle)
     memory_limit = _positive(memory_limit, "memory_limit", integer=True, allow_none=True)
     if resume and checkpoint is None:
         raise InputError("resume=True needs the checkpoint path to resume from", field="resume")
@@ -506,6 +527,35 @@ def _minimize(
                     st.backend, st.alpha, st.mu = solution.backend, np.asarray(solution.alpha), solution.mu
                     st.pending, outcome, phase = None, None, "step"
                     st.rows.append(None)  # the row of this iteration, filled in below
+                for _ in range(cache_steps):  # cuts from the oracle's cache (phase "step": an interrupt
+                    # finishes the iteration at the latest reduced minimiser)
+                    if st.best_upper - st.lower <= gap_tolerance(eps, rtol, st.best_upper):
+                        break
+                    t0 = time.perf_counter()
+                    cached = oracle.cached_cut(solution.w)
+                    violation = float(cached.value) - ws.model_value(solution.w)
+                    st.cache_time += time.perf_counter() - t0
+                    if not violation > eps:
+                        break
+                    with guard.critical():
+                        ws.add(cached.cut)
+                        st.n_cached_cuts += 1
+                        st.peak_bytes = max(st.peak_bytes, ws.nbytes)
+                    t0 = time.perf_counter()
+                    cache_solution = reduced.solve(ws, lam, warm_start=ws.duals)
+                    t_cache_solve = time.perf_counter() - t0
+                    with guard.critical():
+                        st.solver_time += t_cache_solve
+                        t_solve += t_cache_solve
+                        st.fallbacks.extend(FallbackRecord(it, b, r) for b, r in cache_solution.failures)
+                        st.lower = update_lower(st.lower, cache_solution.lower_bound, st.best_upper, st.exact, it)
+                        ws.record_duals(cache_solution.alpha)
+                        st.backend, st.alpha, st.mu = (
+                            cache_solution.backend,
+                            np.asarray(cache_solution.alpha),
+                            cache_solution.mu,
+                        )
+                        solution = cache_solution
                 t_step = 0.0
                 if st.best_upper - st.lower > gap_tolerance(eps, rtol, st.best_upper):
                     t0 = time.perf_counter()
@@ -589,6 +639,8 @@ def _minimize(
         method=method,
         eps=eps,
         rtol=rtol,
+        n_cached_cuts=st.n_cached_cuts,
+        cache_time_s=st.cache_time,
         n_oracle_calls=st.n_calls,
         n_line_searches=st.n_searches,
         step_time_s=0.0 if history.step_time is None else float(history.step_time.sum()),
@@ -608,6 +660,19 @@ def _adopt(ws, max_cuts, memory_limit, groups, floor):
     if memory_limit is not None:
         ws = fit_memory(ws, memory_limit, 0, groups=groups, floor=floor)
     return ws
+
+
+def _check_cache_steps(cache_steps, oracle):
+    """``cache_steps``: an integer >= 0; > 0 needs a :class:`~cutplane.protocols.CachingOracle`."""
+    if isinstance(cache_steps, bool) or not isinstance(cache_steps, numbers.Integral) or cache_steps < 0:
+        raise InputError(f"must be an integer >= 0, got {cache_steps!r}", field="cache_steps")
+    if cache_steps and not isinstance(oracle, CachingOracle):
+        raise InputError(
+            f"cache_steps={cache_steps} needs an oracle with a cache (a cached_cut method); "
+            f"{type(oracle).__name__} has none",
+            field="cache_steps",
+        )
+    return int(cache_steps)
 
 
 def _check_rtol(rtol):

@@ -194,6 +194,7 @@ def regularization_path(
     callback=None,
     on_point: Callable | None = None,
     rtol=None,
+    cache_steps=0,
 ) -> PathResult:
     """Minimise ``F_lam(w) = lam * Omega(w) + R(w)`` at every ``lam`` of ``lams``, each to its certified gap.
 
@@ -223,7 +224,7 @@ def regularization_path(
         Seconds for the whole path: each point gets what remains. A point that is not started
         because nothing remains, or that comes after a point stopped by the limit, does not
         run (its result is None) and the path's status is ``"time_limit"``.
-    max_cuts, prune_after, solver, verbose, risk_lower_bound, memory_limit
+    max_cuts, prune_after, solver, verbose, risk_lower_bound, memory_limit, cache_steps
         As for :func:`cutplane.minimize`, applied at every point. One reduced solver is built
         for the whole path (its compiled problems are reused).
     order : {"auto", "increasing", "decreasing", "given"}
@@ -274,6 +275,7 @@ def regularization_path(
             method=method,
             eps=eps_all[i],
             rtol=rtol,
+            cache_steps=cache_steps,
             max_iter=max_iter,
             time_limit=remaining,
             max_cuts=max_cuts,

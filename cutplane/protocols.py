@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from .cuts import ExampleSubgradient, OracleResult
+from .cuts import CachedCut, ExampleSubgradient, OracleResult
 
 if TYPE_CHECKING:  # pragma: no cover - types only
     from .reduced.base import ReducedSolution
@@ -37,6 +37,7 @@ __all__ = [
     "Oracle",
     "RiskFloorOracle",
     "LineSearchOracle",
+    "CachingOracle",
     "supports_line_search",
     "risk_floor",
     "ExampleOracle",
@@ -109,6 +110,23 @@ class LineSearchOracle(Protocol):
 
     def line_search_pieces(self, w: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover
         """``(offsets, slopes)`` of the pieces with ``R(w + k d) = sum_i max_j (offsets + k slopes)``."""
+        ...
+
+
+@runtime_checkable
+class CachingOracle(Protocol):
+    """An oracle that keeps the outputs of its earlier calls and builds cuts from them cheaply.
+
+    :func:`cutplane.minimize` (``cache_steps > 0``) calls :meth:`cached_cut` at the reduced
+    minimiser after each exact call and adds the cut while it is violated by more than ``eps``
+    (the 1-slack solver's constraint cache, Joachims, Finley & Yu 2009): every such cut is a
+    valid minorant of ``R``, so the lower bound stays certified, and the upper bounds still come
+    from exact calls only.
+    """
+
+    def cached_cut(self, w: np.ndarray) -> CachedCut:  # pragma: no cover - protocol
+        """The best cut over the cached outputs at ``w`` (read-only): for each example the cached
+        output of largest ``Delta + <w, dPhi>`` (the gold output, value 0, included)."""
         ...
 
 

@@ -216,6 +216,11 @@ class Result:
         The requested gap.
     rtol : float or None
         The requested relative gap (None: none).
+    n_cached_cuts : int
+        Cuts taken from the oracle's cache (``cache_steps``; not counted in ``n_iter``).
+    cache_time_s : float
+        Seconds building cached cuts and checking their violation (their reduced solves count
+        in ``solver_time_s``).
     n_oracle_calls : int
         Oracle evaluations: one per iteration, plus those of the generic line search.
     n_line_searches : int
@@ -246,6 +251,8 @@ class Result:
     n_line_searches: int = 0
     step_time_s: float = 0.0
     rtol: float | None = None
+    n_cached_cuts: int = 0
+    cache_time_s: float = 0.0
 
     @property
     def tolerance(self) -> float:
@@ -268,7 +275,8 @@ class Result:
             f"{'' if self.exact else ' [relative to inexact cuts]'}",
             f"  time        oracle {self.oracle_time_s:.3g} s, reduced solver {self.solver_time_s:.3g} s"
             f" ({self.backend or 'no backend'}), line search {self.step_time_s:.3g} s",
-            f"  calls       {self.n_oracle_calls} oracle, {self.n_line_searches} line searches",
+            f"  calls       {self.n_oracle_calls} oracle, {self.n_line_searches} line searches"
+            + (f", {self.n_cached_cuts} cached cuts ({self.cache_time_s:.3g} s)" if self.n_cached_cuts else ""),
             f"  working set peak {self.peak_working_set_bytes / 2**20:.3g} MiB",
         ]
         if self.fallbacks:

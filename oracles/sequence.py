@@ -33,7 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from cutplane.cuts import Cut, OracleResult, slope_dot
+from cutplane.cuts import CachedCut, Cut, OracleResult, slope_dot
 from cutplane.exceptions import InputError
 from cutplane.executors import bind_tasks, get_executor
 
@@ -228,16 +228,30 @@ class SequenceHingeOracle:
         self.split_weights(w)  # validates
         w = np.ascontiguousarray(w, dtype=np.float64)
         parts = self._map(w)
+        slope, offset = self._cut_of(parts)
+        value = slope_dot(slope, w) + offset
+        yhat = np.concatenate([p.yhat for p in parts])
+        return OracleResult(value=value, cut=Cut(slope, offset), exact=True, argmax=yhat)
+
+    def _cut_of(self, parts):
+        """Slope (CSR of shape (1, dim)) and offset of the 1-slack cut from the chunks' partials."""
         n = self.n_samples
         if len(parts) == 1:
             idx, cnt = parts[0].indices, parts[0].values
         else:  # integer counts summed across chunks (exact, so the order does not matter)
             idx, cnt = _merge_counts([p.indices for p in parts], [p.values for p in parts])
         slope = sp.csr_matrix((cnt * (1.0 / n), idx, np.array([0, len(idx)])), shape=(1, self.dim))
-        offset = sum(p.loss for p in parts) / n
-        value = slope_dot(slope, w) + offset
-        yhat = np.concatenate([p.yhat for p in parts])
-        return OracleResult(value=value, cut=Cut(slope, offset), exact=True, argmax=yhat)
+        return slope, sum(p.loss for p in parts) / n
+
+    def cached_cut(self, w) -> CachedCut:
+        """The 1-slack cut over the outputs cached by earlier calls (:class:`SequenceChunk`):
+        per sentence the cached output, or the gold one, of largest ``Delta + <w, dPhi>``. A
+        valid minorant of ``R`` (a fixed output per sentence); its value at ``w`` is ``<= R(w)``
+        (:class:`cutplane.cuts.CachedCut`, :class:`cutplane.protocols.CachingOracle`)."""
+        self.split_weights(w)  # validates
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        slope, offset = self._cut_of(self._map(w, True, True, True))
+        return CachedCut(Cut(slope, offset), slope_dot(slope, w) + offset)
 
     # -- per example (online learners, prediction) --------------------------------------------
     def _span(self, i):

@@ -60,6 +60,49 @@ def _decode_chunk(W, trans, indptr, indices, sent_ptr, y, s0, s1, augment, yhat)
 
 
 @njit(nogil=True, cache=True)
+def _cached_decode_chunk(W, trans, indptr, indices, sent_ptr, y, s0, s1, cache, n_cached, yhat):
+    """For each sentence of ``s0..s1`` the output of largest ``Delta + score(y') - score(y)``
+    among the gold labels (value 0) and the first ``n_cached`` rows of ``cache`` (chunk-local
+    labels, shape (k, n_chunk_tokens)); writes it to ``yhat``; returns (sum of losses, sum of
+    the values). Only tokens where an output differs from the gold labels are read."""
+    base = sent_ptr[s0]
+    loss_sum = 0.0
+    value_sum = 0.0
+    for i in range(s0, s1):
+        t0 = sent_ptr[i]
+        t1 = sent_ptr[i + 1]
+        best = 0.0
+        best_c = -1
+        best_loss = 0
+        for c in range(n_cached):
+            loss = 0
+            diff = 0.0
+            for t in range(t0, t1):
+                a = cache[c, t - base]
+                b = y[t]
+                if a != b:
+                    loss += 1
+                    for p in range(indptr[t], indptr[t + 1]):
+                        f = indices[p]
+                        diff += W[f, a] - W[f, b]
+                if t > t0:
+                    pa = cache[c, t - 1 - base]
+                    pb = y[t - 1]
+                    if pa != pb or a != b:
+                        diff += trans[pa, a] - trans[pb, b]
+            v = loss + diff
+            if v > best:
+                best = v
+                best_c = c
+                best_loss = loss
+        for t in range(t0, t1):
+            yhat[t - base] = y[t] if best_c < 0 else cache[best_c, t - base]
+        loss_sum += best_loss
+        value_sum += best
+    return loss_sum, value_sum
+
+
+@njit(nogil=True, cache=True)
 def _cut_chunk(indptr, indices, sent_ptr, y, yhat, s0, s1, n_features, K, with_trans):
     """Sparse sum over sentences s0..s1 of Phi(x_i, y^_i) - Phi(x_i, y_i) (``yhat`` chunk-local).
 
@@ -153,20 +196,48 @@ class ChunkPartial(NamedTuple):
     yhat: np.ndarray
 
 
+#: Loss-augmented outputs kept per chunk for cached cuts (the most recent distinct ones).
+CACHE_SIZE = 5
+
+
 class SequenceChunk:
     """A :class:`cutplane.executors.ChunkTask`: sentences ``s0..s1`` of a tagging dataset.
 
     In this process it shares the dataset's arrays; pickled (for worker processes) it carries
     only its own sentences, rebased to start at 0.
 
-    ``chunk(w, augment=True, with_cut=True)`` decodes its sentences at ``w`` (shape (dim,))
-    and returns a :class:`ChunkPartial` (empty ``indices`` when ``with_cut`` is False).
+    ``chunk(w, augment=True, with_cut=True, cached=False)`` decodes its sentences at ``w``
+    (shape (dim,)) and returns a :class:`ChunkPartial` (empty ``indices`` when ``with_cut`` is
+    False). A loss-augmented call with the cut also keeps its outputs in the chunk's cache (the
+    last :data:`CACHE_SIZE` distinct ones, kept where the chunk lives: in this process or on its
+    worker). ``cached=True`` decodes from that cache instead of running Viterbi: per sentence,
+    the cached output (or the gold one) of largest ``Delta + <w, dPhi>``; its cut is a valid
+    minorant of the risk, its value a lower bound (:class:`cutplane.cuts.CachedCut`).
     """
 
     def __init__(self, indptr, indices, sentence_ptr, labels, s0, s1, n_features, n_labels, transitions):
         self.indptr, self.indices, self.sentence_ptr, self.labels = indptr, indices, sentence_ptr, labels
         self.s0, self.s1 = int(s0), int(s1)
         self.n_features, self.n_labels, self.transitions = int(n_features), int(n_labels), bool(transitions)
+        self._cache = None  # (CACHE_SIZE, n_tokens) int32, filled on the first exact call
+        self._n_cached = 0
+        self._next_slot = 0
+
+    @property
+    def n_cached(self) -> int:
+        """Outputs in the cache (at most :data:`CACHE_SIZE`)."""
+        return self._n_cached
+
+    def _remember(self, yhat):
+        """Keep ``yhat`` in the cache (ring of :data:`CACHE_SIZE` rows) unless it is there already."""
+        if self._cache is None:
+            self._cache = np.empty((CACHE_SIZE, yhat.shape[0]), dtype=np.int32)
+        for c in range(self._n_cached):
+            if np.array_equal(self._cache[c], yhat):
+                return
+        self._cache[self._next_slot] = yhat
+        self._next_slot = (self._next_slot + 1) % CACHE_SIZE
+        self._n_cached = min(self._n_cached + 1, CACHE_SIZE)
 
     def __getstate__(self):
         t0, t1 = int(self.sentence_ptr[self.s0]), int(self.sentence_ptr[self.s1])
@@ -186,14 +257,32 @@ class SequenceChunk:
     def n_tokens(self) -> int:
         return int(self.sentence_ptr[self.s1] - self.sentence_ptr[self.s0])
 
-    def __call__(self, w, augment=True, with_cut=True) -> ChunkPartial:
+    def __call__(self, w, augment=True, with_cut=True, cached=False) -> ChunkPartial:
         K, nf = self.n_labels, self.n_features
         W = w[: nf * K].reshape(nf, K)
         T = w[nf * K :].reshape(K, K) if self.transitions else np.zeros((K, K))
         yhat = np.empty(self.n_tokens, dtype=np.int32)
-        loss, value = _decode_chunk(
-            W, T, self.indptr, self.indices, self.sentence_ptr, self.labels, self.s0, self.s1, augment, yhat
-        )
+        if cached:
+            cache = self._cache if self._cache is not None else np.empty((0, self.n_tokens), dtype=np.int32)
+            loss, value = _cached_decode_chunk(
+                W,
+                T,
+                self.indptr,
+                self.indices,
+                self.sentence_ptr,
+                self.labels,
+                self.s0,
+                self.s1,
+                cache,
+                self._n_cached,
+                yhat,
+            )
+        else:
+            loss, value = _decode_chunk(
+                W, T, self.indptr, self.indices, self.sentence_ptr, self.labels, self.s0, self.s1, augment, yhat
+            )
+            if augment and with_cut:
+                self._remember(yhat)
         if with_cut:
             idx, val = _cut_chunk(
                 self.indptr,

@@ -288,6 +288,7 @@ def make_solver(args, *, method=None):
         resume=args.resume,
         memory_limit=args.memory_limit,
         rtol=getattr(args, "rtol", None),
+        cache_steps=getattr(args, "cache_steps", None),
         **kw,
         **mapping,
     )
@@ -349,6 +350,8 @@ def solver_report(est) -> dict:
         oracle_time_s=float(res.oracle_time_s),
         solver_time_s=float(res.solver_time_s),
         backend=res.backend,
+        n_cached_cuts=int(res.n_cached_cuts),
+        cache_time_s=float(res.cache_time_s),
         exact=bool(res.exact),
         peak_working_set_bytes=int(getattr(res, "peak_working_set_bytes", 0)),
         history={

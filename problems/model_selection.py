@@ -322,6 +322,8 @@ def run_cutting_plane_path(
         kwargs["solver"] = options.backend
     if options.rtol is not None:
         kwargs["rtol"] = options.rtol
+    if options.cache_steps_for(oracle):
+        kwargs["cache_steps"] = options.cache_steps_for(oracle)
     if risk_lower_bound is not None:
         kwargs["risk_lower_bound"] = float(risk_lower_bound)
     try:

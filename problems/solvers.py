@@ -38,6 +38,7 @@ __all__ = [
     "OptionSet",
     "CuttingPlaneOptions",
     "SPOMOptions",
+    "DEFAULT_CACHE_STEPS",
     "checked_solver",
     "solver_to_meta",
     "solver_from_meta",
@@ -48,6 +49,10 @@ __all__ = [
     "make_executor",
     "release_executor",
 ]
+
+#: ``CuttingPlane(cache_steps=None)`` with an oracle that keeps a cache of its recent outputs:
+#: cuts from that cache per exact oracle call (see ``docs/results/constraint_cache.md``).
+DEFAULT_CACHE_STEPS = 0
 
 
 @dataclass(frozen=True)
@@ -113,6 +118,10 @@ def _rtol(value, name):
     if not v < 1.0:
         raise InputError(f"must be in (0, 1), got {value!r}", field=name)
     return v
+
+
+def _nonnegative_count(value, name):
+    return check_int(value, name, min_value=0)
 
 
 def _nonnegative(value, name):
@@ -182,10 +191,22 @@ class CuttingPlaneOptions:
     memory_limit: int | None
     verbose: bool
     rtol: float | None = None
+    cache_steps: int | None = None
 
-    def minimize_kwargs(self, C: float = 1.0) -> dict:
+    def cache_steps_for(self, oracle=None) -> int:
+        """``cache_steps`` for ``oracle``: the given value, or with None
+        :data:`DEFAULT_CACHE_STEPS` when the oracle keeps a cache
+        (:class:`cutplane.protocols.CachingOracle`), else 0."""
+        from cutplane.protocols import CachingOracle
+
+        if self.cache_steps is not None:
+            return self.cache_steps
+        return DEFAULT_CACHE_STEPS if isinstance(oracle, CachingOracle) else 0
+
+    def minimize_kwargs(self, C: float = 1.0, oracle=None) -> dict:
         """Keywords of :func:`cutplane.minimize` for ``F / C`` (``eps / C``); no ``risk_lower_bound``
-        (the caller adds it when :attr:`risk_floor_cut` is set: it needs the oracle)."""
+        (the caller adds it when :attr:`risk_floor_cut` is set: it needs the oracle). ``oracle``
+        decides ``cache_steps`` when it was left None (:meth:`cache_steps_for`)."""
         kwargs = dict(
             method=self.method,
             eps=self.eps / C,
@@ -203,6 +224,9 @@ class CuttingPlaneOptions:
             kwargs["solver"] = self.backend
         if self.rtol is not None:
             kwargs["rtol"] = self.rtol
+        steps = self.cache_steps_for(oracle)
+        if steps:
+            kwargs["cache_steps"] = steps
         return kwargs
 
 
@@ -250,6 +274,11 @@ class CuttingPlane(OptionSet):
     rtol : float, optional
         Relative certified gap, ``0 < rtol < 1``: the run (each point of a grid of C) also stops
         once its gap is at most ``rtol * F`` (:func:`cutplane.minimize`). None: ``eps`` alone.
+    cache_steps : int, optional
+        Cuts from the oracle's cache of recent outputs per exact oracle call
+        (:func:`cutplane.minimize`'s ``cache_steps``; the lower bound stays certified). None:
+        :data:`DEFAULT_CACHE_STEPS` for an oracle that keeps a cache (the sequence tagger's),
+        0 otherwise; 0: off.
     """
 
     #: The declarative parameter table: checked at ``fit`` by :meth:`checked`.
@@ -271,6 +300,7 @@ class CuttingPlane(OptionSet):
         "memory_limit": Param(_count, "working-set bytes", allow_none=True),
         "verbose": Param(check_bool, "progress display"),
         "rtol": Param(_rtol, "relative certified tolerance", allow_none=True),
+        "cache_steps": Param(_nonnegative_count, "cached cuts per oracle call", allow_none=True),
     }
 
     def __init__(
@@ -293,6 +323,7 @@ class CuttingPlane(OptionSet):
         memory_limit=None,
         verbose=False,
         rtol=None,
+        cache_steps=None,
     ):
         self.method = method
         self.eps = eps
@@ -311,6 +342,7 @@ class CuttingPlane(OptionSet):
         self.memory_limit = memory_limit
         self.verbose = verbose
         self.rtol = rtol
+        self.cache_steps = cache_steps
 
     def checked(self, *, eps: float, max_iter: int) -> CuttingPlaneOptions:
         """The options, validated, with ``eps`` / ``max_iter`` defaulting to the given values.

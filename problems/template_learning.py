@@ -385,7 +385,7 @@ class TemplateLearnerMixin:
         """
         from cutplane import minimize
 
-        kwargs = options.minimize_kwargs(C)
+        kwargs = options.minimize_kwargs(C, oracle)
         if options.risk_floor_cut:  # else the regulariser decides (cutplane.minimize's risk_lower_bound)
             kwargs["risk_lower_bound"] = float(oracle.risk_lower_bound)
         with warnings.catch_warnings():

@@ -96,6 +96,15 @@ def add_arguments(p):
         "on a grid of C: 1e-3 * C resp. 0.01 * C at each point)",
     )
     p.add_argument(
+        "--cache-steps",
+        type=int,
+        default=None,
+        dest="cache_steps",
+        metavar="K",
+        help="structured tasks: cuts from the oracle's cache of recent outputs per oracle call (0: off; "
+        "default: the solver's, problems.solvers.DEFAULT_CACHE_STEPS for the sequence tasks)",
+    )
+    p.add_argument(
         "--rtol",
         type=positive_float,
         default=None,

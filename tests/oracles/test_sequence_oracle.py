@@ -257,3 +257,89 @@ def test_any_chunking_gives_the_serial_cut_and_decode(seed, n_chunks):
     assert np.array_equal(r1.argmax, r2.argmax) and r1.cut.offset == r2.cut.offset
     np.testing.assert_array_equal(slope_to_dense(r1.cut.slope), slope_to_dense(r2.cut.slope))
     np.testing.assert_array_equal(one.decode(w), many.decode(w))
+
+
+def _dense_cut_of_outputs(data, outputs, nf, K, transitions):
+    """(a, b) of the 1-slack cut for one chosen output per sentence (concatenated labels)."""
+    indptr, indices, sentence_ptr, labels = data
+    n = len(sentence_ptr) - 1
+    a, b = np.zeros(nf * K + (K * K if transitions else 0)), 0.0
+    for i in range(n):
+        t0, t1 = sentence_ptr[i], sentence_ptr[i + 1]
+        yi, yo = labels[t0:t1], outputs[t0:t1]
+        a -= (
+            dense_phi(indptr, indices, t0, yi, nf, K, transitions)
+            - dense_phi(indptr, indices, t0, yo, nf, K, transitions)
+        ) / n
+        b += np.sum(yi != yo) / n
+    return a, b
+
+
+@settings(max_examples=80, deadline=None)
+@given(instance(), st.integers(1, 5), st.integers(1, 3))
+def test_cached_cut_is_the_best_cached_output_per_sentence(inst, m, n_chunks):
+    """After m <= CACHE_SIZE exact calls, the cached cut at w is, per sentence, the best of the
+    gold output and the m argmax outputs seen (written out densely), a minorant of R (brute
+    force), and R(w) itself right after an exact call at w."""
+    from oracles.sequence_chunk import CACHE_SIZE
+
+    assert m <= CACHE_SIZE
+    seed, n, K, nf, transitions, _ = inst
+    rng = np.random.default_rng(seed)
+    data = random_data(rng, n, 4, nf, K)
+    indptr, indices, sentence_ptr, labels = data
+    ex = ThreadExecutor(2) if n_chunks > 1 else None
+    try:
+        oracle = SequenceHingeOracle(*data, nf, K, transitions=transitions, executor=ex, n_chunks=n_chunks)
+        empty = oracle.cached_cut(rng.standard_normal(oracle.dim))
+        assert empty.value == 0.0 and empty.cut.offset == 0.0 and slope_to_dense(empty.cut.slope, oracle.dim).sum() == 0
+        seen = [oracle(rng.standard_normal(oracle.dim) * 2).argmax for _ in range(m)]
+        w = rng.standard_normal(oracle.dim) * 2
+        cc = oracle.cached_cut(w)
+        a = slope_to_dense(cc.cut.slope, oracle.dim)
+        assert cc.value == pytest.approx(a @ w + cc.cut.offset, abs=1e-12)
+        # the reference: per sentence, max over gold and the seen outputs
+        ref_value = 0.0
+        for i in range(n):
+            t0, t1 = sentence_ptr[i], sentence_ptr[i + 1]
+            yi = labels[t0:t1]
+            phi_i = dense_phi(indptr, indices, t0, yi, nf, K, transitions)
+            cands = [0.0] + [
+                np.sum(s[t0:t1] != yi) + w @ (dense_phi(indptr, indices, t0, s[t0:t1], nf, K, transitions) - phi_i)
+                for s in seen
+            ]
+            ref_value += max(cands) / n
+        assert cc.value == pytest.approx(ref_value, abs=1e-9)
+        # a valid minorant of R everywhere (brute force), the value a lower bound at w
+        assert cc.value <= brute_force_risk(data, w, nf, K, transitions) + 1e-9
+        for _ in range(2):
+            v = rng.standard_normal(oracle.dim) * 2
+            assert a @ v + cc.cut.offset <= brute_force_risk(data, v, nf, K, transitions) + 1e-9
+        # right after an exact call at w the cache holds its argmax: the cached value is R(w)
+        exact = oracle(w)
+        again = oracle.cached_cut(w)
+        assert again.value == pytest.approx(exact.value, abs=1e-9)
+    finally:
+        if ex is not None:
+            ex.close()
+
+
+def test_cache_keeps_the_last_distinct_outputs():
+    """More exact calls than CACHE_SIZE: the cached value right after an exact call is still R(w)
+    (the newest output is kept), and repeated calls at one w do not fill the cache with copies."""
+    from oracles.sequence_chunk import CACHE_SIZE
+
+    rng = np.random.default_rng(3)
+    nf, K = 20, 4
+    data = random_data(rng, 30, 6, nf, K, max_feats=4)
+    oracle = SequenceHingeOracle(*data, nf, K)
+    w0 = rng.standard_normal(oracle.dim)
+    for _ in range(3):
+        oracle(w0)
+    chunk = oracle.tasks[0]
+    assert chunk.n_cached == 1
+    for _ in range(2 * CACHE_SIZE + 1):
+        w = rng.standard_normal(oracle.dim) * 3
+        exact = oracle(w)
+        assert oracle.cached_cut(w).value == pytest.approx(exact.value, abs=1e-10)
+    assert chunk.n_cached == CACHE_SIZE

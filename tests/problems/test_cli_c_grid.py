@@ -223,3 +223,10 @@ def test_rtol_option(files):
     path = report["path"]
     for gap, obj, status in zip(path["gap"], path["objective"], path["status"]):
         assert status == "converged" and gap <= 0.05 * obj * (1 + 1e-9)
+
+
+def test_cache_steps_option(files):
+    d = files
+    assert _train(d, "--C", "100", "--cache-steps", "5", "--eps", "0.01", "--report", d / "r.json") == 0
+    report = _report(d)
+    assert report["status"] == "converged" and report["n_cached_cuts"] > 0

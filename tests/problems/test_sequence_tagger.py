@@ -216,3 +216,18 @@ def test_relative_gap_through_the_solver(task):
     with pytest.raises(InputError) as err:
         SequenceTagger(task.templates, C=10.0, solver=CuttingPlane(rtol=1.5)).fit(task.X_train, task.y_train)
     assert err.value.field == "rtol"
+
+
+def test_cached_cuts_through_the_solver(task):
+    """``CuttingPlane(cache_steps=k)``: the tagger's oracle keeps a cache; the certified optimum
+    is that of the run without it."""
+    plain = SequenceTagger(task.templates, C=10.0, solver=CuttingPlane(eps=0.01, cache_steps=0))
+    plain.fit(task.X_train, task.y_train)
+    cached = SequenceTagger(task.templates, C=10.0, solver=CuttingPlane(eps=0.01, cache_steps=5))
+    cached.fit(task.X_train, task.y_train)
+    assert cached.result_.n_cached_cuts > 0 and plain.result_.n_cached_cuts == 0
+    assert cached.lower_bound_ <= plain.objective_ + 1e-9 and plain.lower_bound_ <= cached.objective_ + 1e-9
+    assert abs(cached.objective_ - plain.objective_) <= 0.02
+    with pytest.raises(InputError) as err:
+        SequenceTagger(task.templates, C=10.0, solver=CuttingPlane(cache_steps=-1)).fit(task.X_train, task.y_train)
+    assert err.value.field == "cache_steps"
