@@ -243,7 +243,8 @@ def minimize(
         their recent argmax outputs): after each exact call and reduced solve, up to this many
         cuts from the oracle's cache (:meth:`~cutplane.protocols.CachingOracle.cached_cut` at
         the reduced minimiser), each added and re-solved while it is violated by more than
-        ``eps`` (its value at the minimiser exceeds the model's by more than ``eps``). They are
+        ``eps`` (its value at the minimiser exceeds the model's, evaluated on the cuts with a
+        positive dual, which attain the model's maximum there, by more than ``eps``). They are
         valid minorants of ``R``: the lower bound stays certified; upper bounds come from exact
         calls only. 0: off. The working-set budgets (``max_cuts``, ``memory_limit``) apply at
         iteration boundaries. ``Result.n_cached_cuts`` and ``Result.cache_time_s`` say what it did.
@@ -533,7 +534,11 @@ def _minimize(
                         break
                     t0 = time.perf_counter()
                     cached = oracle.cached_cut(solution.w)
-                    violation = float(cached.value) - ws.model_value(solution.w)
+                    # the model at the reduced minimiser: the cuts with a positive dual attain its
+                    # maximum (complementary slackness), so only they are evaluated
+                    active = np.flatnonzero(np.asarray(solution.alpha) > 0)
+                    model = ws.model_value(solution.w, active if len(active) else None)
+                    violation = float(cached.value) - model
                     st.cache_time += time.perf_counter() - t0
                     if not violation > eps:
                         break

@@ -332,8 +332,12 @@ class SparseRows:
             f.result()
         return out
 
-    def dot(self, w) -> np.ndarray:
-        """``<a_r, w>`` for every row, shape (n_rows,) (``w`` contiguous float64)."""
+    def dot(self, w, rows=None) -> np.ndarray:
+        """``<a_r, w>`` for every row, shape (n_rows,) (``w`` contiguous float64); with ``rows``
+        (indices), for those rows only, in that order."""
+        if rows is not None:
+            scale = np.asarray(self.scale)
+            return np.array([K.sparse_dot(*self.rows[r], w) * scale[r] for r in rows], dtype=np.float64)
         out = np.empty(len(self.rows))
         rows = self.rows
 

@@ -283,20 +283,30 @@ class WorkingSet(LimitedMemoryMixin):
         ids = self._groups if self._groups is not None else np.zeros(self.dim, dtype=np.intp)
         return np.einsum("rc,rc->c", dense, beta[ids].T) if self.dim else np.zeros(0)
 
-    def slopes_dot(self, w) -> np.ndarray:
-        """``A^T w``: the inner product of every slope with ``w``, shape (n_cuts,)."""
+    def slopes_dot(self, w, rows=None) -> np.ndarray:
+        """``A^T w``: the inner product of every slope with ``w``, shape (n_cuts,); with ``rows``
+        (cut indices), of those cuts only, shape (len(rows),)."""
         w = np.asarray(w, dtype=np.float64)
         if self.n_cuts == 0:
             return np.zeros(0)
+        if rows is not None:
+            rows = np.asarray(rows, dtype=np.intp)
+            if self.sparse:
+                return self._store.dot(np.ascontiguousarray(w), rows)
+            return self._dense[rows] @ w
         if self.sparse:
             return self._store.dot(np.ascontiguousarray(w))
         return self._dense[: self.n_cuts] @ w
 
-    def model_value(self, w) -> float:
-        """``R_t(w) = max_r <a_r, w> + b_r`` (``-inf`` for an empty set)."""
-        if self.n_cuts == 0:
+    def model_value(self, w, rows=None) -> float:
+        """``R_t(w) = max_r <a_r, w> + b_r`` (``-inf`` for an empty set); with ``rows``, the
+        maximum over those cuts only (a lower bound on ``R_t(w)``)."""
+        if self.n_cuts == 0 or (rows is not None and len(rows) == 0):
             return -np.inf
-        return float(np.max(self.slopes_dot(w) + self.offsets))
+        if rows is None:
+            return float(np.max(self.slopes_dot(w) + self.offsets))
+        rows = np.asarray(rows, dtype=np.intp)
+        return float(np.max(self.slopes_dot(w, rows) + self.offsets[rows]))
 
     def same_groups(self, groups) -> bool:
         """Whether ``groups`` (as given to the constructor) names this working set's coordinate groups.
