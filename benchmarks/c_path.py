@@ -101,6 +101,7 @@ def run(args):
         reg = make_regularizer(name, groups, n_groups)
         cold = {}
         for C, lam, e in zip(Cs, lams, eps):
+            oracle.clear_cache()  # every run starts from an empty output cache (cache_steps)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 res = minimize(oracle, reg, lam, eps=e, time_limit=args.time_limit, **common)
@@ -108,6 +109,7 @@ def run(args):
             rows.append(dict(regularizer=name, arm="cold", C=C, **_point(res, C)))
             print(f"{name} cold C={C:g}: {res.status} {res.n_iter} it {res.time_s:.1f} s", flush=True)
         for order in args.orders:
+            oracle.clear_cache()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 path = regularization_path(

@@ -189,13 +189,33 @@ class SequenceHingeOracle:
         if n_chunks is None:
             n_chunks = 1 if self.executor.n_workers == 1 else 2 * self.executor.n_workers
         self.chunks = self._token_balanced_chunks(int(n_chunks))
-        self.tasks = [
+        self.tasks = self._new_tasks()
+        self._bound = None
+
+    def _new_tasks(self):
+        return [
             SequenceChunk(
-                self.indptr, self.indices, self.sentence_ptr, self.labels, s0, s1, self.n_features, K, self.transitions
+                self.indptr,
+                self.indices,
+                self.sentence_ptr,
+                self.labels,
+                s0,
+                s1,
+                self.n_features,
+                self.n_labels,
+                self.transitions,
             )
             for s0, s1 in self.chunks
         ]
-        self._bound = None
+
+    def clear_cache(self) -> None:
+        """Forget the outputs cached by earlier calls (:meth:`cached_cut` then starts from the
+        gold outputs alone): fresh chunk tasks, shipped again at the next call. For benchmarks
+        that compare runs on one oracle."""
+        if self._bound is not None:
+            self._bound.close()
+            self._bound = None
+        self.tasks = self._new_tasks()
 
     def _map(self, w, *args):
         """The chunk tasks at ``w`` through the executor (bound, i.e. shipped, at the first call)."""

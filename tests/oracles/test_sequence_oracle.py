@@ -343,3 +343,22 @@ def test_cache_keeps_the_last_distinct_outputs():
         exact = oracle(w)
         assert oracle.cached_cut(w).value == pytest.approx(exact.value, abs=1e-10)
     assert chunk.n_cached == CACHE_SIZE
+
+
+@pytest.mark.parametrize("threads", [False, True])
+def test_clear_cache_forgets_the_outputs(threads):
+    rng = np.random.default_rng(11)
+    nf, K = 10, 3
+    data = random_data(rng, 20, 5, nf, K)
+    ex = ThreadExecutor(2) if threads else None
+    try:
+        oracle = SequenceHingeOracle(*data, nf, K, executor=ex, n_chunks=3 if threads else None)
+        w = rng.standard_normal(oracle.dim)
+        exact = oracle(w)
+        assert exact.value > 0 and oracle.cached_cut(w).value == pytest.approx(exact.value, abs=1e-12)
+        oracle.clear_cache()
+        assert oracle.cached_cut(w).value == 0.0
+        assert oracle(w).value == pytest.approx(exact.value, abs=1e-12)  # the oracle itself unchanged
+    finally:
+        if ex is not None:
+            ex.close()
