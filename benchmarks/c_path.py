@@ -219,11 +219,16 @@ def render(rows, meta):
     return "\n".join(out)
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.c_path", description=__doc__.split("\n")[0])
+def add_data_arguments(ap):
+    """``--data``, ``--max-sentences`` and ``--seed``: the task :func:`build_task` builds."""
     ap.add_argument("--data", choices=("conll2000", "synthetic"), default="conll2000")
     ap.add_argument("--max-sentences", type=int, default=None, help="first N training sentences (default: all)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the synthetic task")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.c_path", description=__doc__.split("\n")[0])
+    add_data_arguments(ap)
     ap.add_argument("--C", type=float, nargs="+", default=[10.0, 100.0, 1000.0, 10000.0])
     gap = ap.add_mutually_exclusive_group()
     gap.add_argument("--eps", type=float, default=0.1, help="certified gap on the scale of F (engine: eps / C)")

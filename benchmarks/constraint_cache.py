@@ -146,10 +146,10 @@ def render(rows, meta):
 
 
 def main(argv=None):
+    from benchmarks.c_path import add_data_arguments
+
     ap = argparse.ArgumentParser(prog="python -m benchmarks.constraint_cache", description=__doc__.split("\n")[0])
-    ap.add_argument("--data", choices=("conll2000", "synthetic"), default="conll2000")
-    ap.add_argument("--max-sentences", type=int, default=None, help="first N training sentences (default: all)")
-    ap.add_argument("--seed", type=int, default=0, help="seed of the synthetic task")
+    add_data_arguments(ap)
     ap.add_argument("--C", type=float, nargs="+", default=[100.0, 1000.0, 10000.0])
     ap.add_argument("--cache-steps", type=int, nargs="+", default=[0, 2, 5], dest="cache_steps")
     ap.add_argument("--eps-engine", type=float, default=0.01, help="certified gap on the engine's scale F / C")
