@@ -141,8 +141,26 @@ def render(rows, meta):
                     f"{_s(r['seconds'])} | {_s(r['oracle_s'])} | {_s(r['solver_s'])} | {_s(r['cache_s'])} | "
                     f"{r['objective_F']:.6g} | {r['lower_F']:.6g} | {agrees} | {ratio} |"
                 )
-        out.append("")
+        out += ["", *_summary(rs), ""]
     return "\n".join(out)
+
+
+def _summary(rs):
+    """One line per k > 0: at which C it was faster than k = 0, and by how much (time ratios)."""
+    lines = []
+    for k in sorted({r["cache_steps"] for r in rs} - {0}):
+        faster, slower = [], []
+        for r in (r for r in rs if r["cache_steps"] == k):
+            base = next((b for b in rs if b["C"] == r["C"] and b["cache_steps"] == 0), None)
+            if base is None or r["status"] != "converged" or base["status"] != "converged":
+                continue
+            ratio = r["seconds"] / base["seconds"]
+            (faster if ratio < 1 else slower).append(f"C = {r['C']:g} ({ratio:.2f})")
+        lines.append(
+            f"k = {k}: faster than plain BMRM at {', '.join(faster) or 'no C'}; "
+            f"slower or equal at {', '.join(slower) or 'no C'} (time / time of k = 0)."
+        )
+    return lines
 
 
 def main(argv=None):
