@@ -136,9 +136,58 @@ def run_ours(oracle, C, eps, target, cache_steps, time_limit):
     )
 
 
+def _f(x, nd=2):
+    return "-" if x is None else f"{x:.{nd}f}"
+
+
+def render(record) -> str:
+    """The markdown page of a record (or of several records, given as a list, in order)."""
+    records = record if isinstance(record, list) else [record]
+    out = [
+        "# SVM^hmm beside our structural SVM: time to SVM^hmm's final primal (issue 22)",
+        "",
+        "Written by `benchmarks/svmhmm_reference.py` (never by hand) from its JSON records. SVM^hmm 3.10 is a "
+        "local build (its licence forbids redistribution: never in this repository). Both learners see the same "
+        "features (our CRF++ chunking template features of CoNLL-2000's training file, no cutoff) and minimise "
+        "the same `F(w) = 1/2 ||w||^2 + C * mean Hamming hinge`; ours runs until its best objective is at most "
+        "SVM^hmm's final primal `pval`, and the history's clocks give the seconds at which it first was. CPU "
+        "seconds are the process's (all threads); SVM^hmm is single-threaded. `EXECUTOR:K` is an arm with "
+        "`cache_steps = K`.",
+        "",
+    ]
+    for rec in records:
+        peer = rec["svm_hmm"]
+        out += [
+            f"## C = {rec['C']:g}, SVM^hmm -e {rec['e']:g}, {rec['n_sentences']} sentences",
+            "",
+            f"Command: `{rec['command']}` on {rec['date']} (load average after: {rec['load_average']}); "
+            f"{rec['n_features']} features, {rec['n_labels']} labels.",
+            "",
+            f"SVM^hmm: primal `pval` {peer['primal']}, dual {peer['dual']}, {peer['iterations']} iterations, "
+            f"{_f(peer['cpu_s'], 1)} s CPU, {_f(peer['wall_s'], 1)} s wall.",
+            "",
+            "| ours | reached pval | at iteration | cached cuts | CPU s | CPU / SVM^hmm | wall s | wall / SVM^hmm | "
+            "F at stop | lower bound at stop |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for a in rec["ours"]:
+            out.append(
+                f"| {a['arm']} | {'yes' if a['reached_target'] else 'no'} | {a['iteration_at_target'] or '-'} | "
+                f"{a['cached_cuts']} | {_f(a['cpu_s_at_target'], 1)} | {_f(a['cpu_ratio'])} | "
+                f"{_f(a['wall_s_at_target'], 1)} | {_f(a['wall_ratio'])} | {a['objective']:.6g} | "
+                f"{a['lower_bound']:.6g} |"
+            )
+        out.append("")
+    return "\n".join(out)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m benchmarks.svmhmm_reference", description=__doc__.split("\n")[0])
-    ap.add_argument("--svm-hmm", required=True, dest="svm_hmm", help="folder of a local SVM^hmm build")
+    ap.add_argument("--svm-hmm", dest="svm_hmm", help="folder of a local SVM^hmm build")
+    ap.add_argument(
+        "--render", nargs="+", default=None, help="only write the page --out from these JSON records (in order)"
+    )
+    ap.add_argument("--out", default=str(ROOT / "docs" / "results" / "svmhmm_reference.md"))
     ap.add_argument("--C", type=float, default=100.0)
     ap.add_argument("--e", type=float, default=0.1, help="SVM^hmm's -e")
     ap.add_argument("--eps", type=float, default=1.0, help="our certified gap on F (default 1)")
@@ -150,6 +199,11 @@ def main(argv=None):
     ap.add_argument("--work", default=None, help="folder for the SVM^hmm files (default: a temporary one)")
     ap.add_argument("--json", default=None, help="write the record here")
     args = ap.parse_args(argv)
+    if args.render:
+        Path(args.out).write_text(render([json.loads(Path(p).read_text()) for p in args.render]) + "\n")
+        return 0
+    if args.svm_hmm is None:
+        ap.error("--svm-hmm DIR is needed (the folder of a local SVM^hmm build), unless --render")
 
     import tempfile
 

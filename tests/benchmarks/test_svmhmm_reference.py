@@ -65,3 +65,40 @@ def test_time_to_target_is_read_from_the_history():
     assert rec["reached_target"] and rec["status"] == "callback"
     assert rec["objective"] <= target and rec["iteration_at_target"] == rec["iterations"]
     assert 0 <= rec["cpu_s_at_target"] and 0 <= rec["wall_s_at_target"] <= rec["wall_s"]
+
+
+def test_page_from_records(tmp_path):
+    import json
+
+    rec = {
+        "command": "python -m benchmarks.svmhmm_reference --svm-hmm D --C 100",
+        "date": "2026-11-26 07:06",
+        "n_sentences": 10,
+        "n_features": 5,
+        "n_labels": 3,
+        "C": 100.0,
+        "e": 0.1,
+        "load_average": [1.0, 1.0, 1.0],
+        "svm_hmm": {"primal": 2.5, "dual": 2.4, "iterations": 7, "cpu_s": 10.0, "wall_s": 10.5},
+        "ours": [
+            {
+                "arm": "serial",
+                "reached_target": True,
+                "iteration_at_target": 4,
+                "cached_cuts": 0,
+                "cpu_s_at_target": 5.0,
+                "cpu_ratio": 0.5,
+                "wall_s_at_target": 5.2,
+                "wall_ratio": 0.495,
+                "objective": 2.49,
+                "lower_bound": 2.3,
+            }
+        ],
+    }
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(rec))
+    out = tmp_path / "page.md"
+    assert ref.main(["--render", str(path), "--out", str(out)]) == 0
+    page = out.read_text()
+    assert "| serial | yes | 4 | 0 | 5.0 | 0.50 | 5.2 | 0.49 | 2.49 | 2.3 |" in page
+    assert "Command: `python -m benchmarks.svmhmm_reference --svm-hmm D --C 100`" in page
