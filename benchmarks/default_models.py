@@ -334,6 +334,11 @@ def _statuses(report):
     return f"{report['status']} (path: {', '.join(f'{n} {k}' for k, n in counts.items())})"
 
 
+def _figure(rec):
+    """The name of a tagging task's score: chunk F1, or entity F1 for NER (both conlleval's)."""
+    return "test entity F1" if rec["task"] == "conll2002" else "test chunk F1"
+
+
 def _yes(met):
     return "not checked" if met is None else ("**met**" if met else "**not met**")
 
@@ -393,7 +398,7 @@ def render_task(rec):
         out += [f"**Failed**: {plain['error']}", ""]
         return out
     rep, metric = plain["report"], rec["metric"]
-    name = "test chunk F1" if metric == "f1" else "test UAS (no punctuation)"
+    name = _figure(rec) if metric == "f1" else "test UAS (no punctuation)"
     acc = rec["acceptance"]
     out += [
         "| | ours (plain command) | CRFsuite (c2 = 1) |",
@@ -502,7 +507,7 @@ def render(data):
             continue
         crf = rec.get("crfsuite")
         has_crf = crf is not None and "error" not in crf
-        fig = "test chunk F1" if rec["metric"] == "f1" else "test UAS"
+        fig = _figure(rec) if rec["metric"] == "f1" else "test UAS"
         out.append(
             f"| {rec['task']} | {fig} | {_f(rec['score'])} | {_f(crf['f1']) if has_crf else '-'} | "
             f"{plain['report']['C']:g} | {_statuses(plain['report'])} | {_s(plain['train']['wall_s'])} | "
