@@ -337,7 +337,11 @@ class SparseRows:
         (indices), for those rows only, in that order."""
         if rows is not None:
             scale = np.asarray(self.scale)
-            return np.array([K.sparse_dot(*self.rows[r], w) * scale[r] for r in rows], dtype=np.float64)
+            picked = np.empty(len(rows))
+            for j, r in enumerate(rows):
+                ir, dr = self.rows[r]
+                picked[j] = K.sparse_dot(ir, dr, w) * scale[r]
+            return picked
         out = np.empty(len(self.rows))
         rows = self.rows
 
