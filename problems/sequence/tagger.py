@@ -385,13 +385,13 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         try:
             params, solver = params_from_meta(meta["params"], meta["format_version"])
             est = cls(meta["templates"], solver=solver, **params)
+            est.min_count_ = est._resolved_min_count()  # "auto" needs a valid regulariser
         except (InputError, TypeError) as exc:
             raise ModelFormatError(
                 f"bad hyper-parameters (format_version {meta['format_version']}): {getattr(exc, 'message', exc)}",
                 path=path,
                 field="params",
             ) from None
-        est.min_count_ = est._resolved_min_count()
         idx = FeatureIndex(meta["templates"], min_count=est.min_count_)
         names = [str(s) for s in arrays["feature_names"]]
         idx.vocabulary_ = {s: k for k, s in enumerate(names)}

@@ -231,3 +231,23 @@ def test_cached_cuts_through_the_solver(task):
     with pytest.raises(InputError) as err:
         SequenceTagger(task.templates, C=10.0, solver=CuttingPlane(cache_steps=-1)).fit(task.X_train, task.y_train)
     assert err.value.field == "cache_steps"
+
+
+def test_auto_min_count_with_a_damaged_regularizer_is_a_model_format_error(task, tmp_path):
+    """A file whose params say min_count "auto" but hold no valid regulariser is refused naming
+    the file (found by the model-file fuzzer)."""
+    import json
+
+    est = SequenceTagger(task.templates, C=10.0, solver=CuttingPlane(eps=1.0)).fit(task.X_train, task.y_train)
+    path = tmp_path / "m.npz"
+    est.save(path)
+    with np.load(path) as z:
+        entries = {k: z[k] for k in z.files}
+    meta = json.loads(str(entries["__meta__"]))
+    meta["params"]["regularizer"] = None
+    entries["__meta__"] = np.array(json.dumps(meta))
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, **entries)
+    with pytest.raises(ModelFormatError) as err:
+        SequenceTagger.load(bad)
+    assert str(bad) in str(err.value)
