@@ -51,10 +51,11 @@ __all__ = [
 ]
 
 #: ``CuttingPlane(cache_steps=None)`` with an oracle that keeps a cache of its recent outputs:
-#: cuts from that cache per exact oracle call. Off (0): a cached cut costs about what an exact
-#: call of the sequence oracle costs (building the cut dominates, not the decoding) and a reduced
-#: solve besides, so the cache paid only at the largest C measured and cost time at the smaller
-#: ones (``docs/results/constraint_cache.md``); ``cache_steps=5`` turns it on.
+#: cuts from that cache per exact oracle call. Off (0): with the cut built and its violation
+#: checked, a cached cut of the sequence oracle costs about what an exact call costs (the
+#: decoding from the cache is the cheap part), and a reduced solve besides, so the cache paid only
+#: at the largest C measured and cost time at the smaller ones
+#: (``docs/results/constraint_cache.md``); ``cache_steps=5`` turns it on.
 DEFAULT_CACHE_STEPS = 0
 
 
