@@ -521,11 +521,7 @@ def _minimize(
                 solution = reduced.solve(ws, lam, warm_start=ws.duals)
                 t_solve = time.perf_counter() - t0
                 with guard.critical():
-                    st.solver_time += t_solve
-                    st.fallbacks.extend(FallbackRecord(it, b, r) for b, r in solution.failures)
-                    st.lower = update_lower(st.lower, solution.lower_bound, st.best_upper, st.exact, it)
-                    ws.record_duals(solution.alpha)
-                    st.backend, st.alpha, st.mu = solution.backend, np.asarray(solution.alpha), solution.mu
+                    _adopt_solution(st, ws, solution, t_solve, it)
                     st.pending, outcome, phase = None, None, "step"
                     st.rows.append(None)  # the row of this iteration, filled in below
                 for _ in range(cache_steps):  # cuts from the oracle's cache (phase "step": an interrupt
@@ -550,16 +546,8 @@ def _minimize(
                     cache_solution = reduced.solve(ws, lam, warm_start=ws.duals)
                     t_cache_solve = time.perf_counter() - t0
                     with guard.critical():
-                        st.solver_time += t_cache_solve
+                        _adopt_solution(st, ws, cache_solution, t_cache_solve, it)
                         t_solve += t_cache_solve
-                        st.fallbacks.extend(FallbackRecord(it, b, r) for b, r in cache_solution.failures)
-                        st.lower = update_lower(st.lower, cache_solution.lower_bound, st.best_upper, st.exact, it)
-                        ws.record_duals(cache_solution.alpha)
-                        st.backend, st.alpha, st.mu = (
-                            cache_solution.backend,
-                            np.asarray(cache_solution.alpha),
-                            cache_solution.mu,
-                        )
                         solution = cache_solution
                 t_step = 0.0
                 if st.best_upper - st.lower > gap_tolerance(eps, rtol, st.best_upper):
@@ -665,6 +653,16 @@ def _adopt(ws, max_cuts, memory_limit, groups, floor):
     if memory_limit is not None:
         ws = fit_memory(ws, memory_limit, 0, groups=groups, floor=floor)
     return ws
+
+
+def _adopt_solution(st, ws, solution, t_solve, it):
+    """Fold a reduced solve into the state: its time, failed backends, the lower bound (running
+    maximum), the duals of the working set, and the backend / duals / group weights reported."""
+    st.solver_time += t_solve
+    st.fallbacks.extend(FallbackRecord(it, b, r) for b, r in solution.failures)
+    st.lower = update_lower(st.lower, solution.lower_bound, st.best_upper, st.exact, it)
+    ws.record_duals(solution.alpha)
+    st.backend, st.alpha, st.mu = solution.backend, np.asarray(solution.alpha), solution.mu
 
 
 def _check_cache_steps(cache_steps, oracle):

@@ -318,12 +318,7 @@ def run_cutting_plane_path(
         callback=per_iteration if (progress is not None or callback is not None) else None,
         on_point=point_done,
     )
-    if options.backend is not None:
-        kwargs["solver"] = options.backend
-    if options.rtol is not None:
-        kwargs["rtol"] = options.rtol
-    if options.cache_steps_for(oracle):
-        kwargs["cache_steps"] = options.cache_steps_for(oracle)
+    kwargs.update(options.optional_kwargs(oracle))
     if risk_lower_bound is not None:
         kwargs["risk_lower_bound"] = float(risk_lower_bound)
     try:

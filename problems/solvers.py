@@ -224,6 +224,14 @@ class CuttingPlaneOptions:
             resume=self.resume,
             memory_limit=self.memory_limit,
         )
+        kwargs.update(self.optional_kwargs(oracle))
+        return kwargs
+
+    def optional_kwargs(self, oracle=None) -> dict:
+        """The engine keywords given only when set: ``solver`` (the backend), ``rtol`` and
+        ``cache_steps`` (:meth:`cache_steps_for`); shared by :meth:`minimize_kwargs` and the
+        path over C (:func:`problems.model_selection.run_cutting_plane_path`)."""
+        kwargs: dict = {}
         if self.backend is not None:
             kwargs["solver"] = self.backend
         if self.rtol is not None:

@@ -63,6 +63,11 @@ def _check_min_count(value, name):
         raise InputError(f"must be an integer >= 1 or 'auto', got {value!r:.40}", field=name) from None
 
 
+def _resolve_min_count(value, regularizer):
+    """A checked ``min_count`` with ``"auto"`` replaced by :data:`DEFAULT_MIN_COUNTS` of ``regularizer``."""
+    return DEFAULT_MIN_COUNTS[regularizer] if value == "auto" else value
+
+
 #: The ``path_`` columns of the structured estimators.
 PATH_COLUMNS = (*ms.PATH_COLUMNS, "n_active_templates", "active_templates")
 
@@ -130,18 +135,16 @@ class TemplateLearnerMixin:
             raise InputError(f"regularizer='pmtl' needs p > 1, got {prm['p']}", field="p")
         if prm["C"].kind == "auto":
             prm["C"] = ms.check_C(ms.AUTO, auto_grid=DEFAULT_C_GRIDS[prm["regularizer"]])
-        if prm["min_count"] == "auto":
-            prm["min_count"] = DEFAULT_MIN_COUNTS[prm["regularizer"]]
+        prm["min_count"] = _resolve_min_count(prm["min_count"], prm["regularizer"])
         return prm
 
     def _resolved_min_count(self) -> int:
         """``min_count`` as an integer: ``"auto"`` is :data:`DEFAULT_MIN_COUNTS` of the
-        regulariser (checked like :meth:`_checked_params`)."""
+        regulariser (both checked as :meth:`_checked_params` checks them)."""
         value = _check_min_count(self.min_count, "min_count")
         if value != "auto":
             return value
-        reg = check_choice(self.regularizer, "regularizer", REGULARIZERS)
-        return DEFAULT_MIN_COUNTS[reg]
+        return _resolve_min_count(value, check_choice(self.regularizer, "regularizer", REGULARIZERS))
 
     def _checked_solver(self, *, path=False):
         """The checked options of ``solver`` (``CuttingPlaneOptions`` or ``SPOMOptions``); with
