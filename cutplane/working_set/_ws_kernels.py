@@ -16,6 +16,10 @@ and streams a temporary. These kernels do each operation in one pass without tem
   add disjoint ranges of coordinates of one output, block by block, so that the written block
   stays in cache across the rows); :func:`scatter_add_grouped_upto` the same with one
   coefficient per group (``w_j = A_j^T beta_j``);
+- :func:`scatter_rows_range`, :func:`scatter_rows_grouped_range`: the same for a list of rows over a
+  range of coordinates, block by block, in one call (a thread's whole share: threads that called a
+  compiled loop per row and block spent more time handing the GIL over than adding);
+  :func:`gram_blocks`: a Gram row's share of a list of cache blocks, in one call;
 - :func:`sparse_dot`: ``sum(data * w[idx])``;
 - :func:`group_sq_sums`: per-group sums of squares of a sparse row;
 - :func:`group_norms_kernel`: ``||v_j||_2`` per group, rescaled where the squares could under-
@@ -38,6 +42,9 @@ __all__ = [
     "scatter_add_upto",
     "integer_multiples",
     "scatter_add_grouped_upto",
+    "scatter_rows_range",
+    "scatter_rows_grouped_range",
+    "gram_blocks",
     "sparse_dot",
     "group_sq_sums",
     "group_norms_kernel",
@@ -193,6 +200,60 @@ def scatter_add_grouped_upto(out, idx, data, coef, groups, k, c1):
             out[i] += coef[np.uint64(groups[i])] * data[j]
             j += np.uint64(1)
     return hi
+
+
+@njit(nogil=True, cache=True)
+def scatter_rows_range(out, idx_list, dat_list, coef, c0, c1, step):
+    """``out[i] += coef[j] * dat_list[j][k]`` for ``i = idx_list[j][k]`` in ``[c0, c1)``, over
+    every row ``j`` of the (numba typed) lists: ``step`` coordinates at a time, all rows per
+    block, so that the written block of ``out`` stays in cache; each coordinate is summed in row
+    order."""
+    n = len(idx_list)
+    cursor = np.empty(n, dtype=np.int64)
+    for j in range(n):
+        ir = idx_list[j]
+        cursor[j] = _first_at_least(ir, 0, ir.shape[0], c0)
+    e = c0
+    while e < c1:
+        e = min(e + step, c1)
+        for j in range(n):
+            cursor[j] = scatter_add_upto(out, idx_list[j], dat_list[j], coef[j], cursor[j], e)
+
+
+@njit(nogil=True, cache=True)
+def scatter_rows_grouped_range(out, idx_list, dat_list, coef, groups, c0, c1, step):
+    """:func:`scatter_rows_range` with one coefficient per group: row ``j`` adds
+    ``coef[j, groups[i]] * dat_list[j][k]`` (``coef`` of shape (n_rows, n_groups); ``groups``
+    empty: one group, ``coef[j, 0]``)."""
+    n = len(idx_list)
+    cursor = np.empty(n, dtype=np.int64)
+    for j in range(n):
+        ir = idx_list[j]
+        cursor[j] = _first_at_least(ir, 0, ir.shape[0], c0)
+    e = c0
+    while e < c1:
+        e = min(e + step, c1)
+        for j in range(n):
+            cursor[j] = scatter_add_grouped_upto(out, idx_list[j], dat_list[j], coef[j], groups, cursor[j], e)
+
+
+@njit(nogil=True, cache=True)
+def gram_blocks(blocks, edges, group, pos, idx, data, idx_list, dat_list, row_ids, part, buf):
+    """``part[row_ids[j], group[b]] += <new slope, row j>`` restricted to the coordinate block
+    ``b`` (``[edges[b], edges[b + 1])``, the new slope's entries ``pos[b]:pos[b + 1]``), for every
+    block of ``blocks``: the block's entries are scattered into ``buf`` (left zero on return),
+    which stays in cache while every row gathers from it."""
+    for bi in range(blocks.shape[0]):
+        b = blocks[bi]
+        c0 = edges[b]
+        c1 = edges[b + 1]
+        for k in range(pos[b], pos[b + 1]):
+            buf[idx[k] - c0] = data[k]
+        g = group[b]
+        for j in range(len(idx_list)):
+            part[row_ids[j], g] += gather_dot_upto(idx_list[j], dat_list[j], buf, c0, c1)
+        for k in range(pos[b], pos[b + 1]):
+            buf[idx[k] - c0] = 0.0
 
 
 @njit(nogil=True, cache=True)

@@ -233,21 +233,14 @@ class SparseRows:
         edges, group = self._blocks()
         pos = np.searchsorted(idx, edges)
         busy = np.flatnonzero(pos[1:] > pos[:-1])  # blocks the new slope touches (others give 0)
-        rows = self.rows
-        n = len(rows)
+        n = len(self.rows)
+        kinds = self._typed_rows(range(n))
 
         def run(blocks):
             part = np.zeros((n, self.n_groups))
             buf = np.zeros(_BLOCK)
-            for b in blocks:
-                c0, c1, k0, k1 = edges[b], edges[b + 1], pos[b], pos[b + 1]
-                local = idx[k0:k1] - c0
-                buf[local] = data[k0:k1]
-                g = group[b]
-                for r in range(n):
-                    ir, dr = rows[r]
-                    part[r, g] += K.gather_dot_upto(ir, dr, buf, c0, c1)
-                buf[local] = 0.0
+            for row_ids, idx_list, dat_list in kinds:
+                K.gram_blocks(blocks, edges, group, pos, idx, data, idx_list, dat_list, row_ids, part, buf)
             return part
 
         workers = _n_threads()
@@ -279,14 +272,14 @@ class SparseRows:
         """``sum_r alpha_r a_r``, ndarray of shape (dim,).
 
         Above ``_PARALLEL_NNZ`` nonzeros the coordinates are split into disjoint ranges, one per
-        thread (each coordinate is still summed in row order by one thread: the result does not
-        depend on the thread count). Beyond ``_SCRATCH_MAX_DIM`` coordinates the rows are added
-        one ``_BLOCK`` of coordinates at a time, so that the block of the output being written
-        stays in cache instead of sweeping the whole output once per row; same sums, same
-        order.
+        thread (each coordinate is still summed in one order by one thread: storage type, then
+        row; the result does not depend on the thread count). Beyond ``_SCRATCH_MAX_DIM``
+        coordinates the rows are added one ``_BLOCK`` of coordinates at a time, so that the block
+        of the output being written stays in cache instead of sweeping the whole output once per
+        row; same sums, same order.
         """
-        live = [(float(a) * self.scale[r], self.rows[r]) for r, a in enumerate(alpha) if a != 0.0]
-        return self._scatter_rows(live, K.scatter_add_upto)
+        sel = [r for r, a in enumerate(alpha) if a != 0.0]
+        return self._scatter_rows(sel, np.array([float(alpha[r]) * self.scale[r] for r in sel]), grouped=False)
 
     def combine_by_group(self, beta) -> np.ndarray:
         """``w_c = sum_r beta[g(c), r] a_rc``: each group's own combination of the rows, shape (dim,).
@@ -295,34 +288,55 @@ class SparseRows:
         :meth:`combine` (same blocks, threads and summation order).
         """
         beta = np.asarray(beta, dtype=np.float64)
+        sel = [r for r in range(len(self.rows)) if np.any(beta[:, r] != 0.0)]
+        coef = np.ascontiguousarray(beta[:, sel].T) * np.asarray(self.scale)[sel][:, None]
+        return self._scatter_rows(sel, coef, grouped=True)
+
+    def _typed_rows(self, sel):
+        """The rows ``sel`` as numba typed lists for the compiled loops, one triple per storage type
+        (index and value dtypes), in order of first appearance: ``(positions in sel, int64 array;
+        index arrays; value arrays)``. The lists hold references, no copies."""
+        from numba.typed import List
+
+        kinds = {}
+        for j, r in enumerate(sel):
+            ir, dr = self.rows[r]
+            key = tuple((a.dtype.str, a.flags.writeable, a.flags.c_contiguous) for a in (ir, dr))
+            kinds.setdefault(key, []).append((j, r))  # a typed list holds arrays of one numba type
+        return [
+            (
+                np.array([j for j, _ in members], dtype=np.int64),
+                List([self.rows[r][0] for _, r in members]),
+                List([self.rows[r][1] for _, r in members]),
+            )
+            for members in kinds.values()
+        ]
+
+    def _scatter_rows(self, sel, coef, grouped):
+        """``sum_j coef_j a_{sel_j}`` of shape (dim,), ``coef`` of shape (len(sel),), or with
+        ``grouped`` of shape (len(sel), n_groups or more) (one coefficient per row and group).
+
+        Coordinate ranges go to threads above ``_PARALLEL_NNZ`` nonzeros, one compiled call per
+        thread and storage type; within a range the rows are added one block of ``_BLOCK``
+        coordinates at a time beyond ``_SCRATCH_MAX_DIM`` (see :meth:`combine`). Each coordinate
+        is summed in the same order (storage type, then row) whatever the thread count.
+        """
+        out = np.zeros(self.dim)
+        if not sel:
+            return out
+        total = sum(self.nnz[r] for r in sel)
+        workers = _n_threads() if total >= _PARALLEL_NNZ else 1
+        step = _BLOCK if self.dim > _SCRATCH_MAX_DIM else max(self.dim, 1)
+        edges = np.linspace(0, self.dim, max(workers, 1) + 1).astype(np.int64)
+        kinds = [(ids, il, dl, np.ascontiguousarray(coef[ids])) for ids, il, dl in self._typed_rows(sel)]
         groups = self._kgroups
 
-        def add_upto(out, ir, dr, coef, k, c1):
-            return K.scatter_add_grouped_upto(out, ir, dr, coef, groups, k, c1)
-
-        live = [
-            (np.ascontiguousarray(beta[:, r]) * self.scale[r], self.rows[r])
-            for r in range(len(self.rows))
-            if np.any(beta[:, r] != 0.0)
-        ]
-        return self._scatter_rows(live, add_upto)
-
-    def _scatter_rows(self, live, add_upto):
-        """``out`` of shape (dim,) from ``add_upto(out, idx, data, coef, k, c1)`` over the rows of ``live``
-        (``(coef, (idx, data))`` pairs): coordinate ranges on threads above ``_PARALLEL_NNZ`` nonzeros,
-        blocks of ``_BLOCK`` coordinates beyond ``_SCRATCH_MAX_DIM`` (see :meth:`combine`)."""
-        out = np.zeros(self.dim)
-        total = sum(len(ir) for _, (ir, _) in live)
-        workers = _n_threads() if total >= _PARALLEL_NNZ else 1
-        step = _BLOCK if self.dim > _SCRATCH_MAX_DIM else self.dim
-        edges = np.linspace(0, self.dim, max(workers, 1) + 1).astype(np.int64)
-
         def run(c0, c1):
-            cursor = [int(np.searchsorted(ir, c0)) if c0 else 0 for _, (ir, _) in live]
-            for e in range(c0 + step, c1 + step, step):
-                e = min(e, c1)
-                for j, (a, (ir, dr)) in enumerate(live):
-                    cursor[j] = add_upto(out, ir, dr, a, cursor[j], e)
+            for _, idx_list, dat_list, c in kinds:
+                if grouped:
+                    K.scatter_rows_grouped_range(out, idx_list, dat_list, c, groups, c0, c1, step)
+                else:
+                    K.scatter_rows_range(out, idx_list, dat_list, c, c0, c1, step)
 
         if workers < 2:
             run(0, self.dim)
