@@ -259,7 +259,11 @@ def minimize(
         about ``dim + 3`` cuts (a basis of the reduced LP, the floor cut, the new cut) to keep
         converging, a smaller budget stays certified but may stall.
     prune_after : int or None
-        Drop cuts whose dual stayed zero this many consecutive iterations (None: never).
+        Drop cuts whose dual stayed zero this many consecutive iterations (None: never), at
+        the ends of iterations where the lower bound rose strictly since the last drop: dropping
+        at a constant bound can cycle (Kelley's LP for ``L1`` re-adds the cuts it dropped and
+        stalls), dropping only after a strict rise keeps the method convergent (Eaves and
+        Zangwill, 1971).
     w0 : ndarray of shape (dim,), optional
         Starting point (default: the regulariser's ``initial_point``, zeros for norms).
     solver : None, str, list of str or ReducedSolver
@@ -743,8 +747,9 @@ def _to_boundary(st, outcome, prune_after, max_cuts, memory_limit, cut_bytes, gr
     ``floor`` is the run's ``risk_lower_bound`` (None if no floor cut was added): pruning and
     aggregation keep the floor cut, which is what bounds the reduced problem of ``L1``.
     """
-    if prune_after is not None:
+    if prune_after is not None and st.lower > st.lower_at_prune:  # only after a strict rise (see minimize)
         st.working_set.prune(prune_after, floor=floor)
+        st.lower_at_prune = st.lower
     if max_cuts is not None:
         st.working_set.aggregate(max_cuts - 1, floor=floor)
     if memory_limit is not None:

@@ -167,7 +167,8 @@ def group_norms(v: np.ndarray, group_ids: np.ndarray, n_groups: int | None = Non
 
     if n_groups is None:
         n_groups = int(group_ids.max()) + 1 if group_ids.size else 0
-    v = np.ascontiguousarray(v, dtype=np.float64)
+    v = np.ascontiguousarray(v, dtype=np.float64).view()
+    v.flags.writeable = False  # one compiled specialisation whether the caller's v is read-only or not
     if runs is not None:
         return group_norms_runs(v, runs[0], runs[1], int(n_groups))
     return group_norms_kernel(v, np.ascontiguousarray(group_ids), int(n_groups))

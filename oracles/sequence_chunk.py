@@ -261,6 +261,10 @@ class SequenceChunk:
         K, nf = self.n_labels, self.n_features
         W = w[: nf * K].reshape(nf, K)
         T = w[nf * K :].reshape(K, K) if self.transitions else np.zeros((K, K))
+        # read-only views: the kernels are compiled once, for the engine's frozen queries and
+        # for a model's writable weights alike (each specialisation costs a compile of ~1 s)
+        W.flags.writeable = False
+        T.flags.writeable = False
         yhat = np.empty(self.n_tokens, dtype=np.int32)
         if cached:
             cache = self._cache if self._cache is not None else np.empty((0, self.n_tokens), dtype=np.int32)

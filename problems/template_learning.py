@@ -237,10 +237,10 @@ class TemplateLearnerMixin:
         simplex for p = 1); None for ``"ssvm"``."""
         if regularizer == "ssvm":
             return None
-        from cutplane.groups import group_norms
+        from cutplane.groups import group_norms, group_runs
 
         q = 1.0 if regularizer == "mtl" else p
-        norms = group_norms(self.coef_, groups, n_groups)
+        norms = group_norms(self.coef_, groups, n_groups, runs=group_runs(groups, n_groups))
         total = float(np.sum(norms**q)) ** (1.0 / q)
         return (norms / total) ** (2.0 - q) if total > 0 else np.zeros(n_groups)
 
@@ -463,9 +463,10 @@ class TemplateLearnerMixin:
     def _set_template_stats(self, names, groups, n_groups, mu, active_rtol):
         """``template_weights_`` (``mu``; all 1 when None), ``template_norms_`` (``||w_j||``),
         ``active_templates_`` (norm above ``active_rtol`` times the largest) and their count."""
-        from cutplane.groups import group_norms
+        from cutplane.groups import group_norms, group_runs
 
-        norms = group_norms(self.coef_, groups, n_groups)
+        # run by run, as the regulariser does in the fit: one compiled loop for both
+        norms = group_norms(self.coef_, groups, n_groups, runs=group_runs(groups, n_groups))
         mu = np.ones(n_groups) if mu is None else np.asarray(mu, dtype=np.float64)
         self.template_weights_ = {nm: float(m) for nm, m in zip(names, mu)}
         self.template_norms_ = {nm: float(v) for nm, v in zip(names, norms)}

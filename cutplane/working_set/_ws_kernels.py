@@ -16,10 +16,13 @@ and streams a temporary. These kernels do each operation in one pass without tem
   add disjoint ranges of coordinates of one output, block by block, so that the written block
   stays in cache across the rows); :func:`scatter_add_grouped_upto` the same with one
   coefficient per group (``w_j = A_j^T beta_j``);
-- :func:`scatter_rows_range`, :func:`scatter_rows_grouped_range`: the same for a list of rows over a
+- :func:`scatter_rows_range`, :func:`scatter_rows_grouped_range`: the same for many rows over a
   range of coordinates, block by block, in one call (a thread's whole share: threads that called a
   compiled loop per row and block spent more time handing the GIL over than adding);
-  :func:`gram_blocks`: a Gram row's share of a list of cache blocks, in one call;
+  :func:`gram_blocks`: a Gram row's share of many cache blocks, in one call. These take the rows
+  as addresses and lengths (:func:`row_addresses`) of arrays the caller keeps alive during the
+  call: numba's typed lists would compile their own methods in every new process (about 1 s),
+  where these loops come from the on-disk cache;
 - :func:`sparse_dot`: ``sum(data * w[idx])``;
 - :func:`group_sq_sums`: per-group sums of squares of a sparse row;
 - :func:`group_norms_kernel`: ``||v_j||_2`` per group, rescaled where the squares could under-
@@ -33,7 +36,8 @@ All take group ids as an integer array of shape (dim,); a zero-length array mean
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import carray, njit, types
+from numba.extending import intrinsic
 
 __all__ = [
     "group_dot_sorted",
@@ -42,6 +46,7 @@ __all__ = [
     "scatter_add_upto",
     "integer_multiples",
     "scatter_add_grouped_upto",
+    "row_addresses",
     "scatter_rows_range",
     "scatter_rows_grouped_range",
     "gram_blocks",
@@ -124,7 +129,8 @@ def _gather_sum(ir, dr, dense, lo, hi, c0):
 def group_dot_gather(ir, dr, dense, groups, out):
     """``out[g] += sum over k with groups[ir[k]] == g of dr[k] * dense[ir[k]]``."""
     if groups.shape[0] == 0:
-        out[0] += _gather_sum(ir, dr, dense, 0, ir.shape[0], 0)
+        out[0] += _gather_sum(ir, dr, dense, np.int64(0), ir.shape[0], 0)  # lo as int64, as in the other callers:
+        # one compiled specialisation (a literal 0 would be another)
     else:
         for k in range(ir.shape[0]):
             i = np.uint64(ir[k])  # unsigned: no wrap-around guard per load (see _gather_sum)
@@ -202,47 +208,84 @@ def scatter_add_grouped_upto(out, idx, data, coef, groups, k, c1):
     return hi
 
 
+def row_addresses(arrays):
+    """``(addresses, lengths)``: int64 arrays of shape (n,) naming 1-D C-contiguous arrays for the
+    compiled loops below, which read them in place. The caller keeps the arrays alive, unchanged,
+    while a loop runs; all of them must share one dtype (the loops are compiled for it)."""
+    addresses = np.empty(len(arrays), dtype=np.int64)
+    lengths = np.empty(len(arrays), dtype=np.int64)
+    for j, a in enumerate(arrays):
+        if a.ndim != 1 or not a.flags.c_contiguous:
+            raise ValueError("row_addresses needs 1-D C-contiguous arrays")
+        addresses[j] = a.ctypes.data
+        lengths[j] = a.shape[0]
+    return addresses, lengths
+
+
+@intrinsic
+def _pointer_to(typingctx, address, proto):
+    """A pointer to ``proto``'s dtype at the integer ``address`` (see :func:`row_addresses`)."""
+    sig = types.CPointer(proto.dtype)(address, proto)
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], context.get_value_type(signature.return_type))
+
+    return sig, codegen
+
+
 @njit(nogil=True, cache=True)
-def scatter_rows_range(out, idx_list, dat_list, coef, c0, c1, step):
-    """``out[i] += coef[j] * dat_list[j][k]`` for ``i = idx_list[j][k]`` in ``[c0, c1)``, over
-    every row ``j`` of the (numba typed) lists: ``step`` coordinates at a time, all rows per
-    block, so that the written block of ``out`` stays in cache; each coordinate is summed in row
-    order."""
-    n = len(idx_list)
+def _row(addresses, lengths, j, proto):
+    """Array ``j`` of :func:`row_addresses`, of ``proto``'s dtype (no copy)."""
+    return carray(_pointer_to(addresses[j], proto), (lengths[j],))
+
+
+@njit(nogil=True, cache=True)
+def scatter_rows_range(out, rows_idx, rows_val, lengths, idx_proto, val_proto, coef, c0, c1, step):
+    """``out[i] += coef[j] * val_j[k]`` for ``i = idx_j[k]`` in ``[c0, c1)``, over every row ``j``
+    (index and value arrays at ``rows_idx[j]`` and ``rows_val[j]``, ``lengths[j]`` entries, of the
+    dtypes of ``idx_proto`` and ``val_proto``: :func:`row_addresses`): ``step`` coordinates at a
+    time, all rows per block, so that the written block of ``out`` stays in cache; each
+    coordinate is summed in row order."""
+    n = rows_idx.shape[0]
     cursor = np.empty(n, dtype=np.int64)
     for j in range(n):
-        ir = idx_list[j]
-        cursor[j] = _first_at_least(ir, 0, ir.shape[0], c0)
+        cursor[j] = _first_at_least(_row(rows_idx, lengths, j, idx_proto), 0, lengths[j], c0)
     e = c0
     while e < c1:
         e = min(e + step, c1)
         for j in range(n):
-            cursor[j] = scatter_add_upto(out, idx_list[j], dat_list[j], coef[j], cursor[j], e)
+            ir = _row(rows_idx, lengths, j, idx_proto)
+            dr = _row(rows_val, lengths, j, val_proto)
+            cursor[j] = scatter_add_upto(out, ir, dr, coef[j], cursor[j], e)
 
 
 @njit(nogil=True, cache=True)
-def scatter_rows_grouped_range(out, idx_list, dat_list, coef, groups, c0, c1, step):
+def scatter_rows_grouped_range(out, rows_idx, rows_val, lengths, idx_proto, val_proto, coef, groups, c0, c1, step):
     """:func:`scatter_rows_range` with one coefficient per group: row ``j`` adds
-    ``coef[j, groups[i]] * dat_list[j][k]`` (``coef`` of shape (n_rows, n_groups); ``groups``
-    empty: one group, ``coef[j, 0]``)."""
-    n = len(idx_list)
+    ``coef[j, groups[i]] * val_j[k]`` (``coef`` of shape (n_rows, n_groups); ``groups`` empty:
+    one group, ``coef[j, 0]``)."""
+    n = rows_idx.shape[0]
     cursor = np.empty(n, dtype=np.int64)
     for j in range(n):
-        ir = idx_list[j]
-        cursor[j] = _first_at_least(ir, 0, ir.shape[0], c0)
+        cursor[j] = _first_at_least(_row(rows_idx, lengths, j, idx_proto), 0, lengths[j], c0)
     e = c0
     while e < c1:
         e = min(e + step, c1)
         for j in range(n):
-            cursor[j] = scatter_add_grouped_upto(out, idx_list[j], dat_list[j], coef[j], groups, cursor[j], e)
+            ir = _row(rows_idx, lengths, j, idx_proto)
+            dr = _row(rows_val, lengths, j, val_proto)
+            cursor[j] = scatter_add_grouped_upto(out, ir, dr, coef[j], groups, cursor[j], e)
 
 
 @njit(nogil=True, cache=True)
-def gram_blocks(blocks, edges, group, pos, idx, data, idx_list, dat_list, row_ids, part, buf):
+def gram_blocks(
+    blocks, edges, group, pos, idx, data, rows_idx, rows_val, lengths, idx_proto, val_proto, row_ids, part, buf
+):
     """``part[row_ids[j], group[b]] += <new slope, row j>`` restricted to the coordinate block
     ``b`` (``[edges[b], edges[b + 1])``, the new slope's entries ``pos[b]:pos[b + 1]``), for every
-    block of ``blocks``: the block's entries are scattered into ``buf`` (left zero on return),
-    which stays in cache while every row gathers from it."""
+    block of ``blocks`` and every row (as in :func:`scatter_rows_range`): the block's entries are
+    scattered into ``buf`` (left zero on return), which stays in cache while every row gathers
+    from it."""
     for bi in range(blocks.shape[0]):
         b = blocks[bi]
         c0 = edges[b]
@@ -250,8 +293,10 @@ def gram_blocks(blocks, edges, group, pos, idx, data, idx_list, dat_list, row_id
         for k in range(pos[b], pos[b + 1]):
             buf[idx[k] - c0] = data[k]
         g = group[b]
-        for j in range(len(idx_list)):
-            part[row_ids[j], g] += gather_dot_upto(idx_list[j], dat_list[j], buf, c0, c1)
+        for j in range(rows_idx.shape[0]):
+            ir = _row(rows_idx, lengths, j, idx_proto)
+            dr = _row(rows_val, lengths, j, val_proto)
+            part[row_ids[j], g] += gather_dot_upto(ir, dr, buf, c0, c1)
         for k in range(pos[b], pos[b + 1]):
             buf[idx[k] - c0] = 0.0
 
@@ -278,7 +323,7 @@ def integer_multiples(data, scale, limit):
 @njit(nogil=True, cache=True)
 def sparse_dot(idx, data, w):
     """``sum_k data[k] * w[idx[k]]``."""
-    return _gather_sum(idx, data, w, 0, idx.shape[0], 0)
+    return _gather_sum(idx, data, w, np.int64(0), idx.shape[0], 0)
 
 
 @njit(nogil=True, cache=True)

@@ -67,8 +67,8 @@ def quantize(data):
     ``w = 0``, for a few entries); such a row takes 8 bytes per nonzero as int32 counts. Exactness is
     checked, never assumed, so the stored cut is the oracle's cut.
     """
-    if data.size == 0:
-        return data, 1.0
+    if data.size == 0:  # an empty row (a floor cut R >= b) as empty counts: no float64 specialisation
+        return np.zeros(0, dtype=np.int16), 1.0  # of the compiled loops just for it
     scale = float(np.abs(data).min())
     if not scale > 0.0:
         return data, 1.0
@@ -234,13 +234,13 @@ class SparseRows:
         pos = np.searchsorted(idx, edges)
         busy = np.flatnonzero(pos[1:] > pos[:-1])  # blocks the new slope touches (others give 0)
         n = len(self.rows)
-        kinds = self._typed_rows(range(n))
+        kinds = self._row_kinds(range(n))
 
         def run(blocks):
             part = np.zeros((n, self.n_groups))
             buf = np.zeros(_BLOCK)
-            for row_ids, idx_list, dat_list in kinds:
-                K.gram_blocks(blocks, edges, group, pos, idx, data, idx_list, dat_list, row_ids, part, buf)
+            for positions, *rows in kinds:
+                K.gram_blocks(blocks, edges, group, pos, idx, data, *rows, positions, part, buf)
             return part
 
         workers = _n_threads()
@@ -292,25 +292,24 @@ class SparseRows:
         coef = np.ascontiguousarray(beta[:, sel].T) * np.asarray(self.scale)[sel][:, None]
         return self._scatter_rows(sel, coef, grouped=True)
 
-    def _typed_rows(self, sel):
-        """The rows ``sel`` as numba typed lists for the compiled loops, one triple per storage type
-        (index and value dtypes), in order of first appearance: ``(positions in sel, int64 array;
-        index arrays; value arrays)``. The lists hold references, no copies."""
-        from numba.typed import List
-
+    def _row_kinds(self, sel):
+        """The rows ``sel`` for the compiled loops, one tuple per storage type (index and value
+        dtypes) in order of first appearance: ``(positions in sel, index addresses, value
+        addresses, lengths, index dtype prototype, value dtype prototype)``
+        (:func:`cutplane.working_set._ws_kernels.row_addresses`; the rows stay in ``self.rows``,
+        alive and unchanged, while the loops read them)."""
         kinds = {}
         for j, r in enumerate(sel):
             ir, dr = self.rows[r]
-            key = tuple((a.dtype.str, a.flags.writeable, a.flags.c_contiguous) for a in (ir, dr))
-            kinds.setdefault(key, []).append((j, r))  # a typed list holds arrays of one numba type
-        return [
-            (
-                np.array([j for j, _ in members], dtype=np.int64),
-                List([self.rows[r][0] for _, r in members]),
-                List([self.rows[r][1] for _, r in members]),
-            )
-            for members in kinds.values()
-        ]
+            kinds.setdefault((ir.dtype.str, dr.dtype.str), []).append((j, r))
+        out = []
+        for members in kinds.values():
+            ir0, dr0 = self.rows[members[0][1]]
+            idx_addr, lengths = K.row_addresses([self.rows[r][0] for _, r in members])
+            val_addr, _ = K.row_addresses([self.rows[r][1] for _, r in members])
+            positions = np.array([j for j, _ in members], dtype=np.int64)
+            out.append((positions, idx_addr, val_addr, lengths, np.empty(0, ir0.dtype), np.empty(0, dr0.dtype)))
+        return out
 
     def _scatter_rows(self, sel, coef, grouped):
         """``sum_j coef_j a_{sel_j}`` of shape (dim,), ``coef`` of shape (len(sel),), or with
@@ -328,15 +327,16 @@ class SparseRows:
         workers = _n_threads() if total >= _PARALLEL_NNZ else 1
         step = _BLOCK if self.dim > _SCRATCH_MAX_DIM else max(self.dim, 1)
         edges = np.linspace(0, self.dim, max(workers, 1) + 1).astype(np.int64)
-        kinds = [(ids, il, dl, np.ascontiguousarray(coef[ids])) for ids, il, dl in self._typed_rows(sel)]
+        kinds = self._row_kinds(sel)
         groups = self._kgroups
 
         def run(c0, c1):
-            for _, idx_list, dat_list, c in kinds:
+            for positions, *rows in kinds:
+                c = np.ascontiguousarray(coef[positions])
                 if grouped:
-                    K.scatter_rows_grouped_range(out, idx_list, dat_list, c, groups, c0, c1, step)
+                    K.scatter_rows_grouped_range(out, *rows, c, groups, c0, c1, step)
                 else:
-                    K.scatter_rows_range(out, idx_list, dat_list, c, c0, c1, step)
+                    K.scatter_rows_range(out, *rows, c, c0, c1, step)
 
         if workers < 2:
             run(0, self.dim)
