@@ -121,6 +121,7 @@ class EngineState:
     memory_warned: bool = False  # not saved: the budget warning is logged once per run
     n_cached_cuts: int = 0  # not saved: counted per call (a resumed run counts from 0)
     cache_time: float = 0.0  # not saved, as n_cached_cuts
+    known_omega: tuple | None = None  # (w, Omega(w)) from the last reduced solve; not saved
     lower_at_prune: float = -np.inf  # the lower bound at the last pruning; not saved (a resumed run
     # may prune at its first boundary: the rule needs a strict rise between drops from there on)
 

@@ -222,7 +222,10 @@ def minimize(
     oracle : Oracle
         Has ``dim`` and ``__call__(w) -> OracleResult(value, Cut(slope, offset), exact, argmax)``.
         ``w`` is passed read-only (it may become the best point without a copy): an oracle
-        that writes into it gets numpy's "assignment destination is read-only" error.
+        that writes into it gets numpy's "assignment destination is read-only" error. An oracle
+        with an executor (``oracle.executor.n_workers``) also sets the threads of the engine's
+        own products over the working set: a serial oracle runs on one core (without an
+        executor: up to 4 threads above a few million stored nonzeros).
     regularizer : Regularizer
         ``L2()``, ``L1()``, or for Kelley an indicator set ``Simplex(dim)`` / ``Box(lower, upper)``.
     lam : float
@@ -471,6 +474,7 @@ def _minimize(
     else:
         st.w = _frozen(st.w)
     reduced = solver if isinstance(solver, ReducedSolver) else make_reduced_solver(regularizer, solver)
+    threads = _oracle_workers(oracle)
     reporter = ProgressReporter(verbose, max_iter, method)
     t_start = t_call - st.elapsed  # elapsed times count over resumed runs
     cpu_start = time.process_time() - _last_cpu_time(st.rows)
@@ -481,6 +485,7 @@ def _minimize(
         try:
             while True:
                 ws = st.working_set  # a memory budget may have rebuilt it
+                ws.n_threads = threads
                 if st.pending is None:
                     phase = "boundary"
                     if st.n_iter >= max_iter:
@@ -505,7 +510,7 @@ def _minimize(
                                 stacklevel=stacklevel,
                             )
                         st.exact = st.exact and cut_exact
-                        upper = lam * float(regularizer(st.w)) + value
+                        upper = lam * _regularizer_at(st, regularizer) + value
                         if upper < st.best_upper:
                             st.best_upper, st.best_w = upper, st.w  # read-only (_frozen): shared, not copied
                         ws.add(cut)
@@ -663,6 +668,24 @@ def _adopt_solution(st, ws, solution, t_solve, it):
     st.lower = update_lower(st.lower, solution.lower_bound, st.best_upper, st.exact, it)
     ws.record_duals(solution.alpha)
     st.backend, st.alpha, st.mu = solution.backend, np.asarray(solution.alpha), solution.mu
+    if solution.regularizer_value is not None:
+        st.known_omega = (solution.w, float(solution.regularizer_value))
+
+
+def _oracle_workers(oracle):
+    """The worker count of the oracle's executor (its ``executor.n_workers``), which the working
+    set's products also use: one thread for a serial oracle; None (up to 4) for an oracle without
+    an executor."""
+    n = getattr(getattr(oracle, "executor", None), "n_workers", None)
+    return int(n) if isinstance(n, numbers.Integral) and not isinstance(n, bool) and n >= 1 else None
+
+
+def _regularizer_at(st, regularizer) -> float:
+    """``Omega(st.w)``: the reduced solve's value when ``st.w`` is its minimiser (the BMRM step
+    queries it as it is: same array), else evaluated."""
+    if st.known_omega is not None and st.known_omega[0] is st.w:
+        return st.known_omega[1]
+    return float(regularizer(st.w))
 
 
 def _model_at_minimiser(ws, solution, regularizer, lam):
@@ -672,12 +695,15 @@ def _model_at_minimiser(ws, solution, regularizer, lam):
     so ``lower - lam Omega(w_t) <= R_t(w_t)`` whatever the solver's accuracy, with equality at the
     reduced optimum (for the dual solvers it is Fenchel-Young's equality: the ``alpha``-average of
     the cuts at ``w_t``, which the cuts with a positive dual attain). One evaluation of ``Omega``
-    instead of a pass over the active cuts' slopes. Only the constraint cache's violation test reads
+    (none when the solve gave it: ``ReducedSolution.regularizer_value``) instead of a pass over the
+    active cuts' slopes. Only the constraint cache's violation test reads
     it: a low estimate can add a cut that is not violated (every cached cut is valid), never skip one
     that is; no bound depends on it. When the bound is not finite the active cuts are evaluated.
     """
     if np.isfinite(solution.lower_bound):
-        return float(solution.lower_bound) - lam * float(regularizer(solution.w))
+        omega = solution.regularizer_value
+        omega = float(regularizer(solution.w)) if omega is None else float(omega)
+        return float(solution.lower_bound) - lam * omega
     active = np.flatnonzero(np.asarray(solution.alpha) > 0)
     return ws.model_value(solution.w, active if len(active) else None)
 

@@ -31,13 +31,12 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
 
 from cutplane.cuts import CachedCut, Cut, OracleResult, slope_dot
 from cutplane.exceptions import InputError
 from cutplane.executors import bind_tasks, get_executor
 
-from .sequence_chunk import ChunkPartial, SequenceChunk
+from .sequence_chunk import ChunkPartial, SequenceChunk, merge_sorted_sums
 from .viterbi import sentence_unary, split_chain_weights, viterbi
 
 __all__ = ["viterbi", "SequenceHingeOracle", "SequenceChunk", "ChunkPartial", "viterbi_decode"]
@@ -52,50 +51,11 @@ def _check_int_array(a, name, ndim=1):
     return arr
 
 
-@njit(nogil=True, cache=True)
-def _merge_two(ia, va, ib, vb):
-    """Sum of two sparse vectors with sorted unique coordinates (zeros dropped), in O(nnz)."""
-    n_a, n_b = ia.shape[0], ib.shape[0]
-    idx = np.empty(n_a + n_b, dtype=np.int64)
-    val = np.empty(n_a + n_b)
-    p = q = r = 0
-    while p < n_a and q < n_b:
-        if ia[p] < ib[q]:
-            idx[r] = ia[p]
-            val[r] = va[p]
-            p += 1
-            r += 1
-        elif ib[q] < ia[p]:
-            idx[r] = ib[q]
-            val[r] = vb[q]
-            q += 1
-            r += 1
-        else:
-            v = va[p] + vb[q]
-            if v != 0:
-                idx[r] = ia[p]
-                val[r] = v
-                r += 1
-            p += 1
-            q += 1
-    while p < n_a:
-        idx[r] = ia[p]
-        val[r] = va[p]
-        p += 1
-        r += 1
-    while q < n_b:
-        idx[r] = ib[q]
-        val[r] = vb[q]
-        q += 1
-        r += 1
-    return idx[:r], val[:r]
-
-
 def _merge_counts(idx_parts, val_parts):
     """Sum sparse vectors given as (sorted unique coordinates, values) by a tree of pairwise merges."""
     parts = list(zip(idx_parts, val_parts))
     while len(parts) > 1:
-        merged = [_merge_two(a[0], a[1], b[0], b[1]) for a, b in zip(parts[::2], parts[1::2])]
+        merged = [merge_sorted_sums(a[0], a[1], b[0], b[1]) for a, b in zip(parts[::2], parts[1::2])]
         parts = merged + ([parts[-1]] if len(parts) % 2 else [])
     return parts[0]
 
@@ -256,8 +216,8 @@ class SequenceHingeOracle:
     def _cut_of(self, parts):
         """Slope (CSR of shape (1, dim)) and offset of the 1-slack cut from the chunks' partials."""
         n = self.n_samples
-        if len(parts) == 1:
-            idx, cnt = parts[0].indices, parts[0].values
+        if len(parts) == 1:  # a copy: the chunk keeps its arrays to update its next cut from
+            idx, cnt = parts[0].indices.copy(), parts[0].values
         else:  # integer counts summed across chunks (exact, so the order does not matter)
             idx, cnt = _merge_counts([p.indices for p in parts], [p.values for p in parts])
         slope = sp.csr_matrix((cnt * (1.0 / n), idx, np.array([0, len(idx)])), shape=(1, self.dim))

@@ -17,7 +17,7 @@ from numba import njit
 
 from .viterbi import sentence_unary, viterbi_kernel
 
-__all__ = ["SequenceChunk", "ChunkPartial"]
+__all__ = ["SequenceChunk", "ChunkPartial", "merge_sorted_sums"]
 
 
 @njit(nogil=True, cache=True)
@@ -103,8 +103,11 @@ def _cached_decode_chunk(W, trans, indptr, indices, sent_ptr, y, s0, s1, cache, 
 
 
 @njit(nogil=True, cache=True)
-def _cut_chunk(indptr, indices, sent_ptr, y, yhat, s0, s1, n_features, K, with_trans):
-    """Sparse sum over sentences s0..s1 of Phi(x_i, y^_i) - Phi(x_i, y_i) (``yhat`` chunk-local).
+def _cut_chunk(indptr, indices, sent_ptr, y, y_base, yhat, s0, s1, n_features, K, with_trans):
+    """Sparse sum over sentences s0..s1 of Phi(x_i, y^_i) - Phi(x_i, y_i) (``yhat`` chunk-local,
+    ``y`` read at ``t - y_base``: the gold labels with ``y_base = 0``, or an earlier chunk-local
+    output with ``y_base = sent_ptr[s0]``, which gives the change between two cuts). Only tokens
+    where the two labellings differ are read.
 
     Returns sorted int64 coordinates and float64 values (zeros removed).
     """
@@ -113,7 +116,7 @@ def _cut_chunk(indptr, indices, sent_ptr, y, yhat, s0, s1, n_features, K, with_t
     t_lo = sent_ptr[s0]
     t_hi = sent_ptr[s1]
     for t in range(t_lo, t_hi):
-        if yhat[t - t_lo] != y[t]:
+        if yhat[t - t_lo] != y[t - y_base]:
             for p in range(indptr[t], indptr[t + 1]):
                 f = indices[p]
                 if slot[f] < 0:
@@ -131,7 +134,7 @@ def _cut_chunk(indptr, indices, sent_ptr, y, yhat, s0, s1, n_features, K, with_t
     for i in range(s0, s1):
         for t in range(sent_ptr[i], sent_ptr[i + 1]):
             a = yhat[t - t_lo]
-            b = y[t]
+            b = y[t - y_base]
             if a != b:
                 for p in range(indptr[t], indptr[t + 1]):
                     s = slot[indices[p]]
@@ -139,7 +142,7 @@ def _cut_chunk(indptr, indices, sent_ptr, y, yhat, s0, s1, n_features, K, with_t
                     acc[s, b] -= 1
             if with_trans and t > sent_ptr[i]:
                 pa = yhat[t - 1 - t_lo]
-                pb = y[t - 1]
+                pb = y[t - 1 - y_base]
                 if pa != pb or a != b:
                     tacc[pa, a] += 1
                     tacc[pb, b] -= 1
@@ -170,6 +173,46 @@ def _cut_chunk(indptr, indices, sent_ptr, y, yhat, s0, s1, n_features, K, with_t
                 val[q] = tacc[a, b]
                 q += 1
     return idx, val
+
+
+@njit(nogil=True, cache=True)
+def merge_sorted_sums(ia, va, ib, vb):
+    """Sum of two sparse vectors given as sorted unique int64 coordinates and float64 values:
+    ``(indices, values)`` with the zeros dropped, in one merge pass (O(nnz))."""
+    n_a, n_b = ia.shape[0], ib.shape[0]
+    idx = np.empty(n_a + n_b, dtype=np.int64)
+    val = np.empty(n_a + n_b)
+    p = q = r = 0
+    while p < n_a and q < n_b:
+        if ia[p] < ib[q]:
+            idx[r] = ia[p]
+            val[r] = va[p]
+            p += 1
+            r += 1
+        elif ib[q] < ia[p]:
+            idx[r] = ib[q]
+            val[r] = vb[q]
+            q += 1
+            r += 1
+        else:
+            v = va[p] + vb[q]
+            if v != 0:
+                idx[r] = ia[p]
+                val[r] = v
+                r += 1
+            p += 1
+            q += 1
+    while p < n_a:
+        idx[r] = ia[p]
+        val[r] = va[p]
+        p += 1
+        r += 1
+    while q < n_b:
+        idx[r] = ib[q]
+        val[r] = vb[q]
+        q += 1
+        r += 1
+    return idx[:r], val[:r]
 
 
 class ChunkPartial(NamedTuple):
@@ -220,6 +263,7 @@ class SequenceChunk:
         self.s0, self.s1 = int(s0), int(s1)
         self.n_features, self.n_labels, self.transitions = int(n_features), int(n_labels), bool(transitions)
         self._cache = None  # (CACHE_SIZE, n_tokens) int32, filled on the first exact call
+        self._last_cut = None  # (yhat, indices, values) of the last cut built: the next one is its update
         self._n_cached = 0
         self._next_slot = 0
 
@@ -288,18 +332,31 @@ class SequenceChunk:
             if augment and with_cut:
                 self._remember(yhat)
         if with_cut:
-            idx, val = _cut_chunk(
-                self.indptr,
-                self.indices,
-                self.sentence_ptr,
-                self.labels,
-                yhat,
-                self.s0,
-                self.s1,
-                nf,
-                K,
-                self.transitions,
-            )
+            idx, val = self._cut(yhat)
         else:
             idx, val = np.empty(0, np.int64), np.empty(0)
         return ChunkPartial(idx, val, float(loss), float(value), yhat)
+
+    def _cut(self, yhat):
+        """The chunk's ``sum_i Phi(x_i, y^_i) - Phi(x_i, y_i)`` as sorted (coordinates, counts).
+
+        Consecutive cuts (exact or cached) mostly pick the same outputs: when fewer tokens changed
+        since the chunk's last cut than differ from the gold labels, the change
+        ``sum_i Phi(x_i, y^_i) - Phi(x_i, y'_i)`` (``y'`` the last cut's outputs) is built from
+        the changed tokens only and merged into the last cut's sums (integer counts: exact, the
+        same cut either way; ``tests/oracles/test_sequence.py``)."""
+        t_lo = int(self.sentence_ptr[self.s0])
+        args = (self.s0, self.s1, self.n_features, self.n_labels, self.transitions)
+        last = self._last_cut
+        if last is not None:
+            last_yhat, last_idx, last_val = last
+            n_changed = int(np.count_nonzero(yhat != last_yhat))
+            n_wrong = int(np.count_nonzero(yhat != self.labels[t_lo : t_lo + yhat.shape[0]]))
+            if n_changed < n_wrong:
+                d_idx, d_val = _cut_chunk(self.indptr, self.indices, self.sentence_ptr, last_yhat, t_lo, yhat, *args)
+                idx, val = merge_sorted_sums(last_idx, last_val, d_idx, d_val)
+                self._last_cut = (yhat, idx, val)
+                return idx, val
+        idx, val = _cut_chunk(self.indptr, self.indices, self.sentence_ptr, self.labels, 0, yhat, *args)
+        self._last_cut = (yhat, idx, val)
+        return idx, val

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["ReducedSolution", "to_simplex", "dual_value"]
+__all__ = ["ReducedSolution", "to_simplex", "dual_value", "dual_value_parts"]
 
 
 class ReducedSolution(NamedTuple):
@@ -42,6 +42,9 @@ class ReducedSolution(NamedTuple):
         The backend that gave the accepted solve.
     failures : tuple of (backend, reason)
         Backends tried before and failed or were inaccurate.
+    regularizer_value : float or None
+        ``Omega(w)`` when the solve computed it on the way (self-conjugate regularisers:
+        ``Omega(w) = Omega^*(v)`` at ``w = v``), else None: the engine then evaluates ``Omega``.
     """
 
     w: np.ndarray
@@ -51,6 +54,7 @@ class ReducedSolution(NamedTuple):
     status: str
     backend: str | None
     failures: tuple = ()
+    regularizer_value: float | None = None
 
 
 def to_simplex(alpha, n=None) -> np.ndarray:
@@ -79,6 +83,12 @@ def dual_value(regularizer, working_set, alpha, lam) -> tuple[float, np.ndarray]
     v : ndarray of shape (dim,)
         The dual point, so that ``w = grad Omega^*(v)``.
     """
-    v = working_set.combine(np.asarray(alpha, dtype=np.float64) * (-1.0 / lam))  # one pass over the slopes
-    value = float(working_set.offsets @ alpha) - lam * float(regularizer.conjugate(v))
+    value, v, _ = dual_value_parts(regularizer, working_set, alpha, lam)
     return value, v
+
+
+def dual_value_parts(regularizer, working_set, alpha, lam) -> tuple[float, np.ndarray, float]:
+    """:func:`dual_value` and the conjugate's value: ``(value, v, Omega^*(v))``."""
+    v = working_set.combine(np.asarray(alpha, dtype=np.float64) * (-1.0 / lam))  # one pass over the slopes
+    conjugate = float(regularizer.conjugate(v))
+    return float(working_set.offsets @ alpha) - lam * conjugate, v, conjugate

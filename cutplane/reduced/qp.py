@@ -32,7 +32,7 @@ import numpy as np
 
 from ..exceptions import SolverError
 from .backends import BACKENDS, resolve_backends, solve_with_fallback
-from .base import ReducedSolution, dual_value, to_simplex
+from .base import ReducedSolution, dual_value_parts, to_simplex
 
 __all__ = ["QPReducedSolver", "psd_factor", "two_cut_dual"]
 
@@ -228,9 +228,11 @@ class QPReducedSolver:
             alpha, backend, status, failures = np.ones(1), None, "analytic", ()
         else:
             alpha, backend, status, failures = self.solve_gram(working_set.gram(), b, lam, warm_start)
-        lower, v = dual_value(self.regularizer, working_set, alpha, lam)
+        lower, v, conjugate = dual_value_parts(self.regularizer, working_set, alpha, lam)
+        omega = None
         if self.regularizer.self_conjugate:
             w = v  # grad Omega^*(v) = v, and v is this call's own array: no copy of a (dim,) vector
+            omega = conjugate  # Omega(w) = Omega^*(w) for a self-conjugate Omega
         else:
             w = np.asarray(self.regularizer.grad_conjugate(v), dtype=np.float64)
-        return ReducedSolution(w, lower, alpha, None, status, backend, failures)
+        return ReducedSolution(w, lower, alpha, None, status, backend, failures, omega)

@@ -23,6 +23,7 @@ cuts) these stream every stored nonzero, so how they touch memory decides the en
 from __future__ import annotations
 
 import os
+import sys
 
 import numpy as np
 import scipy.sparse as sp
@@ -39,6 +40,8 @@ _INT16_MAX = 32767
 _INT32_MAX = 2**31 - 1
 _MAX_RUNS_PER_GROUP = 16  # groups made of at most this many coordinate runs each are handled run by run
 _CPUS = min(4, os.cpu_count() or 1)
+_OUTPUTS_KEPT = 3  # combine outputs kept for reuse: the engine holds about two (query, best point)
+_ONLY_HERE = 3  # sys.getrefcount of an array only self._outputs refers to (list, loop name, argument)
 _POOL = None
 
 
@@ -103,9 +106,24 @@ class SparseRows:
         self._scratch = None  # dense (dim,) zeros: a new slope's scatter (up to _SCRATCH_MAX_DIM)
         self._blocks_cache = None
         self._csr = None
+        self._outputs = []  # arrays combine() returned, reused once nothing else refers to them
+        self.n_threads = None  # threads for the products (None: up to _CPUS); see WorkingSet.n_threads
 
     def __len__(self):
         return len(self.rows)
+
+    def _threads(self) -> int:
+        return _n_threads() if self.n_threads is None else max(1, min(int(self.n_threads), _n_threads()))
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_outputs"] = []  # buffers, not state: never pickled
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.__dict__.setdefault("_outputs", [])
+        self.__dict__.setdefault("n_threads", None)
 
     # ------------------------------------------------------------------ storage
     def append(self, idx, data) -> None:
@@ -149,8 +167,27 @@ class SparseRows:
 
     @property
     def nbytes(self) -> int:
-        """Bytes of the rows and of the scatter buffer."""
-        return int(self.slope_bytes + (0 if self._scratch is None else self._scratch.nbytes))
+        """Bytes of the rows, of the scatter buffer and of the outputs kept for reuse that nothing
+        else refers to (see :meth:`_output`)."""
+        kept = sum(a.nbytes for a in self._outputs if sys.getrefcount(a) <= _ONLY_HERE)
+        return int(self.slope_bytes + (0 if self._scratch is None else self._scratch.nbytes) + kept)
+
+    def _output(self) -> np.ndarray:
+        """A (dim,) float64 array for :meth:`combine` to fill (its content is arbitrary).
+
+        A fresh 10^7-coordinate array costs more to map (the kernel zeroes every page at the
+        first write: 7 ms for 80 MB here) than to fill, and the engine asks for one at every
+        reduced solve. So the last :data:`_OUTPUTS_KEPT` outputs are kept, and one is reused once
+        nothing but this list refers to it any more (CPython's reference count: the engine let
+        it go; a caller that kept it, or a view of it, keeps it from being reused).
+        """
+        for a in self._outputs:
+            if sys.getrefcount(a) <= _ONLY_HERE:
+                a.flags.writeable = True  # the engine freezes the points it queries; it owns a
+                return a
+        out = np.empty(self.dim)
+        self._outputs = [out, *self._outputs[: _OUTPUTS_KEPT - 1]]
+        return out
 
     def scratch_bytes_after_add(self) -> int:
         """Bytes the scatter buffer will add at the next Gram row (0 once it exists)."""
@@ -243,7 +280,7 @@ class SparseRows:
                 K.gram_blocks(blocks, edges, group, pos, idx, data, *rows, positions, part, buf)
             return part
 
-        workers = _n_threads()
+        workers = self._threads()
         if workers > 1 and len(busy) >= 2 and sum(self.nnz) >= _PARALLEL_NNZ:
             weight = np.cumsum(pos[busy + 1] - pos[busy])
             cut = np.searchsorted(weight, weight[-1] * np.arange(1, workers) / workers)
@@ -257,7 +294,7 @@ class SparseRows:
         """``run(lo, hi)`` over the rows: on the thread pool in chunks of equal ``sizes`` when
         their total reaches ``_PARALLEL_NNZ``, else in this thread."""
         n = len(sizes)
-        workers = _n_threads()
+        workers = self._threads()
         total = int(sizes.sum()) if n else 0
         if workers > 1 and n >= 2 and total >= _PARALLEL_NNZ:
             cuts = np.searchsorted(np.cumsum(sizes), total * np.arange(1, workers) / workers)
@@ -320,17 +357,19 @@ class SparseRows:
         coordinates at a time beyond ``_SCRATCH_MAX_DIM`` (see :meth:`combine`). Each coordinate
         is summed in the same order (storage type, then row) whatever the thread count.
         """
-        out = np.zeros(self.dim)
+        out = self._output()
         if not sel:
+            out.fill(0.0)
             return out
         total = sum(self.nnz[r] for r in sel)
-        workers = _n_threads() if total >= _PARALLEL_NNZ else 1
+        workers = self._threads() if total >= _PARALLEL_NNZ else 1
         step = _BLOCK if self.dim > _SCRATCH_MAX_DIM else max(self.dim, 1)
         edges = np.linspace(0, self.dim, max(workers, 1) + 1).astype(np.int64)
         kinds = self._row_kinds(sel)
         groups = self._kgroups
 
         def run(c0, c1):
+            out[c0:c1] = 0.0  # each thread zeroes its own range (a memset; numpy lets the GIL go)
             for positions, *rows in kinds:
                 c = np.ascontiguousarray(coef[positions])
                 if grouped:

@@ -76,6 +76,17 @@ class WorkingSet(LimitedMemoryMixin):
 
     # ------------------------------------------------------------------ storage
     @property
+    def n_threads(self) -> int | None:
+        """Threads for the products over sparse slopes (Gram rows, ``A alpha``, ``A^T w``) above
+        a few million stored nonzeros; None: up to 4 (the machine's cores). The engine sets it to
+        its oracle's executor's workers, so that a serial run uses one core."""
+        return self._store.n_threads
+
+    @n_threads.setter
+    def n_threads(self, value) -> None:
+        self._store.n_threads = value
+
+    @property
     def offsets(self) -> np.ndarray:
         return self._b[: self.n_cuts]
 

@@ -1,5 +1,7 @@
 """WorkingSet: the incremental Gram blocks equal a recomputation, pruning and aggregation."""
 
+import weakref
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -471,3 +473,38 @@ def test_slopes_dot_and_model_value_on_a_subset_of_cuts(seed, n_cuts, sparse):
     assert ws.model_value(w, rows) == pytest.approx(np.max(dense[rows] @ w + offsets[rows]), abs=1e-12)
     assert ws.model_value(w, rows) <= ws.model_value(w) + 1e-12
     assert ws.model_value(w, np.zeros(0, dtype=int)) == -np.inf
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n_cuts=st.integers(1, 6), keep=st.lists(st.booleans(), min_size=1, max_size=8))
+def test_combine_reuses_only_outputs_nobody_holds(seed, n_cuts, keep):
+    """``A alpha`` fills a kept output array again once nothing refers to it: an output the caller
+    still holds (or a view of it, or a frozen copy the engine queries) is never overwritten, and
+    every result equals the direct product."""
+    rng = np.random.default_rng(seed)
+    dim = 50
+    ws = WorkingSet(dim)
+    slopes = [sp.random(1, dim, density=0.3, random_state=rng, format="csr") for _ in range(n_cuts)]
+    for a in slopes:
+        ws.add(Cut(a, 0.0))
+    A = sp.vstack(slopes).tocsr()
+    held = []
+    for k in keep:
+        alpha = rng.random(n_cuts) * (rng.random(n_cuts) < 0.8)
+        out = ws.combine(alpha)
+        np.testing.assert_allclose(out, A.T @ alpha, rtol=1e-12, atol=1e-12)
+        if k:
+            if rng.random() < 0.5:
+                out.flags.writeable = False  # as the engine freezes its query points
+            held.append((out if rng.random() < 0.5 else out[::2], np.array(out, copy=True)))
+        del out
+    for view, snapshot in held:  # later calls never wrote into an array still referred to
+        base = view if view.base is None else view.base
+        np.testing.assert_array_equal(base, snapshot)
+    held.clear()
+    first = ws.combine(np.ones(n_cuts))
+    ref = weakref.ref(first)
+    del first  # nothing holds it any more: the next output is the same array, filled again
+    again = ws.combine(np.full(n_cuts, 2.0))
+    assert ref() is again
+    np.testing.assert_allclose(again, A.T @ np.full(n_cuts, 2.0), rtol=1e-12, atol=1e-12)

@@ -219,7 +219,7 @@ def test_bad_weights_raise_input_error():
 )
 def test_merge_of_partial_cuts_equals_the_dense_sum(parts):
     """The chunks' partial cuts (sorted, no zeros) are merged in O(nnz): same as summing them densely."""
-    from oracles.sequence import _merge_counts
+    from oracles.sequence import _merge_counts  # noqa: PLC2701 (the merge under test)
 
     idx = [np.array(sorted(p), dtype=np.int64) for p in parts]
     val = [np.array([float(p[i]) for i in sorted(p)]) for p in parts]
@@ -359,6 +359,43 @@ def test_clear_cache_forgets_the_outputs(threads):
         oracle.clear_cache()
         assert oracle.cached_cut(w).value == 0.0
         assert oracle(w).value == pytest.approx(exact.value, abs=1e-12)  # the oracle itself unchanged
+    finally:
+        if ex is not None:
+            ex.close()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_chunks=st.integers(1, 3),
+    transitions=st.booleans(),
+    calls=st.lists(st.sampled_from(["exact", "cached", "decode"]), min_size=1, max_size=12),
+    scale=st.sampled_from([0.1, 1.0, 5.0]),
+)
+def test_cuts_updated_from_the_last_cut_equal_cuts_built_afresh(seed, n_chunks, transitions, calls, scale):
+    """A chunk builds its next cut from its last one when few outputs changed (the change merged
+    into the last sums): over any sequence of exact, cached and decoding calls, every cut equals
+    the one written out densely from its outputs, and the oracle's value is ``<a, w> + b``."""
+    rng = np.random.default_rng(seed)
+    nf, K = 6, 3
+    data = random_data(rng, 9, 5, nf, K, max_feats=3)
+    ex = ThreadExecutor(2) if n_chunks > 1 else None
+    try:
+        oracle = SequenceHingeOracle(*data, nf, K, transitions=transitions, executor=ex, n_chunks=n_chunks)
+        w = rng.standard_normal(oracle.dim) * scale
+        for call in calls:
+            w = w + rng.standard_normal(oracle.dim) * scale * 0.2 * (rng.random(oracle.dim) < 0.3)  # small moves
+            if call == "decode":
+                oracle.decode(w)
+                continue
+            res = oracle(w) if call == "exact" else oracle.cached_cut(w)
+            outputs = res.argmax if call == "exact" else None
+            if outputs is None:  # the cached cut's outputs: read back through the chunks' last cut
+                outputs = np.concatenate([t._last_cut[0] for t in oracle.tasks])
+            a_ref, b_ref = _dense_cut_of_outputs(data, outputs, nf, K, transitions)
+            np.testing.assert_allclose(slope_to_dense(res.cut.slope, oracle.dim), a_ref, rtol=0, atol=1e-12)
+            assert res.cut.offset == pytest.approx(b_ref, abs=1e-12)
+            assert res.value == pytest.approx(a_ref @ w + b_ref, abs=1e-9)
     finally:
         if ex is not None:
             ex.close()
