@@ -58,7 +58,8 @@ class CachedCut(NamedTuple):
     cut : Cut
         The affine minorant.
     value : float
-        ``<slope, w> + offset`` at the query point ``w`` (``<= R(w)``).
+        ``<slope, w> + offset`` at the query point ``w`` (``<= R(w)``), up to rounding (an oracle
+        may sum it per example, as it chose the outputs).
     """
 
     cut: Cut

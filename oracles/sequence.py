@@ -209,7 +209,9 @@ class SequenceHingeOracle:
         w = np.ascontiguousarray(w, dtype=np.float64)
         parts = self._map(w)
         slope, offset = self._cut_of(parts)
-        value = slope_dot(slope, w) + offset
+        # R(w) as the chunks summed it along the decoded and the gold paths (in parallel, no pass
+        # over the slope; equal to <slope, w> + offset up to rounding, which the engine checks)
+        value = sum(p.value for p in parts) / self.n_samples
         yhat = np.concatenate([p.yhat for p in parts])
         return OracleResult(value=value, cut=Cut(slope, offset), exact=True, argmax=yhat)
 
@@ -230,8 +232,9 @@ class SequenceHingeOracle:
         (:class:`cutplane.cuts.CachedCut`, :class:`cutplane.protocols.CachingOracle`)."""
         self.split_weights(w)  # validates
         w = np.ascontiguousarray(w, dtype=np.float64)
-        slope, offset = self._cut_of(self._map(w, True, True, True))
-        return CachedCut(Cut(slope, offset), slope_dot(slope, w) + offset)
+        parts = self._map(w, True, True, True)
+        slope, offset = self._cut_of(parts)
+        return CachedCut(Cut(slope, offset), sum(p.value for p in parts) / self.n_samples)
 
     # -- per example (online learners, prediction) --------------------------------------------
     def _span(self, i):
