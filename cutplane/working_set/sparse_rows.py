@@ -352,16 +352,17 @@ class SparseRows:
         """``sum_j coef_j a_{sel_j}`` of shape (dim,), ``coef`` of shape (len(sel),), or with
         ``grouped`` of shape (len(sel), n_groups or more) (one coefficient per row and group).
 
-        Coordinate ranges go to threads above ``_PARALLEL_NNZ`` nonzeros, one compiled call per
-        thread and storage type; within a range the rows are added one block of ``_BLOCK``
-        coordinates at a time beyond ``_SCRATCH_MAX_DIM`` (see :meth:`combine`). Each coordinate
-        is summed in the same order (storage type, then row) whatever the thread count.
+        Coordinate ranges go to threads above ``_PARALLEL_NNZ`` nonzeros plus coordinates (each
+        thread zeroes its range), one compiled call per thread and storage type; within a range
+        the rows are added one block of ``_BLOCK`` coordinates at a time beyond
+        ``_SCRATCH_MAX_DIM`` (see :meth:`combine`). Each coordinate is summed in the same order
+        (storage type, then row) whatever the thread count.
         """
         out = self._output()
         if not sel:
             out.fill(0.0)
             return out
-        total = sum(self.nnz[r] for r in sel)
+        total = sum(self.nnz[r] for r in sel) + self.dim  # the output is zeroed too: a pass over dim
         workers = self._threads() if total >= _PARALLEL_NNZ else 1
         step = _BLOCK if self.dim > _SCRATCH_MAX_DIM else max(self.dim, 1)
         edges = np.linspace(0, self.dim, max(workers, 1) + 1).astype(np.int64)
