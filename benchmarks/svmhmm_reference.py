@@ -173,8 +173,8 @@ def render(record) -> str:
         for a in rec["ours"]:
             out.append(
                 f"| {a['arm']} | {'yes' if a['reached_target'] else 'no'} | {a['iteration_at_target'] or '-'} | "
-                f"{a['cached_cuts']} | {_f(a['cpu_s_at_target'], 1)} | {_f(a['cpu_ratio'])} | "
-                f"{_f(a['wall_s_at_target'], 1)} | {_f(a['wall_ratio'])} | {a['objective']:.6g} | "
+                f"{a['cached_cuts']} | {_f(a['cpu_s_at_target'], 1)} | {_f(a['cpu_ratio'], 3)} | "
+                f"{_f(a['wall_s_at_target'], 1)} | {_f(a['wall_ratio'], 3)} | {a['objective']:.6g} | "
                 f"{a['lower_bound']:.6g} |"
             )
         out.append("")

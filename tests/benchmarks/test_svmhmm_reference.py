@@ -100,5 +100,5 @@ def test_page_from_records(tmp_path):
     out = tmp_path / "page.md"
     assert ref.main(["--render", str(path), "--out", str(out)]) == 0
     page = out.read_text()
-    assert "| serial | yes | 4 | 0 | 5.0 | 0.50 | 5.2 | 0.49 | 2.49 | 2.3 |" in page
+    assert "| serial | yes | 4 | 0 | 5.0 | 0.500 | 5.2 | 0.495 | 2.49 | 2.3 |" in page  # ratios to 3 decimals
     assert "Command: `python -m benchmarks.svmhmm_reference --svm-hmm D --C 100`" in page
