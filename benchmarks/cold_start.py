@@ -8,8 +8,9 @@ the compilation of every kernel it reaches. This script measures that cost as a 
    folder, without any ``__pycache__`` (with ``--fresh-venv``, a new virtual environment is also
    created there and the copy is installed into it with ``pip``, as the README's set-up does);
 2. a new Python process imports ``problems``, reads the first ``--sentences`` sentences of
-   CoNLL-2000 and fits ``SequenceTagger(CHUNKING)`` with its defaults (``C="auto"``: a warm path
-   over C with a held-out choice), then predicts 50 sentences: the **cold** run;
+   CoNLL-2000 and fits ``SequenceTagger(CHUNKING, C=--C)`` (default ``C = 10``: a short solve, so
+   that the difference below is not lost in the solver's own variance; ``--C auto`` fits the default
+   path over C), then predicts 50 sentences: the **cold** run;
 3. a second new process does the same with the cache the first one wrote: the **warm** run.
 
 Reported per repeat: import, fit and predict seconds of both runs, the engine's own seconds
@@ -54,7 +55,8 @@ recorder = numba_event.install_recorder("numba:compile")
 recorder_ctx = recorder.__enter__()
 from problems import SequenceTagger
 t_import = time.perf_counter() - t0
-data, n = sys.argv[1], int(sys.argv[2])
+data, n, C = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+C = C if C == "auto" else float(C)
 if data == "synthetic":
     from problems.synthetic import make_tagging_task
     task = make_tagging_task(n_train=n, n_test=1, seed=0)
@@ -66,7 +68,7 @@ else:
     corpus = read_conll(dataset_path("conll2000-chunking", "train.txt.gz"))
     X, y, templates = corpus.inputs[:n], corpus.labels[:n], CHUNKING
 t1 = time.perf_counter()
-tagger = SequenceTagger(templates).fit(X, y)
+tagger = SequenceTagger(templates, C=C).fit(X, y)
 t_fit = time.perf_counter() - t1
 t2 = time.perf_counter()
 tagger.predict(X[:50])
@@ -99,13 +101,19 @@ def _copy_sources(dest):
             shutil.copy2(ROOT / name, dest / name)
 
 
-def _child(python, src, data, n, env_extra):
+def _child(python, src, data, n, C, env_extra):
     env = dict(os.environ, **env_extra)
+    if data != "synthetic" and "CUTPLANE_DATA" not in env:  # the copy is not beside ../shared/data
+        from problems.datasets import data_home
+
+        home = data_home()
+        if home is not None:
+            env["CUTPLANE_DATA"] = str(home)
     if src is not None:
         env["PYTHONPATH"] = str(src) + os.pathsep + env.get("PYTHONPATH", "")
     t0 = time.perf_counter()
     out = subprocess.run(
-        [python, "-c", CHILD, data, str(n)], capture_output=True, text=True, env=env, cwd=tempfile.gettempdir()
+        [python, "-c", CHILD, data, str(n), str(C)], capture_output=True, text=True, env=env, cwd=tempfile.gettempdir()
     )
     wall = time.perf_counter() - t0
     if out.returncode != 0:
@@ -134,8 +142,8 @@ def one_repeat(args):
             install_s = time.perf_counter() - t0
             path = None  # the installed copy (site-packages), with its own empty numba cache
         env = {"NUMBA_CACHE_DIR": str(tmp / "numba_cache")} if args.fresh_venv else {}
-        cold = _child(python, path, args.data, args.sentences, env)
-        warm = _child(python, path, args.data, args.sentences, env)
+        cold = _child(python, path, args.data, args.sentences, args.C, env)
+        warm = _child(python, path, args.data, args.sentences, args.C, env)
     return dict(
         cold=cold,
         warm=warm,
@@ -164,6 +172,7 @@ def run(args):
         load_after=_load(),
         data=args.data,
         sentences=args.sentences,
+        C=args.C,
         fresh_venv=bool(args.fresh_venv),
         repeats=repeats,
         median_cold_start_s=statistics.median(r["cold_start_s"] for r in repeats),
@@ -180,8 +189,8 @@ def render(records) -> str:
         "",
         "Written by `benchmarks/cold_start.py` (never by hand). Each repeat copies the package sources to a new "
         "folder without numba's on-disk cache (`--fresh-venv`: and installs them into a new virtual environment), "
-        "then runs the same program twice, each in a new process: import `problems`, fit `SequenceTagger(CHUNKING)` "
-        "with its defaults (C = 'auto': a warm path over C and a held-out choice), predict 50 sentences. The first "
+        "then runs the same program twice, each in a new process: import `problems`, fit `SequenceTagger(CHUNKING, C=...)` "
+        "(the C of each section; 'auto': the default path over C with a held-out choice), predict 50 sentences. The first "
         "process compiles every kernel it reaches (**cold**); the second loads them from the cache the first wrote "
         "(**warm**). *cold start* = (cold fit - warm fit) + (cold predict - warm predict): what a first fit spends "
         "beyond the solver's own work. *engine*: the engine's seconds over the path (`result_.time_s` summed); "
@@ -196,7 +205,8 @@ def render(records) -> str:
         )
         lines += [
             "",
-            f"## {'A fresh virtual environment' if rec['fresh_venv'] else 'A fresh copy of the sources'}, {data}",
+            f"## {'A fresh virtual environment' if rec['fresh_venv'] else 'A fresh copy of the sources'}, {data}, "
+            f"C = {rec.get('C', 'auto')}",
             "",
             f"Command: `{rec['command']}` on {rec['date']}; {rec['machine']}; load average before "
             f"{[round(x, 2) for x in rec['load_before']] if rec['load_before'] else '-'}, after "
@@ -223,6 +233,9 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     ap = argparse.ArgumentParser(prog="python -m benchmarks.cold_start", description=__doc__.split("\n")[0])
     ap.add_argument("--sentences", type=int, default=200, help="training sentences (default 200)")
+    ap.add_argument(
+        "--C", default="10", help="the tagger's C: a number, or 'auto' (a path over C, long on purpose; default 10)"
+    )
     ap.add_argument("--repeats", type=int, default=3, help="cold/warm pairs, each in a new copy (default 3)")
     ap.add_argument("--fresh-venv", action="store_true", help="install each copy into a new virtual environment")
     ap.add_argument("--data", choices=("conll2000", "synthetic"), default="conll2000")

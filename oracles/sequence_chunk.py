@@ -242,6 +242,11 @@ class ChunkPartial(NamedTuple):
 #: Loss-augmented outputs kept per chunk for cached cuts (the most recent distinct ones).
 CACHE_SIZE = 5
 
+#: Chunks of at least this many tokens build a cut from their last one (:meth:`SequenceChunk._cut`);
+#: smaller ones always afresh: both take microseconds there, and a small first fit then does not
+#: compile the merge (a cold start's cost, ``docs/results/cold_start.md``).
+INCREMENTAL_MIN_TOKENS = 20_000
+
 
 class SequenceChunk:
     """A :class:`cutplane.executors.ChunkTask`: sentences ``s0..s1`` of a tagging dataset.
@@ -347,7 +352,7 @@ class SequenceChunk:
         same cut either way; ``tests/oracles/test_sequence.py``)."""
         t_lo = int(self.sentence_ptr[self.s0])
         args = (self.s0, self.s1, self.n_features, self.n_labels, self.transitions)
-        last = self._last_cut
+        last = self._last_cut if yhat.shape[0] >= INCREMENTAL_MIN_TOKENS else None
         if last is not None:
             last_yhat, last_idx, last_val = last
             n_changed = int(np.count_nonzero(yhat != last_yhat))

@@ -375,7 +375,19 @@ def test_clear_cache_forgets_the_outputs(threads):
 def test_cuts_updated_from_the_last_cut_equal_cuts_built_afresh(seed, n_chunks, transitions, calls, scale):
     """A chunk builds its next cut from its last one when few outputs changed (the change merged
     into the last sums): over any sequence of exact, cached and decoding calls, every cut equals
-    the one written out densely from its outputs, and the oracle's value is ``<a, w> + b``."""
+    the one written out densely from its outputs, and the oracle's value is ``<a, w> + b``
+    (the size threshold of the update lowered to 1 token, so that these tiny chunks use it)."""
+    import oracles.sequence_chunk as chunk_module
+
+    saved = chunk_module.INCREMENTAL_MIN_TOKENS
+    chunk_module.INCREMENTAL_MIN_TOKENS = 1
+    try:
+        _check_incremental_cuts(seed, n_chunks, transitions, calls, scale)
+    finally:
+        chunk_module.INCREMENTAL_MIN_TOKENS = saved
+
+
+def _check_incremental_cuts(seed, n_chunks, transitions, calls, scale):
     rng = np.random.default_rng(seed)
     nf, K = 6, 3
     data = random_data(rng, 9, 5, nf, K, max_feats=3)
