@@ -130,7 +130,7 @@ def _cut_chunk(indptr, indices, sent_ptr, y, y_base, yhat, s0, s1, n_features, K
             touched[j] = f
             j += 1
     acc = np.zeros((n_touched, K), dtype=np.int32)  # integer counts: half the memory of float64, exact
-    tacc = np.zeros((K, K), dtype=np.int64)
+    tacc = np.zeros((K, K), dtype=np.int32)  # as acc: one compiled allocation for both
     for i in range(s0, s1):
         for t in range(sent_ptr[i], sent_ptr[i + 1]):
             a = yhat[t - t_lo]
