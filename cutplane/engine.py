@@ -677,7 +677,9 @@ def _oracle_workers(oracle):
     set's products also use: one thread for a serial oracle; None (up to 4) for an oracle without
     an executor."""
     n = getattr(getattr(oracle, "executor", None), "n_workers", None)
-    return int(n) if isinstance(n, numbers.Integral) and not isinstance(n, bool) and n >= 1 else None
+    if isinstance(n, numbers.Integral) and not isinstance(n, bool) and int(n) >= 1:
+        return int(n)
+    return None
 
 
 def _regularizer_at(st, regularizer) -> float:

@@ -236,7 +236,7 @@ def _pointer_to(typingctx, address, proto):
 @njit(nogil=True, cache=True)
 def _row(addresses, lengths, j, proto):
     """Array ``j`` of :func:`row_addresses`, of ``proto``'s dtype (no copy)."""
-    return carray(_pointer_to(addresses[j], proto), (lengths[j],))
+    return carray(_pointer_to(addresses[j], proto), (lengths[j],))  # type: ignore[call-arg]  # an intrinsic
 
 
 @njit(nogil=True, cache=True)

@@ -276,8 +276,23 @@ class SparseRows:
         def run(blocks):
             part = np.zeros((n, self.n_groups))
             buf = np.zeros(_BLOCK)
-            for positions, *rows in kinds:
-                K.gram_blocks(blocks, edges, group, pos, idx, data, *rows, positions, part, buf)
+            for positions, idx_at, val_at, lengths, idx_proto, val_proto in kinds:
+                K.gram_blocks(
+                    blocks,
+                    edges,
+                    group,
+                    pos,
+                    idx,
+                    data,
+                    idx_at,
+                    val_at,
+                    lengths,
+                    idx_proto,
+                    val_proto,
+                    positions,
+                    part,
+                    buf,
+                )
             return part
 
         workers = self._threads()
@@ -335,7 +350,7 @@ class SparseRows:
         addresses, lengths, index dtype prototype, value dtype prototype)``
         (:func:`cutplane.working_set._ws_kernels.row_addresses`; the rows stay in ``self.rows``,
         alive and unchanged, while the loops read them)."""
-        kinds = {}
+        kinds: dict[tuple, list] = {}
         for j, r in enumerate(sel):
             ir, dr = self.rows[r]
             kinds.setdefault((ir.dtype.str, dr.dtype.str), []).append((j, r))
@@ -371,12 +386,14 @@ class SparseRows:
 
         def run(c0, c1):
             out[c0:c1] = 0.0  # each thread zeroes its own range (a memset; numpy lets the GIL go)
-            for positions, *rows in kinds:
+            for positions, idx_at, val_at, lengths, idx_proto, val_proto in kinds:
                 c = np.ascontiguousarray(coef[positions])
                 if grouped:
-                    K.scatter_rows_grouped_range(out, *rows, c, groups, c0, c1, step)
+                    K.scatter_rows_grouped_range(
+                        out, idx_at, val_at, lengths, idx_proto, val_proto, c, groups, c0, c1, step
+                    )
                 else:
-                    K.scatter_rows_range(out, *rows, c, c0, c1, step)
+                    K.scatter_rows_range(out, idx_at, val_at, lengths, idx_proto, val_proto, c, c0, c1, step)
 
         if workers < 2:
             run(0, self.dim)
