@@ -16,7 +16,7 @@ and streams a temporary. These kernels do each operation in one pass without tem
   add disjoint ranges of coordinates of one output, block by block, so that the written block
   stays in cache across the rows); :func:`scatter_add_grouped_upto` the same with one
   coefficient per group (``w_j = A_j^T beta_j``);
-- :func:`scatter_rows_range`, :func:`scatter_rows_grouped_range`: the same for many rows over a
+- :func:`scatter_rows_grouped_range`: the same for many rows over a
   range of coordinates, block by block, in one call (a thread's whole share: threads that called a
   compiled loop per row and block spent more time handing the GIL over than adding);
   :func:`gram_blocks`: a Gram row's share of many cache blocks, in one call. These take the rows
@@ -47,7 +47,6 @@ __all__ = [
     "integer_multiples",
     "scatter_add_grouped_upto",
     "row_addresses",
-    "scatter_rows_range",
     "scatter_rows_grouped_range",
     "gram_blocks",
     "sparse_dot",
@@ -240,30 +239,13 @@ def _row(addresses, lengths, j, proto):
 
 
 @njit(nogil=True, cache=True)
-def scatter_rows_range(out, rows_idx, rows_val, lengths, idx_proto, val_proto, coef, c0, c1, step):
-    """``out[i] += coef[j] * val_j[k]`` for ``i = idx_j[k]`` in ``[c0, c1)``, over every row ``j``
-    (index and value arrays at ``rows_idx[j]`` and ``rows_val[j]``, ``lengths[j]`` entries, of the
-    dtypes of ``idx_proto`` and ``val_proto``: :func:`row_addresses`): ``step`` coordinates at a
-    time, all rows per block, so that the written block of ``out`` stays in cache; each
-    coordinate is summed in row order."""
-    n = rows_idx.shape[0]
-    cursor = np.empty(n, dtype=np.int64)
-    for j in range(n):
-        cursor[j] = _first_at_least(_row(rows_idx, lengths, j, idx_proto), 0, lengths[j], c0)
-    e = c0
-    while e < c1:
-        e = min(e + step, c1)
-        for j in range(n):
-            ir = _row(rows_idx, lengths, j, idx_proto)
-            dr = _row(rows_val, lengths, j, val_proto)
-            cursor[j] = scatter_add_upto(out, ir, dr, coef[j], cursor[j], e)
-
-
-@njit(nogil=True, cache=True)
 def scatter_rows_grouped_range(out, rows_idx, rows_val, lengths, idx_proto, val_proto, coef, groups, c0, c1, step):
-    """:func:`scatter_rows_range` with one coefficient per group: row ``j`` adds
-    ``coef[j, groups[i]] * val_j[k]`` (``coef`` of shape (n_rows, n_groups); ``groups`` empty:
-    one group, ``coef[j, 0]``)."""
+    """``out[i] += coef[j, groups[i]] * val_j[k]`` for ``i = idx_j[k]`` in ``[c0, c1)``, over
+    every row ``j`` (index and value arrays at ``rows_idx[j]`` and ``rows_val[j]``, ``lengths[j]``
+    entries, of the dtypes of ``idx_proto`` and ``val_proto``: :func:`row_addresses`; ``coef`` of
+    shape (n_rows, n_groups), ``groups`` empty for one group: ``coef[j, 0]``): ``step``
+    coordinates at a time, all rows per block, so that the written block of ``out`` stays in
+    cache; each coordinate is summed in row order."""
     n = rows_idx.shape[0]
     cursor = np.empty(n, dtype=np.int64)
     for j in range(n):
@@ -283,7 +265,7 @@ def gram_blocks(
 ):
     """``part[row_ids[j], group[b]] += <new slope, row j>`` restricted to the coordinate block
     ``b`` (``[edges[b], edges[b + 1])``, the new slope's entries ``pos[b]:pos[b + 1]``), for every
-    block of ``blocks`` and every row (as in :func:`scatter_rows_range`): the block's entries are
+    block of ``blocks`` and every row (as in :func:`scatter_rows_grouped_range`): the block's entries are
     scattered into ``buf`` (left zero on return), which stays in cache while every row gathers
     from it."""
     for bi in range(blocks.shape[0]):

@@ -382,18 +382,16 @@ class SparseRows:
         step = _BLOCK if self.dim > _SCRATCH_MAX_DIM else max(self.dim, 1)
         edges = np.linspace(0, self.dim, max(workers, 1) + 1).astype(np.int64)
         kinds = self._row_kinds(sel)
-        groups = self._kgroups
+        # one compiled loop for both: a single coefficient per row is one column and "one group"
+        g = self._kgroups if grouped else np.zeros(0, dtype=self._kgroups.dtype)
+        if not grouped:
+            coef = np.asarray(coef, dtype=np.float64)[:, None]
 
         def run(c0, c1):
             out[c0:c1] = 0.0  # each thread zeroes its own range (a memset; numpy lets the GIL go)
             for positions, idx_at, val_at, lengths, idx_proto, val_proto in kinds:
                 c = np.ascontiguousarray(coef[positions])
-                if grouped:
-                    K.scatter_rows_grouped_range(
-                        out, idx_at, val_at, lengths, idx_proto, val_proto, c, groups, c0, c1, step
-                    )
-                else:
-                    K.scatter_rows_range(out, idx_at, val_at, lengths, idx_proto, val_proto, c, c0, c1, step)
+                K.scatter_rows_grouped_range(out, idx_at, val_at, lengths, idx_proto, val_proto, c, g, c0, c1, step)
 
         if workers < 2:
             run(0, self.dim)
