@@ -698,9 +698,9 @@ def _model_at_minimiser(ws, solution, regularizer, lam):
     reduced optimum (for the dual solvers it is Fenchel-Young's equality: the ``alpha``-average of
     the cuts at ``w_t``, which the cuts with a positive dual attain). One evaluation of ``Omega``
     (none when the solve gave it: ``ReducedSolution.regularizer_value``) instead of a pass over the
-    active cuts' slopes. Only the constraint cache's violation test reads
-    it: a low estimate can add a cut that is not violated (every cached cut is valid), never skip one
-    that is; no bound depends on it. When the bound is not finite the active cuts are evaluated.
+    active cuts' slopes. Only the constraint cache's violation test reads it: a low estimate can add
+    a cut that is not violated (every cached cut is valid), never skip one that is; no bound depends
+    on it. When the bound is not finite the active cuts are evaluated.
     """
     if np.isfinite(solution.lower_bound):
         omega = solution.regularizer_value

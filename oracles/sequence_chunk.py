@@ -349,7 +349,7 @@ class SequenceChunk:
         since the chunk's last cut than differ from the gold labels, the change
         ``sum_i Phi(x_i, y^_i) - Phi(x_i, y'_i)`` (``y'`` the last cut's outputs) is built from
         the changed tokens only and merged into the last cut's sums (integer counts: exact, the
-        same cut either way; ``tests/oracles/test_sequence.py``)."""
+        same cut either way; ``tests/oracles/test_sequence_oracle.py``)."""
         t_lo = int(self.sentence_ptr[self.s0])
         args = (self.s0, self.s1, self.n_features, self.n_labels, self.transitions)
         last = self._last_cut if yhat.shape[0] >= INCREMENTAL_MIN_TOKENS else None
