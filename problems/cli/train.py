@@ -25,7 +25,10 @@ each point, unless given.
 Objective, bounds and ``eps`` are on the scale ``F(w) = Omega(w) + C * mean loss``. The
 estimators are built with a solver object (:func:`problems.command_options.make_solver`).
 ``--checkpoint PATH`` saves the engine's state every ``--checkpoint-every`` iterations and on
-Ctrl-C / SIGTERM; the same command with ``--resume`` continues from it. ``--memory-limit``
+Ctrl-C / SIGTERM; the same command with ``--resume`` continues from it. An interrupted training
+(Ctrl-C, SIGTERM) exits with status 130 and saves its best model so far beside ``--model``
+(``keep.npz`` -> ``keep.interrupted.npz``, :func:`interrupted_model_path`), never over it: an
+earlier finished model stays, and ``train && evaluate`` stops. ``--memory-limit``
 bounds the working set (``512K``, ``64M``, ``2G``: powers of 1024). ``--executor`` maps the
 structured oracles over sentences (:data:`cutplane.executors.EXECUTORS`); left out, the
 structured tasks use threads on every usable core when there is more than one
@@ -243,8 +246,11 @@ def run(args):
         "workers": args.workers,
         **report,
     }
+    interrupted = report.get("status") == "interrupted"
+    if interrupted:  # the model file is written by a finished training only
+        report["model_file"] = str(interrupted_model_path(args.model))
     summary = {k: v for k, v in report.items() if k != "history"}
-    est.save(args.model, extra_meta={"task": args.task, "report": summary})
+    est.save(report["model_file"], extra_meta={"task": args.task, "report": summary})
     if args.report is not None:
         args.report.write_text(json.dumps(report, indent=2, allow_nan=True) + "\n")
     if report.get("gap") is None:  # an online solver: no certificate, iterations are epochs
@@ -259,6 +265,17 @@ def run(args):
             f"{report['gap']:.3g}, {report['iterations']} iterations, "
             f"status {report['status']}, {report['time_s']:.2f} s\n"
         )
+    if interrupted:
+        how = (
+            "resume with the same command and --resume"
+            if args.checkpoint is not None
+            else "train with --checkpoint PATH to be able to resume"
+        )
+        sys.stderr.write(
+            f"cutplane: interrupted: the best model so far is in {report['model_file']}; "
+            f"{args.model} was not written; {how}\n"
+        )
+        return 130
     if len(report.get("C_grid") or ()) > 1:
         val = report.get("validation") or {}
         sys.stdout.write(
@@ -269,6 +286,13 @@ def run(args):
             + f"{report['total_time_s']:.2f} s in all\n"
         )
     return 0
+
+
+def interrupted_model_path(model) -> Path:
+    """Where an interrupted training saves its best model so far: beside ``model``, never over
+    it (``keep.npz`` -> ``keep.interrupted.npz``), so that an earlier finished model is kept."""
+    p = Path(model)
+    return p.with_name(f"{p.stem}.interrupted{p.suffix}")
 
 
 #: The ``train`` subcommand.

@@ -102,7 +102,12 @@ def test_kill_9_then_resume_ends_at_the_same_objective(seq, capsys):
 
 
 def test_sigterm_saves_and_ends_with_status_interrupted(seq):
+    """SIGTERM mid-training: the state is checkpointed, the exit status is 130 (so that
+    ``train && evaluate`` stops), and an earlier model at ``--model`` is left as it was: the best
+    point so far goes beside it (issue 23: a half-trained model used to replace a good one)."""
     ckpt = seq / "term.ckpt"
+    good = seq / "term.npz"
+    good.write_bytes(b"an earlier, finished model")
     proc = run_cli(train_args(seq, "term", "--checkpoint", str(ckpt), "--checkpoint-every", "1"), seq)
     deadline = time.monotonic() + 300
     while checkpoint_iterations(ckpt) < 3 and proc.poll() is None and time.monotonic() < deadline:
@@ -110,10 +115,17 @@ def test_sigterm_saves_and_ends_with_status_interrupted(seq):
     assert proc.poll() is None, "the run ended before the signal: " + proc.communicate()[1]
     proc.send_signal(signal.SIGTERM)  # the engine is running: its handler is installed
     out, err = proc.communicate(timeout=300)
-    assert proc.returncode == 0 and "Traceback" not in err, err
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    assert "interrupted" in err and "--resume" in err
+    assert good.read_bytes() == b"an earlier, finished model"
+    partial = seq / "term.interrupted.npz"
     rep = json.loads((seq / "term.json").read_text())
-    assert rep["status"] == "interrupted"
+    assert rep["status"] == "interrupted" and rep["model_file"] == str(partial)
+    assert partial.is_file() and str(partial) in err
     assert checkpoint_iterations(ckpt) == rep["iterations"]  # the saved state is the returned one
+    from problems.model_io import load_model
+
+    assert load_model(partial) is not None  # the best point so far, loadable
 
 
 def _first_checkpoint(seq, tag):
