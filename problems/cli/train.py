@@ -262,8 +262,9 @@ def run(args):
     else:
         sys.stdout.write(
             f"{args.task}: objective {report['objective']:.6g}, certified gap "
-            f"{report['gap']:.3g}, {report['iterations']} iterations, "
-            f"status {report['status']}, {report['time_s']:.2f} s\n"
+            f"{report['gap']:.3g}, {report['iterations']} iterations"
+            + (f" (resumed from {args.checkpoint})" if args.resume else "")
+            + f", status {report['status']}, {report['time_s']:.2f} s\n"
         )
     if interrupted:
         how = (

@@ -95,6 +95,7 @@ def test_kill_9_then_resume_ends_at_the_same_objective(seq, capsys):
     resumed = run_cli([*args, "--resume"], seq)
     out, err = resumed.communicate(timeout=600)
     assert resumed.returncode == 0, err
+    assert f"(resumed from {ckpt})" in out  # the run says it resumed (issue 23)
     rep = json.loads((seq / "run.json").read_text())
     assert rep["status"] == "converged" and rep["resumed"] is True
     assert abs(rep["objective"] - ref["objective"]) <= EPS
