@@ -1,11 +1,11 @@
-"""Timing helper shared by the benchmark scripts (``from benchmarks._timing import best_of``; the
-scripts run from the repository root as ``python -m benchmarks.<name>``)."""
+"""Timing and page helpers shared by the benchmark scripts (``from benchmarks._timing import best_of,
+fixed``; the scripts run from the repository root as ``python -m benchmarks.<name>``)."""
 
 from __future__ import annotations
 
 import time
 
-__all__ = ["best_of"]
+__all__ = ["best_of", "fixed"]
 
 
 def best_of(fn, repeat, *, clock=time.perf_counter, warmup=False):
@@ -35,3 +35,8 @@ def best_of(fn, repeat, *, clock=time.perf_counter, warmup=False):
         out = fn()
         best = min(best, clock() - t0)
     return best, out
+
+
+def fixed(x, nd=2) -> str:
+    """``x`` with ``nd`` decimals for a results page, ``"-"`` for None (not measured)."""
+    return "-" if x is None else f"{x:.{nd}f}"

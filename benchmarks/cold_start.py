@@ -43,6 +43,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks._timing import fixed
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("cutplane", "oracles", "problems")
 
@@ -179,10 +181,6 @@ def run(args):
     )
 
 
-def _f(x, nd=2):
-    return "-" if x is None else f"{x:.{nd}f}"
-
-
 def render(records) -> str:
     lines = [
         "# Cold start: the first fit of a small tagger in a fresh environment (issue 22)",
@@ -219,13 +217,13 @@ def render(records) -> str:
         for i, r in enumerate(rec["repeats"], 1):
             c, w = r["cold"], r["warm"]
             lines.append(
-                f"| {i} | {_f(r['install_s'], 0)} | {_f(c['import_s'])} / {_f(w['import_s'])} "
-                f"| {_f(c['fit_s'])} / {_f(w['fit_s'])} | {_f(c['engine_s'])} / {_f(w['engine_s'])} "
-                f"| {_f(c['predict_s'])} / {_f(w['predict_s'])} | {c['n_compiled']} | {_f(c['compile_s'])} "
-                f"| {_f(r['cold_start_s'])} |"
+                f"| {i} | {fixed(r['install_s'], 0)} | {fixed(c['import_s'])} / {fixed(w['import_s'])} "
+                f"| {fixed(c['fit_s'])} / {fixed(w['fit_s'])} | {fixed(c['engine_s'])} / {fixed(w['engine_s'])} "
+                f"| {fixed(c['predict_s'])} / {fixed(w['predict_s'])} | {c['n_compiled']} | {fixed(c['compile_s'])} "
+                f"| {fixed(r['cold_start_s'])} |"
             )
         verdict = "at most" if rec["median_cold_start_s"] <= 5.0 else "above"
-        lines += ["", f"Median cold start {_f(rec['median_cold_start_s'])} s: {verdict} the 5 s of issue 22."]
+        lines += ["", f"Median cold start {fixed(rec['median_cold_start_s'])} s: {verdict} the 5 s of issue 22."]
     return "\n".join(lines)
 
 

@@ -50,6 +50,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks._timing import fixed
+
 ROOT = Path(__file__).resolve().parent.parent
 
 #: Per task: kind, data folder, files, templates, the acceptance rule.
@@ -310,10 +312,6 @@ def _acceptance(rec, spec):
 # --------------------------------------------------------------------------- page
 
 
-def _f(x, nd=2):
-    return "-" if x is None else f"{x:.{nd}f}"
-
-
 def _s(x):
     if x is None:
         return "-"
@@ -359,7 +357,7 @@ def _path_table(report, metric):
         v = path["validation_score"][i]
         chosen = " (chosen)" if C == report.get("C") else ""
         out.append(
-            f"| {C:g}{chosen} | {_f(None if v is None else 100.0 * v)} | "
+            f"| {C:g}{chosen} | {fixed(None if v is None else 100.0 * v)} | "
             f"{_g(path['objective'][i])} | {_g(path['lower_bound'][i])} | {_g(path['gap'][i])} "
             f"({_g(path['eps'][i])}) | {path['status'][i]} | {path['n_iter'][i]} | {_s(path['seconds'][i])} | "
             f"{path['n_active_templates'][i]} / {report.get('n_templates', '-')} |"
@@ -407,7 +405,7 @@ def render_task(rec):
     crf = rec.get("crfsuite")
     has_crf = crf is not None and "error" not in crf
     na = "not a tagging task" if rec["kind"] != "sequence" else ("failed" if crf else "not run")
-    out.append(f"| {name} | {_f(rec['score'])} | {_f(crf['f1']) if has_crf else na} |")
+    out.append(f"| {name} | {fixed(rec['score'])} | {fixed(crf['f1']) if has_crf else na} |")
     out.append(f"| chosen C | {rep['C']:g} (grid {', '.join(f'{c:g}' for c in rep.get('C_grid') or [rep['C']])}) | - |")
     out.append(
         f"| status of the chosen point | {rep['status']}, gap {_g(rep['gap'])} (eps {_g(rep['eps'])}), "
@@ -435,8 +433,8 @@ def render_task(rec):
     if "delta" in acc:
         b = rec["best_single"]
         out[-1] = (
-            f"Acceptance ({acc['rule']}): plain {_f(rec['score'])} vs best single C = {b['C']:g}: "
-            f"{_f(b['score'])} (difference {acc['delta']:+.2f}): {_yes(acc['met'])}."
+            f"Acceptance ({acc['rule']}): plain {fixed(rec['score'])} vs best single C = {b['C']:g}: "
+            f"{fixed(b['score'])} (difference {acc['delta']:+.2f}): {_yes(acc['met'])}."
         )
     out += ["", "Path of the plain command:", ""]
     out += _path_table(rep, metric)
@@ -469,7 +467,7 @@ def render_task(rec):
                 continue
             r = s["report"]
             out.append(
-                f"| {s['C']:g} | {_g(s['eps'])} | {_f(s.get('score'))} | {r['status']} | {_g(r['gap'])} | "
+                f"| {s['C']:g} | {_g(s['eps'])} | {fixed(s.get('score'))} | {r['status']} | {_g(r['gap'])} | "
                 f"{r['iterations']} | {_s(s['train']['wall_s'])} | {_s(s['train']['cpu_s'])} |"
             )
     out.append("")
@@ -509,7 +507,7 @@ def render(data):
         has_crf = crf is not None and "error" not in crf
         fig = _figure(rec) if rec["metric"] == "f1" else "test UAS"
         out.append(
-            f"| {rec['task']} | {fig} | {_f(rec['score'])} | {_f(crf['f1']) if has_crf else '-'} | "
+            f"| {rec['task']} | {fig} | {fixed(rec['score'])} | {fixed(crf['f1']) if has_crf else '-'} | "
             f"{plain['report']['C']:g} | {_statuses(plain['report'])} | {_s(plain['train']['wall_s'])} | "
             f"{_s(crf['prepare_seconds'] + crf['seconds']) if has_crf else '-'} | {_yes(rec['acceptance']['met'])} |"
         )

@@ -38,6 +38,8 @@ import time
 import warnings
 from pathlib import Path
 
+from benchmarks._timing import fixed
+
 ROOT = Path(__file__).resolve().parent.parent
 
 #: case -> (dataset, templates, regulariser, C, the question the case answers)
@@ -136,10 +138,6 @@ def run_case(args):
     )
 
 
-def _f(x, nd=1):
-    return "-" if x is None else f"{x:.{nd}f}"
-
-
 def render(records) -> str:
     lines = [
         "# Large C, certified to a 1% relative gap (issue 22)",
@@ -165,19 +163,19 @@ def render(records) -> str:
             "| learner | wall s | CPU s | status | iterations (+ cached cuts) | F | certified gap | relative gap "
             "| test F1 |",
             "|---|---|---|---|---|---|---|---|---|",
-            f"| ours | {_f(o['wall_s'])} | {_f(o['cpu_s'])} | {o['status']} | {o['n_iter']} (+{o['n_cached_cuts']}) "
-            f"| {o['objective']:.6g} | {o['gap']:.4g} | {100 * o['relative_gap']:.2f}% | {_f(o['test']['f1'], 2)} |",
+            f"| ours | {fixed(o['wall_s'], 1)} | {fixed(o['cpu_s'], 1)} | {o['status']} | {o['n_iter']} (+{o['n_cached_cuts']}) "
+            f"| {o['objective']:.6g} | {o['gap']:.4g} | {100 * o['relative_gap']:.2f}% | {fixed(o['test']['f1'], 2)} |",
         ]
         if p is not None:
             lines.append(
-                f"| CRFsuite c2={p['c2']:g} | {_f(p['wall_s'])} | {_f(p['cpu_s'])} | - | {p['n_iterations']} (L-BFGS) "
-                f"| - | - | - | {_f(p['test']['f1'], 2)} |"
+                f"| CRFsuite c2={p['c2']:g} | {fixed(p['wall_s'], 1)} | {fixed(p['cpu_s'], 1)} | - | {p['n_iterations']} (L-BFGS) "
+                f"| - | - | - | {fixed(p['test']['f1'], 2)} |"
             )
         ratio = o["wall_s"] / rec["budget_s"] if rec["budget_s"] else None
         lines += [
             "",
             f"Budget {rec['budget_s']:.1f} s ({rec['budget_from']}); ours {o['wall_s']:.1f} s "
-            f"(x{_f(ratio, 2)}), certified to {100 * o['relative_gap']:.2f}%: "
+            f"(x{fixed(ratio, 2)}), certified to {100 * o['relative_gap']:.2f}%: "
             f"**{'met' if rec['met'] else 'not met'}**.",
         ]
     return "\n".join(lines)

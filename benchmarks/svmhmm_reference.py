@@ -41,6 +41,8 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks._timing import fixed
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -136,10 +138,6 @@ def run_ours(oracle, C, eps, target, cache_steps, time_limit):
     )
 
 
-def _f(x, nd=2):
-    return "-" if x is None else f"{x:.{nd}f}"
-
-
 def render(record) -> str:
     """The markdown page of a record (or of several records, given as a list, in order)."""
     records = record if isinstance(record, list) else [record]
@@ -164,7 +162,7 @@ def render(record) -> str:
             f"{rec['n_features']} features, {rec['n_labels']} labels.",
             "",
             f"SVM^hmm: primal `pval` {peer['primal']}, dual {peer['dual']}, {peer['iterations']} iterations, "
-            f"{_f(peer['cpu_s'], 1)} s CPU, {_f(peer['wall_s'], 1)} s wall.",
+            f"{fixed(peer['cpu_s'], 1)} s CPU, {fixed(peer['wall_s'], 1)} s wall.",
             "",
             "| ours | reached pval | at iteration | cached cuts | CPU s | CPU / SVM^hmm | wall s | wall / SVM^hmm | "
             "F at stop | lower bound at stop |",
@@ -173,8 +171,8 @@ def render(record) -> str:
         for a in rec["ours"]:
             out.append(
                 f"| {a['arm']} | {'yes' if a['reached_target'] else 'no'} | {a['iteration_at_target'] or '-'} | "
-                f"{a['cached_cuts']} | {_f(a['cpu_s_at_target'], 1)} | {_f(a['cpu_ratio'], 3)} | "
-                f"{_f(a['wall_s_at_target'], 1)} | {_f(a['wall_ratio'], 3)} | {a['objective']:.6g} | "
+                f"{a['cached_cuts']} | {fixed(a['cpu_s_at_target'], 1)} | {fixed(a['cpu_ratio'], 3)} | "
+                f"{fixed(a['wall_s_at_target'], 1)} | {fixed(a['wall_ratio'], 3)} | {a['objective']:.6g} | "
                 f"{a['lower_bound']:.6g} |"
             )
         out.append("")
