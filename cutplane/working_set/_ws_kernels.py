@@ -12,12 +12,12 @@ and streams a temporary. These kernels do each operation in one pass without tem
 - :func:`group_dot_gather_runs`: the gather when the groups are contiguous runs of
   coordinates (templates' features are numbered template by template): a binary search per
   run instead of a group lookup per entry;
-- :func:`scatter_add_upto`: ``out[idx] += a * data`` from a cursor up to a coordinate (threads
+- :func:`scatter_add_grouped_upto`: ``out[idx] += coef[group] * data`` from a cursor up to a
+  coordinate (one coefficient per group, ``w_j = A_j^T beta_j``; one group: ``A alpha``; threads
   add disjoint ranges of coordinates of one output, block by block, so that the written block
-  stays in cache across the rows); :func:`scatter_add_grouped_upto` the same with one
-  coefficient per group (``w_j = A_j^T beta_j``);
-- :func:`scatter_rows_grouped_range`: the same for many rows over a
-  range of coordinates, block by block, in one call (a thread's whole share: threads that called a
+  stays in cache across the rows);
+- :func:`scatter_rows_grouped_range`: the same for many rows over a range of coordinates, block
+  by block, in one call (a thread's whole share: threads that called a
   compiled loop per row and block spent more time handing the GIL over than adding);
   :func:`gram_blocks`: a Gram row's share of many cache blocks, in one call. These take the rows
   as addresses and lengths (:func:`row_addresses`) of arrays the caller keeps alive during the
@@ -43,7 +43,6 @@ __all__ = [
     "group_dot_sorted",
     "group_dot_gather",
     "group_dot_gather_runs",
-    "scatter_add_upto",
     "integer_multiples",
     "scatter_add_grouped_upto",
     "row_addresses",
@@ -174,18 +173,6 @@ def gather_dot_upto(idx, data, block, c0, c1):
     n = idx.shape[0]
     k = _first_at_least(idx, 0, n, c0)
     return _gather_sum(idx, data, block, k, _first_at_least(idx, k, n, c1), c0)
-
-
-@njit(nogil=True, cache=True)
-def scatter_add_upto(out, idx, data, a, k, c1):
-    """``out[idx[j]] += a * data[j]`` for ``j = k, k+1, ...`` while ``idx[j] < c1``; returns the
-    first ``j`` not added (the cursor for the next block of coordinates)."""
-    hi = _first_at_least(idx, k, idx.shape[0], c1)
-    j = np.uint64(k)  # unsigned: no wrap-around guard per access (see _gather_sum)
-    while j < np.uint64(hi):
-        out[np.uint64(idx[j])] += a * data[j]
-        j += np.uint64(1)
-    return hi
 
 
 @njit(nogil=True, cache=True)

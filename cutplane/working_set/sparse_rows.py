@@ -331,7 +331,8 @@ class SparseRows:
         row; same sums, same order.
         """
         sel = [r for r, a in enumerate(alpha) if a != 0.0]
-        return self._scatter_rows(sel, np.array([float(alpha[r]) * self.scale[r] for r in sel]), grouped=False)
+        coef = np.array([float(alpha[r]) * self.scale[r] for r in sel], dtype=np.float64)[:, None]
+        return self._scatter_rows(sel, coef, np.zeros(0, dtype=self._kgroups.dtype))  # one group
 
     def combine_by_group(self, beta) -> np.ndarray:
         """``w_c = sum_r beta[g(c), r] a_rc``: each group's own combination of the rows, shape (dim,).
@@ -342,7 +343,7 @@ class SparseRows:
         beta = np.asarray(beta, dtype=np.float64)
         sel = [r for r in range(len(self.rows)) if np.any(beta[:, r] != 0.0)]
         coef = np.ascontiguousarray(beta[:, sel].T) * np.asarray(self.scale)[sel][:, None]
-        return self._scatter_rows(sel, coef, grouped=True)
+        return self._scatter_rows(sel, coef, self._kgroups)
 
     def _row_kinds(self, sel):
         """The rows ``sel`` for the compiled loops, one tuple per storage type (index and value
@@ -363,9 +364,10 @@ class SparseRows:
             out.append((positions, idx_addr, val_addr, lengths, np.empty(0, ir0.dtype), np.empty(0, dr0.dtype)))
         return out
 
-    def _scatter_rows(self, sel, coef, grouped):
-        """``sum_j coef_j a_{sel_j}`` of shape (dim,), ``coef`` of shape (len(sel),), or with
-        ``grouped`` of shape (len(sel), n_groups or more) (one coefficient per row and group).
+    def _scatter_rows(self, sel, coef, groups):
+        """``out_c = sum_j coef[j, groups[c]] a_{sel_j, c}`` of shape (dim,): ``coef`` of shape
+        (len(sel), n_groups or more), one coefficient per row and group; ``groups`` empty: one
+        group, ``coef`` of shape (len(sel), 1).
 
         Coordinate ranges go to threads above ``_PARALLEL_NNZ`` nonzeros plus coordinates (each
         thread zeroes its range), one compiled call per thread and storage type; within a range
@@ -382,16 +384,14 @@ class SparseRows:
         step = _BLOCK if self.dim > _SCRATCH_MAX_DIM else max(self.dim, 1)
         edges = np.linspace(0, self.dim, max(workers, 1) + 1).astype(np.int64)
         kinds = self._row_kinds(sel)
-        # one compiled loop for both: a single coefficient per row is one column and "one group"
-        g = self._kgroups if grouped else np.zeros(0, dtype=self._kgroups.dtype)
-        if not grouped:
-            coef = np.asarray(coef, dtype=np.float64)[:, None]
 
         def run(c0, c1):
             out[c0:c1] = 0.0  # each thread zeroes its own range (a memset; numpy lets the GIL go)
             for positions, idx_at, val_at, lengths, idx_proto, val_proto in kinds:
                 c = np.ascontiguousarray(coef[positions])
-                K.scatter_rows_grouped_range(out, idx_at, val_at, lengths, idx_proto, val_proto, c, g, c0, c1, step)
+                K.scatter_rows_grouped_range(
+                    out, idx_at, val_at, lengths, idx_proto, val_proto, c, groups, c0, c1, step
+                )
 
         if workers < 2:
             run(0, self.dim)
