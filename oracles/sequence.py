@@ -208,22 +208,22 @@ class SequenceHingeOracle:
         self.split_weights(w)  # validates
         w = np.ascontiguousarray(w, dtype=np.float64)
         parts = self._map(w)
-        slope, offset = self._cut_of(parts)
-        # R(w) as the chunks summed it along the decoded and the gold paths (in parallel, no pass
-        # over the slope; equal to <slope, w> + offset up to rounding, which the engine checks)
-        value = sum(p.value for p in parts) / self.n_samples
+        slope, offset, value = self._cut_of(parts)
         yhat = np.concatenate([p.yhat for p in parts])
         return OracleResult(value=value, cut=Cut(slope, offset), exact=True, argmax=yhat)
 
     def _cut_of(self, parts):
-        """Slope (CSR of shape (1, dim)) and offset of the 1-slack cut from the chunks' partials."""
+        """Slope (CSR of shape (1, dim)), offset and value at the query point of the 1-slack cut
+        from the chunks' partials. The value is the chunks' own sum along the outputs they chose
+        (in parallel, no pass over the slope; ``<slope, w> + offset`` up to rounding, which the
+        engine checks for exact cuts): ``R(w)`` for an exact call, a lower bound for a cached cut."""
         n = self.n_samples
         if len(parts) == 1:  # a copy: the chunk keeps its arrays to update its next cut from
             idx, cnt = parts[0].indices.copy(), parts[0].values
         else:  # integer counts summed across chunks (exact, so the order does not matter)
             idx, cnt = _merge_counts([p.indices for p in parts], [p.values for p in parts])
         slope = sp.csr_matrix((cnt * (1.0 / n), idx, np.array([0, len(idx)])), shape=(1, self.dim))
-        return slope, sum(p.loss for p in parts) / n
+        return slope, sum(p.loss for p in parts) / n, sum(p.value for p in parts) / n
 
     def cached_cut(self, w) -> CachedCut:
         """The 1-slack cut over the outputs cached by earlier calls (:class:`SequenceChunk`):
@@ -232,9 +232,8 @@ class SequenceHingeOracle:
         (:class:`cutplane.cuts.CachedCut`, :class:`cutplane.protocols.CachingOracle`)."""
         self.split_weights(w)  # validates
         w = np.ascontiguousarray(w, dtype=np.float64)
-        parts = self._map(w, True, True, True)
-        slope, offset = self._cut_of(parts)
-        return CachedCut(Cut(slope, offset), sum(p.value for p in parts) / self.n_samples)
+        slope, offset, value = self._cut_of(self._map(w, True, True, True))
+        return CachedCut(Cut(slope, offset), value)
 
     # -- per example (online learners, prediction) --------------------------------------------
     def _span(self, i):
