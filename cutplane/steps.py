@@ -178,9 +178,11 @@ class LineSearchStep:
         if math.isfinite(k) and math.isfinite(res.value):  # an exact unbounded search has k = inf
             if k > 0.0:
                 candidate, value = wb + k * d, float(res.value)
-                wb = candidate
         else:
             k = 0.0
-        query = (1.0 - self.theta) * wb + self.theta * wt
+        # w^c = (1 - theta) w^b(k) + theta w_t = w^b + ((1 - theta) k + theta) d: written on the
+        # searched line, as the candidate is, so that an oracle which kept its products along
+        # the line (oracles.linear) answers without another pass over the data
+        query = wb + ((1.0 - self.theta) * k + self.theta) * d
         self.time_s += time.perf_counter() - t0
         return StepOutcome(query, candidate, value, k, calls, True)

@@ -21,6 +21,7 @@ _LAZY = {
     "QPReducedSolver": ("cutplane.reduced.qp", "QPReducedSolver"),
     "LPReducedSolver": ("cutplane.reduced.lp", "LPReducedSolver"),
     "resolve_backends": ("cutplane.reduced.backends", "resolve_backends"),
+    "preferred_backends": ("cutplane.reduced.backends", "preferred_backends"),
     "available_backends": ("cutplane.reduced.backends", "available_backends"),
     "solve_with_fallback": ("cutplane.reduced.backends", "solve_with_fallback"),
     "project_simplex": ("cutplane.prox.projection", "project_simplex"),

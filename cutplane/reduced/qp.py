@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..exceptions import SolverError
-from .backends import BACKENDS, resolve_backends, solve_with_fallback
+from .backends import BACKENDS, backend_available, preferred_backends, resolve_backends, solve_with_fallback
 from .base import ReducedSolution, dual_value_parts, to_simplex
 
 __all__ = ["QPReducedSolver", "psd_factor", "two_cut_dual"]
@@ -92,7 +92,7 @@ class QPReducedSolver:
         if formulation not in ("auto", "dpp", "direct"):
             raise ValueError(f"unknown formulation {formulation!r}")
         self.regularizer = regularizer
-        self.backends = resolve_backends(backends, self.kind)
+        self.backends = preferred_backends(self.kind) if backends is None else resolve_backends(backends, self.kind)
         self.formulation = formulation
         self.dpp_max_cuts = int(dpp_max_cuts)
         self._dpp = {}
@@ -152,7 +152,11 @@ class QPReducedSolver:
         for i, name in enumerate(self.backends):
             native = BACKENDS[name].native
             if native is None:
-                rest = [m for m in self.backends[i:] if BACKENDS[m].native is None]
+                # the default list probes its cvxpy backends only now (preferred_backends)
+                rest = [m for m in self.backends[i:] if BACKENDS[m].native is None and backend_available(m)]
+                if not rest:
+                    failures.append((name, "no usable cvxpy backend (missing or unlicensed)"))
+                    break
                 use_dpp = self.formulation == "dpp" or (self.formulation == "auto" and len(b) <= self.dpp_max_cuts)
                 solve = self._solve_dpp if use_dpp else self._solve_direct
                 from .._blas import single_thread_blas

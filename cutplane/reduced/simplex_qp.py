@@ -19,6 +19,11 @@ The loop runs compiled, in one call (:mod:`cutplane.reduced._simplex_qp_kernel`,
 on disk: the first call in a fresh environment compiles it, a few seconds); ``H`` is read as
 ``(H + H^T) / 2``, row by row, only the rows of the coordinates that enter the support.
 
+Up to :data:`FACE_ENUMERATION_MAX` coordinates the solver enumerates the faces instead, in numpy
+(:func:`_solve_by_faces`): a fit whose reduced problems all stay that small (a linear SVM at a
+small C converges in a few cuts) then never loads a compiled kernel, whose first call in a
+process costs most of a second even from numba's disk cache.
+
 The answer carries its own certificate, the Frank-Wolfe gap
 ``<g, alpha> - min_r g_r >= f(alpha) - min f`` with ``g = H alpha - c``, so a caller can
 accept it or fall back to a cvxpy backend. (The engine recomputes its lower bound from the
@@ -31,7 +36,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["SimplexQPResult", "solve_simplex_qp"]
+__all__ = ["SimplexQPResult", "solve_simplex_qp", "FACE_ENUMERATION_MAX"]
+
+#: Largest problem solved by enumerating the faces of the simplex (``2^n - 1`` small KKT systems).
+FACE_ENUMERATION_MAX = 4
 
 
 class SimplexQPResult(NamedTuple):
@@ -104,6 +112,8 @@ def solve_simplex_qp(H, c, alpha0=None, *, tol=None, max_iter=None) -> SimplexQP
         raise ValueError("the simplex of dimension 0 is empty: c has no entry")
     if max_iter is None:
         max_iter = 20 * n + 50
+    if n <= FACE_ENUMERATION_MAX:
+        return _solve_by_faces(H, c, tol)
     a0 = np.empty(0) if alpha0 is None else np.ascontiguousarray(alpha0, dtype=np.float64).ravel()
     status, alpha, it, value, fw_gap, tol = _kernel()(
         H, c, a0, np.nan if tol is None else float(tol), int(max_iter), _RTOL
@@ -111,3 +121,39 @@ def solve_simplex_qp(H, c, alpha0=None, *, tol=None, max_iter=None) -> SimplexQP
     if status != 0:
         raise ValueError("H and c must be finite (found NaN or inf)")
     return SimplexQPResult(alpha, float(value), float(fw_gap), int(it), bool(fw_gap <= max(tol, 1e-14)))
+
+
+def _solve_by_faces(H, c, tol=None) -> SimplexQPResult:
+    """The exact minimiser for a few coordinates: the best KKT point over all faces of the simplex.
+
+    The minimiser lies in the relative interior of some face ``S``, where it solves
+    ``[[H_SS, 1], [1^T, 0]] [x; nu] = [c_S; 1]``; with a singular ``H_SS`` the face's solution
+    set is affine and also meets a smaller face, which is enumerated too, so the least-squares
+    solution of each system suffices. Among the faces whose solution is non-negative, the one of
+    least ``f`` is returned, with the same Frank-Wolfe certificate as the active-set kernel.
+    """
+    n = c.shape[0]
+    H = 0.5 * (H + H.T)
+    if not (np.isfinite(c).all() and np.isfinite(H).all()):
+        raise ValueError("H and c must be finite (found NaN or inf)")
+    if tol is None:
+        tol = 1e-11 * (1.0 + float(np.max(np.abs(c))) + float(np.max(np.abs(np.diag(H)))))
+    best, best_value = np.zeros(n), np.inf  # replaced: every vertex is a face with a feasible solution
+    for mask in range(1, 1 << n):
+        S = [r for r in range(n) if mask >> r & 1]
+        k = len(S)
+        K = np.zeros((k + 1, k + 1))
+        K[:k, :k] = H[np.ix_(S, S)]
+        K[:k, k] = K[k, :k] = 1.0
+        rhs = np.append(c[S], 1.0)
+        x = np.linalg.lstsq(K, rhs, rcond=None)[0][:k]
+        if x.min() < 0.0 or not np.isclose(x.sum(), 1.0, rtol=0.0, atol=1e-9):
+            continue
+        alpha = np.zeros(n)
+        alpha[S] = x / x.sum()
+        value = 0.5 * float(alpha @ H @ alpha) - float(c @ alpha)
+        if value < best_value:
+            best, best_value = alpha, value
+    g = H @ best - c
+    fw_gap = max(float(best @ g - g.min()), 0.0)
+    return SimplexQPResult(best, float(best_value), fw_gap, (1 << n) - 1, bool(fw_gap <= max(tol, 1e-14)))

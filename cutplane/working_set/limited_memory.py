@@ -19,7 +19,7 @@ import scipy.sparse as sp
 
 from ..exceptions import InputError
 
-__all__ = ["LimitedMemoryMixin", "FLOOR_SHARE"]
+__all__ = ["LimitedMemoryMixin", "FLOOR_SHARE", "compact_rows"]
 
 #: Weight of the floor cut ``(0, r0)`` in the single merged cut of :meth:`LimitedMemoryMixin.aggregate`
 #: with ``max_cuts=1`` and a risk floor: the merged slope keeps this relative margin inside the
@@ -78,7 +78,7 @@ class LimitedMemoryMixin:
         if self.sparse:
             self._store.keep(sel)
         else:
-            self._dense[:m] = self._dense[sel]
+            compact_rows(self._dense, sel)
         self._G[:, :m, :m] = self._G[:, sel[:, None], sel[None, :]]
         for name in ("_b", "_duals", "_idle"):
             arr = getattr(self, name)
@@ -264,3 +264,21 @@ class LimitedMemoryMixin:
             raise InputError("duals must be finite and idle counts non-negative", field="duals")
         self._duals[:n] = duals
         self._idle[:n] = idle.astype(np.int64)
+
+
+def compact_rows(block, sel) -> None:
+    """``block[:len(sel)] = block[sel]`` without a temporary copy of the kept rows.
+
+    ``sel`` is a subset in increasing order (pruning) or any permutation (aggregation's
+    reordering). For an increasing subset, ``sel[i] >= i``, so copying the rows forwards,
+    one at a time and only those that move, never reads a row already overwritten: the
+    rows before the first dropped one stay where they are, and no (n_cuts, dim) array is
+    allocated (with dense slopes of 50000 coordinates and 500 cuts, the fancy-indexed
+    copy allocated and zero-filled 200 MB at every pruning).
+    """
+    sel = np.asarray(sel, dtype=np.intp)
+    if sel.size > 1 and not np.all(sel[1:] > sel[:-1]):  # not increasing: general permutation
+        block[: sel.size] = block[sel]
+        return
+    for i in np.flatnonzero(sel != np.arange(sel.size)):
+        block[i] = block[sel[i]]

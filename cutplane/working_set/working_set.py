@@ -190,10 +190,14 @@ class WorkingSet(LimitedMemoryMixin):
         if self.sparse is None:
             self.sparse = is_sparse
         idx, data = self._split_slope(slope)
-        dense_vec = None
-        if not self.sparse:
+        dense_vec, self_gram = None, None
+        if not self.sparse:  # numpy throughout: no compiled kernel to load in a small dense fit
             dense_vec = np.zeros(self.dim)
             dense_vec[idx] = data
+            if self._groups is None:
+                self_gram = np.array([dense_vec @ dense_vec])
+            else:
+                self_gram = np.bincount(self._groups, weights=dense_vec * dense_vec, minlength=self.n_groups)
         cross = self._cross(idx, data, dense_vec)
         n = self.n_cuts
         self._grow(n + 1)
@@ -203,7 +207,7 @@ class WorkingSet(LimitedMemoryMixin):
             self._dense[n] = dense_vec
         self._G[:, n, :n] = cross
         self._G[:, :n, n] = cross
-        self._G[:, n, n] = self._store.self_gram(idx, data)
+        self._G[:, n, n] = self._store.self_gram(idx, data) if self_gram is None else self_gram
         self._b[n] = offset
         self._duals[n] = 0.0
         self._idle[n] = 0
@@ -269,7 +273,7 @@ class WorkingSet(LimitedMemoryMixin):
         elif self.sparse:
             out = self._store.combine(alpha)
         else:
-            out = alpha @ self._dense[: self.n_cuts]
+            out = _dense_combination(alpha, self._dense[: self.n_cuts])
         if group is not None:
             out = np.where(self._mask(group), out, 0.0)
         return out
@@ -368,3 +372,19 @@ class WorkingSet(LimitedMemoryMixin):
     def __repr__(self) -> str:
         mode = {None: "empty", True: "sparse", False: "dense"}[self.sparse]
         return f"WorkingSet(dim={self.dim}, n_cuts={self.n_cuts}, n_groups={self.n_groups}, {mode})"
+
+
+def _dense_combination(alpha, rows):
+    """``alpha @ rows`` reading only the rows of nonzero ``alpha``.
+
+    The reduced problem's duals are sparse (a few dozen of hundreds of cuts carry weight), and
+    with dense slopes the product is bound by reading the rows: of 500 slopes of 50000
+    coordinates, the 200 MB of the full product against the 20 MB of 50 rows.
+    """
+    nz = np.flatnonzero(alpha)
+    if nz.size * 2 >= alpha.size:
+        return alpha @ rows
+    out = np.zeros(rows.shape[1])
+    for r in nz:
+        out += alpha[r] * rows[r]
+    return out

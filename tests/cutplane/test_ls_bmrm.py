@@ -255,3 +255,48 @@ def test_unconverged_native_answer_falls_back_to_cvxpy(registry, rng):
     assert "not converged" in sol.failures[0][1]
     only = QPReducedSolver(L2(), ["LAZY"]).solve(ws, 0.5)  # last resort: a weaker, still valid bound
     assert only.status == "optimal_inaccurate" and only.lower_bound <= sol.lower_bound + 1e-12
+
+
+def test_default_backends_probe_cvxpy_only_when_a_solve_falls_back(registry, rng):
+    """The default list: the native solver first; an unusable cvxpy backend (no licence) is skipped when reached."""
+    probed = []
+
+    def lazy(H, c, alpha0=None, **kw):
+        res = solve_simplex_qp(H, c, alpha0, **kw)
+        return res if len(c) == 2 else res._replace(converged=False)  # passes the probe, then fails
+
+    def unlicensed(problem, **kw):
+        probed.append(1)
+        raise RuntimeError("licence cannot be located")
+
+    bk.register_backend(bk.Backend("LAZY", frozenset({"simplex_qp"}), native=lazy), position=0)
+    bk.register_backend(bk.Backend("NOLICENCE", bk._ALL, solve=unlicensed), position=1)
+    solver = QPReducedSolver(L2())
+    assert solver.backends[:2] == ["LAZY", "NOLICENCE"] and not probed  # listed, not probed
+    ws = WorkingSet(4)
+    for _ in range(6):
+        ws.add(Cut(rng.standard_normal(4), float(rng.standard_normal())))
+    sol = solver.solve(ws, 0.5)
+    assert probed == [1]  # probed once, when the native answer was not accepted
+    assert sol.backend not in ("LAZY", "NOLICENCE") and sol.status == "optimal"
+    ref = QPReducedSolver(L2(), "CLARABEL").solve(ws, 0.5)
+    assert sol.lower_bound == pytest.approx(ref.lower_bound, abs=1e-9)
+
+
+def test_a_linear_svm_fit_answered_natively_never_imports_cvxpy():
+    """A fresh process: LS-BMRM on a small hinge risk, every reduced problem solved by ACTIVESET."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy as np, cutplane\n"
+        "from cutplane.regularizers import L2\n"
+        "from oracles.linear import BinaryHinge\n"
+        "rng = np.random.default_rng(0)\n"
+        "X = rng.standard_normal((200, 10)); y = np.where(X[:, 0] + 0.3 * rng.standard_normal(200) > 0, 1, -1)\n"
+        "res = cutplane.minimize(BinaryHinge(X, y), L2(), 1e-2, method='ls-bmrm', eps=1e-6)\n"
+        "assert res.status == 'converged' and res.history.n_cuts.max() > 2, res\n"
+        "print('cvxpy' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
+    assert out.stdout.strip() == "False"

@@ -508,3 +508,31 @@ def test_combine_reuses_only_outputs_nobody_holds(seed, n_cuts, keep):
     again = ws.combine(np.full(n_cuts, 2.0))
     assert ref() is again
     np.testing.assert_allclose(again, A.T @ np.full(n_cuts, 2.0), rtol=1e-12, atol=1e-12)
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data(), n=st.integers(0, 12), dim=st.integers(1, 5))
+def testcompact_rows_equals_fancy_indexing(data, n, dim):
+    """Pruning compacts the dense slopes in place: the same rows as ``block[sel]``, any subset or permutation."""
+    from cutplane.working_set.limited_memory import compact_rows
+
+    block = np.arange(n * dim, dtype=np.float64).reshape(n, dim) + 0.5
+    if data.draw(st.booleans()):
+        sel = np.flatnonzero(np.asarray(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool))
+    else:
+        sel = np.asarray(data.draw(st.permutations(list(range(n)))), dtype=np.intp)
+    want = block[sel].copy()
+    compact_rows(block, sel)
+    np.testing.assert_array_equal(block[: sel.size], want)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), n_cuts=st.integers(1, 12), zero_share=st.floats(0.0, 1.0))
+def test_dense_combine_over_the_nonzero_duals_equals_the_full_product(seed, n_cuts, zero_share):
+    """Dense slopes: ``combine`` reads only the rows of nonzero duals; the result is ``alpha @ A``."""
+    rng = np.random.default_rng(seed)
+    ws = WorkingSet(7)
+    for _ in range(n_cuts):
+        ws.add(Cut(rng.standard_normal(7), float(rng.standard_normal())))
+    alpha = rng.random(n_cuts) * (rng.random(n_cuts) >= zero_share)
+    np.testing.assert_allclose(ws.combine(alpha), alpha @ ws.matrix(), rtol=1e-13, atol=1e-13)

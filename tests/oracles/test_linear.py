@@ -153,6 +153,62 @@ def test_line_search_pieces_reproduce_risk_on_the_line(seed, kind, sparse):
     assert BinaryHinge.supports_line_search and MulticlassHinge.supports_line_search
 
 
+@settings(max_examples=60)
+@given(
+    seed=st.integers(0, 10_000),
+    kind=st.sampled_from(["binary", "multi"]),
+    sparse=st.booleans(),
+    k=st.floats(0.0, 5.0),
+    theta=st.floats(0.01, 1.0),
+)
+def test_products_along_the_searched_line_match_a_fresh_oracle(seed, kind, sparse, k, theta):
+    """LS-BMRM's points on the searched line reuse ``X w0 + kappa X d``: the same cuts as a fresh oracle."""
+    rng = np.random.default_rng(seed)
+    if kind == "binary":
+        X, y = _binary_data(seed, sparse=sparse)
+        make = lambda: BinaryHinge(X, y)  # noqa: E731
+    else:
+        X, y = _multi_data(seed, sparse=sparse)
+        make = lambda: MulticlassHinge(X, y, n_classes=3)  # noqa: E731
+    kept, fresh = make(), make()
+    w0 = rng.standard_normal(kept.dim)
+    wt = rng.standard_normal(kept.dim)
+    d = wt - w0
+    kept.line_search_pieces(w0, d)
+    kappa = (1.0 - theta) * k + theta
+    on_line = [w0 + k * d, w0 + kappa * d, w0]  # candidate, query (as LineSearchStep writes them), base
+    off_line = [w0 + kappa * d + 1e-3 * rng.standard_normal(kept.dim), np.zeros(kept.dim)]
+    for v in on_line + off_line:
+        a, b = kept(v), fresh(v)
+        assert a.value == pytest.approx(b.value, rel=1e-12, abs=1e-14)
+        np.testing.assert_allclose(a.cut.slope, b.cut.slope, rtol=1e-12, atol=1e-14)
+        assert a.cut.offset == pytest.approx(b.cut.offset, rel=1e-12, abs=1e-12)
+    # the next line starts at the candidate: its pieces equal a fresh oracle's
+    w1, d1 = w0 + k * d, rng.standard_normal(kept.dim)
+    for got, want in zip(kept.line_search_pieces(w1, d1), fresh.line_search_pieces(w1, d1)):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13)
+
+
+def test_points_on_the_line_need_one_product_per_iteration():
+    """After the first line, a line from the candidate and the query cost one pass over X (``X d``)."""
+    X, y = _binary_data(3, n=40, d=6)
+    oracle = BinaryHinge(X, y)
+    calls = []
+    direct = oracle._product
+    oracle._products._product = lambda v: calls.append(1) or direct(v)
+    rng = np.random.default_rng(0)
+    w, d = rng.standard_normal(6), rng.standard_normal(6)
+    oracle.line_search_pieces(w, d)
+    assert len(calls) == 2  # X w and X d
+    for _ in range(5):
+        k = float(rng.random())
+        oracle(w + (0.9 * k + 0.1) * d)  # the query: no product
+        w = w + k * d  # the candidate becomes the next base
+        d = rng.standard_normal(6)
+        oracle.line_search_pieces(w, d)  # X d only
+    assert len(calls) == 2 + 5
+
+
 def test_bad_input_raises_input_error():
     X, y = _binary_data(0)
     with pytest.raises(InputError, match="-1 or \\+1"):
