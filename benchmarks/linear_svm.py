@@ -37,6 +37,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
+import json  # noqa: E402
 import re  # noqa: E402
 import shutil  # noqa: E402
 import subprocess  # noqa: E402
@@ -127,6 +128,7 @@ def run_engine(ds, C_lib, args, method):
     oracle = MulticlassHinge(ds.X, ds.y, n_classes=26) if ds.multiclass else BinaryHinge(ds.X, ds.y)
     C = C_lib * oracle.n_samples
     trace = []
+    minimize = cutplane.minimize  # the engine module is imported here, not in the timed fit
     t0 = time.perf_counter()
 
     def callback(info):
@@ -136,7 +138,7 @@ def run_engine(ds, C_lib, args, method):
         warnings.simplefilter("ignore")
         # eps is absolute on the engine's scale F / C, where F(0) / C = 1 and F* / C is 0.1-1 on
         # these sets: eps_rel / 10 keeps the certified gap below eps_rel relative
-        res = cutplane.minimize(
+        res = minimize(
             oracle,
             L2(),
             1.0 / C,
@@ -198,6 +200,64 @@ def run_svmocas(ds, C_lib, args, mode, path):
     return Run(f"{exe} -m {mode}", best, total, trace, trace[-1][2], "time excludes file loading")
 
 
+def run_fresh(spec, C_lib, args, method):
+    """One run in a new Python process (``--fresh-process``): imports happen before the clock
+    starts, everything the fit does (numba kernels loaded or compiled, solver back-ends probed)
+    is timed. The dataset is rebuilt in the child from ``spec`` (same seeds, same arrays)."""
+    payload = {
+        "spec": spec,
+        "C_lib": C_lib,
+        "method": method,
+        "eps_rel": args.eps_rel,
+        "max_iter": args.max_iter,
+        "time_limit": args.time_limit,
+        "liblinear_max_iter": args.liblinear_max_iter,
+    }
+    env = dict(os.environ)
+    if args.cold_numba:  # an empty numba cache: every kernel the fit uses is compiled in the timed fit
+        env["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(prefix="numba-cold-")
+    out = subprocess.run(
+        [sys.executable, "-m", "benchmarks.linear_svm", "--child", json.dumps(payload)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        check=False,
+    )
+    if out.returncode != 0:
+        raise RuntimeError(f"child run {method} failed (exit {out.returncode}): {out.stderr[-800:]}")
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    return Run(r["name"], r["objective"], r["time_s"], [tuple(t) for t in r["trace"]], r["n_iter"], r["note"])
+
+
+def build_set(spec):
+    """The dataset of a ``spec`` dict (``kind`` and sizes), as the parent builds it."""
+    kind = spec["kind"]
+    if kind == "dense":
+        return dense_set(spec["n"], spec["d"])
+    if kind == "sparse":
+        return sparse_set(spec["n"], spec["d"], spec["density"])
+    ocr = ocr_sets()
+    return ocr[0] if kind == "ocr-e" else ocr[1]
+
+
+def child_main(payload_json):
+    """``--child``: build the set, run one method, print its Run as JSON on the last line."""
+    payload = json.loads(payload_json)
+    args = argparse.Namespace(**{k: payload[k] for k in ("eps_rel", "max_iter", "time_limit", "liblinear_max_iter")})
+    ds = build_set(payload["spec"])
+    method = payload["method"]
+    if method in ("bmrm", "ls-bmrm"):
+        import cutplane  # noqa: F401  (imported before the clock, as a user's script would)
+
+        run = run_engine(ds, payload["C_lib"], args, method)
+    else:
+        from sklearn.svm import LinearSVC  # noqa: F401
+
+        run = run_linearsvc(ds, payload["C_lib"], args)
+    print(json.dumps(run._asdict()))
+
+
 # ---------------------------------------------------------------------------- report
 def first_hit(trace, target):
     """(time, iterations) of the first trace entry at or below target; (nan, nan) if none."""
@@ -219,12 +279,23 @@ def stats(values):
     return f"{v.min():.3g} / {np.median(v):.3g} / {v.max():.3g}", float(np.median(v))
 
 
+def ds_spec(ds, args):
+    """The spec that rebuilds ``ds`` in a child process."""
+    if ds.name == "dense":
+        return {"kind": "dense", "n": args.dense_n, "d": args.dense_d}
+    if ds.name == "sparse":
+        return {"kind": "sparse", "n": args.sparse_n, "d": args.sparse_d, "density": args.sparse_density}
+    return {"kind": ds.name}
+
+
 def bench_case(ds, C_lib, args, methods, light_path):
     runs = {}
     for name in methods:
         reps = []
         for _ in range(args.repeat if name in ("ls-bmrm", "linearsvc", "ocas1") else args.ref_repeat):
-            if name in ("bmrm", "ls-bmrm"):
+            if args.fresh_process and name in ("bmrm", "ls-bmrm", "linearsvc"):
+                reps.append(run_fresh(ds_spec(ds, args), C_lib, args, name))
+            elif name in ("bmrm", "ls-bmrm"):
                 reps.append(run_engine(ds, C_lib, args, name))
             elif name == "linearsvc":
                 reps.append(run_linearsvc(ds, C_lib, args))
@@ -328,8 +399,25 @@ def main(argv=None):
     p.add_argument("--sparse-d", type=int, default=50000, dest="sparse_d")
     p.add_argument("--sparse-density", type=float, default=0.001, dest="sparse_density")
     p.add_argument("--quick", action="store_true", help="dense 5000 x 200, sparse 20000 x 10000, repeat 2")
+    p.add_argument(
+        "--fresh-process",
+        action="store_true",
+        dest="fresh_process",
+        help="run every LS-BMRM / BMRM / LinearSVC fit in a new Python process (imports before the "
+        "clock; kernel loading or compilation and back-end probing timed), no warm-up",
+    )
+    p.add_argument(
+        "--cold-numba",
+        action="store_true",
+        dest="cold_numba",
+        help="with --fresh-process: an empty numba cache per child, so every kernel is compiled in the timed fit",
+    )
+    p.add_argument("--child", help=argparse.SUPPRESS)
     p.add_argument("--out", default=str(ROOT / "docs" / "results" / "linear_svm.md"))
     args = p.parse_args(argv)
+    if args.child:
+        child_main(args.child)
+        return
     if args.quick:
         args.dense_n, args.dense_d, args.sparse_n, args.sparse_d, args.repeat = 5000, 200, 20000, 10000, 2
     methods = list(args.methods)
@@ -337,12 +425,13 @@ def main(argv=None):
         print("svmocas not installed (apt-get install libocas-tools): LIBOCAS columns skipped")
         methods = [m for m in methods if not m.startswith("ocas")]
 
-    t0 = time.perf_counter()
-    warm = dense_set(300, 5, 0)
-    for m in ("bmrm", "ls-bmrm"):
-        run_engine(warm, 0.1, args, m)
-    run_linearsvc(warm, 0.1, args)
-    print(f"warm-up (imports, backend probing; not timed): {time.perf_counter() - t0:.2f} s")
+    if not args.fresh_process:
+        t0 = time.perf_counter()
+        warm = dense_set(300, 5, 0)
+        for m in ("bmrm", "ls-bmrm"):
+            run_engine(warm, 0.1, args, m)
+        run_linearsvc(warm, 0.1, args)
+        print(f"warm-up (imports, backend probing; not timed): {time.perf_counter() - t0:.2f} s")
 
     sets, ocr = [], None
     for name in args.sets:
@@ -366,6 +455,15 @@ def main(argv=None):
         f"{args.ref_repeat} of BMRM and svmocas -m 0.",
         "",
     ]
+    if args.fresh_process:
+        lines[-1:-1] = [
+            "Every LS-BMRM, BMRM and LinearSVC fit ran in a new Python process, imports before the clock "
+            + (
+                "and an empty numba cache (every kernel the fit uses compiled in the timed fit)."
+                if args.cold_numba
+                else "and numba's disk cache as an earlier run left it (kernels loaded, not compiled, in the timed fit)."
+            ),
+        ]
     for ds in sets:
         with tempfile.TemporaryDirectory() as tmp:
             light = None
