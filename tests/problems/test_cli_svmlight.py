@@ -295,3 +295,17 @@ def test_refusal_in_a_subprocess(d, tmp_path):
     assert run.returncode == 2 and run.stdout == ""
     assert run.stderr.startswith(f"cutplane: error: {d / 'sk.test.svm'}:1: format: this looks like an SVMlight file")
     assert "task 'sequence'" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_a_dev_file_is_read_in_the_training_base_with_unseen_features_counted(d, capsys, tmp_path):
+    lines = (d / "sk.test.svm").read_text().splitlines()
+    dev = tmp_path / "dev.svm"
+    dev.write_text("\n".join([lines[0] + " 8:1", *lines[1:]]) + "\n")
+    rep = tmp_path / "r.json"
+    code, _, err = _run(capsys, "train", "--task", "multiclass", "--train", d / "sk.train.svm", "--C", "1", "10",
+                        "--dev", dev, "--model", tmp_path / "m.npz", "--report", rep)  # fmt: skip
+    assert code == 0
+    assert err.count("feature index unseen in training (8; the model knows 0..5)") == 1
+    report = json.loads(rep.read_text())
+    assert report["dev"]["unseen_features"] == {"distinct_indices": 1, "nonzeros_dropped": 1, "examples": 1}
+    assert report["dev"]["n_samples"] == 30 and report["zero_based"] is True
