@@ -222,10 +222,11 @@ def read_for_model(path, n_features, *, model_zero_based, zero_based=None, model
         A malformed file (naming the line), or an index 0 in a file read for a 1-based model
         without ``zero_based=True``.
     """
-    from problems.io.svmlight import read_svmlight_file
+    from problems.io.svmlight import MAX_INDEX, read_svmlight_file
 
+    widest = MAX_INDEX + 1  # every index fits: a file of examples without features is read too
     if zero_based is None:
-        X, y, _ = read_svmlight_file(path, zero_based=True)  # column j = index j as written
+        X, y, _ = read_svmlight_file(path, widest, zero_based=True)  # column j = index j as written
         if not model_zero_based:
             if X.nnz and X.indices.min() == 0:
                 line = None
@@ -245,7 +246,7 @@ def read_for_model(path, n_features, *, model_zero_based, zero_based=None, model
             X = X[:, 1:]
         base = bool(model_zero_based)
     else:
-        X, y, base = read_svmlight_file(path, zero_based=zero_based)
+        X, y, base = read_svmlight_file(path, widest, zero_based=zero_based)
     nonzero = X.data != 0
     largest = int(X.indices[nonzero].max()) if np.any(nonzero) else -1
     X, unseen = _unseen(X, n_features, base, path)

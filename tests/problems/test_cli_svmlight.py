@@ -309,3 +309,13 @@ def test_a_dev_file_is_read_in_the_training_base_with_unseen_features_counted(d,
     report = json.loads(rep.read_text())
     assert report["dev"]["unseen_features"] == {"distinct_indices": 1, "nonzeros_dropped": 1, "examples": 1}
     assert report["dev"]["n_samples"] == 30 and report["zero_based"] is True
+
+
+def test_examples_without_features_are_predicted(d, capsys, tmp_path):
+    bare = tmp_path / "bare.svm"
+    bare.write_text("1\n-1\n")
+    pred = tmp_path / "p.txt"
+    code, _, _ = _run(capsys, "predict", "--model", d / "bin30.npz", "--input", bare, "--output", pred)
+    assert code == 0
+    expected = LinearSVM.load(d / "bin30.npz").predict(np.zeros((2, 30)))
+    assert pred.read_text().split() == [str(int(v)) for v in expected]
