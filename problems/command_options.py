@@ -66,7 +66,8 @@ class Task(NamedTuple):
         ``train(args) -> (estimator, report: dict)``; the estimator has ``save(path,
         extra_meta=...)``.
     predict : callable, optional
-        ``predict(model_path, input_path) -> (labels: list of str, true: list of str or None)``.
+        ``predict(model_path, input_path, args) -> (labels: list of str, true: list of str or
+        None, report: dict)``; ``report`` holds more entries of ``predict --report``.
     predict_to : callable, optional
         ``predict_to(model_path, input_path, output_path or None) -> int``: for tasks that
         write their own format back (sequences, segmented text, CoNLL-U); used instead of

@@ -40,6 +40,7 @@ from problems.model_schemas import MODEL_SCHEMAS, ModelSchema, check_schema, reg
 __all__ = [
     "save_model",
     "load_model",
+    "describe_model",
     "LoadedModel",
     "ModelSchema",
     "MODEL_SCHEMAS",
@@ -345,3 +346,16 @@ def load_model(path, *, estimator=None, schema=None, allow_nonfinite=()) -> Load
     if schema is not None:
         check_schema(schema, arrays, meta, path)
     return LoadedModel(arrays, meta)
+
+
+def describe_model(model_path, meta) -> str:
+    """``the model M.npz (task 'binary': 2 classes, 30 features)``: the model's task and, where
+    the file records them, its shape (features, classes or labels)."""
+    task = meta.get("task", "multiclass")
+    report = meta.get("report") if isinstance(meta.get("report"), dict) else {}
+    shape = []
+    for key, what in (("n_classes", "classes"), ("n_labels", "labels"), ("n_features", "features")):
+        value = report.get(key, meta.get("n_features_in") if key == "n_features" else None)
+        if isinstance(value, int) and not isinstance(value, bool):
+            shape.append(f"{value} {what}")
+    return f"the model {model_path} (task {task!r}" + (": " + ", ".join(shape) if shape else "") + ")"

@@ -13,7 +13,11 @@ Predict-time policy for what training never saw (shared by the estimators and th
   :class:`UnseenLabelWarning` listing them (with counts), and
   :meth:`problems.sequence.feature_index.LabelAlphabet.encode_unseen` encodes them as ``-1``;
 - a label outside a fixed label set in *training* data is an error
-  (:meth:`problems.sequence.feature_index.LabelAlphabet.encode`).
+  (:meth:`problems.sequence.feature_index.LabelAlphabet.encode`);
+- gold labels of which at least half of the distinct values were never seen in training are
+  data of another task, refused by the CLI (:func:`check_label_overlap`); the SVMlight
+  feature indices beyond the model's are ignored and counted, with an
+  :class:`UnseenFeatureWarning` (:mod:`problems.linear.command`).
 """
 
 from __future__ import annotations
@@ -27,7 +31,9 @@ from cutplane.exceptions import InputError
 
 __all__ = [
     "UnseenLabelWarning",
+    "UnseenFeatureWarning",
     "warn_unseen_labels",
+    "check_label_overlap",
     "check_finite_array",
     "check_consistent_length",
     "check_sequences",
@@ -374,6 +380,56 @@ def warn_unseen_labels(gold, known, *, path=None, stacklevel=2):
             stacklevel=stacklevel,
         )
     return counts
+
+
+class UnseenFeatureWarning(UserWarning):
+    """Input to a trained model holds features never seen in training (ignored, and counted)."""
+
+
+def _listed(values, limit=8) -> str:
+    shown = [repr(v) if isinstance(v, str) else str(v) for v in values[:limit]]
+    return ", ".join(shown) + (f", ... ({len(values)} in all)" if len(values) > limit else "")
+
+
+def check_label_overlap(gold, known, *, path=None, model=None) -> None:
+    """Refuse gold labels of another task: at least half of their distinct values unseen.
+
+    A few labels unseen in training are scored as wrong (:func:`warn_unseen_labels`); when at
+    least half of the distinct gold labels are unknown to the model, the file holds data of
+    another task (a binary model's ``-1 / +1`` against ``0 / 1`` labels, a chunker against
+    named-entity tags, ...) and no score of it would mean anything.
+
+    Parameters
+    ----------
+    gold : sequence of sequences of labels, or a flat sequence of labels
+    known : collection
+        The model's labels.
+    path : str or os.PathLike, optional
+        The file of ``gold``, named in the message.
+    model : str, optional
+        What the model is (e.g. ``"the model m.npz (task 'sequence')"``), named in the message.
+
+    Raises
+    ------
+    InputError
+        Naming the file's labels unseen in training and the model's labels.
+    """
+    known_set = set(known)
+    seen: dict = {}
+    for seq in gold:
+        for lab in [seq] if isinstance(seq, (str, numbers.Number)) else seq:
+            seen[lab] = None
+    labels = list(seen)
+    unseen = [lab for lab in labels if lab not in known_set]
+    if labels and 2 * len(unseen) >= len(labels):
+        who = model or "the model"
+        raise InputError(
+            f"{len(unseen)} of the {len(labels)} distinct labels of this file were never seen in training "
+            f"({_listed(sorted(unseen, key=str))}); {who} knows the labels {_listed(sorted(known_set, key=str))}: "
+            "the file holds data of another task",
+            path=path,
+            field="labels",
+        )
 
 
 def check_choice(value, name, choices):

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from cutplane.exceptions import InputError
+from problems.cli.input_check import check_input_format
 from problems.cli.tasks import TASKS
 from problems.command_options import Command
 
@@ -35,6 +36,7 @@ def run(args):
     evaluable = sorted(name for name, t in TASKS.items() if t.evaluate is not None)
     if task not in evaluable:
         raise InputError(f"evaluate supports {evaluable} models, this one is {task!r}", path=args.model, field="task")
+    check_input_format(task, meta, args.model, args.test)
     scores = TASKS[task].evaluate(args.model, args.test, args)
     sys.stdout.write(" ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}" for k, v in scores.items()) + "\n")
     if args.report is not None:

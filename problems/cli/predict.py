@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 from cutplane.exceptions import InputError
+from problems.cli.input_check import check_input_format
 from problems.cli.tasks import TASKS
 from problems.command_options import Command
 
@@ -22,11 +24,25 @@ def add_arguments(p):
         help="where to write the predictions (default stdout): one label per line for linear "
         "tasks, the input columns plus the predicted one for sequences, segmented text",
     )
+    p.add_argument(
+        "--zero-based",
+        choices=("auto", "yes", "no"),
+        default="auto",
+        dest="zero_based",
+        help="linear models: SVMlight index base of --input; auto (default) is the model's, a file with an "
+        "index 0 given to a 1-based model is refused",
+    )
+    p.add_argument(
+        "--report",
+        type=Path,
+        help="linear models: write the accuracy, the index base and the unseen features here as JSON",
+    )
 
 
 def run(args):
     """Dispatch on the model's task: write the task's own format, or one label per line (and
-    the accuracy on stderr when the input carries labels)."""
+    the accuracy on stderr when the input carries labels, ``--report`` as JSON). A file that looks
+    like another task's input is refused first (:func:`problems.cli.input_check.check_input_format`)."""
     from problems.model_io import load_model
 
     meta = load_model(args.model).meta
@@ -38,17 +54,24 @@ def run(args):
             field="task",
         )
     task = TASKS[task_name]
+    check_input_format(task_name, meta, args.model, args.input)
     if task.predict_to is not None:
         return task.predict_to(args.model, args.input, args.output)
-    labels, truth = task.predict(args.model, args.input)
+    labels, truth, info = task.predict(args.model, args.input, args)
     text = "".join(label + "\n" for label in labels)
     if args.output is None:
         sys.stdout.write(text)
     else:
         args.output.write_text(text)
+    accuracy = None
     if truth is not None and len(truth) == len(labels):
         hits = sum(a == b for a, b in zip(labels, truth))
-        sys.stderr.write(f"accuracy {hits / max(len(labels), 1):.4f} ({hits}/{len(labels)})\n")
+        accuracy = hits / max(len(labels), 1)
+        sys.stderr.write(f"accuracy {accuracy:.4f} ({hits}/{len(labels)})\n")
+    if args.report is not None:
+        report = {"task": task_name, "model_file": str(args.model), "input_file": str(args.input)}
+        report.update(accuracy=accuracy, **info)
+        args.report.write_text(json.dumps(report, indent=2) + "\n")
     return 0
 
 

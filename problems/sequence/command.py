@@ -180,9 +180,10 @@ def evaluate_model(est, task, path, *, train_words=None) -> dict:
         return asdict(score)
     from problems.io.conll import read_conll
     from problems.metrics.chunking import chunk_f1
-    from problems.validation import warn_unseen_labels
+    from problems.validation import check_label_overlap, warn_unseen_labels
 
     corpus = read_conll(path)
+    check_label_overlap(corpus.labels, est.labels_.labels, path=path, model=f"the {task} model")
     warn_unseen_labels(corpus.labels, est.labels_.labels, path=path)
     pred = est.predict(corpus.inputs)
     s = chunk_f1(corpus.labels, pred)

@@ -148,7 +148,8 @@ def test_errors_exit_2_with_a_message(tmp_path, files, capsys):
     assert "invalid choice: 'nope'" in _err(capsys)
     assert main(["train", "--task", "multiclass", "--train", str(train), "--method", "simplex"] + args) == 2
     assert "method" in _err(capsys)
-    # predict: missing / corrupted model, input with more features than the model
+    # predict: missing / corrupted model; input with more features than the model (issue 23: ignored
+    # and counted with a warning, as SVMlight and liblinear do, where it used to be refused)
     assert main(["predict", "--model", str(tmp_path / "none.npz"), "--input", str(test)]) == 2
     assert "model file not found" in _err(capsys)
     junk = tmp_path / "junk.npz"
@@ -160,8 +161,10 @@ def test_errors_exit_2_with_a_message(tmp_path, files, capsys):
     capsys.readouterr()
     wide = tmp_path / "wide.svm"
     wide.write_text("1 1:1\n0 2:1 20:1\n")
-    assert main(["predict", "--model", str(model), "--input", str(wide)]) == 2
-    assert f"{wide}:2:" in _err(capsys)
+    assert main(["predict", "--model", str(model), "--input", str(wide)]) == 0
+    err = _err(capsys)
+    assert f"warning: {wide}: 1 feature index unseen in training (20; the model knows 1..8) ignored" in err
+    assert "1 nonzero value(s) dropped in 1 example(s)" in err
 
 
 def test_console_module_in_subprocess(tmp_path, files):
