@@ -127,7 +127,7 @@ def _gather_sum(ir, dr, dense, lo, hi, c0):
 def group_dot_gather(ir, dr, dense, groups, out):
     """``out[g] += sum over k with groups[ir[k]] == g of dr[k] * dense[ir[k]]``."""
     if groups.shape[0] == 0:
-        out[0] += _gather_sum(ir, dr, dense, np.int64(0), ir.shape[0], 0)  # lo as int64, as in the other callers:
+        out[0] += _gather_sum(ir, dr, dense, np.int64(0), ir.shape[0], np.int64(0))  # int64, as in the other callers:
         # one compiled specialisation (a literal 0 would be another)
     else:
         for k in range(ir.shape[0]):
@@ -156,12 +156,12 @@ def group_dot_gather_runs(ir, dr, dense, run_lo, run_group, out):
     """
     n = ir.shape[0]
     n_runs = run_lo.shape[0]
-    k = 0
+    k = np.int64(0)  # not a literal 0: the callees' int64 specialisations serve this loop too
     for s in range(n_runs):
         if k >= n:
             break
         e = n if s + 1 == n_runs else _first_at_least(ir, k, n, run_lo[s + 1])
-        out[run_group[s]] += _gather_sum(ir, dr, dense, k, e, 0)
+        out[run_group[s]] += _gather_sum(ir, dr, dense, k, e, np.int64(0))  # int64: one specialisation
         k = e
 
 
@@ -171,7 +171,7 @@ def gather_dot_upto(idx, data, block, c0, c1):
     binary search): one row's share of a Gram entry within the coordinate block ``[c0, c1)``,
     held densely in ``block`` (small enough to stay in cache across the rows)."""
     n = idx.shape[0]
-    k = _first_at_least(idx, 0, n, c0)
+    k = _first_at_least(idx, np.int64(0), n, c0)  # int64 lo: one specialisation (a literal 0 is another)
     return _gather_sum(idx, data, block, k, _first_at_least(idx, k, n, c1), c0)
 
 
@@ -236,7 +236,7 @@ def scatter_rows_grouped_range(out, rows_idx, rows_val, lengths, idx_proto, val_
     n = rows_idx.shape[0]
     cursor = np.empty(n, dtype=np.int64)
     for j in range(n):
-        cursor[j] = _first_at_least(_row(rows_idx, lengths, j, idx_proto), 0, lengths[j], c0)
+        cursor[j] = _first_at_least(_row(rows_idx, lengths, j, idx_proto), np.int64(0), lengths[j], c0)
     e = c0
     while e < c1:
         e = min(e + step, c1)
@@ -292,7 +292,7 @@ def integer_multiples(data, scale, limit):
 @njit(nogil=True, cache=True)
 def sparse_dot(idx, data, w):
     """``sum_k data[k] * w[idx[k]]``."""
-    return _gather_sum(idx, data, w, np.int64(0), idx.shape[0], 0)
+    return _gather_sum(idx, data, w, np.int64(0), idx.shape[0], np.int64(0))
 
 
 @njit(nogil=True, cache=True)
