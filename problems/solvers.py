@@ -208,7 +208,8 @@ class CuttingPlaneOptions:
         return DEFAULT_CACHE_STEPS if isinstance(oracle, CachingOracle) else 0
 
     def minimize_kwargs(self, C: float = 1.0, oracle=None) -> dict:
-        """Keywords of :func:`cutplane.minimize` for ``F / C`` (``eps / C``); no ``risk_lower_bound``
+        """Keywords of :func:`cutplane.minimize` for ``F / C`` (``eps / C``; the progress shown and
+        logged on ``F``, ``progress_scale="F/lam"``); no ``risk_lower_bound``
         (the caller adds it when :attr:`risk_floor_cut` is set: it needs the oracle). ``oracle``
         decides ``cache_steps`` when it was left None (:meth:`cache_steps_for`)."""
         kwargs = dict(
@@ -219,6 +220,7 @@ class CuttingPlaneOptions:
             max_cuts=self.max_cuts,
             prune_after=self.prune_after,
             verbose=self.verbose,
+            progress_scale="F/lam",  # the bar and the log on F = Omega + C * loss, the scale of eps
             checkpoint=self.checkpoint,
             checkpoint_every=self.checkpoint_every,
             resume=self.resume,
