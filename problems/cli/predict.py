@@ -48,9 +48,11 @@ def run(args):
         args.output.write_text(text)
     if truth is not None and len(truth) == len(labels):
         hits = sum(a == b for a, b in zip(labels, truth))
-        sys.stderr.write(f"accuracy {hits / max(len(labels), 1):.4f} ({hits}/{len(labels)})\n")
+        sys.stderr.write(f"accuracy {100.0 * hits / max(len(labels), 1):.4f} ({hits}/{len(labels)})\n")  # percent
     return 0
 
 
 #: The ``predict`` subcommand.
-COMMAND = Command("label an SVMlight file with a trained model", add_arguments, run)
+COMMAND = Command(
+    "label a file with a trained model (the task stored in the model decides the format)", add_arguments, run
+)

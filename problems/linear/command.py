@@ -19,6 +19,7 @@ from problems.command_options import (
     check_holdout,
     format_label,
     make_solver,
+    percent,
     selection_report,
     validation_kwargs,
 )
@@ -96,8 +97,8 @@ def train_linear(args, *, binary):
     report.update(selection_report(est, source_file=args.dev))
     if args.dev is not None:  # scored after training, as the structured tasks do
         X_dev, y_dev = read_dev(args.dev)
-        report["dev"] = {"accuracy": float(est.score(X_dev, y_dev)), "n_samples": int(X_dev.shape[0])}
-    report.update(n_samples=int(X.shape[0]), train_accuracy=float(est.score(X, y)))
+        report["dev"] = {"accuracy": percent(est.score(X_dev, y_dev)), "n_samples": int(X_dev.shape[0])}
+    report.update(n_samples=int(X.shape[0]), train_accuracy=percent(est.score(X, y)))  # percent, as every CLI score
     return est, report
 
 
