@@ -204,6 +204,7 @@ def test_bad_input(files, capsys):
     assert not (d / "x.npz").exists()
 
 
+@pytest.mark.data
 def test_danish_dev_subset(data_dir, tmp_path, capsys):
     from problems.datasets import dataset_path
 
