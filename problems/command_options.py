@@ -418,6 +418,9 @@ def solver_report(est) -> dict:
     return out
 
 
+_NO_MATPLOTLIB = "--plot needs matplotlib, a dependency of cutplane that this environment lacks: pip install matplotlib"
+
+
 def write_plots(est, args, report):
     """``--plot DIR``: template weights (sorted, log scale) and, for the cutting-plane solver, the
     bounds per iteration; the files are listed under ``report["plots"]``."""
@@ -426,7 +429,7 @@ def write_plots(est, args, report):
     from problems.plots import matplotlib_available, plot_bounds, plot_template_weights
 
     if not matplotlib_available():
-        raise InputError("--plot needs matplotlib (pip install cutplane[plot])", field="--plot")
+        raise InputError(_NO_MATPLOTLIB, field="--plot")
     args.plot.mkdir(parents=True, exist_ok=True)
     report["plots"] = [
         str(
@@ -458,7 +461,7 @@ def write_path_plot(est, args, report):
     from problems.plots import matplotlib_available, plot_path
 
     if not matplotlib_available():
-        raise InputError("--plot needs matplotlib (pip install cutplane[plot])", field="--plot")
+        raise InputError(_NO_MATPLOTLIB, field="--plot")
     args.plot.mkdir(parents=True, exist_ok=True)
     metric = (getattr(est, "validation_", None) or {}).get("metric", "score")
     out = plot_path(path, args.plot / "path.png", metric=metric, chosen=float(est.C_))

@@ -35,6 +35,12 @@ structured tasks use threads on every usable core when there is more than one
 (:func:`problems.command_options.resolve_executor`), ``--executor serial`` one core.
 ``--min-count`` is the feature cutoff (``auto`` for the sequence tasks:
 :data:`problems.template_learning.DEFAULT_MIN_COUNTS`).
+
+Progress (:func:`problems.command_options.show_progress`): a counter on stderr when it is a
+terminal, not in a pipe, unless ``--progress`` / ``--verbose`` (``--quiet``: never); it counts
+iterations and time without a total (a run stops at its gap, not at ``--max-iter``) and shows
+the bounds, the gap and ``eps`` on ``F``. ``--dev FILE`` is scored after training and printed
+on stdout (percent), as ``evaluate`` prints it.
 """
 
 from __future__ import annotations
