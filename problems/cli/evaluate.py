@@ -1,6 +1,7 @@
 """``cutplane evaluate``: score a trained model on a labelled file (the task's own metric).
 
-Every score is in percent, on standard output and in the ``--report`` JSON alike:
+Every score is in percent, on standard output and in the ``--report`` JSON alike (which says so:
+``"score_unit": "percent"``, beside ``task`` and ``test_file``):
 
 - ``binary``, ``multiclass``: ``accuracy``, with ``n_correct`` and ``n_samples`` (the
   labels predicted by the task's ``predict`` against the file's own);
@@ -73,7 +74,8 @@ def run(args):
         scores = accuracy_scores(t, args.model, args.test)
     sys.stdout.write(format_scores(scores))
     if args.report is not None:
-        args.report.write_text(json.dumps({"task": task, "test_file": str(args.test), **scores}, indent=2) + "\n")
+        record = {"task": task, "test_file": str(args.test), "score_unit": "percent", **scores}
+        args.report.write_text(json.dumps(record, indent=2) + "\n")
     return 0
 
 

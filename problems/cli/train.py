@@ -272,6 +272,7 @@ def run(args):
         "memory_limit": args.memory_limit,
         "executor": args.executor,
         "workers": args.workers,
+        "score_unit": "percent",  # dev, train and validation scores (the estimators' API keeps fractions)
         **report,
     }
     interrupted = report.get("status") == "interrupted"
