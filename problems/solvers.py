@@ -284,7 +284,8 @@ class CuttingPlane(OptionSet):
     memory_limit : int, optional
         Bytes for the working set (oldest cuts aggregated to stay within it).
     verbose : bool, default=False
-        Progress bar and per-iteration INFO logging.
+        Progress counter on stderr (bounds, gap and ``eps`` on ``F``); each iteration is logged
+        at INFO on ``F`` either way.
     rtol : float, optional
         Relative certified gap, ``0 < rtol < 1``: the run (each point of a grid of C) also stops
         once its gap is at most ``rtol * F`` (:func:`cutplane.minimize`). None: ``eps`` alone.
