@@ -113,6 +113,7 @@ REPORT_KEYS = (
     "n_tokens",
     "validation",
     "path",
+    "score_unit",
     "min_count",
     "executor",
     "workers",
@@ -287,9 +288,16 @@ def run_task(name, args, work, single):
     return rec
 
 
+def _percent(value, record):
+    """A score of a ``cutplane`` JSON in percent: as it is where the JSON says ``"score_unit":
+    "percent"`` (the CLI since issue 23), times 100 in older records (UAS and validation scores
+    were fractions there)."""
+    return float(value) if record.get("score_unit") == "percent" else 100.0 * float(value)
+
+
 def _score(test, metric):
-    """The task's figure in percent: chunk F1 (already percent) or UAS (a fraction)."""
-    return float(test["f1"]) if metric == "f1" else 100.0 * float(test["uas"])
+    """The task's figure in percent: chunk F1 (always percent) or UAS (:func:`_percent`)."""
+    return float(test["f1"]) if metric == "f1" else _percent(test["uas"], test)
 
 
 def _acceptance(rec, spec):
@@ -357,7 +365,7 @@ def _path_table(report, metric):
         v = path["validation_score"][i]
         chosen = " (chosen)" if C == report.get("C") else ""
         out.append(
-            f"| {C:g}{chosen} | {fixed(None if v is None else 100.0 * v)} | "
+            f"| {C:g}{chosen} | {fixed(None if v is None else _percent(v, report))} | "
             f"{_g(path['objective'][i])} | {_g(path['lower_bound'][i])} | {_g(path['gap'][i])} "
             f"({_g(path['eps'][i])}) | {path['status'][i]} | {path['n_iter'][i]} | {_s(path['seconds'][i])} | "
             f"{path['n_active_templates'][i]} / {report.get('n_templates', '-')} |"

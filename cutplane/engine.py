@@ -29,7 +29,7 @@ from .cuts import Cut, slope_dot
 from .exceptions import ConvergenceWarning, InexactCutWarning, InputError
 from .fingerprint import fingerprint
 from .interrupt import InterruptGuard
-from .progress import ProgressReporter
+from .progress import ProgressReporter, check_progress_scale, display_factor
 from .protocols import (
     REGULARIZER_CAPABILITIES,
     REGULARIZER_METHODS,
@@ -205,6 +205,7 @@ def minimize(
     solver=None,
     callback=None,
     verbose=False,
+    progress_scale="F",
     risk_lower_bound=None,
     theta=None,
     checkpoint=None,
@@ -276,7 +277,13 @@ def minimize(
     callback : callable, optional
         ``callback(IterationInfo)``; returning True stops with status ``"callback"``.
     verbose : bool
-        Show a tqdm bar; each iteration is logged at INFO on the ``"cutplane"`` logger anyway.
+        Show a tqdm counter (iterations, elapsed time, bounds, gap and ``eps``); each iteration
+        is logged at INFO on the ``"cutplane"`` logger anyway (:mod:`cutplane.progress`).
+    progress_scale : {"F", "F/lam"}, default="F"
+        The scale of the bounds, gap and ``eps`` that the bar shows and the log records:
+        ``"F"``, or ``"F/lam"``, that is ``Omega(w) + C * R(w)`` with ``C = 1 / lam``, the scale
+        on which the estimators of ``problems`` state ``F`` and ``eps``. The result is on
+        ``F`` either way.
     risk_lower_bound : float, optional
         A known lower bound on ``R`` (0 for non-negative losses), added as the cut
         ``R(w) >= risk_lower_bound``; needed by ``L1`` while the model is still unbounded.
@@ -338,6 +345,7 @@ def minimize(
         solver=solver,
         callback=callback,
         verbose=verbose,
+        progress_scale=progress_scale,
         risk_lower_bound=risk_lower_bound,
         theta=theta,
         checkpoint=checkpoint,
@@ -408,6 +416,7 @@ def _minimize(
     solver=None,
     callback=None,
     verbose=False,
+    progress_scale="F",
     risk_lower_bound=None,
     theta=None,
     checkpoint=None,
@@ -439,6 +448,7 @@ def _minimize(
         raise InputError("resume=True needs the checkpoint path to resume from", field="resume")
     if method == "kelley":
         lam = 1.0
+    progress_scale = check_progress_scale(progress_scale)
     if risk_lower_bound is None and regularizer.risk_floor_cut:
         risk_lower_bound = risk_floor(oracle)
     if risk_lower_bound is not None and not np.isfinite(float(risk_lower_bound)):
@@ -475,7 +485,7 @@ def _minimize(
         st.w = _frozen(st.w)
     reduced = solver if isinstance(solver, ReducedSolver) else make_reduced_solver(regularizer, solver)
     threads = _oracle_workers(oracle)
-    reporter = ProgressReporter(verbose, max_iter, method)
+    reporter = ProgressReporter(verbose, method, scale=display_factor(progress_scale, lam), eps=eps)
     t_start = t_call - st.elapsed  # elapsed times count over resumed runs
     cpu_start = time.process_time() - _last_cpu_time(st.rows)
     solution, outcome, status, phase, n_start = None, None, "max_iter", "boundary", st.n_iter

@@ -188,6 +188,7 @@ def regularization_path(
     prune_after=50,
     solver=None,
     verbose=False,
+    progress_scale="F",
     risk_lower_bound=None,
     memory_limit=None,
     order="auto",
@@ -224,8 +225,9 @@ def regularization_path(
         Seconds for the whole path: each point gets what remains. A point that is not started
         because nothing remains, or that comes after a point stopped by the limit, does not
         run (its result is None) and the path's status is ``"time_limit"``.
-    max_cuts, prune_after, solver, verbose, risk_lower_bound, memory_limit, cache_steps
-        As for :func:`cutplane.minimize`, applied at every point. One reduced solver is built
+    max_cuts, prune_after, solver, verbose, progress_scale, risk_lower_bound, memory_limit, cache_steps
+        As for :func:`cutplane.minimize`, applied at every point (``progress_scale="F/lam"``
+        shows each point on ``F / lam`` at its own ``lam``). One reduced solver is built
         for the whole path (its compiled problems are reused).
     order : {"auto", "increasing", "decreasing", "given"}
         Run order (:func:`run_order`); ``"auto"`` is decreasing ``lam`` (see the module
@@ -283,6 +285,7 @@ def regularization_path(
             solver=reduced,
             callback=callback,
             verbose=verbose,
+            progress_scale=progress_scale,
             risk_lower_bound=risk_lower_bound,
             memory_limit=memory_limit,
             warm_start=None if ws is None else WarmStart(ws, w),

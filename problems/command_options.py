@@ -28,6 +28,9 @@ __all__ = [
     "resolve_executor",
     "usable_cores",
     "add_solver_options",
+    "add_progress_options",
+    "show_progress",
+    "engine_methods",
     "make_solver",
     "check_solver_options",
     "solver_report",
@@ -38,6 +41,8 @@ __all__ = [
     "validation_kwargs",
     "check_holdout",
     "selection_report",
+    "format_scores",
+    "percent",
     "SOLVER_CHOICES",
     "STRUCTURED_REGULARIZERS",
 ]
@@ -180,6 +185,50 @@ def executor_names() -> list:
     return list(EXECUTORS)
 
 
+def engine_methods() -> list:
+    """The engine methods of the linear tasks' ``--method`` (:data:`cutplane.engine.METHODS`
+    without those that need an indicator set, i.e. Kelley's)."""
+    from cutplane.engine import METHODS
+
+    return [name for name, spec in METHODS.items() if not spec.needs_indicator]
+
+
+def add_progress_options(p):
+    """Declare ``--progress``, ``--verbose`` and ``--quiet`` on ``p`` (one of them at most).
+
+    Without any of them the progress counter is shown when standard error is a terminal and
+    not in a pipe or a file (:func:`show_progress`).
+    """
+    g = p.add_mutually_exclusive_group()
+    g.add_argument(
+        "--progress",
+        action="store_true",
+        help="show the progress counter (iterations, time so far, bounds, gap and eps on F) even when standard "
+        "error is not a terminal (default: shown on a terminal only)",
+    )
+    g.add_argument(
+        "--verbose", action="store_true", help="the progress counter and one log line per iteration (on stderr)"
+    )
+    g.add_argument("--quiet", action="store_true", help="no progress counter, even on a terminal")
+
+
+def show_progress(args, stream=None) -> bool:
+    """Whether to show the progress counter: ``--progress`` or ``--verbose``; not with
+    ``--quiet``; else when ``stream`` (default ``sys.stderr``) is a terminal."""
+    import sys
+
+    if getattr(args, "quiet", False):
+        return False
+    if getattr(args, "progress", False) or getattr(args, "verbose", False):
+        return True
+    stream = sys.stderr if stream is None else stream
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty()) if callable(isatty) else False
+    except (OSError, ValueError):  # a closed or detached stream
+        return False
+
+
 def usable_cores() -> int:
     """The cores this process may run on (its CPU affinity where the platform has one)."""
     import os
@@ -276,7 +325,7 @@ def make_solver(args, *, method=None):
         n_workers=getattr(args, "workers", None),
         scheduler=getattr(args, "scheduler", None),
         time_limit=getattr(args, "time_limit", None),
-        verbose=bool(args.verbose),
+        verbose=show_progress(args),
     )
     if getattr(args, "solver", "cutting-plane") == "spom":
         return SPOM(epochs=args.epochs, eta0=args.eta0, averaged=not args.last_iterate, seed=args.seed, **mapping)
@@ -370,6 +419,9 @@ def solver_report(est) -> dict:
     return out
 
 
+_NO_MATPLOTLIB = "--plot needs matplotlib, a dependency of cutplane that this environment lacks: pip install matplotlib"
+
+
 def write_plots(est, args, report):
     """``--plot DIR``: template weights (sorted, log scale) and, for the cutting-plane solver, the
     bounds per iteration; the files are listed under ``report["plots"]``."""
@@ -378,7 +430,7 @@ def write_plots(est, args, report):
     from problems.plots import matplotlib_available, plot_bounds, plot_template_weights
 
     if not matplotlib_available():
-        raise InputError("--plot needs matplotlib (pip install cutplane[plot])", field="--plot")
+        raise InputError(_NO_MATPLOTLIB, field="--plot")
     args.plot.mkdir(parents=True, exist_ok=True)
     report["plots"] = [
         str(
@@ -410,11 +462,36 @@ def write_path_plot(est, args, report):
     from problems.plots import matplotlib_available, plot_path
 
     if not matplotlib_available():
-        raise InputError("--plot needs matplotlib (pip install cutplane[plot])", field="--plot")
+        raise InputError(_NO_MATPLOTLIB, field="--plot")
     args.plot.mkdir(parents=True, exist_ok=True)
     metric = (getattr(est, "validation_", None) or {}).get("metric", "score")
     out = plot_path(path, args.plot / "path.png", metric=metric, chosen=float(est.C_))
     report.setdefault("plots", []).append(str(out))
+
+
+def percent(fraction):
+    """A score in [0, 1] as a percentage (None stays None): the CLI reports every score in
+    percent, as conlleval does."""
+    return None if fraction is None else 100.0 * float(fraction)
+
+
+def format_scores(scores: dict, prefix: str = "") -> str:
+    """The lines ``evaluate`` (and ``train --dev``) print for a dict of scores.
+
+    The first line is ``key value`` pairs (floats to 4 decimals; the scores are in percent,
+    counts are integers); a ``per_type`` entry (chunk types) adds one line per type,
+    ``type NAME precision .. recall .. f1 .. n_gold .. n_pred .. n_correct ..``. Every line
+    starts with ``prefix``.
+    """
+
+    def pairs(d):
+        return " ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}" for k, v in d.items())
+
+    flat = {k: v for k, v in scores.items() if not isinstance(v, dict)}
+    lines = [prefix + pairs(flat)]
+    for name, typed in (scores.get("per_type") or {}).items():
+        lines.append(f"{prefix}type {name or '-'} {pairs(typed)}")
+    return "\n".join(lines) + "\n"
 
 
 # ------------------------------------------------------------------- C and validation
@@ -508,8 +585,13 @@ def validation_kwargs(args, read_dev) -> dict:
 def selection_report(est, *, source_file=None) -> dict:
     """The report's record of how C was chosen: ``C`` (chosen), ``C_grid``, ``path`` (the
     ``path_`` table), ``validation`` (where the validation data came from, the metric, the
-    chosen point's score) and ``path_time_s`` (the whole path; None for one C)."""
-    path = est.path_
+    chosen point's score) and ``path_time_s`` (the whole path; None for one C).
+
+    The validation scores (``validation["score"]``, ``path["validation_score"]``) are in
+    percent, as every score the CLI reports; the estimators' ``path_`` holds fractions
+    (scikit-learn's ``score``)."""
+    path = {k: list(v) for k, v in est.path_.items()}
+    path["validation_score"] = [percent(v) for v in path["validation_score"]]
     validation = dict(est.validation_) if est.validation_ is not None else None
     if validation is not None:
         validation["score"] = path["validation_score"][est.best_index_]
@@ -519,7 +601,7 @@ def selection_report(est, *, source_file=None) -> dict:
     return {
         "C": float(est.C_),
         "C_grid": list(path["C"]),
-        "path": {k: list(v) for k, v in path.items()},
+        "path": path,
         "validation": validation,
         "path_time_s": None if path_result is None else float(path_result.seconds),
     }

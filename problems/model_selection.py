@@ -281,7 +281,7 @@ def run_cutting_plane_path(
             "checkpoint / resume apply to one C: give a single C, or drop the checkpoint", field="checkpoint"
         )
     n = len(values)
-    progress = PathProgress(values, options.max_iter) if options.verbose else None
+    progress = PathProgress(values, eps) if options.verbose else None
 
     def per_iteration(info):
         if progress is not None:
@@ -291,7 +291,7 @@ def run_cutting_plane_path(
     def point_done(index, lam, result):
         C = values[index]
         if progress is not None:
-            progress.close(result.status)
+            progress.close(result.status, result)  # its last iteration: the engine's callback skips it
         logger.info(
             "C=%g (%d of %d) %s after %d iterations: objective %.6g, lower bound %.6g, gap %.3g",
             C,
@@ -314,6 +314,7 @@ def run_cutting_plane_path(
         max_cuts=options.max_cuts,
         prune_after=options.prune_after,
         verbose=False,  # the path's own bar (PathProgress) names the running C
+        progress_scale="F/lam",  # the engine's log lines on F = Omega + C * loss, as the bar
         memory_limit=options.memory_limit,
         callback=per_iteration if (progress is not None or callback is not None) else None,
         on_point=point_done,
@@ -329,56 +330,51 @@ def run_cutting_plane_path(
 
 
 class PathProgress:
-    """A tqdm bar per point of a path (``verbose=True``): which C is running (``C=1000
-    (2 of 3)``) and its bounds on the scale of ``F`` (best upper bound, lower bound, gap).
+    """A tqdm counter per point of a path (``verbose=True``): which C is running (``C=1000
+    (2 of 3)``), its iterations and time so far, and its bounds, gap and ``eps`` on the scale of
+    ``F`` (:class:`cutplane.progress.ProgressReporter`; the engine logs the iterations).
 
     Parameters
     ----------
     values : sequence of float
         The grid of C.
-    max_iter : int
-        Iteration budget of each point (the bar's length).
+    eps : sequence of float
+        Per point, on the engine's scale ``F / C`` (as passed to the path).
     """
 
-    def __init__(self, values, max_iter):
+    def __init__(self, values, eps):
         self._index = {1.0 / C: i for i, C in enumerate(values)}
         self._values = tuple(values)
-        self._max_iter = max_iter
-        self._bar = None
+        self._eps = tuple(eps)
+        self._reporter = None
         self._lam = None
         self._done = 0
 
     def update(self, info) -> None:
         """Show one iteration (``info.lam`` tells the point)."""
-        lam = getattr(info, "lam", None)
-        if self._bar is None or lam != self._lam:
-            self.close()
-            from tqdm.auto import tqdm
+        from cutplane.progress import ProgressReporter
 
+        lam = getattr(info, "lam", None)
+        if self._reporter is None or lam != self._lam:
+            self.close()
             i = self._index.get(lam)
             C = self._values[i] if i is not None else (1.0 / lam if lam else float("nan"))
             self._done += 1
-            self._bar = tqdm(
-                total=self._max_iter,
-                desc=f"C={C:g} ({self._done} of {len(self._values)})",
-                unit="it",
-                leave=True,
-                dynamic_ncols=True,
+            self._reporter = ProgressReporter(
+                True,
+                f"C={C:g} ({self._done} of {len(self._values)})",
+                scale=C,
+                eps=None if i is None else self._eps[i],
+                log=False,
             )
-            self._lam, self._C = lam, C
-        C = self._C
-        self._bar.set_postfix(
-            upper=f"{C * info.best_upper:.6g}", lower=f"{C * info.lower:.6g}", gap=f"{C * info.gap:.2e}", refresh=False
-        )
-        self._bar.update(1)
+            self._lam = lam
+        self._reporter.update(info)
 
-    def close(self, status=None) -> None:
-        """Close the running point's bar (idempotent)."""
-        if self._bar is not None:
-            if status is not None:
-                self._bar.set_description(f"{self._bar.desc} [{status}]")
-            self._bar.close()
-            self._bar = None
+    def close(self, status=None, result=None) -> None:
+        """Close the running point's counter (idempotent), showing ``result``'s bounds when given."""
+        if self._reporter is not None:
+            self._reporter.close(status, result)
+            self._reporter = None
 
 
 def choose_best(scores: Sequence, values: Sequence[float]) -> int:

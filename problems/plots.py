@@ -1,7 +1,8 @@
 """Figures of a training run: template weights (seed 004 Fig. 2/5/6 style) and the certified bounds.
 
-matplotlib is optional (``pip install cutplane[plot]``); every function imports it lazily,
-uses the non-interactive Agg backend and writes a PNG, returning its path.
+matplotlib is a dependency of the package (an environment may still lack it:
+:func:`matplotlib_available`); every function imports it lazily, uses the non-interactive Agg
+backend and writes a PNG, returning its path.
 """
 
 from __future__ import annotations

@@ -208,7 +208,8 @@ class CuttingPlaneOptions:
         return DEFAULT_CACHE_STEPS if isinstance(oracle, CachingOracle) else 0
 
     def minimize_kwargs(self, C: float = 1.0, oracle=None) -> dict:
-        """Keywords of :func:`cutplane.minimize` for ``F / C`` (``eps / C``); no ``risk_lower_bound``
+        """Keywords of :func:`cutplane.minimize` for ``F / C`` (``eps / C``; the progress shown and
+        logged on ``F``, ``progress_scale="F/lam"``); no ``risk_lower_bound``
         (the caller adds it when :attr:`risk_floor_cut` is set: it needs the oracle). ``oracle``
         decides ``cache_steps`` when it was left None (:meth:`cache_steps_for`)."""
         kwargs = dict(
@@ -219,6 +220,7 @@ class CuttingPlaneOptions:
             max_cuts=self.max_cuts,
             prune_after=self.prune_after,
             verbose=self.verbose,
+            progress_scale="F/lam",  # the bar and the log on F = Omega + C * loss, the scale of eps
             checkpoint=self.checkpoint,
             checkpoint_every=self.checkpoint_every,
             resume=self.resume,
@@ -282,7 +284,8 @@ class CuttingPlane(OptionSet):
     memory_limit : int, optional
         Bytes for the working set (oldest cuts aggregated to stay within it).
     verbose : bool, default=False
-        Progress bar and per-iteration INFO logging.
+        Progress counter on stderr (bounds, gap and ``eps`` on ``F``); each iteration is logged
+        at INFO on ``F`` either way.
     rtol : float, optional
         Relative certified gap, ``0 < rtol < 1``: the run (each point of a grid of C) also stops
         once its gap is at most ``rtol * F`` (:func:`cutplane.minimize`). None: ``eps`` alone.

@@ -453,6 +453,7 @@ class TemplateLearnerMixin:
             callback=callback,
             time_limit=options.time_limit,
             verbose=options.verbose,
+            progress_scale="F/lam",  # the bar and the log on F = Omega + C * loss
         )
         self.result_ = res
         self.coef_ = np.asarray(res.w, dtype=np.float64).copy()

@@ -11,6 +11,19 @@ settings.register_profile(
 settings.load_profile("ci" if os.environ.get("CI") else "default")
 
 
+DATA_ABSENT = "datasets absent: set CUTPLANE_DATA or provide ../shared/data"
+
+
+def pytest_runtest_setup(item):
+    """A test marked ``data`` skips, saying why, when the datasets are absent (before its fixtures
+    run); where they are present, as under CI, it runs (``-m "not data"`` deselects them)."""
+    if item.get_closest_marker("data") is not None:
+        from problems.datasets import data_home
+
+        if data_home() is None:
+            pytest.skip(DATA_ABSENT)
+
+
 @pytest.fixture
 def data_dir():
     """The datasets folder; skips the test with the reason when it is absent."""
@@ -18,7 +31,7 @@ def data_dir():
 
     home = data_home()
     if home is None:
-        pytest.skip("datasets absent: set CUTPLANE_DATA or provide ../shared/data")
+        pytest.skip(DATA_ABSENT)
     return home
 
 

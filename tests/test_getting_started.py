@@ -81,6 +81,7 @@ def test_page_commands_are_the_ones_checked_here():
     ]
 
 
+@pytest.mark.data
 def test_a_new_user_trains_evaluates_predicts_and_plots_on_conll2000(data_dir, tmp_path):
     pytest.importorskip("matplotlib")
     text = PAGE.read_text()
@@ -120,8 +121,13 @@ def test_a_new_user_trains_evaluates_predicts_and_plots_on_conll2000(data_dir, t
     # 2. evaluate: P/R/F1 printed and written, the same numbers
     ev = json.loads((tmp_path / "eval.json").read_text())
     printed = next(v for k, v in outputs.items() if k.startswith("cutplane evaluate --model m.npz"))
-    shown = dict(zip(printed.split()[::2], map(float, printed.split()[1::2])))
+    first, *per_type = printed.splitlines()  # the overall scores, then one line per chunk type
+    shown = dict(zip(first.split()[::2], map(float, first.split()[1::2])))
     assert {"precision", "recall", "f1", "accuracy"} <= set(shown), printed
+    assert [line.split()[1] for line in per_type] == list(ev["per_type"]) and "NP" in ev["per_type"]
+    for line in per_type:
+        typed = dict(zip(line.split()[2::2], map(float, line.split()[3::2])))
+        assert typed["f1"] == pytest.approx(ev["per_type"][line.split()[1]]["f1"], abs=1e-4)
     for key in ("precision", "recall", "f1", "accuracy"):
         assert 0.0 <= ev[key] <= 100.0 and shown[key] == pytest.approx(ev[key], abs=1e-4)
     p, r = ev["precision"], ev["recall"]

@@ -57,6 +57,7 @@ def run_epochs(
     tune_samples,
     tune_epochs,
     desc="spom",
+    scale=1.0,
 ) -> EpochRun:
     """The epoch loop shared by :func:`spom` and :func:`problems.mkl.kernel_spom.kernel_spom`.
 
@@ -74,6 +75,10 @@ def run_epochs(
         Projection radius.
     t_start : float
         ``time.perf_counter()`` at the start of the run.
+    scale : float, default=1.0
+        Factor of the objective the bar shows and the log records (``1 / lam`` for
+        :func:`spom`'s ``progress_scale="F/lam"``, :func:`cutplane.progress.display_factor`);
+        the history is unscaled.
     (others) : as in :func:`spom`.
 
     Returns
@@ -116,7 +121,12 @@ def run_epochs(
         loss_sum, loss_count = 0.0, 0
         info = SPOMInfo(state.t, state.t / n, obj, train_time, time.perf_counter() - t_start, w)
         logger.info(
-            "%s round %d (%.3g passes): objective %.10g, train %.3g s", desc, info.rounds, info.passes, obj, train_time
+            "%s round %d (%.3g passes): objective %.10g, train %.3g s",
+            desc,
+            info.rounds,
+            info.passes,
+            scale * obj,
+            train_time,
         )
         stop = bool(callback(info)) if callback is not None else False
         eval_time += time.perf_counter() - e0
@@ -151,7 +161,7 @@ def run_epochs(
             elif status == "time_limit":
                 evaluate()
             if bar is not None:
-                bar.set_postfix(objective=f"{rows[-1][2]:.6g}")
+                bar.set_postfix(objective=f"{scale * rows[-1][2]:.6g}")
             if stop:
                 break
     except KeyboardInterrupt:

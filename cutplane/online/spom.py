@@ -45,6 +45,7 @@ import time
 import numpy as np
 
 from cutplane.exceptions import InputError
+from cutplane.progress import check_progress_scale, display_factor
 from cutplane.protocols import Regularizer
 
 from .epoch_loop import EpochRun, run_epochs
@@ -208,6 +209,7 @@ def spom(
     callback=None,
     time_limit=None,
     verbose=False,
+    progress_scale="F",
     eta_grid=(0.01, 0.1, 1.0, 10.0),
     tune_samples=1000,
     tune_epochs=2,
@@ -250,6 +252,9 @@ def spom(
         Seconds of training (evaluations excluded).
     verbose : bool, default=False
         tqdm bar over epochs (every evaluation is logged at INFO on ``"cutplane.online"``).
+    progress_scale : {"F", "F/lam"}, default="F"
+        The scale of the objective the bar shows and the log records (as for
+        :func:`cutplane.minimize`); the result and its history are on ``F`` either way.
 
     Returns
     -------
@@ -258,6 +263,7 @@ def spom(
     ex = as_example_oracle(oracle)
     n, dim = int(ex.n_samples), int(ex.dim)
     lam = check_run_params(lam, epochs, schedule, eta0, eval_every)
+    scale = display_factor(check_progress_scale(progress_scale), lam)
     terms = as_group_terms(regularizer)
     ids, m = _resolve_groups(regularizer, groups, n_groups, dim)
     if batch_oracle is None and callable(oracle) and not hasattr(oracle, "example_subgradient"):
@@ -297,6 +303,7 @@ def spom(
         eta_grid=eta_grid,
         tune_samples=tune_samples,
         tune_epochs=tune_epochs,
+        scale=scale,
     )
     state = run.state
     w = state.model()

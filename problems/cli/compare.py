@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from cutplane.exceptions import InputError
-from problems.command_options import Command, positive_float, positive_int
+from problems.command_options import Command, add_progress_options, positive_float, positive_int, show_progress
 from problems.sequence.template_sets import TEMPLATE_SETS
 
 __all__ = ["compare_sequence", "write_comparison", "plot_comparison", "comparison_markdown", "COMMAND"]
@@ -385,10 +385,22 @@ def add_arguments(p):
     p.add_argument("--train", required=True, type=Path, help="labelled CoNLL / CRF++ columns (may be .gz)")
     p.add_argument("--test", required=True, type=Path, help="labelled test file in the same format")
     p.add_argument("--C", type=positive_float, default=1.0, help="F = Omega + C * mean loss (default 1)")
-    p.add_argument("--regularizer", choices=["mtl", "ssvm", "pmtl"], default="mtl")
+    p.add_argument(
+        "--regularizer",
+        choices=["mtl", "ssvm", "pmtl"],
+        default="mtl",
+        help="Omega of both methods: mtl (default), ssvm or pmtl",
+    )
     p.add_argument("--p", type=positive_float, default=1.5, help="p of the p-block norm for pmtl")
     p.add_argument("--eps", type=positive_float, default=0.1, help="MTL^struct's certified tolerance on F")
-    p.add_argument("--max-iter", type=positive_int, default=1000, dest="max_iter")
+    p.add_argument(
+        "--max-iter",
+        type=positive_int,
+        default=1000,
+        dest="max_iter",
+        metavar="N",
+        help="MTL^struct's iteration budget (default 1000)",
+    )
     p.add_argument("--epochs", type=positive_int, default=20, help="SPOM passes (default 20)")
     p.add_argument("--eta0", type=positive_float, default=None, help="SPOM eta0 (default: tuned on a subsample)")
     p.add_argument(
@@ -405,11 +417,16 @@ def add_arguments(p):
         "--max-test", type=positive_int, default=None, dest="max_test", help="use only the first N test sentences"
     )
     p.add_argument("--time-limit", type=positive_float, default=None, dest="time_limit", help="seconds per method")
-    p.add_argument("--executor", choices=["serial", "threads"], default=None)
-    p.add_argument("--workers", type=positive_int, default=None)
+    p.add_argument(
+        "--executor",
+        choices=["serial", "threads"],
+        default=None,
+        help="map of the oracle over sentences, for both methods (default serial)",
+    )
+    p.add_argument("--workers", type=positive_int, default=None, help="workers of --executor threads")
     p.add_argument("--report", type=Path, help="write the comparison as JSON (and Markdown beside it)")
     p.add_argument("--out", type=Path, help="write the PNG curves into this folder")
-    p.add_argument("--verbose", action="store_true")
+    add_progress_options(p)
 
 
 def _provenance(argv) -> dict:
@@ -456,7 +473,7 @@ def run(args):
         time_limit=args.time_limit,
         executor=args.executor,
         n_workers=args.workers,
-        verbose=args.verbose,
+        verbose=show_progress(args),
     )
     rep.update(train_file=str(args.train), test_file=str(args.test), **_provenance(args.argv))
     if args.report is not None:

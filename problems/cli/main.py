@@ -3,6 +3,7 @@ exit statuses.
 
 Usage::
 
+    cutplane --version
     cutplane train --task binary|multiclass|sequence|segment|parse --train FILE --C 1 [...] --model OUT.npz
     cutplane predict --model M.npz --input FILE [--output OUT]
     cutplane evaluate --model M.npz --test FILE [--report R.json]
@@ -19,6 +20,7 @@ on stderr and exits with status 2, without a traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import sys
 import warnings
@@ -33,15 +35,58 @@ __all__ = ["main", "build_parser", "COMMANDS", "TASKS", "byte_size", "format_lab
 PROG = "cutplane"
 
 
+def version() -> str:
+    """The installed distribution's version (its metadata), else the source's ``cutplane.__version__``."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version("cutplane")
+    except PackageNotFoundError:  # run from a checkout that was not pip-installed
+        import cutplane
+
+        return cutplane.__version__
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with one subparser per command of :data:`COMMANDS`."""
     parser = argparse.ArgumentParser(
         prog=PROG, description="Cutting-plane and bundle solvers with certified duality gaps."
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}", help="print the version")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, cmd in COMMANDS.items():
         cmd.add_arguments(sub.add_parser(name, help=cmd.help, description=cmd.help))
     return parser
+
+
+@contextlib.contextmanager
+def _console_logging(args):
+    """Log records on stderr while a command runs: INFO and up with ``--verbose``, warnings
+    when the progress counter is shown; written through ``tqdm.write`` (tqdm's
+    ``logging_redirect_tqdm``) so that the lines and the counter do not interleave. The handler
+    and the root level are restored afterwards."""
+    from problems.command_options import show_progress
+
+    verbose = bool(getattr(args, "verbose", False))
+    if not (verbose or (hasattr(args, "quiet") and show_progress(args))):
+        yield
+        return
+    from tqdm.contrib.logging import logging_redirect_tqdm
+
+    root = logging.getLogger()
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+    level = root.level
+    root.addHandler(handler)
+    if verbose:
+        root.setLevel(logging.INFO)
+    try:
+        with logging_redirect_tqdm():  # replaces the handler by one writing through tqdm.write
+            yield
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
 
 
 def _error(message, code):
@@ -62,10 +107,8 @@ def main(argv=None) -> int:
     except SystemExit as exc:  # argparse already printed "cutplane: error: ..." or help
         return int(exc.code or 0)
     args.argv = list(sys.argv[1:] if argv is None else argv)  # the command line, for reports
-    if getattr(args, "verbose", False):
-        logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
     try:
-        with warnings.catch_warnings(record=True) as caught:
+        with warnings.catch_warnings(record=True) as caught, _console_logging(args):
             warnings.simplefilter("always")
             code = COMMANDS[args.command].run(args)
         for w in caught:

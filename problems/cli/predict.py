@@ -66,14 +66,16 @@ def run(args):
     accuracy = None
     if truth is not None and len(truth) == len(labels):
         hits = sum(a == b for a, b in zip(labels, truth))
-        accuracy = hits / max(len(labels), 1)
+        accuracy = 100.0 * hits / max(len(labels), 1)  # percent, as every CLI score
         sys.stderr.write(f"accuracy {accuracy:.4f} ({hits}/{len(labels)})\n")
     if args.report is not None:
         report = {"task": task_name, "model_file": str(args.model), "input_file": str(args.input)}
-        report.update(accuracy=accuracy, **info)
+        report.update(accuracy=accuracy, score_unit="percent", **info)
         args.report.write_text(json.dumps(report, indent=2) + "\n")
     return 0
 
 
 #: The ``predict`` subcommand.
-COMMAND = Command("label an SVMlight file with a trained model", add_arguments, run)
+COMMAND = Command(
+    "label a file with a trained model (the task stored in the model decides the format)", add_arguments, run
+)

@@ -5,7 +5,7 @@
     cutplane train --task binary|multiclass|sequence|segment|parse --train FILE \\
         [--C auto | --C C1 [C2 ...]] [--dev FILE | --dev-fraction F [--dev-seed S]] \\
         [--time-limit SECONDS] [--eps E] [--method bmrm] [--regularizer l2|l1|mtl|ssvm|pmtl] \\
-        [--max-iter N] --model OUT.npz [--report OUT.json] [--plot DIR] [--verbose] \\
+        [--max-iter N] --model OUT.npz [--report OUT.json] [--plot DIR] [--progress | --verbose | --quiet] \\
         [--checkpoint PATH [--checkpoint-every K] [--resume]] \\
         [--memory-limit BYTES] [--executor serial|threads|processes|dask --workers N \\
         [--scheduler ADDRESS]] [--solver cutting-plane|spom ...] [task options]
@@ -35,6 +35,12 @@ structured tasks use threads on every usable core when there is more than one
 (:func:`problems.command_options.resolve_executor`), ``--executor serial`` one core.
 ``--min-count`` is the feature cutoff (``auto`` for the sequence tasks:
 :data:`problems.template_learning.DEFAULT_MIN_COUNTS`).
+
+Progress (:func:`problems.command_options.show_progress`): a counter on stderr when it is a
+terminal, not in a pipe, unless ``--progress`` / ``--verbose`` (``--quiet``: never); it counts
+iterations and time without a total (a run stops at its gap, not at ``--max-iter``) and shows
+the bounds, the gap and ``eps`` on ``F``. ``--dev FILE`` is scored after training and printed
+on stdout (percent), as ``evaluate`` prints it.
 """
 
 from __future__ import annotations
@@ -48,11 +54,14 @@ from cutplane.exceptions import InputError
 from problems.cli.tasks import TASKS
 from problems.command_options import (
     Command,
+    add_progress_options,
     add_solver_options,
     byte_size,
     c_value,
     check_solver_options,
+    engine_methods,
     executor_names,
+    format_scores,
     fraction,
     min_count_value,
     positive_float,
@@ -122,7 +131,13 @@ def add_arguments(p):
         metavar="SECONDS",
         help="wall-clock limit of the whole training (every point of a grid of C)",
     )
-    p.add_argument("--method", default="bmrm", help="engine method (default bmrm)")
+    p.add_argument(
+        "--method",
+        choices=engine_methods(),
+        default=None,
+        help="engine method of the linear tasks (binary, multiclass): bmrm (default) or ls-bmrm (BMRM with a line "
+        "search); the structured tasks run bmrm",
+    )
     p.add_argument(
         "--regularizer",
         choices=_REGULARIZERS,
@@ -200,7 +215,15 @@ def add_arguments(p):
         metavar="BYTES",
         help="bytes for the solver's working set, e.g. 512M (oldest cuts aggregated to fit)",
     )
-    p.add_argument("--max-iter", type=positive_int, default=1000, dest="max_iter")
+    p.add_argument(
+        "--max-iter",
+        type=positive_int,
+        default=1000,
+        dest="max_iter",
+        metavar="N",
+        help="iteration budget of the cutting-plane solver at each C (default 1000); a run that reaches it stops "
+        "with status max_iter and the gap it has certified",
+    )
     p.add_argument(
         "--plot",
         type=Path,
@@ -211,7 +234,7 @@ def add_arguments(p):
     )
     p.add_argument("--model", required=True, type=Path, help="output model file (.npz)")
     p.add_argument("--report", type=Path, help="output JSON report")
-    p.add_argument("--verbose", action="store_true", help="progress bar and per-iteration log")
+    add_progress_options(p)
     add_solver_options(p, _structured())
     for task in TASKS.values():
         if task.add_arguments is not None:
@@ -224,6 +247,11 @@ def run(args):
     check_solver_options(args, args.task, _structured())
     if args.resume and args.checkpoint is None:
         raise InputError("--resume needs --checkpoint PATH (the file to resume from)", field="--resume")
+    if args.method is not None and task.structured:
+        raise InputError(
+            f"--method applies to the linear tasks (binary, multiclass); --task {args.task} runs bmrm",
+            field="--method",
+        )
     if args.scheduler is not None and args.executor != "dask":
         raise InputError("--scheduler needs --executor dask", field="--scheduler")
     if args.regularizer is None:
@@ -244,6 +272,7 @@ def run(args):
         "memory_limit": args.memory_limit,
         "executor": args.executor,
         "workers": args.workers,
+        "score_unit": "percent",  # dev, train and validation scores (the estimators' API keeps fractions)
         **report,
     }
     interrupted = report.get("status") == "interrupted"
@@ -286,6 +315,8 @@ def run(args):
             + (f"refitted at that C on all {val['n_examples_refit']} training examples; " if val.get("refit") else "")
             + f"{report['total_time_s']:.2f} s in all\n"
         )
+    if report.get("dev"):  # the dev file's scores (percent), as evaluate prints them
+        sys.stdout.write(format_scores(report["dev"], prefix=f"dev {args.dev}: "))
     return 0
 
 
@@ -297,4 +328,9 @@ def interrupted_model_path(model) -> Path:
 
 
 #: The ``train`` subcommand.
-COMMAND = Command("train a model on an SVMlight file", add_arguments, run)
+COMMAND = Command(
+    "train a model: linear SVM (SVMlight), sequence tagger (CoNLL / CRF++ columns), word segmenter or "
+    "dependency parser (CoNLL-U); --task chooses",
+    add_arguments,
+    run,
+)

@@ -48,6 +48,7 @@ from problems.command_options import (
     check_holdout,
     format_label,
     make_solver,
+    percent,
     positive_float,
     selection_report,
     validation_kwargs,
@@ -296,13 +297,13 @@ def train_linear(args, *, binary):
                 warnings.simplefilter("ignore", _unseen_warning())
             X_dev, y_dev = read_dev(args.dev)
         report["dev"] = {
-            "accuracy": float(est.score(X_dev, y_dev)),
+            "accuracy": percent(est.score(X_dev, y_dev)),
             "n_samples": int(X_dev.shape[0]),
             "unseen_features": dev_info["unseen_features"],
         }
     report.update(
         n_samples=int(X.shape[0]),
-        train_accuracy=float(est.score(X, y)),
+        train_accuracy=percent(est.score(X, y)),  # percent, as every CLI score
         zero_based=bool(base),
         bias=bias,
         min_last_feature=min_last_feature(X),

@@ -39,6 +39,7 @@ from problems.command_options import (
     Task,
     check_holdout,
     make_solver,
+    percent,
     selection_report,
     solver_report,
     validation_kwargs,
@@ -78,12 +79,14 @@ def parser_report(est, *, dev_file=None) -> dict:
 
 
 def scores_dict(scores) -> dict:
-    """The figures ``evaluate`` prints, from :class:`~problems.metrics.parsing.AttachmentScores`."""
+    """The figures ``evaluate`` prints, from :class:`~problems.metrics.parsing.AttachmentScores`:
+    the scores in percent (the metric's fractions times 100, as every score of the CLI), the
+    counts as they are."""
     out = {
-        "uas": scores.uas,
-        "uas_punct": scores.uas_punct,
-        "complete": scores.complete,
-        "complete_nopunct": scores.complete_nopunct,
+        "uas": percent(scores.uas),
+        "uas_punct": percent(scores.uas_punct),
+        "complete": percent(scores.complete),
+        "complete_nopunct": percent(scores.complete_nopunct),
         "n_sentences": scores.n_sentences,
         "n_words": scores.n_words,
         "n_words_nopunct": scores.n_words_nopunct,

@@ -163,7 +163,9 @@ def train_segment(args):
 
 
 def evaluate_model(est, task, path, *, train_words=None) -> dict:
-    """The task metric of a fitted tagger on a labelled file."""
+    """The task metric of a fitted tagger on a labelled file, in percent: segmentation P / R /
+    F1 (and R_iv / R_oov), or chunk P / R / F1, token accuracy and ``per_type`` (chunk type ->
+    its P / R / F1 and counts)."""
     if task == "segment":
         from problems.io.segmentation import read_segmented, tags_to_words, words_to_tags
         from problems.metrics.segmentation import segmentation_scores
@@ -194,6 +196,17 @@ def evaluate_model(est, task, path, *, train_words=None) -> dict:
         "accuracy": s.accuracy,
         "n_sentences": corpus.n_sentences,
         "n_tokens": corpus.n_tokens,
+        "per_type": {  # conlleval's per-type lines (percent)
+            name: {
+                "precision": t.precision,
+                "recall": t.recall,
+                "f1": t.f1,
+                "n_gold": t.n_gold,
+                "n_pred": t.n_pred,
+                "n_correct": t.n_correct,
+            }
+            for name, t in s.per_type.items()
+        },
     }
 
 

@@ -70,6 +70,7 @@ def test_mean_std():
     assert cws.mean_std([5.0]) == (5.0, 0.0) and cws.mean_std([None]) == (None, None)
 
 
+@pytest.mark.data
 def test_cws_table_is_consistent(data_dir, tmp_path):
     out = tmp_path / "cws.md"
     argv = [
@@ -173,6 +174,7 @@ def test_cws_table_is_consistent(data_dir, tmp_path):
         assert d["delta_f1"] == pytest.approx(np.mean(d["deltas"]))
 
 
+@pytest.mark.data
 def test_pmtl_table_is_consistent(data_dir, tmp_path):
     out = tmp_path / "pmtl.md"
     argv = [
@@ -208,6 +210,7 @@ def test_pmtl_table_is_consistent(data_dir, tmp_path):
     assert pmtl.paper_row("PKU", "tp2", 4 / 3)[2] == 93.8 and pmtl.paper_row("ESP", "ner134", 5.0) is None
 
 
+@pytest.mark.data
 def test_pmtl_spanish_selected_templates_merge_with_pku(data_dir, tmp_path):
     """``--tasks esp --ner-selected``: Spanish only, rows labelled by the set, Table 8's small column."""
     pku = tmp_path / "pku.md"
@@ -276,6 +279,7 @@ def test_pmtl_spanish_selected_templates_merge_with_pku(data_dir, tmp_path):
     assert "PKU: seeds [0]" in mtext and "esp.train (150 sentences)" in mtext
 
 
+@pytest.mark.data
 def test_cws_render_merges_the_seeds_of_every_run(data_dir, tmp_path):
     runs = []
     for seeds in (["0"], ["1", "2"]):

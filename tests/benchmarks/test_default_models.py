@@ -30,8 +30,9 @@ def _check_page_figures(page, rec):
     report = rec["plain"]["report"]
     assert f"| chosen C | {report['C']:g} (grid " in page
     path = report["path"]
+    assert report["score_unit"] == "percent"  # the CLI's validation scores are in percent
     for i, C in enumerate(path["C"]):
-        row = f"| {C:g}{' (chosen)' if C == report['C'] else ''} | {100.0 * path['validation_score'][i]:.2f} |"
+        row = f"| {C:g}{' (chosen)' if C == report['C'] else ''} | {path['validation_score'][i]:.2f} |"
         assert row in page
         assert f"| {path['status'][i]} | {path['n_iter'][i]} |" in page
     assert default_models._s(rec["plain"]["train"]["wall_s"]) in page
@@ -98,7 +99,8 @@ def test_parse_task_with_single_C_runs(tmp_path):
     (rec,) = json.loads(js.read_text())["tasks"]
     assert rec["kind"] == "parse" and "crfsuite" not in rec
     path = rec["plain"]["report"]["path"]
-    assert rec["score"] == pytest.approx(100.0 * rec["plain"]["test"]["uas"])
+    assert rec["plain"]["test"]["score_unit"] == "percent"  # the CLI's UAS is in percent
+    assert rec["score"] == pytest.approx(rec["plain"]["test"]["uas"])
     singles = rec["singles"]
     assert [s["C"] for s in singles] == path["C"] and [s["eps"] for s in singles] == path["eps"]
     for s, eps in zip(singles, path["eps"]):
@@ -134,3 +136,16 @@ def test_bad_arguments_refused():
         default_models.main(["--tasks", "conll2000", "danish", "--train", "x.txt", "--no-write"])
     with pytest.raises(SystemExit):
         default_models.main(["--tasks", "danish", "--time-limit", "0", "--no-write"])
+
+
+def test_records_written_before_the_cli_reported_percent_render_as_they_did(tmp_path):
+    """The committed page re-renders byte for byte from its JSON, whose UAS and validation scores
+    are fractions (written before the CLI reported percent and said so with ``score_unit``)."""
+    from pathlib import Path
+
+    results = Path(default_models.__file__).resolve().parents[1] / "docs" / "results"
+    data = json.loads((results / "default_models.json").read_text())
+    assert all("score_unit" not in (rec.get("plain", {}).get("test") or {}) for rec in data["tasks"])
+    out = tmp_path / "page.md"
+    assert default_models.main(["--render", str(results / "default_models.json"), "--out", str(out)]) == 0
+    assert out.read_text() == (results / "default_models.md").read_text()

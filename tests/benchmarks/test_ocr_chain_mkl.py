@@ -192,6 +192,7 @@ def _table_row(text, label, solver_name):
     raise AssertionError(f"no table row for {label} / {solver_name}")
 
 
+@pytest.mark.data
 def test_tiny_run_rows(mod, tiny):
     rows, out = tiny
     runs = ["mtl", "spom-last"]
@@ -216,6 +217,7 @@ def test_tiny_run_rows(mod, tiny):
         assert [r["test"] for r in rec["rows"]] == [r.test for r in rows if r.fold == f]
 
 
+@pytest.mark.data
 def test_render_merges_folds(mod, tiny, tmp_path):
     from benchmarks.reproductions._ocr_folds import SINGLE, paired_difference
 
@@ -259,6 +261,7 @@ def test_render_merges_folds(mod, tiny, tmp_path):
     assert (f"not converged** ({n_nc} of {2 * 4 * 2} fits" in text) if n_nc else ("every fit converged" in text)
 
 
+@pytest.mark.data
 def test_render_with_a_convergence_check(mod, tiny, tmp_path):
     """``--check``: records of re-run folds get their own section (chosen fits, verdict, paired
     differences, and the move from the main tables' chosen fit); the main tables do not change."""
@@ -312,6 +315,7 @@ def test_render_with_a_convergence_check(mod, tiny, tmp_path):
     ) in checked.read_text()
 
 
+@pytest.mark.data
 def test_render_refuses_bad_records(mod, tiny, tmp_path):
     rows, out = tiny
     rec0 = mod.record_path(out, FOLDS[0])
@@ -334,6 +338,7 @@ def test_render_refuses_bad_records(mod, tiny, tmp_path):
     assert not (tmp_path / "x.md").exists()
 
 
+@pytest.mark.data
 def test_edges_and_not_converged_from_records(mod, tiny):
     from benchmarks.reproductions._ocr_folds import grid_edges, load_runs, not_converged
 

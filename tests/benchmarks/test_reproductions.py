@@ -65,6 +65,7 @@ def test_conll2000_summary_reads_the_runs_and_checks_the_target(tmp_path):
     assert mod.main(["--results", str(tmp_path / "nothing"), "--out", str(out)]) == 1
 
 
+@pytest.mark.data
 def test_ocr_spom_fig2_small_run(data_dir, tmp_path):
     """The Fig. 2 script end to end on a few OCR words: page, plot, and its built-in check
     (the package's SPOM against Alg. 3 written with dense vectors) agreeing to rounding."""
@@ -101,6 +102,7 @@ def test_ocr_spom_fig2_small_run(data_dir, tmp_path):
     assert diff < 1e-9
 
 
+@pytest.mark.data
 def test_danish_parsing_page_compares_mtl_and_ssvm_along_C(data_dir, tmp_path):
     """The Table 7 script on its data (few iterations): the page names its command, and its
     MTL^parse - SSVM lines are the differences of the table's own rows at each C."""

@@ -12,7 +12,7 @@ import pytest
 from benchmarks.reproductions import conll2002_ner as ner
 from cutplane.exceptions import InputError
 
-pytestmark = pytest.mark.filterwarnings("ignore::cutplane.exceptions.ConvergenceWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::cutplane.exceptions.ConvergenceWarning"), pytest.mark.data]
 
 
 COMMON = ["--max-sentences", "60", "--max-iter", "6", "--executor", "serial", "--epochs", "1"]

@@ -288,6 +288,46 @@ def test_verbose_and_logging(caplog, capsys):
     assert "converged" in repr(res) and "objective" in res.summary()
 
 
+def test_progress_on_the_scale_F_over_lam(caplog, capsys):
+    """progress_scale="F/lam" shows and logs Omega + R / lam (the estimators' F, C = 1 / lam) and
+    eps on that scale; the counter is open-ended (no total, no ETA); the result stays on F."""
+    import logging
+    import re
+
+    lam, eps = 0.1, 1e-4
+    with caplog.at_level(logging.INFO, logger="cutplane"):
+        res = minimize(hinge_problem(), L2(), lam, eps=eps, verbose=True, progress_scale="F/lam")
+    last = [r.getMessage() for r in caplog.records if " it " in r.getMessage()][-1]
+    best = float(re.search(r"best ([-+0-9.e]+)", last).group(1))
+    assert best == pytest.approx(res.objective / lam, rel=1e-8)
+    assert f"(eps {eps / lam:.3g})" in last
+    err = capsys.readouterr().err
+    assert f"eps={eps / lam:.3g}" in err and f"{res.n_iter}it [" in err and "/1000" not in err
+    with caplog.at_level(logging.INFO, logger="cutplane"):
+        plain = minimize(hinge_problem(), L2(), lam, eps=eps)
+    assert plain.objective == pytest.approx(res.objective)
+    with pytest.raises(InputError, match="progress_scale"):
+        minimize(hinge_problem(), L2(), lam, progress_scale="C")
+
+
+def test_progress_reporter_shows_a_result_it_did_not_see():
+    """A reporter fed by a callback misses the converging iteration: close(status, result) shows it."""
+    import io
+
+    from cutplane.progress import ProgressReporter
+
+    rep = ProgressReporter(False, "x", scale=10.0, eps=0.01, log=False)
+    assert rep._postfix(1.0, 0.5, 0.5) == {"upper": "10", "lower": "5", "gap": "5", "eps": "0.1"}
+    res = minimize(hinge_problem(), L2(), 0.1, eps=1e-3)
+    from tqdm import tqdm
+
+    out = io.StringIO()
+    rep._bar = tqdm(total=None, desc="x", file=out)
+    rep.close("converged", res)
+    text = out.getvalue()
+    assert f"x [converged]: {res.n_iter}it" in text and f"gap={10 * res.gap:.3g}" in text
+
+
 # ---------------------------------------------------------- bad input
 class Bad:
     dim = 2

@@ -62,7 +62,8 @@ def test_several_C_with_a_dev_file(files, capsys):
     assert report["gap"] == pytest.approx(path["gap"][best]) and report["status"] == path["status"][best]
     assert report["lower_bound"] <= report["objective"]
     assert report["validation"]["source"] == "data" and report["validation"]["metric"] == "chunk_f1"
-    assert report["validation"]["score"] == pytest.approx(report["dev"]["f1"] / 100)
+    # every score of the report in percent: the chosen point's validation score is the dev file's F1
+    assert report["validation"]["score"] == pytest.approx(report["dev"]["f1"])
     assert report["validation"]["score"] == max(path["validation_score"])
     assert report["eps"] == pytest.approx(0.01 * report["C"])  # no --eps: 0.01 * C at each point
     assert (d / "p" / "path.png").stat().st_size > 1000
@@ -188,7 +189,7 @@ def test_a_dev_file_with_unseen_labels_is_scored_with_one_warning(files, capsys)
     assert _train(d, "--C", "1", "10", "--dev", d / "unseen.txt", "--report", d / "r.json") == 0
     err = capsys.readouterr().err
     assert err.count("unseen in training") == 1 and "B-XX" in err and str(d / "unseen.txt") in err
-    assert all(s < 1.0 for s in _report(d)["path"]["validation_score"])
+    assert all(s < 100.0 for s in _report(d)["path"]["validation_score"])  # percent
 
 
 @pytest.mark.parametrize(

@@ -116,7 +116,7 @@ def test_scikit_learn_files_train_and_predict(d, capsys, tmp_path):
     rep = json.loads((tmp_path / "pr.json").read_text())
     assert rep["zero_based"] is True and rep["n_samples"] == 30
     assert rep["unseen_features"] == {"distinct_indices": 0, "nonzeros_dropped": 0, "examples": 0}
-    assert rep["accuracy"] == pytest.approx(float(np.mean(direct.predict(Xt) == yt)))
+    assert rep["accuracy"] == pytest.approx(100.0 * float(np.mean(direct.predict(Xt) == yt)))  # percent
 
 
 def test_an_ambiguous_file_takes_the_models_base(d, capsys, tmp_path):

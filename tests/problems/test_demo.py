@@ -6,6 +6,7 @@ import pytest
 from cutplane.exceptions import InputError
 from problems.cli.demo import demo_report, format_demo_table
 from problems.demo_data import DEMO_TAGGING, make_demo_tagging, write_tagging_files
+from tests.png import png_size
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +64,7 @@ def test_report_certificates_and_template_selection(small_report):
     for m in (mtl, spom, ssvm):  # noise_share recomputed from the norms
         norms = m["template_norms"]
         assert m["noise_share"] == pytest.approx(sum(norms[t] for t in task.noise) / sum(norms.values()))
-        assert m["test_accuracy"] > 0.8
+        assert m["test_accuracy"] > 80.0  # percent, as every score of the CLI
 
 
 def test_table_lists_the_report(small_report):
@@ -89,3 +90,29 @@ def test_plots_written(small_report, tmp_path):
     assert [f.name for f in files] == ["bounds.png", "template_weights.png"]
     for f in files:
         assert f.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        png_size(f)  # chunks, CRCs and pixel rows
+
+
+def test_template_kinds_and_what_mtl_kept(small_report):
+    """The kinds the demo's text and plot title speak of, and the kept / zeroed lists they print,
+    come from the task and the fitted models."""
+    from problems.cli.demo import describe_zeroed, kept_and_zeroed, template_kinds
+
+    task, rep = small_report
+    kinds = template_kinds(task)
+    assert rep["template_kinds"] == kinds
+    assert [t for t, k in kinds.items() if k == "informative"] == ["U00", "U01", "U02"]
+    assert [t for t, k in kinds.items() if k == "previous token"] == ["U10", "U11", "U12"]
+    assert [t for t, k in kinds.items() if k == "noise"] == list(task.noise) and kinds["B"] == "transitions"
+    mtl = rep["methods"]["mtl"]
+    kept, zeroed = kept_and_zeroed(mtl, kinds)
+    assert kept == [t for t in mtl["template_norms"] if t in mtl["active_templates"]]
+    assert sorted(kept + [t for names in zeroed.values() for t in names]) == sorted(kinds)
+    assert zeroed["noise"] == list(task.noise)
+    assert all(kinds[t] == kind for kind, names in zeroed.items() for t in names)
+    text = describe_zeroed(zeroed, kinds)
+    assert text.startswith(f"all {len(task.noise)} noise templates ({', '.join(task.noise)})")
+    assert describe_zeroed({"noise": ["U03"]}, kinds).startswith(f"1 of {len(task.noise)} noise templates (U03)")
+    assert describe_zeroed({}, kinds) == "none"
+    ssvm_kept, ssvm_zeroed = kept_and_zeroed(rep["methods"]["ssvm"], kinds)
+    assert ssvm_zeroed == {} and len(ssvm_kept) == len(kinds)

@@ -104,6 +104,7 @@ def test_crfpp_and_writer_round_trip(tmp_path):
         write_columns(tmp_path / "x.txt", gold_rows, [["L1"], ["L1"]])
 
 
+@pytest.mark.data
 @pytest.mark.parametrize(
     "folder, name, n_sent, n_tok, n_labels",
     [
@@ -125,6 +126,7 @@ def test_counts_match_the_readmes(data_dir, folder, name, n_sent, n_tok, n_label
     assert raw == n_tok
 
 
+@pytest.mark.data
 def test_conll2000_label_sets(data_dir):
     tr = read_conll(data_dir / "conll2000-chunking" / "train.txt.gz")
     te = read_conll(data_dir / "conll2000-chunking" / "test.txt.gz")

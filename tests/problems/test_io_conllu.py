@@ -50,6 +50,7 @@ def _danish(data_dir, split):
     return p
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("split, n_sent, n_tok", [("dev", 564, 10332), ("test", 565, 10023)])
 def test_danish_counts_match_readme(data_dir, split, n_sent, n_tok):
     # counts from shared/data/ud-danish-ddt/README.md
@@ -63,6 +64,7 @@ def test_danish_counts_match_readme(data_dir, split, n_sent, n_tok):
     assert roots == n_sent  # UD: one root child per sentence
 
 
+@pytest.mark.data
 def test_danish_dev_non_projective_count(data_dir):
     from oracles.parsing import is_projective
 

@@ -57,6 +57,7 @@ def test_file_ending_inside_a_word(tmp_path):
         read_ocr_letters(p)
 
 
+@pytest.mark.data
 def test_letter_data_counts_match_the_readme(data_dir):
     d = read_ocr_letters(data_dir / "ocr-letters" / "letter.data.gz")
     assert d.n_letters == 52152 and d.n_words == 6877

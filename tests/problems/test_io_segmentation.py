@@ -81,6 +81,7 @@ def test_bad_utf8_names_the_line(tmp_path):
     assert err.value.line == 2 and err.value.path == str(p)
 
 
+@pytest.mark.data
 @pytest.mark.parametrize(
     "corpus, n_sent, n_words, n_types, n_chars, n_list, oov",
     [

@@ -93,6 +93,7 @@ def test_counts_equal_chunk_set_intersection(corpus):
     assert s.accuracy == pytest.approx(token_accuracy(gold, pred))
 
 
+@pytest.mark.data
 def test_conll2000_test_against_perturbed_copy(data_dir):
     from problems.io.conll import read_conll
 

@@ -74,6 +74,7 @@ def test_token_accuracy():
         token_accuracy([[1, 2]], [[1]])
 
 
+@pytest.mark.data
 def test_pku_gold_against_itself_and_a_perturbed_copy(data_dir):
     from problems.io.segmentation import read_segmented, read_word_list
 

@@ -69,6 +69,7 @@ def test_bad_inputs():
         OCRChainFeaturizer().transform(_pixels(0))
 
 
+@pytest.mark.data
 def test_folds_and_oracle_on_real_words(data_dir):
     letters = load_ocr_letters()
     train, test = fold_split(letters, 0)

@@ -203,6 +203,7 @@ def test_transform_before_fit_and_gold_needs_heads():
         ArcFeaturizer().fit([s])
 
 
+@pytest.mark.data
 def test_danish_fit_transform_and_oracle(data_dir):
     from oracles.parse_oracle import ParseOracle
     from problems.io.conllu import read_conllu

@@ -180,6 +180,7 @@ def test_label_alphabet_unknown_label_names_file_and_line():
     assert lab.decode([2, 1]) == ["O", "I-NP"]
 
 
+@pytest.mark.data
 def test_chunking_templates_on_a_conll2000_prefix(data_dir):
     from problems.io.conll import read_conll
 
@@ -193,6 +194,7 @@ def test_chunking_templates_on_a_conll2000_prefix(data_dir):
     assert len(set(fi.feature_groups_.tolist())) == 21
 
 
+@pytest.mark.data
 @pytest.mark.slow
 def test_chunking_templates_on_conll2000_train(data_dir):
     """ANCHORS.md: CRF++'s chunking templates give 460,638 features and 22 labels on train."""
