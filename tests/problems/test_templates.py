@@ -37,10 +37,6 @@ def test_parse_chunking_set():
     [
         ("U00:%x[0,0]\nU01:%x[-2]\n", 2, "macro"),
         ("# c\n\nX00:%x[0,0]\n", 3, "start with"),
-        ("U00:%x[0,0]\nU01%x[0,0]\n", 2, "NAME:"),
-        ("U00:%x[0,0]\nU00:%x[1,0]\n", 2, "duplicate"),
-        ("U00:%x[0,0]\nB01:%x[0,0]\n", 2, "not supported"),
-        ("B\nU00:%x[0,0]\nB2\n", 3, "more than one"),
         ("U00:%x[0,-1]\n", 1, "column"),
         ("U00:%y[0,0]\n", 1, "macro"),
     ],
