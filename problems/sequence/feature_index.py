@@ -419,7 +419,7 @@ class FeatureIndex:
                 braw[rows, pos] = bi.add(strs, self._group_of[j])
         n_groups = len(self._names)
         self.vocabulary_, remap, self.feature_groups_, self.feature_counts_ = uni.keep(self.min_count)
-        raw = np.where(raw >= 0, remap[raw], -1)
+        raw = np.append(remap, -1)[raw]  # -1 (no feature) stays -1
         self.n_features_ = len(self.vocabulary_)
         # B and fully dropped templates get empty ranges
         self.group_offsets_ = _offsets(self.feature_groups_, n_groups)
@@ -427,7 +427,7 @@ class FeatureIndex:
             self.min_count
         )
         if conditioned:
-            braw = np.where(braw >= 0, bremap[braw], -1)
+            braw = np.append(bremap, -1)[braw]
         return self._pack(raw, braw, lengths)
 
     def transform(self, sentences) -> SequenceFeatures:
