@@ -8,7 +8,7 @@ from pathlib import Path
 
 from cutplane.exceptions import InputError
 from problems.cli.tasks import TASKS
-from problems.command_options import Command
+from problems.command_options import Command, add_encoding_option, check_encoding_option
 
 __all__ = ["add_arguments", "run", "COMMAND"]
 
@@ -24,6 +24,7 @@ def add_arguments(p):
         help="segmentation: training word list, for the in-vocabulary recall R_iv",
     )
     p.add_argument("--report", type=Path, help="write the metric here as JSON")
+    add_encoding_option(p)
 
 
 def run(args):
@@ -35,6 +36,7 @@ def run(args):
     evaluable = sorted(name for name, t in TASKS.items() if t.evaluate is not None)
     if task not in evaluable:
         raise InputError(f"evaluate supports {evaluable} models, this one is {task!r}", path=args.model, field="task")
+    check_encoding_option(args, task, TASKS[task])
     scores = TASKS[task].evaluate(args.model, args.test, args)
     sys.stdout.write(" ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}" for k, v in scores.items()) + "\n")
     if args.report is not None:

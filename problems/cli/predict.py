@@ -7,7 +7,7 @@ from pathlib import Path
 
 from cutplane.exceptions import InputError
 from problems.cli.tasks import TASKS
-from problems.command_options import Command
+from problems.command_options import Command, add_encoding_option, check_encoding_option
 
 __all__ = ["add_arguments", "run", "COMMAND"]
 
@@ -22,6 +22,7 @@ def add_arguments(p):
         help="where to write the predictions (default stdout): one label per line for linear "
         "tasks, the input columns plus the predicted one for sequences, segmented text",
     )
+    add_encoding_option(p)
 
 
 def run(args):
@@ -38,7 +39,10 @@ def run(args):
             field="task",
         )
     task = TASKS[task_name]
+    check_encoding_option(args, task_name, task)
     if task.predict_to is not None:
+        if task.encodings:
+            return task.predict_to(args.model, args.input, args.output, encoding=args.encoding)
         return task.predict_to(args.model, args.input, args.output)
     labels, truth = task.predict(args.model, args.input)
     text = "".join(label + "\n" for label in labels)
