@@ -157,8 +157,8 @@ def page(results: list, command: str) -> str:
         "# CRF++'s example folders: cutplane and CRFsuite on the same features",
         "",
         f"Produced by `{command}` (`benchmarks/crfpp_examples.py`; its docstring gives the settings) on "
-        f"{platform.machine()} with {os.cpu_count()} cores (shared), {results[0]['date']} to "
-        f"{results[-1]['date']}, load average at the end of each folder "
+        f"{platform.machine()} with {os.cpu_count()} cores (shared); the folders finished at "
+        f"{', '.join(r['date'] for r in results)}, with load averages "
         f"{', '.join(str(r['load_average']) for r in results)}. The four folders of CRF++'s `example/` "
         "read as they come: `JapaneseNE` with `--encoding euc-jp`, `seg` with its U+3000 tokens. Both sides "
         "see the same feature strings (the folder's `U` templates expanded by cutplane, cutoff `-f` of the "

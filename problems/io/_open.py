@@ -10,7 +10,7 @@ for hand-written parsers). Both
   UTF-8 unless another is named (``encoding=``, the command line's ``--encoding``): any
   ASCII-compatible codec Python knows (``latin-1`` for CoNLL-2002's original files, ``euc-jp``
   for CRF++'s JapaneseNE example, ``shift_jis``, ``gb18030``, ...; not UTF-16 / UTF-32, whose
-  line ends are not the byte ``\n``);
+  line ends are not the byte ``\\n``);
 - drop a leading byte-order mark (U+FEFF) and turn ``\\r\\n`` line ends into ``\\n``;
 - report a truncated or corrupt gzip stream as an ``InputError`` naming the line reached;
 - report a missing file, a directory or an unreadable file as an ``InputError`` naming it.
@@ -18,8 +18,9 @@ for hand-written parsers). Both
 Policy shared by every reader (documented here once):
 
 - ``\\r\\n`` (Windows) line ends and a leading UTF-8 byte-order mark are accepted silently;
-  a lone ``\\r`` is not a line end (it stays inside the line, where the formats' own
-  whitespace splitting treats it as a separator);
+  a lone ``\\r`` is not a line end (it stays inside the line; each format's own splitting
+  decides what it is: the column files drop one that ends a line and otherwise keep it in its
+  column, :mod:`problems.io.conll`);
 - any byte sequence that is not valid in the encoding is an error (no replacement characters, no
   guessing); the message names the file, the line and the encoding, and says how to name another;
 - a file with no record at all (empty, or only blank / comment lines) is an error of the
@@ -84,7 +85,7 @@ def check_encoding(encoding) -> str:
     ------
     InputError
         An unknown codec, or one that is not ASCII-compatible (UTF-16, UTF-32: their line ends
-        are not the byte ``\n``, so files cannot be read line by line).
+        are not the byte ``\\n``, so files cannot be read line by line).
     """
     import codecs
 

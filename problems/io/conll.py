@@ -8,8 +8,8 @@ every error names the file and the line. Gzip input is read transparently.
 
 Input policy (see also :mod:`problems.io._open`): columns are separated by runs of spaces and
 tabs, and by nothing else, as CRF++ splits them: other whitespace (U+3000 IDEOGRAPHIC SPACE,
-U+00A0, a lone ``\r`` inside a line, ...) is part of a column, so CRF++'s ``example/seg``, whose
-tokens include U+3000, reads as it does in CRF++ (a ``\r`` ending the line, as in a file with
+U+00A0, a lone ``\\r`` inside a line, ...) is part of a column, so CRF++'s ``example/seg``, whose
+tokens include U+3000, reads as it does in CRF++ (a ``\\r`` ending the line, as in a file with
 Windows line ends, is dropped). Files are UTF-8 unless ``encoding`` names another
 (:func:`problems.io._open.check_encoding`). One or more blank lines (nothing but spaces and
 tabs) end a sentence, so a sentence of length 0 cannot occur; a ``-DOCSTART-``
@@ -48,13 +48,13 @@ SEPARATORS = " \t"
 def split_columns(line: str) -> list[str]:
     """The columns of a token line: split on runs of spaces and tabs only (CRF++'s rule).
 
-    A ``\r`` at the end of the line is dropped first; any other character, Unicode whitespace
+    A ``\\r`` at the end of the line is dropped first; any other character, Unicode whitespace
     included, belongs to a column.
 
     Parameters
     ----------
     line : str
-        One line without its ``\n``.
+        One line without its ``\\n``.
 
     Returns
     -------

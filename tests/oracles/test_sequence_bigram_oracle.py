@@ -330,3 +330,28 @@ def test_spom_refuses_conditioned_bigrams_clearly():
     _, _, _, oracle = build(inst)
     with pytest.raises(InputError, match="cutting-plane"):
         SequenceExampleOracle(oracle)
+
+
+def test_the_plain_chain_does_not_load_the_positional_kernels():
+    """Templates without input-conditioned bigrams never import (so never compile) the new kernels,
+    and the plain kernels keep one specialisation each (the lead's cold-start measure)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from problems.sequence.tagger import SequenceTagger\n"
+        "from problems.solvers import CuttingPlane\n"
+        "X = [[('a', 'x'), ('b', 'y'), ('a', 'y')], [('b', 'x'), ('a', 'x')]] * 3\n"
+        "y = [['A', 'B', 'A'], ['B', 'B']] * 3\n"
+        "est = SequenceTagger('U00:%x[0,0]\\nU01:%x[0,1]\\nB\\n', C=10.0, regularizer='ssvm',\n"
+        "                     solver=CuttingPlane(eps=0.1)).fit(X, y)\n"
+        "est.predict(X)\n"
+        "from oracles.sequence_chunk import _decode_chunk, _cut_chunk\n"
+        "assert 'oracles.sequence_bigram' not in sys.modules, 'bigram kernels imported'\n"
+        "assert 'oracles.viterbi_positional' not in sys.modules, 'positional Viterbi imported'\n"
+        "print(len(_decode_chunk.signatures), len(_cut_chunk.signatures))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["1", "1"]
