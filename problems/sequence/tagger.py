@@ -76,7 +76,9 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
     Parameters
     ----------
     templates : str
-        CRF++ template text (``U00:%x[-1,0]`` lines and ``B``); see
+        CRF++ template text (``U00:%x[-1,0]`` lines and ``B``; also unnamed and repeated
+        templates, several ``B`` lines and input-conditioned bigrams such as ``B01:%x[0,1]``,
+        which need the ``CuttingPlane`` solver); see
         :func:`problems.sequence.templates.parse_templates`.
     C : float, sequence of float or "auto", default="auto"
         Weight of the mean structured hinge loss (SVM^hmm's ``C``). One value: one run. A
@@ -484,13 +486,17 @@ def _check_bigram_arrays(arrays, conditioned, n_groups, path):
     if not conditioned:
         if present:
             raise ModelFormatError(
-                f"{present[0]} is stored but the templates have no input-conditioned bigram", path=path, field=present[0]
+                f"{present[0]} is stored but the templates have no input-conditioned bigram",
+                path=path,
+                field=present[0],
             )
         return
     for key, kinds in (("bigram_feature_names", "U"), ("bigram_feature_groups", "iu")):
         if key not in arrays:
             raise ModelFormatError(
-                f"required array {key!r} is missing (the templates have input-conditioned bigrams)", path=path, field=key
+                f"required array {key!r} is missing (the templates have input-conditioned bigrams)",
+                path=path,
+                field=key,
             )
         if arrays[key].dtype.kind not in kinds or arrays[key].ndim != 1:
             raise ModelFormatError(f"array {key!r} must be one-dimensional of kind {kinds!r}", path=path, field=key)
