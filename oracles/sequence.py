@@ -25,6 +25,13 @@ once, only its own sentences), after which a call sends ``w`` and gets back the 
 :class:`ChunkPartial` (sorted integer counts, loss, labels); the counts are merged exactly.
 Both classes and the chunk's numba kernels live in :mod:`oracles.sequence_chunk` (re-exported
 here).
+
+Input-conditioned bigrams (CRF++'s ``B01:%x[0,1]``): with ``bigram_features`` the transition
+score depends on the position, ``T_t[a, b] = T[a, b] + sum_{g in beta(x, t)} W_B[g, a, b]``,
+and ``Phi`` gains ``sum_{t>=1} beta(x, t) (x) e_{y_{t-1}} (x) e_{y_t}``; ``w`` ends with the
+``W_B`` block of shape (n_bigram_features, n_labels, n_labels). Those chunks are
+:class:`oracles.sequence_bigram.BigramSequenceChunk` with kernels of their own; without
+``bigram_features`` nothing changes.
 """
 
 from __future__ import annotations
@@ -76,7 +83,11 @@ class SequenceHingeOracle:
         Gold labels in ``[0, n_labels)``.
     n_features, n_labels : int
     transitions : bool, default=True
-        Include the (n_labels, n_labels) transition block at the end of ``w``.
+        Include the (n_labels, n_labels) transition block after ``W``.
+    bigram_features : (indptr, indices, n_bigram_features), optional
+        Input-conditioned bigram feature ids per token (CSR over the same tokens; ids at the
+        first token of a sentence are not used): each id ``g`` adds the block ``W_B[g]`` of shape
+        (n_labels, n_labels), stored at the end of ``w``, to the transition into that token.
     executor : None, str or executor, default=None
         Map over chunks of sentences (:func:`cutplane.executors.get_executor`); serial by default.
     n_chunks : int, optional
@@ -85,7 +96,8 @@ class SequenceHingeOracle:
     Attributes
     ----------
     dim : int
-        ``n_features * n_labels`` (+ ``n_labels ** 2`` with transitions).
+        ``n_features * n_labels`` (+ ``n_labels ** 2`` with transitions, + ``n_bigram_features *
+        n_labels ** 2`` with bigram features).
     n_samples : int
         Number of sentences ``n`` (the risk is an average over them).
     risk_lower_bound : float
@@ -105,6 +117,7 @@ class SequenceHingeOracle:
         n_labels,
         *,
         transitions=True,
+        bigram_features=None,
         executor=None,
         n_chunks=None,
     ):
@@ -143,8 +156,9 @@ class SequenceHingeOracle:
         self.n_samples = len(self.sentence_ptr) - 1
         if self.n_samples < 1:
             raise InputError("need at least one sentence", field="sentence_ptr")
+        self._set_bigram_features(bigram_features, n_tokens)
         K = self.n_labels
-        self.dim = self.n_features * K + (K * K if self.transitions else 0)
+        self.dim = self.n_features * K + (K * K if self.transitions else 0) + self.n_bigram_features * K * K
         self.executor = get_executor(executor)
         if n_chunks is None:
             n_chunks = 1 if self.executor.n_workers == 1 else 2 * self.executor.n_workers
@@ -152,21 +166,76 @@ class SequenceHingeOracle:
         self.tasks = self._new_tasks()
         self._bound = None
 
-    def _new_tasks(self):
-        return [
-            SequenceChunk(
+    def _set_bigram_features(self, bigram_features, n_tokens):
+        """Check and keep the input-conditioned bigram features (None: the plain chain)."""
+        self.bigram_indptr = self.bigram_indices = None
+        self.n_bigram_features = 0
+        if bigram_features is None:
+            return
+        try:
+            bindptr, bindices, nbf = bigram_features
+        except (TypeError, ValueError):
+            raise InputError(
+                "bigram_features must be a triple (indptr, indices, n_bigram_features)", field="bigram_features"
+            ) from None
+        bindptr = np.ascontiguousarray(_check_int_array(bindptr, "bigram_features"), dtype=np.int64)
+        bindices = np.ascontiguousarray(_check_int_array(bindices, "bigram_features"), dtype=np.int32)
+        nbf = int(nbf)
+        if nbf < 0:
+            raise InputError(f"need n_bigram_features >= 0, got {nbf}", field="bigram_features")
+        if (
+            len(bindptr) != n_tokens + 1
+            or bindptr[0] != 0
+            or bindptr[-1] != len(bindices)
+            or np.any(np.diff(bindptr) < 0)
+        ):
+            raise InputError(
+                f"bigram indptr must have n_tokens + 1 = {n_tokens + 1} entries, start at 0, be non-decreasing and "
+                "end at len(bigram indices)",
+                field="bigram_features",
+            )
+        if len(bindices) and (bindices.min() < 0 or bindices.max() >= nbf):
+            raise InputError(f"bigram feature ids must be in [0, {nbf})", field="bigram_features")
+        self.bigram_indptr, self.bigram_indices, self.n_bigram_features = bindptr, bindices, nbf
+
+    @property
+    def conditioned(self) -> bool:
+        """True with input-conditioned bigram features (position-dependent transitions)."""
+        return self.bigram_indptr is not None
+
+    def _chunk(self, s0, s1):
+        """The chunk task of sentences ``s0..s1``."""
+        if self.conditioned:
+            from .sequence_bigram import BigramSequenceChunk
+
+            return BigramSequenceChunk(
                 self.indptr,
                 self.indices,
+                self.bigram_indptr,
+                self.bigram_indices,
                 self.sentence_ptr,
                 self.labels,
                 s0,
                 s1,
                 self.n_features,
+                self.n_bigram_features,
                 self.n_labels,
                 self.transitions,
             )
-            for s0, s1 in self.chunks
-        ]
+        return SequenceChunk(
+            self.indptr,
+            self.indices,
+            self.sentence_ptr,
+            self.labels,
+            s0,
+            s1,
+            self.n_features,
+            self.n_labels,
+            self.transitions,
+        )
+
+    def _new_tasks(self):
+        return [self._chunk(s0, s1) for s0, s1 in self.chunks]
 
     def clear_cache(self) -> None:
         """Forget the outputs cached by earlier calls (:meth:`cached_cut` then starts from the
@@ -199,8 +268,32 @@ class SequenceHingeOracle:
 
     # -- weights ------------------------------------------------------------------------------
     def split_weights(self, w):
-        """Views ``(W, T)`` of ``w``: shapes (n_features, n_labels) and (n_labels, n_labels) (zeros when no B)."""
-        return split_chain_weights(w, self.n_features, self.n_labels, self.transitions)
+        """Views ``(W, T)`` of ``w``: shapes (n_features, n_labels) and (n_labels, n_labels) (zeros when no B).
+
+        With bigram features, validates ``w`` of length :attr:`dim` and returns its ``W`` and ``T``
+        (:meth:`bigram_weights` gives ``W_B``)."""
+        if not self.conditioned:
+            return split_chain_weights(w, self.n_features, self.n_labels, self.transitions)
+        w = self._checked_w(w)
+        K, nW = self.n_labels, self.n_features * self.n_labels
+        W = w[:nW].reshape(self.n_features, K)
+        T = w[nW : nW + K * K].reshape(K, K) if self.transitions else np.zeros((K, K))
+        return W, T
+
+    def bigram_weights(self, w):
+        """View ``W_B`` of ``w``: shape (n_bigram_features, n_labels, n_labels) (empty without bigram features)."""
+        w = self._checked_w(w)
+        K = self.n_labels
+        return w[self.dim - self.n_bigram_features * K * K :].reshape(self.n_bigram_features, K, K)
+
+    def _checked_w(self, w):
+        w = np.asarray(w)
+        if w.shape != (self.dim,):
+            raise InputError(f"w must have shape ({self.dim},), got {w.shape}", field="w")
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        if not np.all(np.isfinite(w)):
+            raise InputError("w must be finite (no NaN or inf)", field="w")
+        return w
 
     # -- the 1-slack cut ----------------------------------------------------------------------
     def __call__(self, w) -> OracleResult:
@@ -249,20 +342,26 @@ class SequenceHingeOracle:
         sentence_unary(W, self.indptr, self.indices, t0, t1, out)
         return out
 
+    def position_transitions(self, w, i) -> np.ndarray:
+        """Transition scores of example ``i`` by position: ndarray of shape (T_i, n_labels, n_labels),
+        ``out[t, a, b]`` the score of ``a`` at ``t - 1`` followed by ``b`` at ``t`` (``out[0]`` is zero):
+        ``T`` at every ``t >= 1``, plus the blocks of the bigram features of token ``t``."""
+        _, T = self.split_weights(w)
+        t0, t1 = self._span(i)
+        out = np.zeros((t1 - t0, self.n_labels, self.n_labels))
+        out[1:] = T
+        ip, bi = self.bigram_indptr, self.bigram_indices
+        if ip is not None and bi is not None:
+            WB = self.bigram_weights(w)
+            for t in range(t0 + 1, t1):
+                for g in bi[ip[t] : ip[t + 1]]:
+                    out[t - t0] += WB[g]
+        return out
+
     def _decode_one(self, w, i, augment):
         self.split_weights(w)
         self._span(i)
-        task = SequenceChunk(
-            self.indptr,
-            self.indices,
-            self.sentence_ptr,
-            self.labels,
-            i,
-            i + 1,
-            self.n_features,
-            self.n_labels,
-            self.transitions,
-        )
+        task = self._chunk(i, i + 1)
         return task(np.ascontiguousarray(w, dtype=np.float64), augment, False).yhat
 
     def loss_augmented_argmax(self, w, i) -> np.ndarray:
@@ -296,6 +395,14 @@ class SequenceHingeOracle:
         cols = [self.indices[self.indptr[t0] : self.indptr[t1]].astype(np.int64) * K + np.repeat(y, counts)]
         if self.transitions and len(y) > 1:
             cols.append(self.n_features * K + y[:-1] * K + y[1:])
+        ip, bi = self.bigram_indptr, self.bigram_indices
+        if ip is not None and bi is not None and len(y) > 1:
+            # each bigram feature g of token t (t >= 1 in the sentence) with the pair (y[t-1], y[t])
+            n_b = np.diff(ip[t0 + 1 : t1 + 1])
+            g = bi[ip[t0 + 1] : ip[t1]].astype(np.int64)
+            pairs = np.repeat(y[:-1] * K + y[1:], n_b)
+            off = self.n_features * K + (K * K if self.transitions else 0)
+            cols.append(off + g * K * K + pairs)
         col = np.concatenate(cols)
         m = sp.csr_matrix((np.ones(len(col)), col, np.array([0, len(col)])), shape=(1, self.dim))
         m.sum_duplicates()
@@ -320,13 +427,22 @@ class SequenceHingeOracle:
         return OracleResult(value=value, cut=Cut(slope, offset), exact=True, argmax=yhat)
 
 
-def viterbi_decode(w, indptr, indices, sentence_ptr, n_features, n_labels, *, transitions=True) -> np.ndarray:
+def viterbi_decode(
+    w, indptr, indices, sentence_ptr, n_features, n_labels, *, transitions=True, bigram_features=None
+) -> np.ndarray:
     """Plain Viterbi prediction of unlabelled data: int32 labels of shape (n_tokens,).
 
     Same weight layout and arguments as :class:`SequenceHingeOracle` (without labels).
     """
     n_tokens = len(indptr) - 1
     oracle = SequenceHingeOracle(
-        indptr, indices, sentence_ptr, np.zeros(n_tokens, np.int32), n_features, n_labels, transitions=transitions
+        indptr,
+        indices,
+        sentence_ptr,
+        np.zeros(n_tokens, np.int32),
+        n_features,
+        n_labels,
+        transitions=transitions,
+        bigram_features=bigram_features,
     )
     return oracle.decode(w)

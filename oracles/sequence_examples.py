@@ -16,6 +16,7 @@ import numpy as np
 from numba import njit
 
 from cutplane.cuts import ExampleSubgradient
+from cutplane.exceptions import InputError
 
 from .viterbi import viterbi_kernel
 
@@ -115,6 +116,12 @@ class SequenceExampleOracle:
     """
 
     def __init__(self, oracle):
+        if getattr(oracle, "conditioned", False):
+            raise InputError(
+                "SPOM's per-sentence oracle does not support input-conditioned bigram templates (a 'B' template "
+                "with %x macros, or several 'B' lines); train them with the cutting-plane solver",
+                field="templates",
+            )
         self.oracle = oracle
         self.n_samples, self.dim = oracle.n_samples, oracle.dim
         self.K = oracle.n_labels

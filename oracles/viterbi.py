@@ -118,8 +118,11 @@ def viterbi(unary, transition, y_true=None) -> np.ndarray:
     ----------
     unary : array-like of shape (T, K)
         ``unary[t, k]``: score of label ``k`` at position ``t``.
-    transition : array-like of shape (K, K)
-        ``transition[a, b]``: score of label ``a`` followed by label ``b``.
+    transition : array-like of shape (K, K) or (T, K, K)
+        ``transition[a, b]``: score of label ``a`` followed by label ``b``; with three
+        dimensions, one matrix per position: ``transition[t, a, b]`` scores ``a`` at ``t - 1``
+        followed by ``b`` at ``t`` (``transition[0]`` is not read; input-conditioned bigrams,
+        :mod:`oracles.viterbi_positional`).
     y_true : array-like of int of shape (T,), optional
         When given, maximise ``score(y) + sum_t [y_t != y_true[t]]``.
 
@@ -135,12 +138,14 @@ def viterbi(unary, transition, y_true=None) -> np.ndarray:
         Wrong shapes, non-finite scores, or labels outside ``[0, K)``.
     """
     unary = _as_scores(unary, "unary", 2)
-    transition = _as_scores(transition, "transition", 2)
+    positional = np.ndim(transition) == 3
+    transition = _as_scores(transition, "transition", 3 if positional else 2)
     T, K = unary.shape
     if K < 1:
         raise InputError("unary must have at least one label column", field="unary")
-    if transition.shape != (K, K):
-        raise InputError(f"transition must have shape ({K}, {K}), got {transition.shape}", field="transition")
+    want = (T, K, K) if positional else (K, K)
+    if transition.shape != want:
+        raise InputError(f"transition must have shape {want}, got {transition.shape}", field="transition")
     augment = y_true is not None
     if augment:
         yt = np.asarray(y_true)
@@ -156,6 +161,12 @@ def viterbi(unary, transition, y_true=None) -> np.ndarray:
     out = np.zeros(T, dtype=np.int32)
     score = np.empty((T, K), dtype=np.float64)
     back = np.zeros((T, K), dtype=np.int32)
+    if positional:
+        from .viterbi_positional import viterbi_positional_kernel
+
+        trans_t = np.ascontiguousarray(transition.transpose(0, 2, 1))
+        viterbi_positional_kernel(unary, trans_t, yt, augment, score, back, out)
+        return out
     viterbi_kernel(unary, np.ascontiguousarray(transition.T), yt, augment, score, back, out)
     return out
 

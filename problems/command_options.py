@@ -45,6 +45,9 @@ __all__ = [
     "percent",
     "SOLVER_CHOICES",
     "STRUCTURED_REGULARIZERS",
+    "encoding_value",
+    "add_encoding_option",
+    "check_encoding_option",
 ]
 
 #: ``--solver`` values: the engine or the online baseline (:mod:`problems.solvers`).
@@ -87,6 +90,11 @@ class Task(NamedTuple):
         The estimator takes ``--solver cutting-plane|spom`` (:func:`add_solver_options`).
     add_arguments : callable, optional
         ``add_arguments(parser)``: the task's own ``train`` options (an argument group).
+    encodings : bool
+        The task reads its text files in the encoding of ``--encoding``
+        (:func:`add_encoding_option`): ``train(args)`` and ``evaluate(..., args)`` read
+        ``args.encoding``, and ``predict_to`` takes an ``encoding`` keyword. Other tasks refuse
+        an ``--encoding`` other than UTF-8 (:func:`check_encoding_option`).
     """
 
     help: str
@@ -98,6 +106,7 @@ class Task(NamedTuple):
     default_eps: float = 1e-3
     structured: bool = False
     add_arguments: Callable | None = None
+    encodings: bool = False
 
 
 # ---------------------------------------------------------------------- argument types
@@ -605,3 +614,40 @@ def selection_report(est, *, source_file=None) -> dict:
         "validation": validation,
         "path_time_s": None if path_result is None else float(path_result.seconds),
     }
+
+
+# ---------------------------------------------------------------------- --encoding
+def encoding_value(text):
+    """An argparse type of ``--encoding``: a codec name Python knows that is ASCII-compatible
+    (:func:`problems.io._open.check_encoding`: ``utf-8``, ``latin-1``, ``euc-jp``, ...)."""
+    from problems.io._open import check_encoding
+
+    try:
+        return check_encoding(text)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(exc.message) from None
+
+
+def add_encoding_option(p) -> None:
+    """``--encoding`` of the commands that read text files (default UTF-8)."""
+    p.add_argument(
+        "--encoding",
+        type=encoding_value,
+        default="utf-8",
+        metavar="CODEC",
+        help="text encoding of the input files (data and template files) of the sequence and segment tasks, "
+        "e.g. latin-1 (CoNLL-2002's original files) or euc-jp (CRF++'s JapaneseNE example); predictions "
+        "written with --output use it too (default utf-8)",
+    )
+
+
+def check_encoding_option(args, task_name: str, task: Task) -> None:
+    """Refuse an ``--encoding`` other than UTF-8 for a task that does not read it (its files are
+    UTF-8 or binary by their format), instead of ignoring it."""
+    encoding = getattr(args, "encoding", "utf-8")
+    if encoding != "utf-8" and not task.encodings:
+        raise InputError(
+            f"--encoding {encoding} applies to the tasks that read text columns (sequence, segment); "
+            f"the {task_name} task reads UTF-8 / ASCII files only",
+            field="--encoding",
+        )

@@ -286,13 +286,19 @@ def check_consistent_length(*arrays, names=None):
     return lengths[0] if lengths else 0
 
 
+#: Characters a cell of a column file cannot hold: the column separators (CRF++'s: space and tab)
+#: and line ends.
+_CELL_BREAKS = " \t\n\r"
+
+
 def check_sequences(X, y=None, *, name="X", min_sequences=1):
     """Sentences as lists of token rows (tuples of str) and, when given, matching label lists.
 
     Checks what the sequence estimators need: a non-empty list of non-empty sentences; each
-    token a row of str with the same number of columns within a sentence (and no whitespace
-    inside a cell, which could not be written back to a column file); labels str, one per
-    token.
+    token a row of str with the same number of columns within a sentence (and no space, tab or
+    line end inside a cell, which could not be written back to a column file; other whitespace,
+    such as the U+3000 tokens of CRF++'s ``example/seg``, is a character like any other); labels
+    str, one per token.
 
     Returns
     -------
@@ -321,9 +327,11 @@ def check_sequences(X, y=None, *, name="X", min_sequences=1):
                 raise InputError(
                     f"sentence {i}, token {t}: {len(cells)} columns, the sentence's first token has {width}", field=name
                 )
-            if width == 0 or any((not c) or any(ch.isspace() for ch in c) for c in cells):
+            if width == 0 or any((not c) or any(ch in _CELL_BREAKS for ch in c) for c in cells):
                 raise InputError(
-                    f"sentence {i}, token {t}: empty cell or whitespace inside a cell {_short(cells)}", field=name
+                    f"sentence {i}, token {t}: empty cell, or whitespace that separates columns (space, tab, "
+                    f"line end) inside a cell {_short(cells)}",
+                    field=name,
                 )
             rows.append(tuple(cells))
         out.append(rows)
@@ -336,8 +344,10 @@ def check_sequences(X, y=None, *, name="X", min_sequences=1):
             raise InputError(f"labels of sentence {i} must be a list of str, got {_short(lab)}", field="y")
         if len(lab) != len(sent):
             raise InputError(f"sentence {i} has {len(sent)} tokens but {len(lab)} labels", field="y")
-        if not all(isinstance(v, str) and v and not any(ch.isspace() for ch in v) for v in lab):
-            raise InputError(f"labels of sentence {i} must be non-empty str without whitespace", field="y")
+        if not all(isinstance(v, str) and v and not any(ch in _CELL_BREAKS for ch in v) for v in lab):
+            raise InputError(
+                f"labels of sentence {i} must be non-empty str without spaces, tabs or line ends", field="y"
+            )
         labels.append(list(lab))
     return out, labels
 

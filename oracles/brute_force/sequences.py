@@ -1,6 +1,8 @@
 """Exhaustive argmax over all label sequences of a first-order chain (tiny T and K only).
 
-Used by the tests as the ground truth for :func:`oracles.sequence.viterbi`. Path scores
+Used by the tests as the ground truth for :func:`oracles.sequence.viterbi`, with one transition
+matrix for all positions (shape (K, K)) or one per position (shape (T, K, K): input-conditioned
+bigrams, :mod:`oracles.viterbi_positional`). Path scores
 are summed in the same order as the Viterbi kernels (left to right, ``(s + transition) +
 unary``, loss added to the unary score first), so ties are seen identically, and the same
 tie rule is applied: among all maximisers, the sequence lexicographically smallest when
@@ -33,12 +35,14 @@ def sequence_score(unary, transition, y, y_true=None) -> float:
     Parameters
     ----------
     unary : ndarray of shape (T, K)
-    transition : ndarray of shape (K, K)
+    transition : ndarray of shape (K, K), or (T, K, K) for position-dependent transitions
+        (``transition[t, y_{t-1}, y_t]``; ``transition[0]`` is not read)
     y : sequence of int of length T
     y_true : sequence of int of length T, optional
     """
     unary = np.asarray(unary, dtype=np.float64)
     transition = np.asarray(transition, dtype=np.float64)
+    positional = transition.ndim == 3
     s = 0.0
     for t, k in enumerate(y):
         u = float(unary[t, k])
@@ -47,7 +51,8 @@ def sequence_score(unary, transition, y, y_true=None) -> float:
         if t == 0:
             s = u
         else:
-            s = (s + float(transition[y[t - 1], k])) + u
+            tr = transition[t, y[t - 1], k] if positional else transition[y[t - 1], k]
+            s = (s + float(tr)) + u
     return s
 
 

@@ -75,6 +75,7 @@ class _TestScorer:
             f.n_features,
             len(est.labels_),
             transitions=est.feature_index_.has_transitions,
+            bigram_features=f.bigram_features,
         )
         ptr = f.sentence_ptr
         pred = [est.labels_.decode(codes[ptr[i] : ptr[i + 1]]) for i in range(len(self._X))]
@@ -184,7 +185,7 @@ def compare_sequence(
     from cutplane.groups import group_norms
 
     groups = mtl.feature_index_.coordinate_groups(len(mtl.labels_))
-    n_groups = len(mtl.feature_index_.templates)
+    n_groups = len(mtl.feature_index_.template_names)
     out_mtl = {
         "solver": "cutting-plane",
         "objective": target,

@@ -23,7 +23,7 @@ from pathlib import Path
 from cutplane.exceptions import InputError
 from problems.cli.input_check import check_input_format
 from problems.cli.tasks import TASKS
-from problems.command_options import Command, format_scores
+from problems.command_options import Command, add_encoding_option, check_encoding_option, format_scores
 
 __all__ = ["add_arguments", "run", "accuracy_scores", "COMMAND"]
 
@@ -39,6 +39,7 @@ def add_arguments(p):
         help="segmentation: training word list, for the in-vocabulary recall R_iv",
     )
     p.add_argument("--report", type=Path, help="write the scores here as JSON (the keys printed, scores in percent)")
+    add_encoding_option(p)
 
 
 def accuracy_scores(task, model_path, test_path, args=None) -> dict:
@@ -71,8 +72,9 @@ def run(args):
     evaluable = sorted(name for name, t in TASKS.items() if t.evaluate is not None or t.predict is not None)
     if task not in evaluable:
         raise InputError(f"evaluate supports {evaluable} models, this one is {task!r}", path=args.model, field="task")
-    check_input_format(task, meta, args.model, args.test)
     t = TASKS[task]
+    check_encoding_option(args, task, t)
+    check_input_format(task, meta, args.model, args.test, getattr(args, "encoding", "utf-8"))
     if t.evaluate is not None:
         scores = t.evaluate(args.model, args.test, args)
     else:

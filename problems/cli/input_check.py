@@ -27,7 +27,7 @@ REFUSED_FORMATS = {
 }
 
 
-def check_input_format(task_name, meta, model_path, input_path) -> None:
+def check_input_format(task_name, meta, model_path, input_path, encoding: str = "utf-8") -> None:
     """Raise when ``input_path`` conclusively looks like the input of another task than
     ``task_name`` (the model's), naming both.
 
@@ -42,7 +42,7 @@ def check_input_format(task_name, meta, model_path, input_path) -> None:
     if task_name not in REFUSED_FORMATS:
         return
     expected, refused = REFUSED_FORMATS[task_name]
-    found = sniff_format(input_path)
+    found = sniff_format(input_path, encoding=encoding)
     if found.format in refused:
         raise InputError(
             f"this looks like {FORMAT_NAMES[found.format]} ({found.text!r}), but "

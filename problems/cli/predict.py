@@ -9,7 +9,7 @@ from pathlib import Path
 from cutplane.exceptions import InputError
 from problems.cli.input_check import check_input_format
 from problems.cli.tasks import TASKS
-from problems.command_options import Command
+from problems.command_options import Command, add_encoding_option, check_encoding_option
 
 __all__ = ["add_arguments", "run", "COMMAND"]
 
@@ -37,6 +37,7 @@ def add_arguments(p):
         type=Path,
         help="linear models: write the accuracy, the index base and the unseen features here as JSON",
     )
+    add_encoding_option(p)
 
 
 def run(args):
@@ -54,8 +55,11 @@ def run(args):
             field="task",
         )
     task = TASKS[task_name]
-    check_input_format(task_name, meta, args.model, args.input)
+    check_encoding_option(args, task_name, task)
+    check_input_format(task_name, meta, args.model, args.input, getattr(args, "encoding", "utf-8"))
     if task.predict_to is not None:
+        if task.encodings:
+            return task.predict_to(args.model, args.input, args.output, encoding=args.encoding)
         return task.predict_to(args.model, args.input, args.output)
     labels, truth, info = task.predict(args.model, args.input, args)
     text = "".join(label + "\n" for label in labels)

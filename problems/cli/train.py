@@ -5,6 +5,7 @@
     cutplane train --task binary|multiclass|sequence|segment|parse --train FILE \\
         [--C auto | --C C1 [C2 ...]] [--dev FILE | --dev-fraction F [--dev-seed S]] \\
         [--time-limit SECONDS] [--eps E] [--method bmrm] [--regularizer l2|l1|mtl|ssvm|pmtl] \\
+        [--encoding CODEC] \
         [--max-iter N] --model OUT.npz [--report OUT.json] [--plot DIR] [--progress | --verbose | --quiet] \\
         [--checkpoint PATH [--checkpoint-every K] [--resume]] \\
         [--memory-limit BYTES] [--executor serial|threads|processes|dask --workers N \\
@@ -54,10 +55,12 @@ from cutplane.exceptions import InputError
 from problems.cli.tasks import TASKS
 from problems.command_options import (
     Command,
+    add_encoding_option,
     add_progress_options,
     add_solver_options,
     byte_size,
     c_value,
+    check_encoding_option,
     check_solver_options,
     engine_methods,
     executor_names,
@@ -146,6 +149,7 @@ def add_arguments(p):
     )
     p.add_argument("--p", type=positive_float, default=1.5, help="p of the p-block norm for pmtl (default 1.5)")
     p.add_argument("--templates", help="CRF++ template file, or a set name: " + ", ".join(TEMPLATE_SETS))
+    add_encoding_option(p)
     p.add_argument(
         "--dev",
         type=Path,
@@ -245,6 +249,7 @@ def run(args):
     """Check the options, train, save the model (with the report's summary) and print one line."""
     task = TASKS[args.task]
     check_solver_options(args, args.task, _structured())
+    check_encoding_option(args, args.task, task)
     if args.resume and args.checkpoint is None:
         raise InputError("--resume needs --checkpoint PATH (the file to resume from)", field="--resume")
     if args.method is not None and task.structured:

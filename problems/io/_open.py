@@ -1,12 +1,16 @@
-"""Open a text file for the readers: transparent gzip, strict UTF-8 with line-numbered errors.
+"""Open a text file for the readers: transparent gzip, strict decoding with line-numbered errors.
 
 Every reader in :mod:`problems.io` goes through :func:`open_text` (a file-like object for
 libraries that want one, e.g. ``conllu.parse_incr``) or :func:`iter_lines` (numbered lines
 for hand-written parsers). Both
 
 - decompress gzip input transparently (``.gz`` suffix or the gzip magic bytes ``1f 8b``);
-- decode UTF-8 strictly, one line at a time, so a bad byte raises
-  :class:`~cutplane.exceptions.InputError` naming the file and the 1-based line;
+- decode strictly, one line at a time, so a bad byte raises
+  :class:`~cutplane.exceptions.InputError` naming the file and the 1-based line; the encoding is
+  UTF-8 unless another is named (``encoding=``, the command line's ``--encoding``): any
+  ASCII-compatible codec Python knows (``latin-1`` for CoNLL-2002's original files, ``euc-jp``
+  for CRF++'s JapaneseNE example, ``shift_jis``, ``gb18030``, ...; not UTF-16 / UTF-32, whose
+  line ends are not the byte ``\\n``);
 - drop a leading byte-order mark (U+FEFF) and turn ``\\r\\n`` line ends into ``\\n``;
 - report a truncated or corrupt gzip stream as an ``InputError`` naming the line reached;
 - report a missing file, a directory or an unreadable file as an ``InputError`` naming it.
@@ -14,9 +18,11 @@ for hand-written parsers). Both
 Policy shared by every reader (documented here once):
 
 - ``\\r\\n`` (Windows) line ends and a leading UTF-8 byte-order mark are accepted silently;
-  a lone ``\\r`` is not a line end (it stays inside the line, where the formats' own
-  whitespace splitting treats it as a separator);
-- any byte sequence that is not UTF-8 is an error (no replacement characters, no guessing);
+  a lone ``\\r`` is not a line end (it stays inside the line; each format's own splitting
+  decides what it is: the column files drop one that ends a line and otherwise keep it in its
+  column, :mod:`problems.io.conll`);
+- any byte sequence that is not valid in the encoding is an error (no replacement characters, no
+  guessing); the message names the file, the line and the encoding, and says how to name another;
 - a file with no record at all (empty, or only blank / comment lines) is an error of the
   ``read_*`` functions (:func:`no_records`); the streaming ``iter_*`` functions yield nothing;
 - integers in numeric fields are ASCII digits only (:func:`parse_int`): no ``1_000``, no
@@ -35,9 +41,11 @@ from contextlib import contextmanager
 
 from cutplane.exceptions import InputError
 
-__all__ = ["open_text", "iter_lines", "LineReader", "parse_int", "no_records"]
+__all__ = ["open_text", "iter_lines", "LineReader", "parse_int", "no_records", "check_encoding", "DEFAULT_ENCODING"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
+#: The encoding of input files unless another is named.
+DEFAULT_ENCODING = "utf-8"
 _INT = re.compile(r"[+-]?[0-9]+")
 _INT64_MAX = 2**63 - 1
 
@@ -60,8 +68,50 @@ def _open_binary(path) -> io.BufferedIOBase:
     return raw
 
 
+def check_encoding(encoding) -> str:
+    """The canonical name of a text encoding the readers can use, line by line.
+
+    Parameters
+    ----------
+    encoding : str
+        A codec name Python knows (``"utf-8"``, ``"latin-1"``, ``"euc-jp"``, ...).
+
+    Returns
+    -------
+    str
+        Python's name of the codec (``"euc_jp"`` for ``"EUC-JP"``).
+
+    Raises
+    ------
+    InputError
+        An unknown codec, or one that is not ASCII-compatible (UTF-16, UTF-32: their line ends
+        are not the byte ``\\n``, so files cannot be read line by line).
+    """
+    import codecs
+
+    try:
+        info = codecs.lookup(str(encoding))
+    except LookupError:
+        raise InputError(
+            f"unknown encoding {str(encoding)[:40]!r}; expected a codec name such as utf-8, latin-1, euc-jp, "
+            "shift_jis or gb18030",
+            field="encoding",
+        ) from None
+    try:
+        ascii_compatible = "a b\t\n".encode(info.name) == b"a b\t\n"
+    except (UnicodeError, LookupError, TypeError):  # pragma: no cover - codecs that are not text codecs
+        ascii_compatible = False
+    if not ascii_compatible:
+        raise InputError(
+            f"encoding {info.name!r} is not ASCII-compatible (its line ends are not the byte \\n); expected "
+            "utf-8, latin-1, euc-jp, shift_jis, gb18030 or another ASCII-compatible codec",
+            field="encoding",
+        )
+    return info.name
+
+
 class LineReader(io.TextIOBase):
-    """A read-only text stream over a (possibly gzip'ed) UTF-8 file, decoding line by line.
+    """A read-only text stream over a (possibly gzip'ed) text file, decoding line by line.
 
     Iterating yields lines ending in ``"\\n"`` (except possibly the last), like a file opened
     in text mode with universal newlines for ``\\r\\n``. ``lineno`` is the number of the
@@ -71,10 +121,13 @@ class LineReader(io.TextIOBase):
     ----------
     path : str or os.PathLike
         The file to read.
+    encoding : str, default="utf-8"
+        Its text encoding (:func:`check_encoding`).
     """
 
-    def __init__(self, path):
+    def __init__(self, path, encoding: str = DEFAULT_ENCODING):
         super().__init__()
+        self.encoding_name = check_encoding(encoding)
         self.path = os.fspath(path)
         self.lineno = 0
         self._stream = _open_binary(self.path)
@@ -96,11 +149,14 @@ class LineReader(io.TextIOBase):
             return ""
         self.lineno += 1
         try:
-            text = data.decode("utf-8")
+            text = data.decode(self.encoding_name)
         except UnicodeDecodeError as exc:
+            enc = "UTF-8" if self.encoding_name == "utf-8" else self.encoding_name
+            others = [e for e in ("latin-1", "euc-jp", "shift_jis", "gb18030", "utf-8") if e != self.encoding_name]
             raise InputError(
-                f"invalid UTF-8 at byte {exc.start} of the line (byte {data[exc.start : exc.start + 1]!r}); "
-                "expected UTF-8 text",
+                f"invalid {enc} at byte {exc.start} of the line (byte {data[exc.start : exc.start + 1]!r}); "
+                f"expected {enc} text. If the file is in another encoding, name it: --encoding on the command line "
+                f"(encoding= in Python), e.g. --encoding {others[0]} or --encoding {others[1]}",
                 path=self.path,
                 line=self.lineno,
                 field="encoding",
@@ -138,13 +194,15 @@ class LineReader(io.TextIOBase):
 
 
 @contextmanager
-def open_text(path) -> Iterator[LineReader]:
-    """Open ``path`` as a UTF-8 text stream, gunzipping it when needed.
+def open_text(path, encoding: str = DEFAULT_ENCODING) -> Iterator[LineReader]:
+    """Open ``path`` as a text stream (UTF-8 unless ``encoding`` names another), gunzipping it when needed.
 
     Parameters
     ----------
     path : str or os.PathLike
-        A plain or gzip'ed UTF-8 text file.
+        A plain or gzip'ed text file.
+    encoding : str, default="utf-8"
+        Its text encoding (:func:`check_encoding`).
 
     Yields
     ------
@@ -154,22 +212,25 @@ def open_text(path) -> Iterator[LineReader]:
     Raises
     ------
     InputError
-        The file cannot be opened, is not valid UTF-8 (names the line), or is a corrupt gzip.
+        The file cannot be opened, is not valid in its encoding (names the line), or is a corrupt
+        gzip; an unknown or unsupported encoding.
     """
-    reader = LineReader(path)
+    reader = LineReader(path, encoding)
     try:
         yield reader
     finally:
         reader.close()
 
 
-def iter_lines(path) -> Iterator[tuple[int, str]]:
+def iter_lines(path, encoding: str = DEFAULT_ENCODING) -> Iterator[tuple[int, str]]:
     """Yield ``(lineno, line)`` for each line of ``path``, line ends removed.
 
     Parameters
     ----------
     path : str or os.PathLike
-        A plain or gzip'ed UTF-8 text file.
+        A plain or gzip'ed text file.
+    encoding : str, default="utf-8"
+        Its text encoding (:func:`check_encoding`).
 
     Yields
     ------
@@ -178,7 +239,7 @@ def iter_lines(path) -> Iterator[tuple[int, str]]:
     line : str
         The line without its trailing ``"\\n"`` / ``"\\r\\n"`` (other whitespace is kept).
     """
-    with open_text(path) as reader:
+    with open_text(path, encoding) as reader:
         for line in reader:
             yield reader.lineno, line[:-1] if line.endswith("\n") else line
 

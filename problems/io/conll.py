@@ -6,9 +6,13 @@ whitespace-separated columns, the same number of columns on every token line, th
 the last column of a training file. Reading is streaming (:func:`iter_column_sentences`);
 every error names the file and the line. Gzip input is read transparently.
 
-Input policy (see also :mod:`problems.io._open`): columns are separated by any run of
-whitespace (Python's ``str.split()``, so also tabs, a stray ``\r`` and Unicode spaces); one
-or more blank lines end a sentence, so a sentence of length 0 cannot occur; a ``-DOCSTART-``
+Input policy (see also :mod:`problems.io._open`): columns are separated by runs of spaces and
+tabs, and by nothing else, as CRF++ splits them: other whitespace (U+3000 IDEOGRAPHIC SPACE,
+U+00A0, a lone ``\\r`` inside a line, ...) is part of a column, so CRF++'s ``example/seg``, whose
+tokens include U+3000, reads as it does in CRF++ (a ``\\r`` ending the line, as in a file with
+Windows line ends, is dropped). Files are UTF-8 unless ``encoding`` names another
+(:func:`problems.io._open.check_encoding`). One or more blank lines (nothing but spaces and
+tabs) end a sentence, so a sentence of length 0 cannot occur; a ``-DOCSTART-``
 line (CoNLL-2002) ends a sentence and is dropped; ``read_conll`` / ``read_crfpp`` refuse a
 file without any sentence. Labels are read as strings: whether a label is known is decided
 by :class:`problems.sequence.feature_index.LabelAlphabet` (an error for training, a warning and a
@@ -26,9 +30,40 @@ from typing import NamedTuple
 from cutplane.exceptions import InputError
 from problems.io._open import iter_lines, no_records
 
-__all__ = ["ColumnSentence", "ColumnCorpus", "iter_column_sentences", "read_conll", "read_crfpp", "write_columns"]
+__all__ = [
+    "ColumnSentence",
+    "ColumnCorpus",
+    "iter_column_sentences",
+    "read_conll",
+    "read_crfpp",
+    "write_columns",
+    "split_columns",
+]
 
 DOCSTART = "-DOCSTART-"
+#: The column separators (CRF++'s): runs of these split a token line into columns.
+SEPARATORS = " \t"
+
+
+def split_columns(line: str) -> list[str]:
+    """The columns of a token line: split on runs of spaces and tabs only (CRF++'s rule).
+
+    A ``\\r`` at the end of the line is dropped first; any other character, Unicode whitespace
+    included, belongs to a column.
+
+    Parameters
+    ----------
+    line : str
+        One line without its ``\\n``.
+
+    Returns
+    -------
+    list of str
+        The non-empty columns (an empty list for a blank line).
+    """
+    if line.endswith("\r"):
+        line = line[:-1]
+    return [f for f in line.replace("\t", " ").split(" ") if f]
 
 
 class ColumnSentence(NamedTuple):
@@ -90,17 +125,20 @@ def iter_column_sentences(
     *,
     n_columns: int | None = None,
     skip_docstart: bool = True,
+    encoding: str = "utf-8",
 ) -> Iterator[ColumnSentence]:
     """Stream the sentences of a column file.
 
     Parameters
     ----------
     path : str or os.PathLike
-        Plain or gzip'ed UTF-8 file.
+        Plain or gzip'ed text file.
     n_columns : int, optional
         Expected number of columns; by default the count of the first token line.
     skip_docstart : bool, default=True
         Skip lines whose first column is ``-DOCSTART-`` (they also end a sentence).
+    encoding : str, default="utf-8"
+        The file's text encoding (``"latin-1"``, ``"euc-jp"``, ...).
 
     Yields
     ------
@@ -110,13 +148,13 @@ def iter_column_sentences(
     ------
     InputError
         A token line with a different number of columns (names file, line, expected and found
-        counts), bad UTF-8 or a corrupt gzip.
+        counts), bytes not valid in ``encoding`` or a corrupt gzip.
     """
     expected = n_columns
     rows: list = []
     first = 0
-    for lineno, line in iter_lines(path):
-        fields = line.split()
+    for lineno, line in iter_lines(path, encoding):
+        fields = split_columns(line)
         if not fields:
             if rows:
                 yield ColumnSentence(rows, first)
@@ -130,8 +168,10 @@ def iter_column_sentences(
         if expected is None:
             expected = len(fields)
         elif len(fields) != expected:
+            other = sorted({f"U+{ord(ch):04X}" for ch in line if ch.isspace() and ch not in SEPARATORS})
+            hint = f" (only spaces and tabs separate columns; {', '.join(other)} belongs to a column)" if other else ""
             raise InputError(
-                f"expected {expected} whitespace-separated columns, found {len(fields)}: {line!r}",
+                f"expected {expected} space- or tab-separated columns, found {len(fields)}{hint}: {line[:200]!r}",
                 path=path,
                 line=lineno,
                 field="columns",
@@ -143,7 +183,14 @@ def iter_column_sentences(
         yield ColumnSentence(rows, first)
 
 
-def read_conll(path, *, n_columns: int | None = None, labeled: bool = True, skip_docstart: bool = True) -> ColumnCorpus:
+def read_conll(
+    path,
+    *,
+    n_columns: int | None = None,
+    labeled: bool = True,
+    skip_docstart: bool = True,
+    encoding: str = "utf-8",
+) -> ColumnCorpus:
     """Read a CoNLL column file (CoNLL-2000, CoNLL-2002, ...) into inputs and labels.
 
     Parameters
@@ -154,6 +201,9 @@ def read_conll(path, *, n_columns: int | None = None, labeled: bool = True, skip
     labeled : bool, default=True
         The last column is the label.
     skip_docstart : bool, default=True
+    encoding : str, default="utf-8"
+        The file's text encoding (``"latin-1"`` for CoNLL-2002's original files, ``"euc-jp"``
+        for CRF++'s JapaneseNE example).
 
     Returns
     -------
@@ -163,11 +213,11 @@ def read_conll(path, *, n_columns: int | None = None, labeled: bool = True, skip
     ------
     InputError
         Naming the file (and the line): no sentence at all, a token line whose column count
-        differs from the first one, a labelled file with one column, bad UTF-8 or a corrupt
-        gzip stream, a missing file or a directory.
+        differs from the first one, a labelled file with one column, bytes not valid in
+        ``encoding`` or a corrupt gzip stream, a missing file or a directory.
     """
     inputs, labels, firsts = [], ([] if labeled else None), []
-    for sent in iter_column_sentences(path, n_columns=n_columns, skip_docstart=skip_docstart):
+    for sent in iter_column_sentences(path, n_columns=n_columns, skip_docstart=skip_docstart, encoding=encoding):
         if labeled:
             if len(sent.rows[0]) < 2:
                 raise InputError(
@@ -186,12 +236,14 @@ def read_conll(path, *, n_columns: int | None = None, labeled: bool = True, skip
     return ColumnCorpus(inputs, labels, firsts, os.fspath(path))
 
 
-def read_crfpp(path, *, labeled: bool = True, n_columns: int | None = None) -> ColumnCorpus:
+def read_crfpp(path, *, labeled: bool = True, n_columns: int | None = None, encoding: str = "utf-8") -> ColumnCorpus:
     """Read a CRF++ data file (training: label in the last column; test: ``labeled=False``)."""
-    return read_conll(path, n_columns=n_columns, labeled=labeled, skip_docstart=False)
+    return read_conll(path, n_columns=n_columns, labeled=labeled, skip_docstart=False, encoding=encoding)
 
 
-def write_columns(path, sentences: Sequence[Sequence[Sequence[str]]], predicted=None, *, sep: str = " ") -> None:
+def write_columns(
+    path, sentences: Sequence[Sequence[Sequence[str]]], predicted=None, *, sep: str = " ", encoding: str = "utf-8"
+) -> None:
     """Write sentences as a column file, optionally appending a predicted-label column.
 
     Parameters
@@ -203,12 +255,19 @@ def write_columns(path, sentences: Sequence[Sequence[Sequence[str]]], predicted=
     predicted : sequence of sequences of str, optional
         One label per token, appended as the last column.
     sep : str, default=" "
+    encoding : str, default="utf-8"
+
+    Raises
+    ------
+    InputError
+        An empty cell, or a cell holding a space, a tab or a line end (it would not read back
+        as one column).
     """
     if predicted is not None and len(predicted) != len(sentences):
         raise InputError(f"{len(predicted)} predicted sentences for {len(sentences)} sentences", field="predicted")
     path = os.fspath(path)
     opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "wt", encoding="utf-8", newline="\n") as f:
+    with opener(path, "wt", encoding=encoding, newline="\n") as f:
         for i, sent in enumerate(sentences):
             pred = None if predicted is None else predicted[i]
             if pred is not None and len(pred) != len(sent):
@@ -217,9 +276,11 @@ def write_columns(path, sentences: Sequence[Sequence[Sequence[str]]], predicted=
                 )
             for t, row in enumerate(sent):
                 cells = list(row) + ([pred[t]] if pred is not None else [])
-                if any((not c) or any(ch.isspace() for ch in c) for c in cells):
+                if any((not c) or any(ch in " \t\n\r" for ch in c) for c in cells):
                     raise InputError(
-                        f"sentence {i}, token {t}: empty cell or whitespace inside a cell {cells!r}", field="columns"
+                        f"sentence {i}, token {t}: empty cell, or whitespace that separates columns (space, tab, "
+                        f"line end) inside a cell {cells!r}",
+                        field="columns",
                     )
                 f.write(sep.join(cells))
                 f.write("\n")

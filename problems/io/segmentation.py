@@ -46,26 +46,26 @@ def _check_scheme(scheme: str) -> str:
     return scheme
 
 
-def iter_segmented(path) -> Iterator[tuple[int, list[str]]]:
-    """Yield ``(lineno, words)`` for each non-empty line of a segmented file."""
-    for lineno, line in iter_lines(path):
+def iter_segmented(path, *, encoding: str = "utf-8") -> Iterator[tuple[int, list[str]]]:
+    """Yield ``(lineno, words)`` for each non-empty line of a segmented file (in ``encoding``)."""
+    for lineno, line in iter_lines(path, encoding):
         words = line.split()
         if words:
             yield lineno, words
 
 
-def read_segmented(path) -> list[list[str]]:
+def read_segmented(path, *, encoding: str = "utf-8") -> list[list[str]]:
     """All sentences of a segmented file, each a list of words (an error when there is none)."""
-    out = [words for _, words in iter_segmented(path)]
+    out = [words for _, words in iter_segmented(path, encoding=encoding)]
     if not out:
         raise no_records(path, "sentences")
     return out
 
 
-def read_word_list(path) -> set[str]:
+def read_word_list(path, *, encoding: str = "utf-8") -> set[str]:
     """A word list (one entry per line, e.g. SIGHAN ``*_training_words.utf8``) as a set; blank lines skipped."""
     out = set()
-    for _, line in iter_lines(path):
+    for _, line in iter_lines(path, encoding):
         w = line.strip()  # the whole line is the entry (CityU has 'Phang\u3000Nga')
         if w:
             out.add(w)
@@ -134,8 +134,8 @@ def tags_to_words(chars: Sequence[str], tags: Sequence[str], scheme: str = "BMES
     return words
 
 
-def read_segmented_as_tags(path, scheme: str = "BMES") -> ColumnCorpus:
-    """A segmented file as a character-level labelled corpus.
+def read_segmented_as_tags(path, scheme: str = "BMES", *, encoding: str = "utf-8") -> ColumnCorpus:
+    """A segmented file (in ``encoding``) as a character-level labelled corpus.
 
     Returns
     -------
@@ -145,7 +145,7 @@ def read_segmented_as_tags(path, scheme: str = "BMES") -> ColumnCorpus:
     """
     _check_scheme(scheme)
     inputs, labels, firsts = [], [], []
-    for lineno, words in iter_segmented(path):
+    for lineno, words in iter_segmented(path, encoding=encoding):
         chars, tags = words_to_tags(words, scheme)
         inputs.append([(c,) for c in chars])
         labels.append(tags)

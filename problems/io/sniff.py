@@ -67,15 +67,17 @@ def _conllu_line(line: str) -> bool:
     return len(fields) == 10 and bool(_CONLLU_ID.fullmatch(fields[0]))
 
 
-def sniff_format(path, *, max_lines: int = 200) -> Sniffed:
+def sniff_format(path, *, max_lines: int = 200, encoding: str = "utf-8") -> Sniffed:
     """Guess the format of a text file from its first ``max_lines`` lines.
 
     Parameters
     ----------
     path : str or os.PathLike
-        A plain or gzip'ed UTF-8 text file.
+        A plain or gzip'ed text file.
     max_lines : int, default=200
         Lines read at most.
+    encoding : str, default="utf-8"
+        The file's text encoding (``--encoding``).
 
     Returns
     -------
@@ -92,7 +94,7 @@ def sniff_format(path, *, max_lines: int = 200) -> Sniffed:
         The file cannot be opened or decoded (naming the line).
     """
     data, blocks, current = [], [], []
-    with open_text(path) as reader:
+    with open_text(path, encoding) as reader:
         for lineno, raw in enumerate(reader, start=1):
             if lineno > max_lines:
                 break

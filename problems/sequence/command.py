@@ -12,6 +12,11 @@
     cutplane evaluate --model M.npz --test FILE [--report R.json]  (chunk F1, or segmentation
         P/R/F1 and R_iv, or token accuracy)
 
+``--encoding CODEC`` (default utf-8) is the text encoding of the data and template files
+(``euc-jp`` for CRF++'s JapaneseNE example, ``latin-1`` for CoNLL-2002's original files); predictions
+written with ``--output`` use it too. A template that reads a column the data does not have is
+refused before training, naming the template file, its line and the template.
+
 ``--C`` is ``auto`` unless given: the regulariser's grid, the model chosen by the validation
 score (chunk F1 for BIO / IOB tags, token accuracy otherwise) on ``--dev`` or on
 ``--dev-fraction`` (default 0.1) of the training sentences; ``--dev`` is also scored after
@@ -56,26 +61,55 @@ __all__ = [
 _SCHEME = "BMES"
 
 
-def templates_text(spec, default):
-    """A named template set (a key of ``problems.sequence.template_sets.TEMPLATE_SETS``), a file,
-    or the task's default."""
+def templates_text(spec, default, *, encoding="utf-8"):
+    """A named template set (a key of ``problems.sequence.template_sets.TEMPLATE_SETS``), a file
+    (read in ``encoding``), or the task's default."""
+    return _templates(spec, default, encoding=encoding)[0]
+
+
+def _templates(spec, default, *, encoding="utf-8"):
+    """``(text, templates)``: the template text and its templates, parsed with the file's path
+    (None for a named set), so errors name the file and line."""
     from problems.sequence.template_sets import TEMPLATE_SETS
+    from problems.sequence.templates import parse_templates
 
     if spec is None:
-        return TEMPLATE_SETS[default]
+        text = TEMPLATE_SETS[default]
+        return text, parse_templates(text)
     if str(spec).lower() in TEMPLATE_SETS:
-        return TEMPLATE_SETS[str(spec).lower()]
+        text = TEMPLATE_SETS[str(spec).lower()]
+        return text, parse_templates(text)
     path = Path(spec)
     if not path.exists():
         raise InputError(f"no template file {path} (or a set name: {sorted(TEMPLATE_SETS)})", field="--templates")
     from problems.io._open import open_text
 
-    with open_text(path) as fh:
+    with open_text(path, encoding) as fh:
         text = fh.read()
-    from problems.sequence.templates import parse_templates
+    return text, parse_templates(text, path=path)  # errors name the template file and line
 
-    parse_templates(text, path=path)  # errors name the template file and line
-    return text
+
+def _check_columns(templates, corpus, path) -> None:
+    """Refuse templates reading a column the data of ``corpus`` (read from ``path``) does not have,
+    naming the template file, line and template (:func:`problems.sequence.templates.check_template_columns`)."""
+    from problems.sequence.templates import check_template_columns
+
+    check_template_columns(templates, len(corpus.inputs[0][0]), data_path=path, line=corpus.first_lines[0])
+
+
+def _check_model_columns(est, corpus, path, model_path) -> None:
+    """As :func:`_check_columns` for the templates stored in a model file (named with the model)."""
+    n = len(corpus.inputs[0][0])
+    for k, tpl in enumerate(est.feature_index_.templates, start=1):
+        if tpl.max_column >= n:
+            raise InputError(
+                f"template {tpl.name!r} ({tpl.text!r}, line {k} of the templates stored in {model_path}) reads column "
+                f"{tpl.max_column}, but this file has {n} input column(s) (0..{n - 1}); expected the columns the "
+                "model was trained on",
+                path=path,
+                line=corpus.first_lines[0],
+                field="columns",
+            )
 
 
 def tagger_report(est, *, dev_file=None) -> dict:
@@ -116,36 +150,51 @@ def _fit_tagger(args, templates, X, y, read_dev):
         return est.fit(X, y, **kwargs)
 
 
-def _read_conll_pair(path):
-    from problems.io.conll import read_conll
+def _conll_reader(encoding, templates):
+    """``read(path) -> (inputs, labels)`` of a labelled column file in ``encoding`` (the dev file),
+    its columns checked against the templates."""
 
-    corpus = read_conll(path)
-    return corpus.inputs, corpus.labels
+    def read(path):
+        from problems.io.conll import read_conll
+
+        corpus = read_conll(path, encoding=encoding)
+        _check_columns(templates, corpus, path)
+        return corpus.inputs, corpus.labels
+
+    return read
 
 
-def _read_segmented_pair(path):
-    from problems.io.segmentation import read_segmented_as_tags
+def _segmented_reader(encoding):
+    def read(path):
+        from problems.io.segmentation import read_segmented_as_tags
 
-    corpus = read_segmented_as_tags(path, _SCHEME)
-    return corpus.inputs, corpus.labels
+        corpus = read_segmented_as_tags(path, _SCHEME, encoding=encoding)
+        return corpus.inputs, corpus.labels
+
+    return read
 
 
-def _dev_scores(est, task, path):
+def _dev_scores(est, task, path, encoding="utf-8"):
     if path is None:
         return {}
-    return {"dev": evaluate_model(est, task, path)}
+    return {"dev": evaluate_model(est, task, path, encoding=encoding)}
 
 
 def train_sequence(args):
-    """``--task sequence``: CoNLL / CRF++ columns, label in the last column."""
+    """``--task sequence``: CoNLL / CRF++ columns, label in the last column, in ``--encoding``."""
     from problems.io.conll import read_conll
 
     if args.templates is None:
         raise InputError("--task sequence needs --templates (a CRF++ template file or 'chunking')", field="--templates")
-    corpus = read_conll(args.train)
-    est = _fit_tagger(args, templates_text(args.templates, "chunking"), corpus.inputs, corpus.labels, _read_conll_pair)
+    encoding = getattr(args, "encoding", "utf-8")
+    text, templates = _templates(args.templates, "chunking", encoding=encoding)
+    corpus = read_conll(args.train, encoding=encoding)
+    _check_columns(templates, corpus, args.train)
+    est = _fit_tagger(args, text, corpus.inputs, corpus.labels, _conll_reader(encoding, templates))
     report = tagger_report(est, dev_file=args.dev)
-    report.update(n_sentences=corpus.n_sentences, n_tokens=corpus.n_tokens, **_dev_scores(est, "sequence", args.dev))
+    report.update(
+        n_sentences=corpus.n_sentences, n_tokens=corpus.n_tokens, **_dev_scores(est, "sequence", args.dev, encoding)
+    )
     write_plots(est, args, report)
     return est, report
 
@@ -154,23 +203,27 @@ def train_segment(args):
     """``--task segment``: segmented text (words separated by spaces) -> BMES character tags."""
     from problems.io.segmentation import read_segmented_as_tags
 
-    corpus = read_segmented_as_tags(args.train, _SCHEME)
-    est = _fit_tagger(args, templates_text(args.templates, "tp1"), corpus.inputs, corpus.labels, _read_segmented_pair)
+    encoding = getattr(args, "encoding", "utf-8")
+    corpus = read_segmented_as_tags(args.train, _SCHEME, encoding=encoding)
+    text = templates_text(args.templates, "tp1", encoding=encoding)
+    est = _fit_tagger(args, text, corpus.inputs, corpus.labels, _segmented_reader(encoding))
     report = tagger_report(est, dev_file=args.dev)
-    report.update(n_sentences=corpus.n_sentences, n_chars=corpus.n_tokens, **_dev_scores(est, "segment", args.dev))
+    report.update(
+        n_sentences=corpus.n_sentences, n_chars=corpus.n_tokens, **_dev_scores(est, "segment", args.dev, encoding)
+    )
     write_plots(est, args, report)
     return est, report
 
 
-def evaluate_model(est, task, path, *, train_words=None) -> dict:
-    """The task metric of a fitted tagger on a labelled file, in percent: segmentation P / R /
-    F1 (and R_iv / R_oov), or chunk P / R / F1, token accuracy and ``per_type`` (chunk type ->
-    its P / R / F1 and counts)."""
+def evaluate_model(est, task, path, *, train_words=None, encoding="utf-8", model_path=None) -> dict:
+    """The task metric of a fitted tagger on a labelled file (read in ``encoding``), in percent:
+    segmentation P / R / F1 (and R_iv / R_oov), or chunk P / R / F1, token accuracy and
+    ``per_type`` (chunk type -> its P / R / F1 and counts)."""
     if task == "segment":
         from problems.io.segmentation import read_segmented, tags_to_words, words_to_tags
         from problems.metrics.segmentation import segmentation_scores
 
-        gold = read_segmented(path)
+        gold = read_segmented(path, encoding=encoding)
         inputs = [[(c,) for c in words_to_tags(words, _SCHEME)[0]] for words in gold]
         pred_tags = est.predict(inputs)
         pred = [tags_to_words([row[0] for row in x], t, _SCHEME) for x, t in zip(inputs, pred_tags)]
@@ -184,7 +237,8 @@ def evaluate_model(est, task, path, *, train_words=None) -> dict:
     from problems.metrics.chunking import chunk_f1
     from problems.validation import check_label_overlap, warn_unseen_labels
 
-    corpus = read_conll(path)
+    corpus = read_conll(path, encoding=encoding)
+    _check_model_columns(est, corpus, path, model_path or "the model")
     check_label_overlap(corpus.labels, est.labels_.labels, path=path, model=f"the {task} model")
     warn_unseen_labels(corpus.labels, est.labels_.labels, path=path)
     pred = est.predict(corpus.inputs)
@@ -211,23 +265,24 @@ def evaluate_model(est, task, path, *, train_words=None) -> dict:
 
 
 def _predict_to(task):
-    def run(model_path, input_path, output_path):
+    def run(model_path, input_path, output_path, *, encoding="utf-8"):
         from problems.sequence.tagger import SequenceTagger
 
         est = SequenceTagger.load(model_path)
-        out = sys.stdout if output_path is None else open(output_path, "w", encoding="utf-8")
+        out = sys.stdout if output_path is None else open(output_path, "w", encoding=encoding)
         try:
             if task == "segment":
                 from problems.io.segmentation import iter_segmented, tags_to_words
 
-                for _, words in iter_segmented(input_path):
+                for _, words in iter_segmented(input_path, encoding=encoding):
                     chars = [c for wd in words for c in wd]
                     tags = est.predict([[(c,) for c in chars]])[0] if chars else []
                     out.write(" ".join(tags_to_words(chars, tags, _SCHEME)) + "\n")
             else:
                 from problems.io.conll import read_conll
 
-                corpus = read_conll(input_path, labeled=False)
+                corpus = read_conll(input_path, labeled=False, encoding=encoding)
+                _check_model_columns(est, corpus, input_path, model_path)
                 pred = est.predict(corpus.inputs)
                 for rows, labels in zip(corpus.inputs, pred):
                     for row, lab in zip(rows, labels):
@@ -246,12 +301,14 @@ def _evaluate(task):
         """``cutplane evaluate`` of a sequence or segmentation model (``--train-words`` for R_iv)."""
         from problems.sequence.tagger import SequenceTagger
 
+        encoding = getattr(args, "encoding", "utf-8")
         words = None
         if getattr(args, "train_words", None) is not None:
             from problems.io.segmentation import read_word_list
 
-            words = read_word_list(args.train_words)
-        return evaluate_model(SequenceTagger.load(model_path), task, test_path, train_words=words)
+            words = read_word_list(args.train_words, encoding=encoding)
+        est = SequenceTagger.load(model_path)
+        return evaluate_model(est, task, test_path, train_words=words, encoding=encoding, model_path=model_path)
 
     return run
 
@@ -265,6 +322,7 @@ SEQUENCE = Task(
     default_regularizer="mtl",
     default_eps=0.1,
     structured=True,
+    encodings=True,
 )
 #: ``--task segment``.
 SEGMENT = Task(
@@ -275,4 +333,5 @@ SEGMENT = Task(
     default_regularizer="mtl",
     default_eps=0.1,
     structured=True,
+    encodings=True,
 )

@@ -4,15 +4,36 @@ The joint feature map of a first-order chain is
 
     Phi(x, y) = sum_t psi(x, t) (x) e_{y_t}  +  sum_{t>=1} e_{y_{t-1}} (x) e_{y_t}
 
-where ``psi(x, t)`` is the 0/1 indicator of the unigram features firing at token ``t``.
+where ``psi(x, t)`` counts the unigram features firing at token ``t`` (0/1, unless two
+templates of one bag-of-words group give the same string at a token: CRF++ counts it twice).
 The weight vector is laid out as ``w = concat(W.ravel(), T.ravel())`` with ``W`` of shape
 (n_features, n_labels) (row-major: coordinate ``f * n_labels + k``) and ``T`` of shape
 (n_labels, n_labels), ``T[a, b]`` the score of label ``a`` followed by ``b`` (row = previous
 label). The transition block exists only when the templates contain a ``B`` template.
 
-Features of template ``j`` get contiguous ids, so group ``j`` (MTL's template group) is a
-contiguous block of rows of ``W``; the transition block is the ``B`` template's own group.
-Per-token feature ids are stored CSR-like (``indptr``, ``indices``), never one-hot.
+Input-conditioned bigrams. When the ``B`` templates are anything but one bare ``B`` (a ``B``
+template with macros such as ``B00:%x[0,0]``, or several ``B`` lines), every bigram feature
+string ``g`` (from a ``B`` template applied at a token ``t >= 1``; a bare ``B`` gives the same
+string at every such token) has its own (n_labels, n_labels) block, and the transition score
+depends on the position:
+
+    T_t[a, b] = sum_{g in beta(x, t)} W_B[g, a, b],
+    Phi(x, y) = sum_t psi(x, t) (x) e_{y_t}  +  sum_{t>=1} beta(x, t) (x) e_{y_{t-1}} (x) e_{y_t}
+
+with ``w = concat(W.ravel(), W_B.ravel())``, ``W_B`` of shape (n_bigram_features, n_labels,
+n_labels); there is no separate ``T`` block (a bare ``B`` is one of the strings). The per-token
+bigram ids are stored like the unigram ones (``bigram_indptr``, ``bigram_indices``, empty at
+the first token of each sentence). :attr:`FeatureIndex.conditioned` tells the two layouts
+apart; with one bare ``B`` (or none) nothing changes.
+
+Groups. A template's group is its name (:mod:`problems.sequence.templates`); templates of one
+name share a group and a dictionary. Features of group ``g`` get contiguous ids (unigram ids
+and, separately, bigram ids), so group ``g`` (MTL's template group) is a contiguous block of
+rows of ``W`` (and of ``W_B``); the bare ``B`` template's group is the transition block. A
+feature string produced by templates of two groups (possible only with unnamed templates, e.g.
+``U%x[0,0]`` on the token ``01:a`` and ``U01:%x[0,0]`` on ``a``) is one feature, as in CRF++,
+of the group that produced it first. Per-token feature ids are stored CSR-like (``indptr``,
+``indices``), never one-hot.
 
 Predict-time policy (see :mod:`problems.validation`): a feature string not in the fitted
 dictionary is ignored by :meth:`FeatureIndex.transform` (it has no weight), as CRF++ does; a
@@ -33,7 +54,7 @@ import numpy as np
 from sklearn.exceptions import NotFittedError
 
 from cutplane.exceptions import InputError
-from problems.sequence.templates import Template, parse_templates
+from problems.sequence.templates import Template, parse_templates, template_groups
 
 __all__ = ["SequenceFeatures", "FeatureIndex", "LabelAlphabet"]
 
@@ -46,17 +67,27 @@ class SequenceFeatures(NamedTuple):
     indptr : ndarray of shape (n_tokens + 1,), int64
         Token ``t``'s feature ids are ``indices[indptr[t]:indptr[t + 1]]``.
     indices : ndarray of shape (nnz,), int32
-        Feature ids, increasing within a token.
+        Feature ids, non-decreasing within a token (an id repeats where two templates of one
+        group give the same string at the token).
     sentence_ptr : ndarray of shape (n_sentences + 1,), int64
         Sentence ``i`` is tokens ``sentence_ptr[i]:sentence_ptr[i + 1]``.
     n_features : int
         Size of the feature dictionary.
+    bigram_indptr, bigram_indices : ndarray or None
+        The input-conditioned bigram feature ids of each token, laid out as ``indptr`` /
+        ``indices`` (empty rows at the first token of each sentence); None unless the
+        templates are conditioned (:attr:`FeatureIndex.conditioned`).
+    n_bigram_features : int
+        Size of the bigram dictionary (0 unless conditioned).
     """
 
     indptr: np.ndarray
     indices: np.ndarray
     sentence_ptr: np.ndarray
     n_features: int
+    bigram_indptr: np.ndarray | None = None
+    bigram_indices: np.ndarray | None = None
+    n_bigram_features: int = 0
 
     @property
     def n_sentences(self) -> int:
@@ -66,12 +97,21 @@ class SequenceFeatures(NamedTuple):
     def n_tokens(self) -> int:
         return len(self.indptr) - 1
 
+    @property
+    def bigram_features(self):
+        """``(bigram_indptr, bigram_indices, n_bigram_features)`` for the oracle, or None."""
+        if self.bigram_indptr is None:
+            return None
+        return self.bigram_indptr, self.bigram_indices, self.n_bigram_features
+
     def to_csr(self):
-        """The (n_tokens, n_features) 0/1 scipy CSR matrix (for inspection and tests)."""
+        """The (n_tokens, n_features) scipy CSR matrix of unigram feature counts (for inspection and tests)."""
         import scipy.sparse as sp
 
         data = np.ones(len(self.indices), dtype=np.float64)
-        return sp.csr_matrix((data, self.indices, self.indptr), shape=(self.n_tokens, self.n_features))
+        m = sp.csr_matrix((data, self.indices, self.indptr), shape=(self.n_tokens, self.n_features))
+        m.sum_duplicates()
+        return m
 
 
 class LabelAlphabet:
@@ -169,15 +209,50 @@ class LabelAlphabet:
         return [self.labels[int(k)] for k in codes]
 
 
-def _columns(sentence, n_needed: int, i: int):
-    """Column-major view of one sentence (list of token rows), checking the column count."""
+def _columns(sentence, templates, n_needed: int, i: int):
+    """Column-major view of one sentence (list of token rows), checking the column count; a
+    token with too few columns names the first template that reads a missing column."""
     cols = list(zip(*sentence))
     if sentence and len(cols) < n_needed:
         short = min(len(row) for row in sentence)
+        tpl = next(t for t in templates if t.max_column >= short)
         raise InputError(
-            f"sentence {i}: a token has {short} input columns, the templates need {n_needed}", field="columns"
+            f"sentence {i}: a token has {short} input column(s), but {tpl.where()} reads column {tpl.max_column}; "
+            f"expected at least {n_needed} input columns",
+            field="columns",
         )
     return cols
+
+
+class _Dictionary:
+    """Feature strings of one kind (unigram or bigram) -> ids, built group by group (fitting)."""
+
+    def __init__(self):
+        self.ids: dict[str, int] = {}
+        self.counts: list[int] = []
+        self.groups: list[int] = []
+
+    def add(self, strings: list, group: int) -> np.ndarray:
+        """Provisional ids of ``strings`` (new strings get the next ids, in order of first appearance)."""
+        ids, counts = self.ids, self.counts
+        for s, c in Counter(strings).items():  # insertion-ordered: first appearance
+            k = ids.get(s)
+            if k is None:
+                ids[s] = len(counts)
+                counts.append(c)
+                self.groups.append(group)
+            else:
+                counts[k] += c
+        return np.fromiter(map(ids.__getitem__, strings), dtype=np.int64, count=len(strings))
+
+    def keep(self, min_count: int):
+        """``(vocabulary, remap, groups, counts)`` of the strings seen ``min_count`` times or more:
+        ``remap[provisional id]`` is the final id or -1 (order kept, so groups stay contiguous)."""
+        counts = np.asarray(self.counts, dtype=np.int64)
+        kept = counts >= min_count
+        remap = np.where(kept, np.cumsum(kept) - 1, -1).astype(np.int64)
+        vocab = {s: int(remap[k]) for s, k in self.ids.items() if kept[k]}
+        return vocab, remap, np.asarray(self.groups, dtype=np.int32)[kept], counts[kept]
 
 
 class FeatureIndex:
@@ -189,7 +264,7 @@ class FeatureIndex:
         Template text (CRF++ syntax) or parsed templates.
     min_count : int, default=1
         Features seen fewer than ``min_count`` times in the fitting corpus are dropped
-        (CRF++'s ``-f``).
+        (CRF++'s ``-f``; bigram features count their tokens ``t >= 1``).
 
     Notes
     -----
@@ -201,14 +276,19 @@ class FeatureIndex:
     ----------
     templates : list of Template
     vocabulary_ : dict of str to int
-        Feature string -> feature id.
+        Unigram feature string -> feature id.
     feature_groups_ : ndarray of shape (n_features,), int32
-        Template index (group) of each feature.
-    group_offsets_ : ndarray of shape (n_templates + 1,), int64
-        Features of template ``j`` are ids ``group_offsets_[j]:group_offsets_[j + 1]``.
+        Group (index into :attr:`template_names`) of each unigram feature.
+    group_offsets_ : ndarray of shape (n_groups + 1,), int64
+        Unigram features of group ``g`` are ids ``group_offsets_[g]:group_offsets_[g + 1]``
+        (empty for the groups of ``B`` templates).
     feature_counts_ : ndarray of shape (n_features,), int64
         Occurrences of each kept feature in the fitting corpus.
     n_features_ : int
+    bigram_vocabulary_ : dict of str to int
+        Bigram feature string -> bigram id (empty unless :attr:`conditioned`).
+    bigram_feature_groups_, bigram_feature_counts_ : ndarray of shape (n_bigram_features,)
+    n_bigram_features_ : int
     """
 
     def __init__(self, templates, *, min_count: int = 1):
@@ -218,59 +298,103 @@ class FeatureIndex:
         from problems.validation import check_int
 
         self.min_count = check_int(min_count, "min_count")
-        self._unigram = [j for j, t in enumerate(self.templates) if t.kind == "U"]
+        self._names = template_groups(self.templates)
+        group = {name: g for g, name in enumerate(self._names)}
+        self._group_of = [group[t.name] for t in self.templates]
+        # templates of each kind, group by group (so ids come out contiguous per group)
+        by_group = sorted(range(len(self.templates)), key=lambda j: (self._group_of[j], j))
+        self._unigram = [j for j in by_group if self.templates[j].kind == "U"]
+        self._bigram = [j for j in by_group if self.templates[j].kind == "B"]
         self._n_columns = 1 + max((t.max_column for t in self.templates), default=-1)
+        # a row's ids are in increasing order without sorting when every template has its own
+        # name, written 'NAME:' (its strings cannot meet another group's)
+        named = all(t.text == t.name or t.text.startswith(t.name + ":") for t in self.templates)
+        self._sort_rows = not named or len(self._names) < len(self.templates)
 
     # -- properties ------------------------------------------------------------------------
     @property
     def template_names(self) -> list[str]:
-        return [t.name for t in self.templates]
+        """The group names (distinct template names, in order of first appearance): group ``g`` is
+        ``template_names[g]``."""
+        return list(self._names)
+
+    @property
+    def conditioned(self) -> bool:
+        """True when the ``B`` templates are more than one bare ``B``: input-conditioned bigram
+        features (:attr:`bigram_vocabulary_`) replace the single transition block."""
+        return len(self._bigram) > 1 or any(self.templates[j].macros for j in self._bigram)
 
     @property
     def has_transitions(self) -> bool:
-        """True when a ``B`` template gives the (n_labels, n_labels) transition block."""
-        return any(t.kind == "B" for t in self.templates)
+        """True when one bare ``B`` template gives the (n_labels, n_labels) transition block (the
+        plain layout; False when there is no ``B`` template or the bigrams are :attr:`conditioned`)."""
+        return bool(self._bigram) and not self.conditioned
 
     @property
     def transition_group(self) -> int | None:
-        """Index of the ``B`` template (the transition block's group), or None."""
-        return next((j for j, t in enumerate(self.templates) if t.kind == "B"), None)
+        """Group of the bare ``B`` template (the transition block's group), or None."""
+        return self._group_of[self._bigram[0]] if self.has_transitions else None
+
+    @property
+    def n_bigram_features_(self) -> int:
+        return len(getattr(self, "bigram_vocabulary_", {}))
 
     def dim(self, n_labels: int) -> int:
-        """Length of ``w``: n_features * n_labels (+ n_labels ** 2 with transitions)."""
-        return self.n_features_ * n_labels + (n_labels * n_labels if self.has_transitions else 0)
+        """Length of ``w``: n_features * n_labels (+ n_labels ** 2 with transitions, + n_bigram_features *
+        n_labels ** 2 with conditioned bigrams)."""
+        K2 = n_labels * n_labels
+        return self.n_features_ * n_labels + (K2 if self.has_transitions else 0) + self.n_bigram_features_ * K2
 
     def coordinate_groups(self, n_labels: int) -> np.ndarray:
-        """Group (template index) of each coordinate of ``w``: int64 array of shape (dim,)."""
-        groups = np.repeat(self.feature_groups_.astype(np.int64), n_labels)
+        """Group (index into :attr:`template_names`) of each coordinate of ``w``: int64 array of shape (dim,)."""
+        K2 = n_labels * n_labels
+        parts = [np.repeat(self.feature_groups_.astype(np.int64), n_labels)]
         if self.has_transitions:
-            groups = np.concatenate([groups, np.full(n_labels * n_labels, self.transition_group, np.int64)])
-        return groups
+            parts.append(np.full(K2, self.transition_group, np.int64))
+        if self.conditioned:
+            parts.append(np.repeat(self.bigram_feature_groups_.astype(np.int64), K2))
+        return np.concatenate(parts)
 
     def feature_names(self) -> list[str]:
-        """Feature strings ordered by id."""
-        names = [""] * self.n_features_
-        for s, k in self.vocabulary_.items():
-            names[k] = s
-        return names
+        """Unigram feature strings ordered by id."""
+        return _names_by_id(self.vocabulary_, self.n_features_)
+
+    def bigram_feature_names(self) -> list[str]:
+        """Bigram feature strings ordered by bigram id (empty unless :attr:`conditioned`)."""
+        return _names_by_id(getattr(self, "bigram_vocabulary_", {}), self.n_bigram_features_)
 
     # -- fitting ---------------------------------------------------------------------------
     def _template_strings(self, sentences):
-        """Column-major sentences, their lengths, and a generator over unigram templates of the
-        corpus-long list of feature strings of that template (one string per token)."""
+        """Token counts and a generator over ``(kind position, template index, strings, rows)``:
+        per template (unigram ones, then bigram ones, each group by group) the corpus-long list
+        of its feature strings and the token rows they belong to (None: every token; bigram
+        templates skip the first token of each sentence)."""
         sentences = list(sentences)
-        cols = [_columns(sent, self._n_columns, i) for i, sent in enumerate(sentences)]
+        cols = [_columns(sent, self.templates, self._n_columns, i) for i, sent in enumerate(sentences)]
         lengths = [len(sent) for sent in sentences]
+        n_tokens = int(sum(lengths))
+        rows = None
+        if self._bigram:
+            lens = np.asarray(lengths, dtype=np.int64)
+            starts = np.zeros(n_tokens, dtype=bool)
+            starts[(np.cumsum(lens) - lens)[lens > 0]] = True
+            rows = np.flatnonzero(~starts)
 
         def per_template():
-            for j in self._unigram:
+            for pos, j in enumerate(self._unigram):
                 tpl = self.templates[j]
                 strs: list[str] = []
                 for c, n in zip(cols, lengths):
                     strs.extend(tpl.features(c, n))
-                yield j, strs
+                yield "U", pos, j, strs
+            for pos, j in enumerate(self._bigram):
+                tpl = self.templates[j]
+                strs = []
+                for c, n in zip(cols, lengths):
+                    strs.extend(tpl.features(c, n)[1:])
+                yield "B", pos, j, strs
 
-        return lengths, per_template()
+        return lengths, rows, per_template()
 
     def fit(self, sentences) -> FeatureIndex:
         """Build the dictionary from ``sentences`` (each a sequence of token rows of str)."""
@@ -280,61 +404,81 @@ class FeatureIndex:
     def fit_transform(self, sentences) -> SequenceFeatures:
         """Build the dictionary and return the features of ``sentences`` (strings are built once).
 
-        Ids are assigned template by template, in order of first appearance within a template.
+        Ids are assigned group by group, in order of first appearance within a group.
         """
-        lengths, strings = self._template_strings(sentences)
+        lengths, rows, strings = self._template_strings(sentences)
         n_tokens = int(sum(lengths))
+        conditioned = self.conditioned
         raw = np.full((n_tokens, len(self._unigram)), -1, dtype=np.int64)
-        vocab: dict[str, int] = {}
-        groups, counts = [], []
-        sizes = np.zeros(len(self.templates), dtype=np.int64)
-        n_kept = 0
-        for pos, (j, strs) in enumerate(strings):
-            cnt = Counter(strs)  # insertion-ordered: first appearance
-            local = {}
-            kept_counts = []
-            for s, c in cnt.items():
-                if c >= self.min_count:
-                    local[s] = n_kept + len(kept_counts)
-                    kept_counts.append(c)
-                else:
-                    local[s] = -1
-            raw[:, pos] = np.fromiter(map(local.__getitem__, strs), dtype=np.int64, count=n_tokens)
-            for s, k in local.items():
-                if k >= 0:
-                    vocab[s] = k
-            groups.append(np.full(len(kept_counts), j, dtype=np.int32))
-            counts.append(np.asarray(kept_counts, dtype=np.int64))
-            sizes[j] = len(kept_counts)
-            n_kept += len(kept_counts)
-        self.vocabulary_ = vocab
-        self.n_features_ = int(n_kept)
-        self.feature_groups_ = np.concatenate(groups) if groups else np.zeros(0, np.int32)
-        self.feature_counts_ = np.concatenate(counts) if counts else np.zeros(0, np.int64)
+        braw = np.full((n_tokens, len(self._bigram) if conditioned else 0), -1, dtype=np.int64)
+        uni, bi = _Dictionary(), _Dictionary()
+        for kind, pos, j, strs in strings:
+            if kind == "U":
+                raw[:, pos] = uni.add(strs, self._group_of[j])
+            elif conditioned:
+                braw[rows, pos] = bi.add(strs, self._group_of[j])
+        n_groups = len(self._names)
+        self.vocabulary_, remap, self.feature_groups_, self.feature_counts_ = uni.keep(self.min_count)
+        raw = np.append(remap, -1)[raw]  # -1 (no feature) stays -1
+        self.n_features_ = len(self.vocabulary_)
         # B and fully dropped templates get empty ranges
-        self.group_offsets_ = np.concatenate([[0], np.cumsum(sizes)])
-        return self._pack(raw, lengths)
+        self.group_offsets_ = _offsets(self.feature_groups_, n_groups)
+        self.bigram_vocabulary_, bremap, self.bigram_feature_groups_, self.bigram_feature_counts_ = bi.keep(
+            self.min_count
+        )
+        if conditioned:
+            braw = np.append(bremap, -1)[braw]
+        return self._pack(raw, braw, lengths)
 
     def transform(self, sentences) -> SequenceFeatures:
         """Feature ids of new ``sentences``; features not in the dictionary are ignored."""
         self._check_fitted()
         get = self.vocabulary_.get
-        lengths, strings = self._template_strings(sentences)
+        bget = self.bigram_vocabulary_.get
+        lengths, rows, strings = self._template_strings(sentences)
         n_tokens = int(sum(lengths))
+        conditioned = self.conditioned
         raw = np.full((n_tokens, len(self._unigram)), -1, dtype=np.int64)
-        for pos, (_, strs) in enumerate(strings):
-            raw[:, pos] = np.fromiter(map(get, strs, repeat(-1)), dtype=np.int64, count=n_tokens)
-        return self._pack(raw, lengths)
+        braw = np.full((n_tokens, len(self._bigram) if conditioned else 0), -1, dtype=np.int64)
+        for kind, pos, _, strs in strings:
+            if kind == "U":
+                raw[:, pos] = np.fromiter(map(get, strs, repeat(-1)), dtype=np.int64, count=n_tokens)
+            elif conditioned:
+                braw[rows, pos] = np.fromiter(map(bget, strs, repeat(-1)), dtype=np.int64, count=len(strs))
+        return self._pack(raw, braw, lengths)
 
-    def _pack(self, raw: np.ndarray, lengths) -> SequenceFeatures:
+    def _pack(self, raw: np.ndarray, braw: np.ndarray, lengths) -> SequenceFeatures:
+        indptr, indices = self._csr(raw)
+        sentence_ptr = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(np.asarray(lengths, dtype=np.int64), out=sentence_ptr[1:])
+        if not self.conditioned:
+            return SequenceFeatures(indptr, indices, sentence_ptr, self.n_features_)
+        bindptr, bindices = self._csr(braw)
+        return SequenceFeatures(
+            indptr, indices, sentence_ptr, self.n_features_, bindptr, bindices, self.n_bigram_features_
+        )
+
+    def _csr(self, raw: np.ndarray):
+        if self._sort_rows:
+            raw.sort(axis=1)  # -1 (no feature) first, then the ids in increasing order
         mask = raw >= 0
         indices = raw[mask].astype(np.int32)
         indptr = np.zeros(raw.shape[0] + 1, dtype=np.int64)
         np.cumsum(mask.sum(axis=1), out=indptr[1:])
-        sentence_ptr = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(np.asarray(lengths, dtype=np.int64), out=sentence_ptr[1:])
-        return SequenceFeatures(indptr, indices, sentence_ptr, self.n_features_)
+        return indptr, indices
 
     def _check_fitted(self):
         if not hasattr(self, "vocabulary_"):
             raise NotFittedError("this FeatureIndex is not fitted yet; call fit or fit_transform first")
+
+
+def _names_by_id(vocabulary: dict, n: int) -> list[str]:
+    names = [""] * n
+    for s, k in vocabulary.items():
+        names[k] = s
+    return names
+
+
+def _offsets(groups: np.ndarray, n_groups: int) -> np.ndarray:
+    """``offsets[g]:offsets[g + 1]`` are the ids of group ``g`` (ids contiguous per group)."""
+    return np.concatenate([[0], np.cumsum(np.bincount(groups, minlength=n_groups))]).astype(np.int64)

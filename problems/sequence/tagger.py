@@ -66,6 +66,7 @@ def _restricted_index(index: FeatureIndex, keep) -> FeatureIndex:
     sub = FeatureIndex([index.templates[j] for j in keep], min_count=index.min_count)
     sub.vocabulary_ = index.vocabulary_
     sub.n_features_ = index.n_features_
+    sub.bigram_vocabulary_ = index.bigram_vocabulary_
     return sub
 
 
@@ -75,7 +76,9 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
     Parameters
     ----------
     templates : str
-        CRF++ template text (``U00:%x[-1,0]`` lines and ``B``); see
+        CRF++ template text (``U00:%x[-1,0]`` lines and ``B``; also unnamed and repeated
+        templates, several ``B`` lines and input-conditioned bigrams such as ``B01:%x[0,1]``,
+        which need the ``CuttingPlane`` solver); see
         :func:`problems.sequence.templates.parse_templates`.
     C : float, sequence of float or "auto", default="auto"
         Weight of the mean structured hinge loss (SVM^hmm's ``C``). One value: one run. A
@@ -199,6 +202,7 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
             feats.n_features,
             len(self.labels_),
             transitions=self.feature_index_.has_transitions,
+            bigram_features=feats.bigram_features,
             executor=executor,
         )
 
@@ -328,6 +332,7 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
             feats.n_features,
             len(self.labels_),
             transitions=self.feature_index_.has_transitions,
+            bigram_features=feats.bigram_features,
         )
         out, ptr = [], feats.sentence_ptr
         for i in range(len(X)):
@@ -357,6 +362,9 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
             "group_offsets": idx.group_offsets_,
             "labels": np.array(self.labels_.labels, dtype=str),
         }
+        if idx.conditioned:  # input-conditioned bigram templates: their dictionary too
+            arrays["bigram_feature_names"] = np.array(idx.bigram_feature_names(), dtype=str)
+            arrays["bigram_feature_groups"] = idx.bigram_feature_groups_
         # how it ran (the solver's executor, Dask scheduler) is not part of the model
         params = params_to_meta(self, exclude=("templates",))
         meta = dict(extra_meta or {})
@@ -398,6 +406,9 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         idx.n_features_ = len(names)
         idx.feature_groups_ = np.asarray(arrays["feature_groups"], dtype=np.int32)
         idx.group_offsets_ = np.asarray(arrays["group_offsets"], dtype=np.int64)
+        bnames = [str(s) for s in arrays.get("bigram_feature_names", np.zeros(0, dtype=str))]
+        idx.bigram_vocabulary_ = {s: k for k, s in enumerate(bnames)}
+        idx.bigram_feature_groups_ = np.asarray(arrays.get("bigram_feature_groups", np.zeros(0)), dtype=np.int32)
         est.feature_index_ = idx
         est.labels_ = LabelAlphabet([str(s) for s in arrays["labels"]])
         est.coef_ = np.asarray(arrays["coef"], dtype=np.float64)
@@ -415,14 +426,16 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
 
 
 def _check_tagger_file(arrays, meta, path):
-    """Consistency of a SequenceTagger file: templates, feature groups, labels, template weights."""
-    from problems.sequence.templates import parse_templates
+    """Consistency of a SequenceTagger file: templates, feature groups (one per distinct template
+    name), the bigram dictionary of input-conditioned bigram templates, labels, template weights."""
+    from problems.sequence.templates import parse_templates, template_groups
 
     try:
         templates = parse_templates(meta["templates"], path=path)
     except InputError as exc:
         raise ModelFormatError(f"stored templates do not parse: {exc.message}", path=path, field="templates") from None
-    names = [t.name for t in templates]
+    names = template_groups(templates)
+    _check_bigram_arrays(arrays, FeatureIndex(templates).conditioned, len(names), path)
     n = arrays["feature_names"].shape[0]
     groups, offsets = arrays["feature_groups"], arrays["group_offsets"]
     if groups.shape != (n,):
@@ -430,17 +443,17 @@ def _check_tagger_file(arrays, meta, path):
             f"feature_groups has shape {groups.shape}, expected ({n},)", path=path, field="feature_groups"
         )
     if (
-        offsets.shape != (len(templates) + 1,)
+        offsets.shape != (len(names) + 1,)
         or offsets[0] != 0
         or offsets[-1] != n
         or np.any(np.diff(offsets.astype(np.int64)) < 0)
     ):
         raise ModelFormatError(
-            f"group_offsets must rise from 0 to {n} in {len(templates) + 1} entries (one group per template)",
+            f"group_offsets must rise from 0 to {n} in {len(names) + 1} entries (one group per template name)",
             path=path,
             field="group_offsets",
         )
-    expected = np.repeat(np.arange(len(templates)), np.diff(offsets.astype(np.int64)))
+    expected = np.repeat(np.arange(len(names)), np.diff(offsets.astype(np.int64)))
     if not np.array_equal(groups, expected):
         raise ModelFormatError("feature_groups disagree with group_offsets", path=path, field="feature_groups")
     if len(set(arrays["feature_names"].tolist())) != n:
@@ -464,6 +477,45 @@ def _check_tagger_file(arrays, meta, path):
             path=path,
             field="params",
         )
+
+
+def _check_bigram_arrays(arrays, conditioned, n_groups, path):
+    """The bigram dictionary is stored exactly when the templates are input-conditioned, with one
+    group per feature (contiguous, non-decreasing) and distinct names."""
+    present = [k for k in ("bigram_feature_names", "bigram_feature_groups") if k in arrays]
+    if not conditioned:
+        if present:
+            raise ModelFormatError(
+                f"{present[0]} is stored but the templates have no input-conditioned bigram",
+                path=path,
+                field=present[0],
+            )
+        return
+    for key, kinds in (("bigram_feature_names", "U"), ("bigram_feature_groups", "iu")):
+        if key not in arrays:
+            raise ModelFormatError(
+                f"required array {key!r} is missing (the templates have input-conditioned bigrams)",
+                path=path,
+                field=key,
+            )
+        if arrays[key].dtype.kind not in kinds or arrays[key].ndim != 1:
+            raise ModelFormatError(f"array {key!r} must be one-dimensional of kind {kinds!r}", path=path, field=key)
+    bnames, bgroups = arrays["bigram_feature_names"], arrays["bigram_feature_groups"]
+    if bgroups.shape != bnames.shape:
+        raise ModelFormatError(
+            f"bigram_feature_groups has shape {bgroups.shape}, expected {bnames.shape}",
+            path=path,
+            field="bigram_feature_groups",
+        )
+    g = bgroups.astype(np.int64)
+    if g.size and (g.min() < 0 or g.max() >= n_groups or np.any(np.diff(g) < 0)):
+        raise ModelFormatError(
+            f"bigram_feature_groups must be non-decreasing group ids in [0, {n_groups})",
+            path=path,
+            field="bigram_feature_groups",
+        )
+    if len(set(bnames.tolist())) != bnames.shape[0]:
+        raise ModelFormatError("duplicate bigram feature names", path=path, field="bigram_feature_names")
 
 
 _NUM = (float, type(None))

@@ -5,26 +5,38 @@ A template file has one template per line::
     # comment
     U00:%x[-2,0]
     U05:%x[-1,0]/%x[0,0]
+    U%x[0,1]
     U
     B
+    B01:%x[0,1]
 
 - A line starting with ``U`` is a *unigram* template: applied at token ``t`` it gives one
   feature string, which is paired with the label of ``t``.
-- A line starting with ``B`` is a *bigram* template: it is paired with the label pair
-  ``(y_{t-1}, y_t)``. Only the bare form (no macro, e.g. ``B`` or ``B00``: the label
-  transition matrix) is supported; a ``B`` template with macros (label bigrams conditioned on
-  the input) is rejected with an :class:`~cutplane.exceptions.InputError`.
+- A line starting with ``B`` is a *bigram* template: applied at token ``t >= 1`` it gives one
+  feature string, which is paired with the label pair ``(y_{t-1}, y_t)``. Without macros
+  (``B``, ``B00``) the string is the same at every token: the label transition matrix. With
+  macros (``B01:%x[0,1]``, a label bigram conditioned on the input) every distinct string has
+  its own (n_labels, n_labels) block, so the transition score becomes position dependent:
+  ``T_t[a, b] = sum of the blocks of the strings firing at t`` (see
+  :mod:`problems.sequence.feature_index`). Any number of ``B`` templates may be given.
 - ``%x[row,col]`` is replaced by column ``col`` (0-based, input columns only) of the token
   at relative position ``row``. Rows before the start of the sentence expand to ``_B-1``,
   ``_B-2``, ... and rows past its end to ``_B+1``, ``_B+2``, ... (CRF++'s convention).
 - The feature string is the whole line with the macros replaced (``U01:Confidence``).
 - Blank lines and lines starting with ``#`` are ignored.
 
-The text before the first ``:`` is the template's *name* (``U00``); a line without ``:``
-must not contain a macro (``U``, ``B``) and is its own name. Names must be unique and
-cannot contain ``:``, so every feature string belongs to exactly one template: the template
-is the *group* of its features (MTL sec. 1.1, "we augment the index of the applied
-template to the instantiated feature").
+Names and groups. As in CRF++, a template needs no name and names may repeat: what identifies
+a feature is its string, so two templates that expand to the same string share that feature
+(``U%x[-1,0]`` and ``U%x[1,0]`` together are a bag-of-words window). The template's *name*,
+the group MTL^struct weighs (MTL sec. 1.1), is
+
+- the text before the first ``:`` when it comes before the first macro (``U00`` of
+  ``U00:%x[0,0]``);
+- otherwise the text before the first macro (``U`` of ``U%x[0,0]``, ``U01`` of ``U01%x[0,0]``);
+- the whole line for a line with neither (``U``, ``B``, ``B00``).
+
+Templates of the same name form one group (their strings are built from the same prefix and
+may coincide); :func:`template_groups` lists the groups in order of first appearance.
 """
 
 from __future__ import annotations
@@ -35,7 +47,14 @@ from dataclasses import dataclass, field
 
 from cutplane.exceptions import InputError
 
-__all__ = ["Template", "parse_templates", "read_templates", "CHUNKING_TEMPLATES"]
+__all__ = [
+    "Template",
+    "parse_templates",
+    "read_templates",
+    "template_groups",
+    "check_template_columns",
+    "CHUNKING_TEMPLATES",
+]
 
 _MACRO = re.compile(r"%x\[\s*([+-]?[0-9]+)\s*,\s*([+-]?[0-9]+)\s*\]")
 #: Largest ``|row|`` and ``col`` of a macro (larger ones are typos, not windows).
@@ -91,7 +110,9 @@ class Template:
     Attributes
     ----------
     name : str
-        The text before the first ``:`` (``"U05"``), or the whole line for ``U`` / ``B``.
+        The group name (see the module docstring): the text before the first ``:`` when it
+        precedes the first macro (``"U05"``), else the text before the first macro (``"U"`` of
+        ``U%x[0,0]``), or the whole line for ``U`` / ``B``. Names may repeat.
     kind : {"U", "B"}
         Unigram (paired with the label of a token) or bigram (paired with a label pair).
     macros : tuple of (int, int)
@@ -100,6 +121,8 @@ class Template:
         The template line as written.
     line : int or None
         1-based line in the template text it came from.
+    path : str or None
+        The template file it came from, when known (for error messages).
     """
 
     name: str
@@ -108,6 +131,19 @@ class Template:
     text: str
     line: int | None = None
     _pieces: tuple = field(default=(), repr=False, compare=False)
+    path: str | None = field(default=None, compare=False)
+
+    @property
+    def conditioned(self) -> bool:
+        """True for a bigram template with macros (label pairs conditioned on the input)."""
+        return self.kind == "B" and bool(self.macros)
+
+    def where(self) -> str:
+        """``"template 'U30' (tpl.txt line 12)"``: the template named for error messages."""
+        loc = [] if self.path is None else [str(self.path)]
+        if self.line is not None:
+            loc.append(f"line {self.line}")
+        return f"template {self.name!r}" + (f" ({' '.join(loc)})" if loc else "") + f": {self.text!r}"
 
     @property
     def max_column(self) -> int:
@@ -216,29 +252,24 @@ def _parse_line(raw: str, lineno: int, path) -> Template:
                 line=lineno,
                 field="template",
             )
-    if ":" in text:
-        name = text[: text.index(":")]
-        if "%" in name:
-            raise InputError(
-                "expected 'NAME:' before the first %x[...] macro", path=path, line=lineno, field="template"
-            )
+    colon = text.find(":")
+    if colon >= 0 and (not macros or colon < len(pieces[0])):
+        name = text[:colon]
     elif macros:
-        raise InputError(
-            f"expected 'NAME:' before the first %x[...] macro in {text!r}", path=path, line=lineno, field="template"
-        )
+        name = pieces[0]
     else:
         name = text
     if any(ch.isspace() for ch in name):
         raise InputError(f"template name {name!r} contains whitespace", path=path, line=lineno, field="template")
-    if kind == "B" and macros:
-        raise InputError(
-            f"bigram template {name!r} has %x macros (label bigrams conditioned on the input), which are not "
-            "supported; use a bare 'B' (label transitions)",
-            path=path,
-            line=lineno,
-            field="template",
-        )
-    return Template(name=name, kind=kind, macros=tuple(macros), text=text, line=lineno, _pieces=tuple(pieces))
+    return Template(
+        name=name,
+        kind=kind,
+        macros=tuple(macros),
+        text=text,
+        line=lineno,
+        _pieces=tuple(pieces),
+        path=None if path is None else str(path),
+    )
 
 
 def parse_templates(text: str, *, path=None) -> list[Template]:
@@ -254,43 +285,76 @@ def parse_templates(text: str, *, path=None) -> list[Template]:
     Returns
     -------
     list of Template
-        In order of appearance; the template index is its group index.
+        In order of appearance (:func:`template_groups` gives the groups).
 
     Raises
     ------
     InputError
-        Bad syntax, a duplicate name, more than one bigram template, or no template at all;
-        the message names the line.
+        Bad syntax or no template at all; the message names the line.
+
+    Notes
+    -----
+    As in CRF++, names may repeat, templates need no name and any number of ``B`` templates
+    (with or without macros) may be given; see the module docstring for the groups.
     """
     templates: list[Template] = []
-    seen: dict[str, int] = {}
-    n_bigram = 0
     for lineno, raw in enumerate(text.splitlines(), start=1):
         stripped = raw.strip()
         if not stripped or stripped.startswith("#"):
             continue
-        tpl = _parse_line(stripped, lineno, path)
-        if tpl.name in seen:
-            raise InputError(
-                f"duplicate template name {tpl.name!r} (first on line {seen[tpl.name]})",
-                path=path,
-                line=lineno,
-                field="template",
-            )
-        seen[tpl.name] = lineno
-        if tpl.kind == "B":
-            n_bigram += 1
-            if n_bigram > 1:
-                raise InputError(
-                    "more than one bigram template; only one label-transition template 'B' is supported",
-                    path=path,
-                    line=lineno,
-                    field="template",
-                )
-        templates.append(tpl)
+        templates.append(_parse_line(stripped, lineno, path))
     if not templates:
         raise InputError("no template found (expected lines like 'U00:%x[0,0]' or 'B')", path=path)
     return templates
+
+
+def template_groups(templates: Sequence[Template]) -> list[str]:
+    """The distinct template names in order of first appearance: the groups, by index.
+
+    Parameters
+    ----------
+    templates : sequence of Template
+
+    Returns
+    -------
+    list of str
+    """
+    return list(dict.fromkeys(t.name for t in templates))
+
+
+def check_template_columns(templates: Sequence[Template], n_columns: int, *, data_path=None, line=None) -> None:
+    """Refuse templates that read a column the data does not have.
+
+    Parameters
+    ----------
+    templates : sequence of Template
+    n_columns : int
+        Number of input columns of the data (without the label column).
+    data_path : str or os.PathLike, optional
+        The data file, named in the message.
+    line : int, optional
+        A line of ``data_path`` with ``n_columns`` input columns, named in the message.
+
+    Raises
+    ------
+    InputError
+        For the first template that needs more columns, at the template's file and line (when
+        known) with its name, the column it needs and what the data has.
+    """
+    for tpl in templates:
+        if tpl.max_column >= n_columns:
+            macro = next(f"%x[{r},{c}]" for r, c in tpl.macros if c == tpl.max_column)
+            data = "the data" if data_path is None else str(data_path)
+            if line is not None:
+                data += f" (line {line})"
+            raise InputError(
+                f"template {tpl.name!r} ({tpl.text!r}) reads column {tpl.max_column} in {macro}, but {data} has "
+                f"{n_columns} input column(s) (0..{n_columns - 1}; the last column is the label); expected "
+                f"templates to use columns < {n_columns}",
+                path=tpl.path,
+                line=tpl.line,
+                field="template",
+            )
 
 
 def read_templates(path) -> list[Template]:

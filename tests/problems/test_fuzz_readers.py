@@ -247,7 +247,8 @@ def _check_conll(c):
     for rows, labels in zip(c.inputs, c.labels):
         assert len(rows) == len(labels) >= 1
         assert len({len(r) for r in rows}) == 1
-        assert all(cell and not any(ch.isspace() for ch in cell) for r in rows for cell in r)
+        # columns are split on spaces and tabs only, as in CRF++ (other whitespace belongs to a cell)
+        assert all(cell and not any(ch in " \t\n" for ch in cell) for r in rows for cell in r)
 
 
 def _check_conllu(sents):
@@ -292,8 +293,12 @@ def _check_words(words):
 
 
 def _check_templates(tpls):
-    assert len(tpls) >= 1 and len({t.name for t in tpls}) == len(tpls)
-    assert sum(t.kind == "B" for t in tpls) <= 1 and all(c >= 0 for t in tpls for _, c in t.macros)
+    # names may repeat and any number of B templates is allowed, as in CRF++ (issue 23); a name is
+    # a prefix of its line without whitespace, and the kind is the line's first character
+    assert len(tpls) >= 1 and all(c >= 0 for t in tpls for _, c in t.macros)
+    for t in tpls:
+        assert t.kind == t.text[0] in "UB" and t.text.startswith(t.name) and t.name
+        assert not any(ch.isspace() for ch in t.name)
 
 
 READERS = {

@@ -136,3 +136,61 @@ def test_conll2000_label_sets(data_dir):
     assert len(pos) == 44
     assert max(len(s) for s in tr.inputs + te.inputs) == 78
     assert np.all(np.array([len(s) for s in tr.inputs]) > 0)
+
+
+# ---------------------------------------------------------------- CRF++'s column rule and encodings
+def test_columns_split_on_spaces_and_tabs_only(tmp_path):
+    from problems.io.conll import split_columns
+
+    assert split_columns("a \t b\tc  ") == ["a", "b", "c"]
+    assert split_columns("\u3000\ty\tB") == ["\u3000", "y", "B"]  # CRF++'s example/seg
+    assert split_columns("a\u00a0b c\r") == ["a\u00a0b", "c"]  # NBSP is a character; a final \r a line end
+    assert split_columns(" \t ") == []
+    p = tmp_path / "seg.data"
+    p.write_text("毎\tk\tB\n\u3000\ty\tB\n\n日 k I\n", encoding="utf-8")
+    c = read_crfpp(p)
+    assert c.inputs == [[("毎", "k"), ("\u3000", "y")], [("日", "k")]] and c.labels == [["B", "B"], ["I"]]
+
+
+def test_column_count_error_names_the_other_whitespace(tmp_path):
+    p = tmp_path / "bad.data"
+    p.write_text("a b O\nc\u3000d O\n", encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        read_conll(p)
+    e = err.value
+    assert e.path == str(p) and e.line == 2 and "U+3000" in e.message and "spaces and tabs" in e.message
+
+
+@pytest.mark.parametrize(
+    "encoding, text",
+    [("latin-1", "Señor NP B-PER\nJosé NP I-PER\n"), ("euc-jp", "病院 M1 名詞-一般 O\n、 S2 記号-読点 O\n")],
+)
+def test_read_in_another_encoding(tmp_path, encoding, text):
+    p = tmp_path / "f.txt"
+    p.write_bytes(("x x" + " x" * (text.split("\n")[0].count(" ") - 1) + "\n" + text).encode(encoding))
+    c = read_conll(p, encoding=encoding)
+    assert c.inputs[0][1][0] == text.split()[0]
+    with pytest.raises(InputError) as err:  # read as UTF-8: the file, the line, the option to use
+        read_conll(p)
+    e = err.value
+    assert e.path == str(p) and e.line == 2 and e.field == "encoding"
+    assert "UTF-8" in e.message and "--encoding" in e.message and "encoding=" in e.message
+
+
+def test_check_encoding():
+    from problems.io._open import check_encoding
+
+    assert check_encoding("EUC-JP") == "euc_jp" and check_encoding("latin-1") == "iso8859-1"
+    with pytest.raises(InputError, match="unknown encoding"):
+        check_encoding("klingon-8")
+    for enc in ("utf-16", "utf-32"):
+        with pytest.raises(InputError, match="ASCII-compatible"):
+            check_encoding(enc)
+
+
+def test_writer_keeps_unicode_whitespace_cells(tmp_path):
+    out = tmp_path / "o.txt"
+    write_columns(out, [[("\u3000", "y")]], [["B"]])
+    assert read_conll(out).inputs == [[("\u3000", "y")]]
+    with pytest.raises(InputError, match="separates columns"):
+        write_columns(out, [[("a b", "y")]])

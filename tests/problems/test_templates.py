@@ -37,10 +37,6 @@ def test_parse_chunking_set():
     [
         ("U00:%x[0,0]\nU01:%x[-2]\n", 2, "macro"),
         ("# c\n\nX00:%x[0,0]\n", 3, "start with"),
-        ("U00:%x[0,0]\nU01%x[0,0]\n", 2, "NAME:"),
-        ("U00:%x[0,0]\nU00:%x[1,0]\n", 2, "duplicate"),
-        ("U00:%x[0,0]\nB01:%x[0,0]\n", 2, "not supported"),
-        ("B\nU00:%x[0,0]\nB2\n", 3, "more than one"),
         ("U00:%x[0,-1]\n", 1, "column"),
         ("U00:%y[0,0]\n", 1, "macro"),
     ],
@@ -206,3 +202,147 @@ def test_chunking_templates_on_conll2000_train(data_dir):
     assert fi.n_features_ == 460_638
     assert len(LabelAlphabet.fit(corpus.labels)) == 22
     assert X.n_tokens == 211_727
+
+
+# ---------------------------------------------------------------- CRF++'s template language in full
+def test_unnamed_templates_repeated_names_and_several_bigrams_parse_as_crfpp():
+    text = "U%x[-1,0]\nU%x[1,0]\nU01%x[0,0]\nU00:%x[0,0]\nU00:%x[0,1]\nB\nB\nB01:%x[0,1]\nB%x[0,0]\n"
+    tpls = parse_templates(text, path="t.tpl")
+    assert [t.name for t in tpls] == ["U", "U", "U01", "U00", "U00", "B", "B", "B01", "B"]
+    assert [t.conditioned for t in tpls] == [False] * 7 + [True, True]
+    assert tpls[0].path == "t.tpl" and tpls[7].line == 8
+    from problems.sequence.templates import template_groups
+
+    assert template_groups(tpls) == ["U", "U01", "U00", "B", "B01"]
+
+
+def test_bag_of_words_templates_share_their_features():
+    """``U%x[-1,0]`` and ``U%x[1,0]`` both expand to ``U<word>``: one feature, counted twice where
+    both sides carry the same word (CRF++ adds the feature once per template)."""
+    fi = FeatureIndex("U%x[-1,0]\nU%x[1,0]\n")
+    X = fi.fit_transform([[("a",), ("b",), ("a",)]])
+    assert fi.template_names == ["U"]
+    assert set(fi.vocabulary_) == {"U_B-1", "Ub", "Ua", "U_B+1"}
+    assert fi.feature_counts_[fi.vocabulary_["Ub"]] == 2  # tokens 0 and 2
+    rows = [X.indices[X.indptr[t] : X.indptr[t + 1]].tolist() for t in range(3)]
+    v = fi.vocabulary_
+    assert rows == [sorted([v["U_B-1"], v["Ub"]]), [v["Ua"], v["Ua"]], sorted([v["Ub"], v["U_B+1"]])]
+    assert X.to_csr().toarray()[1, v["Ua"]] == 2
+
+
+def test_conditioned_bigrams_layout_and_strings():
+    text = "U00:%x[0,0]\nB\nB01:%x[0,1]\nU01:%x[0,1]\n"
+    fi = FeatureIndex(text)
+    X = fi.fit_transform(SMALL)
+    assert fi.conditioned and not fi.has_transitions and fi.transition_group is None
+    assert fi.template_names == ["U00", "B", "B01", "U01"]
+    # bigram strings at tokens t >= 1 only (the first token of a sentence has no label pair)
+    n_pairs = sum(len(s) - 1 for s in SMALL)
+    want = Counter(["B"] * n_pairs + [f"B01:{tok[1]}" for s in SMALL for tok in s[1:]])
+    assert {s: int(fi.bigram_feature_counts_[k]) for s, k in fi.bigram_vocabulary_.items()} == dict(want)
+    assert fi.bigram_feature_names()[0] == "B"
+    assert X.bigram_features is not None and X.n_bigram_features == fi.n_bigram_features_ == len(want)
+    for i in range(len(SMALL)):
+        t0 = X.sentence_ptr[i]
+        assert X.bigram_indptr[t0 + 1] == X.bigram_indptr[t0]  # nothing at the first token
+    K = 3
+    groups = fi.coordinate_groups(K)
+    assert groups.shape == (fi.dim(K),) == (fi.n_features_ * K + fi.n_bigram_features_ * K * K,)
+    tail = groups[fi.n_features_ * K :].reshape(fi.n_bigram_features_, K * K)
+    assert np.all(tail == fi.bigram_feature_groups_[:, None])
+    assert set(fi.bigram_feature_groups_.tolist()) == {1, 2}
+    # one bare B stays the plain layout
+    plain = FeatureIndex("U00:%x[0,0]\nB\n")
+    assert plain.fit_transform(SMALL).bigram_features is None and plain.has_transitions and not plain.conditioned
+
+
+_PIECES = st.sampled_from(["%x[-1,0]", "%x[0,0]", "%x[1,0]", "%x[0,1]", "%x[2,1]", "/", "x"])
+
+
+@st.composite
+def template_text(draw):
+    lines = []
+    for _ in range(draw(st.integers(1, 6))):
+        kind = draw(st.sampled_from("UB"))
+        name = draw(st.sampled_from(["", "0:", "1:", "0", ":"]))
+        body = "".join(draw(st.lists(_PIECES, max_size=3)))
+        lines.append(kind + name + body)
+    return "\n".join(lines) + "\n"
+
+
+_CORPUS = st.lists(
+    st.lists(st.tuples(st.sampled_from(["a", "b", "0:a"]), st.sampled_from(["X", "Y"])), min_size=1, max_size=4),
+    min_size=1,
+    max_size=4,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(template_text(), _CORPUS, st.integers(1, 3))
+def test_dictionary_against_a_token_by_token_expansion(text, corpus, min_count):
+    """Any mix of named / unnamed / repeated / bigram templates: the dictionary and the per-token
+    ids are those of expanding every template at every token (bigram ones at t >= 1), with the
+    counts over the corpus and CRF++'s cutoff; features of one group have contiguous ids."""
+    fi = FeatureIndex(text, min_count=min_count)
+    X = fi.fit_transform(corpus)
+    tpls = fi.templates
+    names = fi.template_names
+    per_token = {"U": [], "B": []}
+    counts = {"U": Counter(), "B": Counter()}
+    produced_by: dict = {}  # string -> groups of the templates that produce it
+    for sent in corpus:
+        cols = list(zip(*sent))
+        for t in range(len(sent)):
+            for kind in "UB":
+                strs = []
+                for tp in tpls:
+                    if tp.kind == kind and (kind == "U" or t >= 1):
+                        strs.append(tp.feature(cols, t))
+                        produced_by.setdefault(strs[-1], set()).add(names.index(tp.name))
+                per_token[kind].append(strs)
+                counts[kind].update(strs)
+    kept = {k: {s for s, c in counts[k].items() if c >= min_count} for k in "UB"}
+    assert set(fi.vocabulary_) == kept["U"]
+    for s, k in fi.vocabulary_.items():  # one feature per string, in the first group producing it
+        g = fi.feature_groups_[k]
+        assert g == min(produced_by[s])
+        assert fi.group_offsets_[g] <= k < fi.group_offsets_[g + 1]
+        assert fi.feature_counts_[k] == counts["U"][s]
+    inv = fi.feature_names()
+    for t, strs in enumerate(per_token["U"]):
+        got = [inv[k] for k in X.indices[X.indptr[t] : X.indptr[t + 1]]]
+        assert Counter(got) == Counter(s for s in strs if s in kept["U"])
+        assert got == sorted(got, key=fi.vocabulary_.__getitem__)
+    if fi.conditioned:
+        assert set(fi.bigram_vocabulary_) == kept["B"]
+        binv = fi.bigram_feature_names()
+        for t, strs in enumerate(per_token["B"]):
+            got = [binv[k] for k in X.bigram_indices[X.bigram_indptr[t] : X.bigram_indptr[t + 1]]]
+            assert Counter(got) == Counter(s for s in strs if s in kept["B"])
+        assert np.all(np.diff(fi.bigram_feature_groups_) >= 0)
+        for s, k in fi.bigram_vocabulary_.items():
+            assert fi.bigram_feature_groups_[k] == min(produced_by[s])
+    else:
+        assert X.bigram_features is None
+        assert fi.has_transitions == any(tp.kind == "B" for tp in tpls)
+    # transform of the training corpus gives the same ids
+    again = fi.transform(corpus)
+    assert np.array_equal(again.indices, X.indices) and np.array_equal(again.indptr, X.indptr)
+    if fi.conditioned:
+        assert np.array_equal(again.bigram_indices, X.bigram_indices)
+
+
+def test_missing_column_names_the_template_file_line_and_name(tmp_path):
+    from problems.sequence.templates import check_template_columns
+
+    p = tmp_path / "template"
+    p.write_text("# words and tags\nU00:%x[0,0]\n\nU30:%x[-1,0]/%x[1,2]\nB\n", encoding="utf-8")
+    tpls = read_templates(p)
+    with pytest.raises(InputError) as err:
+        check_template_columns(tpls, 2, data_path="train.data", line=1)
+    e = err.value
+    assert e.path == str(p) and e.line == 4 and "'U30'" in e.message and "train.data" in e.message
+    assert "column 2" in e.message and "2 input column" in e.message
+    check_template_columns(tpls, 3)  # enough columns: nothing to say
+    with pytest.raises(InputError, match=r"template 'U30' \(.*line 4\)"):
+        FeatureIndex(tpls).fit(SMALL)
