@@ -197,9 +197,13 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : ndarray or scipy sparse matrix of shape (n_samples, n_features)
+        X : array-like or scipy sparse matrix of shape (n_samples, n_features)
+            Converted as scikit-learn converts samples (lists, pandas frames and object arrays
+            of numbers to float64, every sparse format to CSR); complex numbers and strings are
+            refused.
         y : array-like of shape (n_samples,)
-            At least two distinct labels.
+            At least two distinct labels. A column vector is raveled with scikit-learn's
+            ``DataConversionWarning``.
         validation_data : (X_dev, y_dev), optional
             Labelled samples to choose C on by accuracy (a grid of C), or to score the model
             on (one C). Labels never seen in training count as errors (with a warning).
@@ -223,6 +227,8 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         InputError
             A grid of C without validation data, both ``validation_data`` and
             ``validation_fraction``, or bad input.
+        InputTypeError
+            Samples that are not numbers (an :class:`InputError` and a ``TypeError``).
         """
         from cutplane import minimize
         from cutplane.regularizers import L1, L2
@@ -375,7 +381,10 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
 
     def decision_function(self, X):
         """Scores: ndarray of shape (n_samples,) for two classes (positive means
-        ``classes_[1]``), else of shape (n_samples, n_classes)."""
+        ``classes_[1]``), else of shape (n_samples, n_classes).
+
+        ``X`` is converted as in :meth:`fit` and must have ``n_features_in_`` columns.
+        """
         check_is_fitted(self, "coef_")
         X = validate_features(self, X, reset=False)
         scores = np.asarray(X @ self.coef_.T) + self.intercept_

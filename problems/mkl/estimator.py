@@ -18,16 +18,24 @@ learn's ``SVC(C=...)`` and SPOM's ``C = 1/(lambda N)``. (The linear estimators o
 package weight the *mean* loss: their ``C`` is this ``C`` times ``n_samples``.) The solver's
 ``eps``, and ``objective_``, ``lower_bound_`` and ``gap_`` are on the scale of (21) = ``D``.
 
+Kernels: kernel functions evaluated on the samples ``X`` (a scikit-learn classifier in every
+respect: ``check_estimator`` passes), or precomputed Gram matrices, given as MKLpy does
+(``MKL("precomputed").fit(KL, y)``, ``predict(KL_test)``: the lists of training and
+test-vs-train matrices are ``X``) or, as in earlier versions, as ``kernels`` with
+``fit(None, y)``.
+
 Model files (:meth:`MKL.save` / :meth:`MKL.load`): npz + JSON through
 :mod:`problems.model_io`, never pickle. Kernels given as objects of :mod:`problems.mkl.kernels`
 (``LinearKernel``, ``PolynomialKernel``, ``GaussianKernel``, ``B1SplineKernel``) are saved by
 class name and parameters, with the support vectors; other callables cannot be saved
 (InputError). Precomputed training Gram matrices are **not** saved: the model keeps only
 what prediction needs (kernel weights, ``dual_coef_``, ``support_``, intercepts), and a loaded
-model predicts from test-vs-train Gram matrices as before; it cannot be refitted without
-new ``kernels``. The solver is saved by class name and parameters. Files written by the
-estimators of cutplane 0.x before this one (``estimator`` ``"KelleyMKL"``, ``"GaussSeidelMKL"``
-or ``"SimpleMKL"``, model format version 1) load as :class:`MKL` with the equivalent solver.
+model predicts from test-vs-train Gram matrices as before; a model of ``kernels="precomputed"``
+keeps that string and can be refitted on new Gram matrices, one of Gram matrices given as
+``kernels`` cannot be refitted without new ``kernels``. The solver is saved by class name and
+parameters. Files written by the estimators of cutplane 0.x before this one (``estimator``
+``"KelleyMKL"``, ``"GaussSeidelMKL"`` or ``"SimpleMKL"``, model format version 1) load as
+:class:`MKL` with the equivalent solver.
 """
 
 from __future__ import annotations
