@@ -261,6 +261,9 @@ class MKL(ClassifierMixin, BaseEstimator):
             X = validate_features(self, X, reset=True)
             y = check_target(y, n_samples=X.shape[0], owner=type(self).__name__)
             return X, y, check_grams([k(X, None) for k in ks])
+        for name in ("n_features_in_", "feature_names_in_"):  # of an earlier fit on samples
+            if hasattr(self, name):
+                delattr(self, name)
         if mode == "grams":
             if X is not None:
                 raise InputError("kernels are precomputed Gram matrices: call fit(None, y)", field="X")
@@ -529,7 +532,7 @@ class MKL(ClassifierMixin, BaseEstimator):
                 "estimator": type(self).__name__,
                 "params": params,
                 "solver": _solver_spec(self.solver),
-                "kernels": PRECOMPUTED if self.kernels == PRECOMPUTED else specs,
+                "kernels": PRECOMPUTED if isinstance(self.kernels, str) else specs,
                 "n_kernels": int(self._betas.shape[1]),
                 "n_train": self.n_train_,
                 "n_features_in": getattr(self, "n_features_in_", None),

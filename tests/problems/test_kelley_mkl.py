@@ -567,3 +567,12 @@ def test_fitting_prints_nothing_on_standard_output(capfd):
     grams, y = _problem(n=20)
     MKL(grams, solver=kelley(eps=1e-3)).fit(None, y)  # and in this process
     assert capfd.readouterr().out == ""
+
+
+def test_refit_on_gram_matrices_forgets_the_number_of_features():
+    train, test, y, X, X_test, kernels = _train_test_grams(2)
+    model = MKL(kernels, solver=kelley(eps=1e-3)).fit(X, y)
+    assert model.n_features_in_ == 3
+    model.set_params(kernels="precomputed").fit(train, y)
+    assert not hasattr(model, "n_features_in_") and model.support_vectors_ is None
+    np.testing.assert_array_equal(model.predict(test), MKL(kernels, solver=kelley(eps=1e-3)).fit(X, y).predict(X_test))
