@@ -9,6 +9,7 @@ from __future__ import annotations
 __all__ = [
     "CutplaneError",
     "InputError",
+    "InputTypeError",
     "ModelFormatError",
     "SolverError",
     "ConvergenceWarning",
@@ -56,6 +57,14 @@ class InputError(CutplaneError, ValueError):
         if self.field is not None:
             where += f"{self.field}: "
         return where + self.message
+
+
+class InputTypeError(InputError, TypeError):
+    """Bad input of a kind that cannot be converted at all (e.g. a dict where a number is expected).
+
+    A :class:`InputError` that is also a :class:`TypeError`, where scikit-learn's contract
+    expects one (``float()`` of an object that is not a number); same parameters.
+    """
 
 
 class ModelFormatError(InputError):

@@ -272,44 +272,52 @@ def _positive(value, name):
     return float(value)
 
 
-def check_grams(grams):
+def check_grams(grams, *, name="kernels"):
     """Validate a list of square Gram matrices of one size; dense float64 or CSR.
+
+    Parameters
+    ----------
+    grams : sequence of array-like or sparse matrix
+    name : str, default="kernels"
+        Argument name in error messages (``field`` of the InputError).
 
     Returns
     -------
     list of ndarray or csr_matrix, each of shape (n, n)
     """
     if callable(grams) or isinstance(grams, np.ndarray) and grams.ndim == 2:
-        raise InputError("expected a list of Gram matrices, got a single matrix or callable", field="kernels")
+        raise InputError("expected a list of Gram matrices, got a single matrix or callable", field=name)
     try:
         grams = list(grams)
     except TypeError:
-        raise InputError(f"expected a list of Gram matrices, got {type(grams).__name__}", field="kernels") from None
+        raise InputError(f"expected a list of Gram matrices, got {type(grams).__name__}", field=name) from None
     if not grams:
-        raise InputError("needs at least one kernel", field="kernels")
+        raise InputError("needs at least one kernel", field=name)
     out, n = [], None
     for k, K in enumerate(grams):
         if sp.issparse(K):
+            if K.dtype.kind not in "biuf":  # complex values would lose their imaginary part
+                raise InputError(f"kernel {k}: expected real numbers, got dtype {K.dtype}", field=name)
             K = sp.csr_matrix(K, dtype=np.float64)
             data = K.data
         else:
             K = np.asarray(K)
             if K.dtype.kind not in "biuf":
-                raise InputError(f"kernel {k}: expected numbers, got dtype {K.dtype}", field="kernels")
+                raise InputError(f"kernel {k}: expected numbers, got dtype {K.dtype}", field=name)
             K = np.ascontiguousarray(K, dtype=np.float64)
             data = K
         if K.ndim != 2 or K.shape[0] != K.shape[1]:
-            raise InputError(f"kernel {k}: a Gram matrix must be square, got shape {K.shape}", field="kernels")
+            raise InputError(f"kernel {k}: a Gram matrix must be square, got shape {K.shape}", field=name)
         if n is None:
             n = K.shape[0]
         elif K.shape[0] != n:
             raise InputError(
                 f"kernel {k} is {K.shape[0]} x {K.shape[0]}, kernel 0 is {n} x {n}: "
                 "all Gram matrices must be over the same samples",
-                field="kernels",
+                field=name,
             )
         if not np.isfinite(data).all():
-            raise InputError(f"kernel {k} contains NaN or inf", field="kernels")
+            raise InputError(f"kernel {k} contains NaN or inf", field=name)
         out.append(K)
     return out
 

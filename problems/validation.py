@@ -27,9 +27,11 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from cutplane.exceptions import InputError
+from cutplane.exceptions import InputError, InputTypeError
 
 __all__ = [
+    "validate_features",
+    "check_target",
     "UnseenLabelWarning",
     "UnseenFeatureWarning",
     "warn_unseen_labels",
@@ -90,6 +92,12 @@ def check_features(X, *, name="X", accept_sparse=True, min_samples=1):
         raise InputError(f"need at least {min_samples} sample(s), got {X.shape[0]}", field=name)
     if X.shape[1] < 1:
         raise InputError("need at least one feature, got 0", field=name)
+    _check_finite_rows(X, data, name)
+    return X
+
+
+def _check_finite_rows(X, data, name):
+    """Raise naming the first row of ``X`` (ndarray or CSR; ``data`` its values) holding NaN or inf."""
     bad = ~np.isfinite(data)
     if bad.any():
         if sp.issparse(X):
@@ -97,7 +105,142 @@ def check_features(X, *, name="X", accept_sparse=True, min_samples=1):
         else:
             row = int(np.argwhere(bad)[0][0])
         raise InputError(f"contains NaN or infinite values ({int(bad.sum())} entries; first in row {row})", field=name)
+
+
+def validate_features(estimator, X, *, reset, accept_sparse=True, name="X"):
+    """The samples of a scikit-learn estimator, converted and checked the way scikit-learn does.
+
+    scikit-learn's own :func:`sklearn.utils.validation.validate_data` converts ``X`` (lists,
+    pandas frames, numeric object arrays, every sparse format to CSR) and records or checks
+    ``n_features_in_`` (and ``feature_names_in_``); its messages are those scikit-learn's
+    estimator checks look for. What this adds: the package's error types
+    (:class:`~cutplane.exceptions.InputError`, :class:`~cutplane.exceptions.InputTypeError`
+    where scikit-learn raises a TypeError), strings refused rather than parsed as numbers
+    (module docstring), and the package's messages for the wrong number of dimensions and
+    for NaN / infinite entries (naming the first row).
+
+    Parameters
+    ----------
+    estimator : BaseEstimator
+        The estimator being fitted or applied.
+    X : array-like or scipy sparse matrix of shape (n_samples, n_features)
+    reset : bool
+        True in ``fit`` (records ``n_features_in_``), False after it (checks ``X`` against
+        it; the error says both numbers).
+    accept_sparse : bool, default=True
+        False: a sparse ``X`` is refused with a message saying so.
+    name : str, default="X"
+        Argument name in error messages.
+
+    Returns
+    -------
+    ndarray of float64 of shape (n_samples, n_features), C-ordered, or scipy.sparse.csr_matrix
+
+    Raises
+    ------
+    InputError
+        Not a 2-d array of numbers (the message of a 1-d array says how to reshape it), complex
+        numbers, no samples or no features, NaN or infinite entries, or another number of
+        features than in ``fit``.
+    InputTypeError
+        An entry that is not a number (e.g. a dict in an object array), or sparse input with
+        ``accept_sparse=False``.
+    """
+    from sklearn.utils.validation import validate_data
+
+    if not sp.issparse(X):
+        _refuse_non_numbers(X, name)
+    try:
+        X = validate_data(
+            estimator,
+            X,
+            reset=reset,
+            accept_sparse="csr" if accept_sparse else False,
+            dtype=np.float64,
+            order="C",
+            ensure_all_finite=False,
+        )
+    except TypeError as exc:
+        raise InputTypeError(str(exc), field=name) from None
+    except ValueError as exc:
+        raise InputError(str(exc), field=name) from None
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        data = X.data
+    else:
+        data = X
+    _check_finite_rows(X, data, name)
     return X
+
+
+def _refuse_non_numbers(X, name):
+    """The package's messages for dense input that is not a 2-d array of numbers (strings
+    are refused, not parsed); what numpy cannot shape is left to scikit-learn's message."""
+    try:
+        arr = X if isinstance(X, np.ndarray) else np.asarray(X)
+    except (TypeError, ValueError):  # ragged nesting, objects numpy cannot hold: scikit-learn says
+        return
+    if arr.ndim != 2:
+        hint = ""
+        if arr.ndim == 1:
+            hint = (
+                ". Reshape your data: X.reshape(-1, 1) if it has a single feature, "
+                "X.reshape(1, -1) if it is a single sample"
+            )
+        raise InputError(
+            f"expected a 2-d array of shape (n_samples, n_features), got shape {arr.shape}{hint}", field=name
+        )
+    if arr.dtype.kind in "USV":
+        raise InputError(f"expected numbers, got dtype {arr.dtype}", field=name)
+    if arr.dtype.kind == "O":
+        text = next((v for v in arr.flat if isinstance(v, (str, bytes))), None)
+        if text is not None:
+            raise InputError(f"expected numbers, got the string {_short(text)} in an object array", field=name)
+
+
+def check_target(y, *, n_samples=None, owner="the estimator"):
+    """Labels ``y`` of a classifier as scikit-learn converts them: 1-d, a column vector raveled.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,) or (n_samples, 1)
+        A column vector is raveled with scikit-learn's
+        :class:`~sklearn.exceptions.DataConversionWarning`.
+    n_samples : int, optional
+        The number of samples of ``X``; another length is an error.
+    owner : str
+        The estimator's name, for the message when ``y`` is None.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+
+    Raises
+    ------
+    InputError
+        ``y`` None, sparse, complex, not 1-d (after raveling a column), of another length, or
+        with NaN / infinite / None labels.
+    """
+    if y is None:
+        raise InputError(f"{owner} requires y to be passed, but the target y is None", field="y")
+    if sp.issparse(y):
+        raise InputError("expected a 1-d array of labels, got a sparse matrix", field="y")
+    y = np.asarray(y)
+    if y.dtype.kind == "c":
+        raise InputError("Complex data not supported as labels", field="y")
+    if y.ndim == 2 and y.shape[1] == 1:
+        from sklearn.utils.validation import column_or_1d
+
+        y = column_or_1d(y, warn=True)  # scikit-learn's DataConversionWarning
+    if y.ndim != 1:
+        raise InputError(f"y must be 1-d, got shape {y.shape}", field="y")
+    if n_samples is not None and y.shape[0] != n_samples:
+        raise InputError(f"X has {n_samples} samples but y has {y.shape[0]}", field="y")
+    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+        raise InputError("contains NaN or infinite values", field="y")
+    if y.dtype.kind == "O" and any(v is None or (isinstance(v, float) and not np.isfinite(v)) for v in y):
+        raise InputError("contains missing (None/NaN) labels", field="y")
+    return y
 
 
 def check_finite_vector(v, *, name, length=None):
@@ -162,8 +305,10 @@ def check_classification_targets(y, *, min_classes=2):
     except TypeError:
         raise InputError("labels of mixed types cannot be ordered", field="y") from None
     if classes.shape[0] < min_classes:
+        k = classes.shape[0]
         raise InputError(
-            f"need at least {min_classes} classes, got {classes.shape[0]} ({classes.tolist()[:5]})", field="y"
+            f"need at least {min_classes} classes, got {k} class{'' if k == 1 else 'es'} ({classes.tolist()[:5]})",
+            field="y",
         )
     return classes, y_index.astype(np.int64).ravel()
 

@@ -21,6 +21,10 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
+import sys
+import tempfile
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -32,6 +36,7 @@ __all__ = [
     "BACKENDS",
     "register_backend",
     "backend_available",
+    "quiet_highs_banner",
     "available_backends",
     "resolve_backends",
     "preferred_backends",
@@ -60,6 +65,9 @@ class Backend:
     native : callable, optional
         A solver that takes the problem data instead of a cvxpy problem; for the
         ``"simplex_qp"`` kind ``native(H, c, alpha0, **options) -> SimplexQPResult``.
+    prepare : callable, optional
+        ``prepare()`` before every cvxpy solve (cheap after the first call), e.g. to keep a
+        solver library's start-up output off standard output (HiGHS).
     """
 
     name: str
@@ -67,12 +75,15 @@ class Backend:
     options: dict = field(default_factory=dict)
     solve: Callable | None = None
     native: Callable | None = None
+    prepare: Callable | None = None
 
     def handles(self, kind: str) -> bool:
         """True if the backend solves problems of ``kind`` (a QP backend solves the simplex QP)."""
         return kind in self.kinds or (kind == "simplex_qp" and "qp" in self.kinds and self.native is None)
 
     def run(self, problem, warm_start=False):
+        if self.prepare is not None:
+            self.prepare()
         if self.solve is not None:
             return self.solve(problem, **self.options)
         return problem.solve(solver=self.name, warm_start=warm_start, **self.options)
@@ -93,6 +104,48 @@ def register_backend(backend: Backend, *, position: int | None = None) -> None:
         backend_available.cache_clear()
 
 
+_HIGHS_LOCK = threading.Lock()
+_HIGHS_QUIET = False
+
+
+def quiet_highs_banner() -> None:
+    """Keep HiGHS's banner off standard output (once per process; a no-op afterwards).
+
+    HiGHS prints ``Running HiGHS ... Copyright ...`` from C++ on file descriptor 1 when the
+    first ``highspy.Highs`` object of a process is made, before any option (``output_flag``,
+    cvxpy's ``verbose=False``) can apply; later objects print nothing. This makes that first
+    object with descriptor 1 pointing to a temporary file and logs what it printed at DEBUG
+    level. Other threads writing to descriptor 1 during that moment (microseconds, once) are
+    logged too instead of printed. Without highspy it does nothing.
+    """
+    global _HIGHS_QUIET
+    with _HIGHS_LOCK:
+        if _HIGHS_QUIET:
+            return
+        _HIGHS_QUIET = True
+        try:
+            import highspy
+        except ImportError:
+            return
+        try:
+            sys.stdout.flush()
+            saved = os.dup(1)
+        except (OSError, ValueError, AttributeError):  # no usable descriptor 1: nothing to keep clean
+            highspy.Highs()
+            return
+        with tempfile.TemporaryFile() as sink:
+            os.dup2(sink.fileno(), 1)
+            try:
+                highspy.Highs()
+            finally:
+                os.dup2(saved, 1)
+                os.close(saved)
+            sink.seek(0)
+            banner = sink.read().decode(errors="replace").strip()
+        if banner:
+            logger.debug("HiGHS start-up output (kept off stdout): %s", banner)
+
+
 def _native_simplex_qp(H, c, alpha0=None, **options):
     from .simplex_qp import solve_simplex_qp
 
@@ -105,7 +158,7 @@ for _b in (
     Backend("CLARABEL", _ALL),
     Backend("ECOS", _ALL, {"abstol": 1e-9, "reltol": 1e-9, "feastol": 1e-9, "max_iters": 200}),
     Backend("SCS", _ALL, {"eps_abs": 1e-8, "eps_rel": 1e-8, "max_iters": 20000}),
-    Backend("HIGHS", frozenset({"lp"})),
+    Backend("HIGHS", frozenset({"lp"}), prepare=quiet_highs_banner),
 ):
     register_backend(_b)
 

@@ -46,10 +46,9 @@ from problems.solvers import (
 from problems.validation import (
     check_choice,
     check_classification_targets,
-    check_features,
-    check_n_features,
     check_positive,
-    check_X_y,
+    check_target,
+    validate_features,
 )
 
 __all__ = ["LinearSVM", "MODEL_SCHEMA"]
@@ -186,15 +185,25 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
             return sp.hstack([X, sp.csr_matrix(col)], format="csr")
         return np.hstack([X, col])
 
+    def __sklearn_tags__(self):
+        """scikit-learn's tags: a classifier that takes sparse input (CSR; other formats are converted)."""
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
     # ---------------------------------------------------------------- estimator
     def fit(self, X, y, *, validation_data=None, validation_fraction=None, validation_seed=0, refit=True):
         """Train on features ``X`` and labels ``y``.
 
         Parameters
         ----------
-        X : ndarray or scipy sparse matrix of shape (n_samples, n_features)
+        X : array-like or scipy sparse matrix of shape (n_samples, n_features)
+            Converted as scikit-learn converts samples (lists, pandas frames and object arrays
+            of numbers to float64, every sparse format to CSR); complex numbers and strings are
+            refused.
         y : array-like of shape (n_samples,)
-            At least two distinct labels.
+            At least two distinct labels. A column vector is raveled with scikit-learn's
+            ``DataConversionWarning``.
         validation_data : (X_dev, y_dev), optional
             Labelled samples to choose C on by accuracy (a grid of C), or to score the model
             on (one C). Labels never seen in training count as errors (with a warning).
@@ -218,6 +227,8 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         InputError
             A grid of C without validation data, both ``validation_data`` and
             ``validation_fraction``, or bad input.
+        InputTypeError
+            Samples that are not numbers (an :class:`InputError` and a ``TypeError``).
         """
         from cutplane import minimize
         from cutplane.regularizers import L1, L2
@@ -226,7 +237,8 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
 
         started = time.perf_counter()
         p, options = self._check_params()
-        X, y = check_X_y(X, y)
+        X = validate_features(self, X, reset=True)
+        y = check_target(y, n_samples=X.shape[0], owner="LinearSVM")
         X_all, y_all = X, y
         grid = p["C"]
         plan = plan_validation(
@@ -322,10 +334,10 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         from problems.validation import warn_unseen_labels
 
         try:
-            X_val, y_val = check_X_y(X_val, y_val)
+            X_val = validate_features(self, X_val, reset=False)
+            y_val = check_target(y_val, n_samples=X_val.shape[0], owner="LinearSVM")
         except InputError as exc:
             raise InputError(f"validation_data: {exc.message}", field="validation_data") from None
-        check_n_features(X_val, self.n_features_in_, name="validation_data")
         warn_unseen_labels([y_val.tolist()], self.classes_.tolist(), stacklevel=4)
         self.validation_ = {
             "source": plan.source,
@@ -369,10 +381,12 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
 
     def decision_function(self, X):
         """Scores: ndarray of shape (n_samples,) for two classes (positive means
-        ``classes_[1]``), else of shape (n_samples, n_classes)."""
+        ``classes_[1]``), else of shape (n_samples, n_classes).
+
+        ``X`` is converted as in :meth:`fit` and must have ``n_features_in_`` columns.
+        """
         check_is_fitted(self, "coef_")
-        X = check_features(X)
-        check_n_features(X, self.n_features_in_)
+        X = validate_features(self, X, reset=False)
         scores = np.asarray(X @ self.coef_.T) + self.intercept_
         return scores.ravel() if self.coef_.shape[0] == 1 else scores
 

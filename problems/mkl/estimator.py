@@ -18,16 +18,24 @@ learn's ``SVC(C=...)`` and SPOM's ``C = 1/(lambda N)``. (The linear estimators o
 package weight the *mean* loss: their ``C`` is this ``C`` times ``n_samples``.) The solver's
 ``eps``, and ``objective_``, ``lower_bound_`` and ``gap_`` are on the scale of (21) = ``D``.
 
+Kernels: kernel functions evaluated on the samples ``X`` (a scikit-learn classifier in every
+respect: ``check_estimator`` passes), or precomputed Gram matrices, given as MKLpy does
+(``MKL("precomputed").fit(KL, y)``, ``predict(KL_test)``: the lists of training and
+test-vs-train matrices are ``X``) or, as in earlier versions, as ``kernels`` with
+``fit(None, y)``.
+
 Model files (:meth:`MKL.save` / :meth:`MKL.load`): npz + JSON through
 :mod:`problems.model_io`, never pickle. Kernels given as objects of :mod:`problems.mkl.kernels`
 (``LinearKernel``, ``PolynomialKernel``, ``GaussianKernel``, ``B1SplineKernel``) are saved by
 class name and parameters, with the support vectors; other callables cannot be saved
 (InputError). Precomputed training Gram matrices are **not** saved: the model keeps only
 what prediction needs (kernel weights, ``dual_coef_``, ``support_``, intercepts), and a loaded
-model predicts from test-vs-train Gram matrices as before; it cannot be refitted without
-new ``kernels``. The solver is saved by class name and parameters. Files written by the
-estimators of cutplane 0.x before this one (``estimator`` ``"KelleyMKL"``, ``"GaussSeidelMKL"``
-or ``"SimpleMKL"``, model format version 1) load as :class:`MKL` with the equivalent solver.
+model predicts from test-vs-train Gram matrices as before; a model of ``kernels="precomputed"``
+keeps that string and can be refitted on new Gram matrices, one of Gram matrices given as
+``kernels`` cannot be refitted without new ``kernels``. The solver is saved by class name and
+parameters. Files written by the estimators of cutplane 0.x before this one (``estimator``
+``"KelleyMKL"``, ``"GaussSeidelMKL"`` or ``"SimpleMKL"``, model format version 1) load as
+:class:`MKL` with the equivalent solver.
 """
 
 from __future__ import annotations
@@ -43,13 +51,22 @@ from cutplane.exceptions import ConvergenceWarning, InputError, ModelFormatError
 from problems.mkl.wrappers import Wrapper, wrapper_mkl
 from problems.model_schemas import ModelSchema, check_schema
 from problems.solvers import CuttingPlane, CuttingPlaneOptions, Param, check_params
-from problems.validation import check_bool, check_choice, check_classification_targets, check_positive
+from problems.validation import (
+    check_bool,
+    check_choice,
+    check_classification_targets,
+    check_positive,
+    check_target,
+    validate_features,
+)
 
 __all__ = ["MKL", "LEGACY_ESTIMATORS", "MODEL_SCHEMA"]
 
 _MULTICLASS = ("shared", "per-class", "none")
 _KERNEL_CLASSES = ("LinearKernel", "PolynomialKernel", "GaussianKernel", "B1SplineKernel")
 _SOLVERS = {"CuttingPlane": CuttingPlane, "Wrapper": Wrapper}
+#: ``kernels`` value of MKLpy's convention: the Gram matrices are ``X`` of ``fit`` and ``predict``.
+PRECOMPUTED = "precomputed"
 #: Defaults of the solver's ``eps`` and ``max_iter`` for MKL.
 _DEFAULT_EPS, _DEFAULT_MAX_ITER = 1e-3, 200
 #: Estimator names of the model files of the MKL classes this one replaced (one per solver).
@@ -68,11 +85,25 @@ class MKL(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    kernels : list of callables or list of ndarray / sparse matrix
-        Either kernel functions ``k(X, Y) -> Gram (n_x, n_y)`` (e.g. the kernels of
-        :mod:`problems.mkl.kernels`), evaluated on ``X`` at fit; or precomputed Gram matrices of
-        shape (n_samples, n_samples) on the training samples (then ``fit(None, y)`` and
-        ``predict`` takes the list of test-vs-train matrices, each (n_test, n_samples)).
+    kernels : list of callables, "precomputed", or list of ndarray / sparse matrix
+        One of three ways to give the base kernels:
+
+        - kernel functions ``k(X, Y) -> Gram (n_x, n_y)`` (e.g. the kernels of
+          :mod:`problems.mkl.kernels`): ``fit(X, y)`` and ``predict(X)`` take samples, as any
+          scikit-learn classifier (dense or sparse ``X``; every sparse format is converted to
+          CSR);
+        - ``"precomputed"``, MKLpy's convention: ``fit(KL, y)`` takes the training Gram
+          matrices as ``X``, a list of ``n_kernels`` matrices of shape (n_samples, n_samples)
+          or an array of shape (n_kernels, n_samples, n_samples), and ``predict(KL_test)`` the
+          test-vs-train matrices, a list of (n_test, n_samples) matrices or an array of shape
+          (n_kernels, n_test, n_samples), in the same order;
+        - the training Gram matrices themselves (the data in a hyper-parameter, the form of
+          earlier versions, kept working): then ``fit(None, y)``, and ``predict`` takes the
+          test-vs-train matrices as with ``"precomputed"``.
+
+        scikit-learn's cross-validation (``GridSearchCV``, ``cross_val_score``) splits samples,
+        which the first form only has: with precomputed Gram matrices, slice the training
+        rows and columns of each matrix for each fold yourself.
     C : float, default=1.0
         Weight of the summed hinge loss in (21) (libsvm's ``C``).
     multiclass : {"shared", "per-class", "none"}, default="shared"
@@ -113,6 +144,8 @@ class MKL(ClassifierMixin, BaseEstimator):
         Training indices with a nonzero ``alpha`` in some output.
     support_vectors_ : ndarray, sparse matrix or None
         The training samples of ``support_`` (None for precomputed Gram matrices).
+    n_features_in_ : int
+        Number of features of ``X`` (kernel functions only).
     intercept_ : ndarray of shape (n_outputs,)
         Bias of eq. 27, averaged over the free support vectors ``0 < alpha_i < C`` (the
         hinge-optimal bias when there is none).
@@ -152,6 +185,12 @@ class MKL(ClassifierMixin, BaseEstimator):
         self.gap_tol = gap_tol
         self.solver = solver
 
+    def __sklearn_tags__(self):
+        """scikit-learn's tags: a classifier whose kernel functions take sparse samples too."""
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
     # ------------------------------------------------------------------ helpers
     def _solver_options(self, n_runs):
         """The checked options of the solver (default ``CuttingPlane(method="kelley")``)."""
@@ -182,7 +221,16 @@ class MKL(ClassifierMixin, BaseEstimator):
         return opts
 
     def _kernel_mode(self):
+        """``(kernels, mode)``: the kernel list (None for ``"precomputed"``) and ``"callables"``,
+        ``"precomputed"`` (the Gram matrices are ``X``) or ``"grams"`` (they are ``kernels``)."""
         ks = self.kernels
+        if isinstance(ks, str):
+            if ks != PRECOMPUTED:
+                raise InputError(
+                    f"expected a list of kernels (callables or Gram matrices) or {PRECOMPUTED!r}, got {ks!r}",
+                    field="kernels",
+                )
+            return None, PRECOMPUTED
         if ks is None:
             raise InputError(
                 "no kernels (a model loaded with precomputed Gram matrices keeps none): set "
@@ -200,36 +248,40 @@ class MKL(ClassifierMixin, BaseEstimator):
         n_callable = sum(callable(k) for k in ks)
         if 0 < n_callable < len(ks):
             raise InputError("mix of callables and Gram matrices: give all kernels the same way", field="kernels")
-        return ks, n_callable > 0
+        return ks, ("callables" if n_callable else "grams")
 
-    def _train_grams(self, X, n_labels, psd):
+    def _train_data(self, X, y):
+        """The training samples (callables; else None), labels and Gram matrices, checked."""
         from oracles.mkl import check_grams
-        from problems.mkl.psd import check_psd
 
-        ks, callables = self._kernel_mode()
-        if callables:
+        ks, mode = self._kernel_mode()
+        if mode == "callables":
             if X is None:
                 raise InputError("kernels are callables: fit needs the samples X", field="X")
-            if not sp.issparse(X):
-                X = np.asarray(X)
-            if X.ndim != 2 or X.shape[0] != n_labels:
-                raise InputError(
-                    f"X has shape {X.shape}; expected ({n_labels}, n_features) for {n_labels} labels", field="X"
-                )
-            grams = [k(X, None) for k in ks]
-        else:
+            X = validate_features(self, X, reset=True)
+            y = check_target(y, n_samples=X.shape[0], owner=type(self).__name__)
+            return X, y, check_grams([k(X, None) for k in ks])
+        for name in ("n_features_in_", "feature_names_in_"):  # of an earlier fit on samples
+            if hasattr(self, name):
+                delattr(self, name)
+        if mode == "grams":
             if X is not None:
                 raise InputError("kernels are precomputed Gram matrices: call fit(None, y)", field="X")
-            grams = ks
-        grams = check_grams(grams)
-        if grams[0].shape[0] != n_labels:
+            grams = check_grams(ks)
+        else:
+            if X is None:
+                raise InputError(
+                    "kernels='precomputed': pass the training Gram matrices as X, a list of (n_samples, "
+                    "n_samples) matrices or an array of shape (n_kernels, n_samples, n_samples)",
+                    field="X",
+                )
+            grams = check_grams(_gram_list(X, "X", "training Gram matrices"), name="X")
+        y = check_target(y, owner=type(self).__name__)
+        if grams[0].shape[0] != y.shape[0]:
             raise InputError(
-                f"Gram matrices are {grams[0].shape[0]} x {grams[0].shape[0]} but y has {n_labels} labels", field="y"
+                f"Gram matrices are {grams[0].shape[0]} x {grams[0].shape[0]} but y has {y.shape[0]} labels", field="y"
             )
-        if psd:
-            for k, K in enumerate(grams):
-                check_psd(K, tol=1e-8, warn=True, name=f"kernels[{k}]")
-        return grams, callables, X
+        return None, y, grams
 
     # ---------------------------------------------------------------- estimator
     def fit(self, X, y):
@@ -237,23 +289,31 @@ class MKL(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or None
-            Samples for callable kernels; None for precomputed Gram matrices.
+        X : array-like of shape (n_samples, n_features), list of (n_samples, n_samples) matrices, or None
+            Samples for kernel functions (converted as scikit-learn does: numeric object arrays,
+            every sparse format to CSR; complex numbers are refused); for
+            ``kernels="precomputed"`` the training Gram matrices, a list or an array of shape
+            (n_kernels, n_samples, n_samples); None when ``kernels`` holds the Gram matrices.
         y : array-like of shape (n_samples,)
-            At least two classes.
+            At least two classes. A column vector is raveled with scikit-learn's
+            ``DataConversionWarning``.
 
         Returns
         -------
         self
+
+        Raises
+        ------
+        InputError
+            Bad parameters, kernels or data (``field`` names which).
+        InputTypeError
+            Samples that are not numbers (an :class:`InputError` and a ``TypeError``).
         """
         from oracles.mkl import OneVsRestMKLOracle, SVMDualOracle
+        from problems.mkl.psd import check_psd
 
         p = check_params(self, self.PARAMETERS)
-        y = np.asarray(y)
-        if y.ndim != 1:
-            raise InputError(f"y must be 1-d, got shape {y.shape}", field="y")
-        if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
-            raise InputError("contains NaN or infinite values", field="y")
+        X, y, grams = self._train_data(X, y)
         classes, y_idx = check_classification_targets(y)
         n_classes = classes.shape[0]
         if n_classes > 2 and p["multiclass"] == "none":
@@ -263,7 +323,9 @@ class MKL(ClassifierMixin, BaseEstimator):
             )
         shared = n_classes == 2 or p["multiclass"] == "shared"
         opts = self._solver_options(1 if shared else n_classes)
-        grams, callables, X = self._train_grams(X, y.shape[0], p["check_psd"])
+        if p["check_psd"]:
+            for k, K in enumerate(grams):
+                check_psd(K, tol=1e-8, warn=True, name=f"kernels[{k}]")
         if n_classes == 2:
             Y = np.where(y_idx == 1, 1.0, -1.0)[:, None]
         else:
@@ -283,9 +345,8 @@ class MKL(ClassifierMixin, BaseEstimator):
             for c in range(n_classes):
                 runs.append(_run(SVMDualOracle(grams, Y[:, c], p["C"], **okw), opts))
         self._store(runs, Y, grams, shared, classes, opts.eps)
+        callables = X is not None
         self.support_vectors_ = X[self.support_] if callables else None
-        if callables:
-            self.n_features_in_ = int(X.shape[1])
         self.n_train_ = int(Y.shape[0])
         self._callables = callables
         return self
@@ -326,21 +387,16 @@ class MKL(ClassifierMixin, BaseEstimator):
 
     def _test_grams(self, X):
         """Base kernels between X and the support vectors: list of (n_test, n_support)."""
-        ks = list(self.kernels) if self.kernels is not None else [None] * self._betas.shape[1]
+        n_kernels = self._betas.shape[1]
         if self._callables:
             if X is None:
                 raise InputError("kernels are callables: pass the samples X", field="X")
-            out = [k(X, self.support_vectors_) for k in ks]
+            X = validate_features(self, X, reset=False)
+            out = [k(X, self.support_vectors_) for k in self.kernels]
             return [K.toarray() if sp.issparse(K) else np.asarray(K, dtype=np.float64) for K in out]
-        if callable(X) or isinstance(X, np.ndarray) or sp.issparse(X):
-            raise InputError(
-                "fitted with precomputed Gram matrices: pass the list of test-vs-train "
-                "matrices, each of shape (n_test, n_train)",
-                field="X",
-            )
-        mats = list(X)
-        if len(mats) != len(ks):
-            raise InputError(f"expected {len(ks)} test Gram matrices, got {len(mats)}", field="X")
+        mats = _gram_list(X, "X", "test-vs-train matrices, each of shape (n_test, n_train)")
+        if len(mats) != n_kernels:
+            raise InputError(f"expected {n_kernels} test Gram matrices, got {len(mats)}", field="X")
         out, n_test = [], None
         for k, K in enumerate(mats):
             K = K.toarray() if sp.issparse(K) else np.asarray(K, dtype=np.float64)
@@ -361,7 +417,9 @@ class MKL(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_test, n_features), or list of (n_test, n_train) matrices
-            Samples (callable kernels) or test-vs-train Gram matrices (precomputed kernels).
+            Samples (kernel functions) or the test-vs-train Gram matrices (precomputed kernels,
+            given as ``kernels`` or with ``kernels="precomputed"``): a list of ``n_kernels``
+            matrices or an array of shape (n_kernels, n_test, n_train), in the order of ``fit``.
 
         Returns
         -------
@@ -474,7 +532,7 @@ class MKL(ClassifierMixin, BaseEstimator):
                 "estimator": type(self).__name__,
                 "params": params,
                 "solver": _solver_spec(self.solver),
-                "kernels": specs,
+                "kernels": PRECOMPUTED if isinstance(self.kernels, str) else specs,
                 "n_kernels": int(self._betas.shape[1]),
                 "n_train": self.n_train_,
                 "n_features_in": getattr(self, "n_features_in_", None),
@@ -498,8 +556,10 @@ class MKL(ClassifierMixin, BaseEstimator):
         Returns
         -------
         MKL
-            ``kernels`` is rebuilt from the saved names and parameters, or None when the model
-            was fitted on precomputed Gram matrices (predict then takes test-vs-train matrices).
+            ``kernels`` is rebuilt from the saved names and parameters; it is ``"precomputed"``
+            for a model fitted with ``kernels="precomputed"`` (it can be refitted), and None for
+            one fitted with the Gram matrices as ``kernels`` (which are not saved); in both
+            cases ``predict`` takes test-vs-train matrices.
 
         Raises
         ------
@@ -547,7 +607,7 @@ class MKL(ClassifierMixin, BaseEstimator):
                 raise ModelFormatError(f"{field} has shape {arr.shape}, expected {shape}", path=path, field=field)
         if support.ndim != 1 or (support.size and (support.min() < 0 or support.max() >= n_train)):
             raise ModelFormatError(f"support indices outside 0..{n_train - 1}", path=path, field="support")
-        est._callables = kernels is not None
+        est._callables = isinstance(kernels, list)
         est.support_vectors_ = None
         if est._callables:
             SV = _support_vectors(arrays, path)
@@ -674,8 +734,12 @@ def _params_and_solver(name, meta, path):
 def _kernels_from_specs(specs, n_kernels, path):
     from problems.mkl import kernels as kernel_module
 
-    if specs is None:
-        return None
+    if specs is None or specs == PRECOMPUTED:
+        return specs
+    if isinstance(specs, str):
+        raise ModelFormatError(
+            f"kernels must be a list of kernel specs, got {specs[:80]!r}", path=path, field="kernels"
+        )
     if len(specs) != n_kernels:
         raise ModelFormatError(f"{len(specs)} kernel specs for {n_kernels} kernels", path=path, field="kernels")
     kernels = []
@@ -717,7 +781,7 @@ MODEL_SCHEMA = ModelSchema(
     },
     meta={
         "params": (dict,),
-        "kernels": (list, type(None)),
+        "kernels": (list, str, type(None)),
         "n_kernels": (int,),
         "n_train": (int,),
         "n_features_in": (int, type(None)),
@@ -730,3 +794,19 @@ MODEL_SCHEMA = ModelSchema(
     params_of=frozenset(MKL._get_param_names()) | {"eps", "max_iter", "time_limit", "verbose"},
     optional_meta={"solver": (dict, type(None))},
 )
+
+
+def _gram_list(X, name, what):
+    """A list of Gram matrices given as a list / tuple of matrices or an array of shape
+    (n_kernels, n_rows, n_cols); a single matrix or samples are refused, saying what is expected."""
+    if callable(X) or sp.issparse(X) or isinstance(X, (str, bytes)) or (isinstance(X, np.ndarray) and X.ndim != 3):
+        shape = f" of shape {X.shape}" if hasattr(X, "shape") else ""
+        raise InputError(
+            f"got a {type(X).__name__}{shape}: pass the list of {what} "
+            "(or an array of shape (n_kernels, n_rows, n_cols))",
+            field=name,
+        )
+    try:
+        return list(X)
+    except TypeError:
+        raise InputError(f"expected the list of {what}, got {type(X).__name__}", field=name) from None

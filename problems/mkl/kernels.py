@@ -108,6 +108,14 @@ class Kernel:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
         return f"{type(self).__name__}({args})"
 
+    def __eq__(self, other):
+        """Equal when of the same class with equal :meth:`params` (a kernel and its copy made by
+        ``sklearn.base.clone`` of an estimator are equal)."""
+        return type(other) is type(self) and other.params() == self.params()
+
+    def __hash__(self):
+        return hash((type(self).__name__, tuple(sorted(self.params().items()))))
+
     def params(self):
         """The constructor parameters, a dict (how a model file saves the kernel)."""
         return {"normalize": self.normalize}
@@ -363,7 +371,10 @@ _MAP_BLOCK_ENTRIES = 2**21  # output entries per block of the sparse quadratic m
 
 
 def _check_X(X, name="X"):
-    """A finite 2-D float64 array or CSR matrix; InputError otherwise."""
+    """A finite 2-D float64 array or CSR matrix; InputError otherwise (complex numbers too:
+    scikit-learn refuses them, and a cast would drop their imaginary part)."""
+    if np.iscomplexobj(X) if not sp.issparse(X) else X.dtype.kind == "c":
+        raise InputError("Complex data not supported", field=name)
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=np.float64)
         X.sum_duplicates()

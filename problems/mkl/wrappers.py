@@ -68,7 +68,6 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
-from sklearn.base import BaseEstimator
 
 from cutplane.exceptions import InputError
 from problems.mkl.steps import (
@@ -78,7 +77,7 @@ from problems.mkl.steps import (
     simplemkl_max_step,
     simplemkl_step,
 )
-from problems.solvers import Param, check_params
+from problems.solvers import OptionSet, Param, check_params
 from problems.validation import check_choice, check_int, check_positive
 
 __all__ = [
@@ -109,11 +108,13 @@ class WrapperOptions:
     time_limit: float | None
 
 
-class Wrapper(BaseEstimator):
+class Wrapper(OptionSet):
     """A wrapper method (Gauss-Seidel or SimpleMKL, libsvm inside) as the solver of :class:`problems.mkl.MKL`.
 
     Runs :func:`wrapper_mkl` on the estimator's SVM-dual oracle: the same objective ``D(beta)``
     and the same kind of certified gap as Kelley's method (``CuttingPlane(method="kelley")``).
+    Compared by value, as the other solver objects (:class:`~problems.solvers.OptionSet`): an
+    estimator and its clone have equal parameters.
 
     Parameters
     ----------

@@ -267,6 +267,14 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         self.active_rtol = active_rtol
         self.solver = solver
 
+    def __sklearn_tags__(self):
+        """scikit-learn's tags: the input is sentences (not a 2-d array) holding their gold heads
+        (``fit`` and ``score`` take no separate ``y``)."""
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False
+        tags.target_tags.required = False
+        return tags
+
     # ------------------------------------------------------------------ fitting
     def _template_dict(self):
         if self.templates is None:

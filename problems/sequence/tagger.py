@@ -177,6 +177,13 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         self.active_rtol = active_rtol
         self.solver = solver
 
+    def __sklearn_tags__(self):
+        """scikit-learn's tags: the input is sentences (not a 2-d array) and ``fit`` needs labels."""
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False
+        tags.target_tags.required = True
+        return tags
+
     # ------------------------------------------------------------------ fitting
     def make_oracle(self, X, y, *, executor=None):
         """Fit the feature index and label set on ``(X, y)`` and return the 1-slack oracle.

@@ -220,3 +220,37 @@ def test_backend_names_are_checked():
         bk.resolve_backends([], "qp")
     assert "HIGHS" not in bk.resolve_backends(None, "qp")
     assert bk.resolve_backends("clarabel", "lp") == ["CLARABEL"]
+
+
+def test_highs_banner_stays_off_standard_output(capfd):
+    """HiGHS prints a banner on file descriptor 1 when a process makes its first ``Highs`` object,
+    whatever the options; probing and solving with the HIGHS backend keeps it off stdout and
+    logs it at DEBUG level. A fresh interpreter is needed (the banner comes once per process);
+    it shares this test's captured descriptors."""
+    import subprocess
+    import sys
+    import textwrap
+
+    pytest.importorskip("highspy")
+    script = textwrap.dedent(
+        """
+        import logging, sys
+        logging.basicConfig(level=logging.DEBUG, stream=sys.stderr)
+        from cutplane.cuts import Cut
+        from cutplane.reduced import backends as bk
+        from cutplane.reduced.lp import LPReducedSolver
+        from cutplane.regularizers import Simplex
+        from cutplane.working_set import WorkingSet
+        import numpy as np
+        assert bk.backend_available("HIGHS")
+        ws = WorkingSet(2)
+        ws.add(Cut(np.array([1.0, -1.0]), 0.5))
+        ws.add(Cut(np.array([-1.0, 2.0]), 0.0))
+        assert LPReducedSolver(Simplex(2), backends="HIGHS").solve(ws, 1.0).backend == "HIGHS"
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], timeout=300)
+    assert done.returncode == 0
+    captured = capfd.readouterr()
+    assert captured.out == ""
+    assert "Running HiGHS" in captured.err  # the banner was made, and logged instead of printed

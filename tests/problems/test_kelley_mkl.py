@@ -7,6 +7,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cutplane.exceptions import InputError, ModelFormatError
 from problems import MKL
@@ -463,3 +465,114 @@ def test_removed_estimator_names_say_what_replaces_them():
 
     with pytest.raises(AttributeError, match='Wrapper\\(method="simplemkl"'):
         _ = problems.mkl.SimpleMKL
+
+
+# ------------------------------------------------------- MKLpy's convention: the Gram matrices as X
+def _train_test_grams(seed, n=30, n_test=9):
+    rng = np.random.default_rng(seed)
+    Z = rng.standard_normal((n + n_test, 3))
+    y = np.where(Z[:n, 0] - Z[:n, 1] ** 2 + 0.5 + 0.3 * rng.standard_normal(n) > 0, "pos", "neg")
+    kernels = [LinearKernel(), GaussianKernel(0.4), PolynomialKernel(2, normalize=True)]
+    X, X_test = Z[:n], Z[n:]
+    return [k(X) for k in kernels], [k(X_test, X) for k in kernels], y, X, X_test, kernels
+
+
+@settings(max_examples=5, deadline=None)
+@given(seed=st.integers(0, 2**16), as_array=st.booleans(), solver=st.sampled_from(["kelley", "simplemkl"]))
+def test_precomputed_kernels_take_the_gram_matrices_as_X(seed, as_array, solver):
+    """``MKL(kernels="precomputed").fit(KL, y)`` / ``predict(KL_test)`` (a list, or an array of shape
+    (n_kernels, n, n)) is the model of the Gram matrices given as ``kernels`` and of the kernel
+    functions on the samples."""
+    train, test, y, X, X_test, kernels = _train_test_grams(seed)
+    make = (lambda: kelley(eps=1e-4)) if solver == "kelley" else (lambda: Wrapper(method="simplemkl", eps=1e-4))
+    KL, KL_test = (np.stack(train), np.stack(test)) if as_array else (train, test)
+    model = MKL("precomputed", solver=make()).fit(KL, y)
+    legacy = MKL(train, solver=make()).fit(None, y)
+    samples = MKL(kernels, solver=make()).fit(X, y)
+    for other, other_test in ((legacy, test), (samples, X_test)):
+        np.testing.assert_allclose(model.kernel_weights_, other.kernel_weights_, atol=1e-9)
+        np.testing.assert_allclose(model.decision_function(KL_test), other.decision_function(other_test), atol=1e-8)
+        np.testing.assert_array_equal(model.predict(KL_test), other.predict(other_test))
+    assert model.support_vectors_ is None and not hasattr(model, "n_features_in_")
+    assert model.score(KL, y) == legacy.score(train, y)
+    # the Gram matrices are data, not a hyper-parameter: the estimator keeps only the string
+    assert model.get_params()["kernels"] == "precomputed" and clone_params(model) == model.get_params()
+
+
+def clone_params(est):
+    from sklearn.base import clone
+
+    return clone(est).get_params()
+
+
+def test_precomputed_kernels_refuse_what_is_not_a_list_of_gram_matrices():
+    train, test, y, X, _, _ = _train_test_grams(0)
+    with pytest.raises(InputError, match="pass the training Gram matrices as X") as err:
+        MKL("precomputed").fit(None, y)
+    assert err.value.field == "X"
+    with pytest.raises(InputError, match="got a ndarray of shape \\(30, 3\\): pass the list"):
+        MKL("precomputed").fit(X, y)  # samples, not Gram matrices
+    with pytest.raises(InputError, match="got a ndarray of shape \\(30, 30\\)"):
+        MKL("precomputed").fit(train[0], y)  # one matrix, not a list of them
+    with pytest.raises(InputError, match="must be square") as err:
+        MKL("precomputed").fit([K[:, :20] for K in train], y)
+    assert err.value.field == "X"
+    with pytest.raises(InputError, match="same samples"):
+        MKL("precomputed").fit([train[0], train[1][:20, :20]], y)
+    with pytest.raises(InputError, match="but y has 20 labels"):
+        MKL("precomputed").fit(train, y[:20])
+    with pytest.raises(InputError, match="'precomputed', got 'precomputd'"):
+        MKL("precomputd").fit(train, y)
+    model = MKL("precomputed", solver=kelley(eps=1e-3)).fit(train, y)
+    with pytest.raises(InputError, match="expected 3 test Gram matrices, got 2"):
+        model.predict(test[:2])
+    with pytest.raises(InputError, match="test Gram matrix 1 has shape"):
+        model.predict([test[0], test[1][:, :10], test[2]])
+    with pytest.raises(InputError, match="list of test-vs-train"):
+        model.predict(test[0])
+
+
+def test_precomputed_model_files_keep_the_convention(tmp_path):
+    train, test, y, *_ = _train_test_grams(1)
+    model = MKL("precomputed", C=2.0, solver=Wrapper(method="gauss-seidel", eps=1e-4)).fit(train, y)
+    back = MKL.load(model.save(tmp_path / "pre.npz"))
+    assert back.kernels == "precomputed" and back.get_params() == model.get_params()
+    np.testing.assert_array_equal(back.decision_function(np.stack(test)), model.decision_function(test))
+    refitted = back.fit(train, y)  # no Gram matrix was saved, none is needed to refit
+    np.testing.assert_array_equal(refitted.predict(test), model.predict(test))
+
+
+# ------------------------------------------------------------------------------ standard output
+_FIT_SCRIPT = """
+import numpy as np
+from problems import MKL
+from problems.mkl.kernels import GaussianKernel, LinearKernel
+from problems.solvers import CuttingPlane
+rng = np.random.default_rng(0)
+X = rng.standard_normal((30, 3))
+y = np.where(X[:, 0] > 0, 1, -1)
+MKL([LinearKernel(), GaussianKernel(0.5)], solver=CuttingPlane(method="kelley", eps=1e-3)).fit(X, y)
+"""
+
+
+def test_fitting_prints_nothing_on_standard_output(capfd):
+    """HiGHS printed its banner on file descriptor 1 when the LP backends were probed; a fresh
+    interpreter (the banner comes once per process) shares this test's captured descriptors."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _FIT_SCRIPT], timeout=300)
+    assert done.returncode == 0
+    assert capfd.readouterr().out == ""
+    grams, y = _problem(n=20)
+    MKL(grams, solver=kelley(eps=1e-3)).fit(None, y)  # and in this process
+    assert capfd.readouterr().out == ""
+
+
+def test_refit_on_gram_matrices_forgets_the_number_of_features():
+    train, test, y, X, X_test, kernels = _train_test_grams(2)
+    model = MKL(kernels, solver=kelley(eps=1e-3)).fit(X, y)
+    assert model.n_features_in_ == 3
+    model.set_params(kernels="precomputed").fit(train, y)
+    assert not hasattr(model, "n_features_in_") and model.support_vectors_ is None
+    np.testing.assert_array_equal(model.predict(test), MKL(kernels, solver=kelley(eps=1e-3)).fit(X, y).predict(X_test))
