@@ -189,6 +189,7 @@ def prox_squared_weighted_l1(v, tau, weights):
     E = np.cumsum(np.concatenate(([0.0], B[:-1] * (r[:-1] - r[1:]))))
     with np.errstate(over="ignore", under="ignore"):
         active = (r * inv_tau > E) | ((E == 0.0) & (r > 0))
+    active[0] = True  # j = 1 qualifies (r_1 > 0 = E_1), also when r_1 = |v_1| / d_1 underflows to 0
     rho = np.flatnonzero(active)[-1]
     theta = float(np.sum(dp[: rho + 1] * ap[: rho + 1])) / (inv_tau + B[rho])  # tau A / (1 + tau B)
     return np.sign(v) * np.maximum(a - d * theta, 0.0)

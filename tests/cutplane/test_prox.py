@@ -167,6 +167,14 @@ def test_prox_squared_weighted_l1_cvxpy_and_three_point(v, tau, data):
     check_three_point(v, tau, om_sq_wl1(d), p)
 
 
+def test_prox_squared_weighted_l1_subnormal_ratio():
+    """|v| / d underflows to 0 for a subnormal v (found by hypothesis): j = 1 still qualifies."""
+    v, d = np.array([5e-324]), np.array([2.0])
+    p = prox_squared_weighted_l1(v, 1.0, d)
+    check_against_cvxpy(v, 1.0, om_sq_wl1(d), p, lambda x: 0.5 * cp.square(d @ cp.abs(x)))
+    check_three_point(v, 1.0, om_sq_wl1(d), p)
+
+
 @settings(max_examples=25)
 @given(vg=grouped_vectors(), tau=TAU)
 def test_prox_group_l21_cvxpy_and_three_point(vg, tau):
