@@ -39,7 +39,7 @@ import numpy as np
 __all__ = ["SimplexQPResult", "solve_simplex_qp", "FACE_ENUMERATION_MAX"]
 
 #: Largest problem solved by enumerating the faces of the simplex (``2^n - 1`` small KKT systems).
-FACE_ENUMERATION_MAX = 4
+FACE_ENUMERATION_MAX = 6
 
 
 class SimplexQPResult(NamedTuple):
