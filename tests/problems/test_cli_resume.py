@@ -129,6 +129,40 @@ def test_sigterm_saves_and_ends_with_status_interrupted(seq):
     assert load_model(partial) is not None  # the best point so far, loadable
 
 
+def test_ctrl_c_keeps_the_model_names_the_state_and_resume_reaches_the_objective(seq):
+    """Issue 23's acceptance: SIGINT (Ctrl-C) to ``cutplane train --model M`` with M present: M is
+    unchanged, the exit status is 130, the message names the saved state (the checkpoint and the
+    best model so far) and the resume command, and resuming reaches the uninterrupted objective."""
+    ref_report = seq / "ref.json"
+    if not ref_report.exists():
+        assert main(train_args(seq, "ref")) == 0
+    ref = json.loads(ref_report.read_text())
+    ckpt = seq / "int.ckpt"
+    model = seq / "int.npz"
+    model.write_bytes(b"an earlier, finished model")
+    args = train_args(seq, "int", "--checkpoint", str(ckpt), "--checkpoint-every", "1")
+    proc = run_cli(args, seq)
+    deadline = time.monotonic() + 300
+    while checkpoint_iterations(ckpt) < 3 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert proc.poll() is None, "the run ended before the signal: " + proc.communicate()[1]
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    assert model.read_bytes() == b"an earlier, finished model"
+    assert str(ckpt) in err and str(seq / "int.interrupted.npz") in err and "--resume" in err
+    done = checkpoint_iterations(ckpt)
+    assert 3 <= done < ref["iterations"]
+    resumed = run_cli([*args, "--resume"], seq)
+    out, err = resumed.communicate(timeout=600)
+    assert resumed.returncode == 0, err
+    assert f"(resumed from {ckpt})" in out
+    rep = json.loads((seq / "int.json").read_text())
+    assert rep["status"] == "converged" and rep["resumed"] is True
+    assert abs(rep["objective"] - ref["objective"]) <= EPS
+    assert model.read_bytes() != b"an earlier, finished model"  # the finished run writes its model
+
+
 def _first_checkpoint(seq, tag):
     ckpt = seq / f"{tag}.ckpt"
     assert main(train_args(seq, tag, "--checkpoint", str(ckpt), "--max-iter", "4")) == 0
