@@ -64,6 +64,8 @@ def _as_vector(w, dim, name):
 
 #: Units of rounding by which a point may differ from ``w0 + kappa d`` and still be read on the line.
 _ON_LINE_ULPS = 8.0
+#: Lines in a row whose base product may come from the previous line before one is computed afresh.
+_FRESH_BASE_EVERY = 32
 
 
 class _ProductsOnLine:
@@ -79,7 +81,9 @@ class _ProductsOnLine:
     ``|d_j|`` reproduces every coordinate within a few units of rounding,
     ``|v_i - w0_i - kappa d_i| <= 8 eps (|w0_i| + |kappa d_i| + |w0_j| |d_i| / |d_j|)``; the
     reused product then differs from a direct one by the order of a direct product's own
-    rounding. Any other point gets a direct product.
+    rounding. Any other point gets a direct product. A line's base product is itself read from the
+    previous line, so rounding could add up over a chain of lines: every ``_FRESH_BASE_EVERY``
+    (32) lines the base product is computed directly (one more pass over the data).
 
     Parameters
     ----------
@@ -90,12 +94,18 @@ class _ProductsOnLine:
     def __init__(self, product):
         self._product = product
         self._line = None  # (w0, d, X w0, X d, j, |w0_j| / |d_j|)
+        self._chained = 0  # lines in a row whose base product was read from the previous line
 
     def __getstate__(self):
-        return {"_product": self._product, "_line": None}  # a pickle ships no cached products
+        return {"_product": self._product, "_line": None, "_chained": 0}  # a pickle ships no cached products
 
     def at(self, v):
         """The product of ``v`` (ndarray of shape (dim,)): from the line when ``v`` is on it."""
+        product = self._on_line(v)
+        return self._product(v) if product is None else product
+
+    def _on_line(self, v):
+        """``X w0 + kappa X d`` when ``v`` is on the last line, else None."""
         line = self._line
         if line is not None:
             w0, d, p0, pd, j, ratio = line
@@ -107,11 +117,16 @@ class _ProductsOnLine:
                     tol = _ON_LINE_ULPS * np.finfo(np.float64).eps * (np.abs(w0) + np.abs(step) + ratio * np.abs(d))
                     if np.all(err <= tol):
                         return p0 + kappa * pd
-        return self._product(v)
+        return None
 
     def set_line(self, w0, d):
         """Products ``(X w0, X d)`` of a new line, which later :meth:`at` calls may reuse."""
-        p0 = self.at(w0)
+        p0 = self._on_line(w0) if self._chained < _FRESH_BASE_EVERY else None
+        if p0 is None:
+            p0 = self._product(w0)
+            self._chained = 0
+        else:
+            self._chained += 1
         pd = self._product(d)
         j = int(np.argmax(np.abs(d)))
         if d[j] != 0.0:

@@ -207,6 +207,13 @@ def test_points_on_the_line_need_one_product_per_iteration():
         d = rng.standard_normal(6)
         oracle.line_search_pieces(w, d)  # X d only
     assert len(calls) == 2 + 5
+    for _ in range(40):  # a long chain: the base product is computed afresh every 32 lines
+        k = float(rng.random())
+        w = w + k * d
+        d = rng.standard_normal(6)
+        oracle.line_search_pieces(w, d)
+    assert len(calls) == 2 + 5 + 40 + 1
+    np.testing.assert_allclose(oracle.margins(w), BinaryHinge(X, y).margins(w), rtol=1e-12, atol=1e-13)
 
 
 def test_bad_input_raises_input_error():
