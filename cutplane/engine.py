@@ -28,7 +28,7 @@ from .checkpoint import Checkpointer, EngineState
 from .cuts import Cut, slope_dot
 from .exceptions import ConvergenceWarning, InexactCutWarning, InputError
 from .fingerprint import fingerprint
-from .interrupt import InterruptGuard
+from .interrupt import InterruptGuard, raised_by_interrupt
 from .progress import ProgressReporter, check_progress_scale, display_factor
 from .protocols import (
     REGULARIZER_CAPABILITIES,
@@ -498,6 +498,7 @@ def _minimize(
                 ws.n_threads = threads
                 if st.pending is None:
                     phase = "boundary"
+                    guard.check()  # a signal a library swallowed ends the run here
                     if st.n_iter >= max_iter:
                         status = "max_iter"
                         break
@@ -598,7 +599,11 @@ def _minimize(
                 if stop:
                     status = "callback"
                     break
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, SystemError) as exc:
+            # a signal raised inside a C extension's callback (numba's dispatcher) comes back as a
+            # SystemError caused by the KeyboardInterrupt: the same interrupt
+            if isinstance(exc, SystemError) and not (guard.signal_received is not None and raised_by_interrupt(exc)):
+                raise
             status = "interrupted"
             logger.warning(
                 "interrupted at iteration %d: returning the best point so far%s",

@@ -14,7 +14,7 @@ import contextlib
 import signal
 import threading
 
-__all__ = ["InterruptGuard"]
+__all__ = ["InterruptGuard", "raised_by_interrupt"]
 
 
 class InterruptGuard:
@@ -55,6 +55,17 @@ class InterruptGuard:
         self._previous.clear()
         return False
 
+    def check(self) -> None:
+        """Raise the interrupt of a signal received earlier and not acted on.
+
+        The handler raises ``KeyboardInterrupt`` where the main thread happens to be; inside a
+        library's callback (numba loading or compiling a kernel, for one) it may be swallowed, or
+        turned into another error that the library handles. The engine calls this at each
+        iteration boundary, so such a signal still ends the run there.
+        """
+        if self.signal_received is not None and self._depth == 0:
+            raise KeyboardInterrupt(f"signal {self.signal_received}")
+
     @contextlib.contextmanager
     def critical(self):
         """A section a signal must not cut in half: the interrupt is raised at its end."""
@@ -66,3 +77,17 @@ class InterruptGuard:
         if self._depth == 0 and self._deferred:
             self._deferred = False
             raise KeyboardInterrupt(f"signal {self.signal_received}")
+
+
+def raised_by_interrupt(exc: BaseException) -> bool:
+    """True when ``exc`` was caused by a ``KeyboardInterrupt`` (its ``__cause__`` / ``__context__``
+    chain holds one): how a signal raised inside a C extension's callback comes back, e.g. numba's
+    ``SystemError: ... returned a result with an exception set``."""
+    seen = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, KeyboardInterrupt):
+            return True
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return False

@@ -198,6 +198,53 @@ def test_sigterm_saves_and_returns_interrupted(tmp_path):
     assert resumed.status == "converged" and abs(resumed.objective - full.objective) <= EPS
 
 
+class _SignalInsideALibrary:
+    """An oracle whose third call receives SIGTERM inside "library code" that swallows the
+    ``KeyboardInterrupt`` (``mode="swallow"``) or hands it back as a ``SystemError`` caused by it,
+    as numba's dispatcher does when the signal lands in one of its callbacks (``mode="wrap"``)."""
+
+    def __init__(self, oracle, mode):
+        self.oracle, self.mode, self.calls = oracle, mode, 0
+        self.dim = oracle.dim
+
+    def __call__(self, w):
+        self.calls += 1
+        if self.calls == 3:
+            try:
+                os.kill(os.getpid(), signal.SIGTERM)
+            except KeyboardInterrupt as exc:
+                if self.mode == "wrap":
+                    raise SystemError("<function _numba_unpickle> returned a result with an exception set") from exc
+        return self.oracle(w)
+
+
+@pytest.mark.parametrize("mode", ["swallow", "wrap"])
+def test_a_signal_a_library_swallows_or_wraps_still_interrupts(tmp_path, mode):
+    """Seen under CI: SIGTERM during a kernel's first compilation came back as a SystemError (exit 1
+    instead of 130). Swallowed, it ends the run at the next iteration boundary; wrapped, at once."""
+    path = tmp_path / "c.npz"
+    oracle = _SignalInsideALibrary(make_oracle("hinge", 5, 60, 6, False), mode)
+    res = minimize(oracle, L2(), LAM, eps=EPS, checkpoint=path)
+    assert res.status == "interrupted" and path.exists()
+    assert res.n_iter == (3 if mode == "swallow" else 2)
+    assert res.lower_bound <= res.objective  # the best point so far, with its certificate
+
+
+def test_a_system_error_without_a_signal_is_not_an_interrupt(tmp_path):
+    class Broken:
+        def __init__(self, oracle):
+            self.oracle, self.dim, self.calls = oracle, oracle.dim, 0
+
+        def __call__(self, w):
+            self.calls += 1
+            if self.calls == 2:
+                raise SystemError("a real one")
+            return self.oracle(w)
+
+    with pytest.raises(SystemError, match="a real one"):
+        minimize(Broken(make_oracle("hinge", 5, 60, 6, False)), L2(), LAM, eps=EPS, checkpoint=tmp_path / "c.npz")
+
+
 def test_guard_defers_a_signal_to_the_end_of_a_critical_section():
     done = []
     with InterruptGuard() as guard:

@@ -64,7 +64,14 @@ def run_cli(args, cwd):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # a shell starting the tests in the background (`cmd &`) ignores SIGINT for them, and Python
+        # keeps an ignored SIGINT ignored: the child gets the default, as in a terminal
+        preexec_fn=_default_sigint,
     )
+
+
+def _default_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def checkpoint_iterations(path):
