@@ -25,6 +25,7 @@ from numba import njit
 
 from . import sequence_chunk
 from .sequence_chunk import ChunkPartial, SequenceChunk, merge_sorted_sums
+from .viterbi import sentence_unary
 from .viterbi_positional import position_transitions, viterbi_positional_kernel
 
 __all__ = ["BigramSequenceChunk", "bigram_weights"]
@@ -45,17 +46,23 @@ def bigram_weights(w, n_features, n_labels, transitions, n_bigram_features):
 
 
 @njit(nogil=True, cache=True)
+def _number_marked(slot, n_marked):
+    """Give the entries marked 0 in ``slot`` the numbers ``0 .. n_marked - 1`` in index order;
+    returns the marked indices, int64 array of shape (n_marked,)."""
+    marked = np.empty(n_marked, dtype=np.int64)
+    j = 0
+    for f in range(slot.shape[0]):
+        if slot[f] == 0:
+            slot[f] = j
+            marked[j] = f
+            j += 1
+    return marked
+
+
+@njit(nogil=True, cache=True)
 def _sentence_scores(W, T, WB, indptr, indices, bindptr, bindices, t0, t1, unary, trans, trans_t):
     """Unary scores and position transitions of tokens ``t0..t1`` (one sentence)."""
-    K = unary.shape[1]
-    for t in range(t0, t1):
-        r = t - t0
-        for k in range(K):
-            unary[r, k] = 0.0
-        for p in range(indptr[t], indptr[t + 1]):
-            f = indices[p]
-            for k in range(K):
-                unary[r, k] += W[f, k]
+    sentence_unary(W, indptr, indices, t0, t1, unary)
     position_transitions(T, WB, bindptr, bindices, t0, t1, trans, trans_t)
 
 
@@ -179,20 +186,8 @@ def cut_bigram_chunk(
                     if bslot[g] < 0:
                         bslot[g] = 0
                         n_btouched += 1
-    touched = np.empty(n_touched, dtype=np.int64)
-    j = 0
-    for f in range(n_features):
-        if slot[f] == 0:
-            slot[f] = j
-            touched[j] = f
-            j += 1
-    btouched = np.empty(n_btouched, dtype=np.int64)
-    j = 0
-    for g in range(n_bigram):
-        if bslot[g] == 0:
-            bslot[g] = j
-            btouched[j] = g
-            j += 1
+    touched = _number_marked(slot, n_touched)
+    btouched = _number_marked(bslot, n_btouched)
     KK = K * K
     acc = np.zeros((n_touched, K), dtype=np.int32)  # integer counts: exact
     tacc = np.zeros((K, K), dtype=np.int32)
