@@ -57,10 +57,10 @@ logger = logging.getLogger("cutplane")
 FORMAT_NAME = "cutplane-checkpoint"
 FORMAT_VERSION = 1
 _META = "__meta__"
-_HISTORY_COLUMNS = 12
-#: Checkpoints written before the history kept wall and CPU seconds have 10 columns; they load
-#: with those two columns NaN.
-_OLD_HISTORY_COLUMNS = 10
+_HISTORY_COLUMNS = 13
+#: Checkpoints written before the history kept wall and CPU seconds have 10 columns, before it
+#: kept the bytes sent 12; they load with the missing columns NaN.
+_OLD_HISTORY_COLUMNS = (10, 12)
 
 
 @dataclass
@@ -262,8 +262,9 @@ def _check_header(arrays, meta, path, dim, fp):
 def _check_shapes(arrays, meta, path, dim):
     n, r = meta.get("n_cuts"), meta.get("n_iter")
     expect = {"w": (dim,), "best_w": (dim,), "scalars": (5,), "history": (r, _HISTORY_COLUMNS)}
-    if getattr(arrays.get("history"), "shape", None) == (r, _OLD_HISTORY_COLUMNS):
-        expect["history"] = (r, _OLD_HISTORY_COLUMNS)
+    for old in _OLD_HISTORY_COLUMNS:
+        if getattr(arrays.get("history"), "shape", None) == (r, old):
+            expect["history"] = (r, old)
     if n:
         expect.update(ws_offsets=(n,), ws_duals=(n,), ws_idle=(n,))
         if meta.get("sparse"):

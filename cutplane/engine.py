@@ -27,6 +27,7 @@ from .bounds import clip_lower, update_lower
 from .checkpoint import Checkpointer, EngineState
 from .cuts import Cut, slope_dot
 from .exceptions import ConvergenceWarning, InexactCutWarning, InputError
+from .executors.mirror import combination_query, query_of
 from .fingerprint import fingerprint
 from .interrupt import InterruptGuard, raised_by_interrupt
 from .progress import ProgressReporter, check_progress_scale, display_factor
@@ -490,6 +491,7 @@ def _minimize(
     cpu_start = time.process_time() - _last_cpu_time(st.rows)
     solution, outcome, status, phase, n_start = None, None, "max_iter", "boundary", st.n_iter
     cut_bytes = 0
+    query, row_ids, bytes_at_call = None, None, None  # the next point as a combination of cuts (executors)
     guard = InterruptGuard(enabled=ckpt is not None)
     with guard:
         try:
@@ -506,8 +508,10 @@ def _minimize(
                         status = "time_limit"
                         break
                     phase = "oracle"
+                    bytes_at_call = _bytes_sent(oracle)
                     t0 = time.perf_counter()
-                    res = oracle(st.w)
+                    with combination_query(query if query is not None and query.w is st.w else None):
+                        res = oracle(st.w)
                     t_oracle = time.perf_counter() - t0
                     value, cut, cut_exact = _check_oracle_result(res, dim, st.w)
                     with guard.critical():
@@ -540,6 +544,7 @@ def _minimize(
                 t0 = time.perf_counter()
                 solution = reduced.solve(ws, lam, warm_start=ws.duals)
                 t_solve = time.perf_counter() - t0
+                row_ids = ws.row_ids.copy()
                 with guard.critical():
                     _adopt_solution(st, ws, solution, t_solve, it)
                     st.pending, outcome, phase = None, None, "step"
@@ -549,7 +554,8 @@ def _minimize(
                     if st.best_upper - st.lower <= gap_tolerance(eps, rtol, st.best_upper):
                         break
                     t0 = time.perf_counter()
-                    cached = oracle.cached_cut(solution.w)
+                    with combination_query(query_of(solution.w, solution, row_ids, ws, regularizer)):
+                        cached = oracle.cached_cut(solution.w)
                     violation = float(cached.value) - _model_at_minimiser(ws, solution, regularizer, lam)
                     st.cache_time += time.perf_counter() - t0
                     if not violation > eps:
@@ -561,6 +567,7 @@ def _minimize(
                     t0 = time.perf_counter()
                     cache_solution = reduced.solve(ws, lam, warm_start=ws.duals)
                     t_cache_solve = time.perf_counter() - t0
+                    row_ids = ws.row_ids.copy()
                     with guard.critical():
                         _adopt_solution(st, ws, cache_solution, t_cache_solve, it)
                         t_solve += t_cache_solve
@@ -573,7 +580,8 @@ def _minimize(
                     )
                     t_step = time.perf_counter() - t0
                 with guard.critical():
-                    _finish_iteration(st, outcome, upper, t_oracle, t_solve, t_step, it, _clocks(t_start, cpu_start))
+                    clocks = (*_clocks(t_start, cpu_start), _bytes_since(oracle, bytes_at_call))
+                    _finish_iteration(st, outcome, upper, t_oracle, t_solve, t_step, it, clocks)
                     phase = "callback"
                 info = IterationInfo(
                     it,
@@ -593,6 +601,7 @@ def _minimize(
                 stop = callback is not None and callback(info)
                 with guard.critical():
                     _to_boundary(st, outcome, prune_after, max_cuts, memory_limit, cut_bytes, groups, risk_lower_bound)
+                    query = query_of(st.w, solution, row_ids, ws, regularizer)
                     phase = "boundary"
                     if ckpt is not None and len(st.rows) % ckpt.every == 0 and not stop:
                         ckpt.save(st, time.perf_counter() - t_start)
@@ -614,7 +623,8 @@ def _minimize(
                 if phase == "step" and solution is not None:  # the step did not finish (phase "step" comes
                     # after a solve): query the reduced minimiser (a BMRM step)
                     outcome = StepOutcome(solution.w)
-                    _finish_iteration(st, outcome, upper, t_oracle, t_solve, 0.0, it, _clocks(t_start, cpu_start))
+                    clocks = (*_clocks(t_start, cpu_start), _bytes_since(oracle, bytes_at_call))
+                    _finish_iteration(st, outcome, upper, t_oracle, t_solve, 0.0, it, clocks)
                     phase = "callback"
                 if phase == "callback":
                     _to_boundary(st, outcome, prune_after, max_cuts, memory_limit, cut_bytes, groups, risk_lower_bound)
@@ -755,13 +765,26 @@ def _last_cpu_time(rows) -> float:
 
 
 def _clocks(t_start, cpu_start):
-    """``(wall, cpu)`` seconds since the run started (the history's last two columns)."""
+    """``(wall, cpu)`` seconds since the run started (the history's clock columns)."""
     return time.perf_counter() - t_start, time.process_time() - cpu_start
+
+
+def _bytes_sent(oracle):
+    """The ``bytes_sent`` counter of the oracle's executor (:mod:`cutplane.executors`), or None."""
+    n = getattr(getattr(oracle, "executor", None), "bytes_sent", None)
+    return n if isinstance(n, numbers.Integral) and not isinstance(n, bool) else None
+
+
+def _bytes_since(oracle, start):
+    """Bytes the oracle's executor sent since its counter read ``start`` (NaN when unknown: no
+    counter, or an iteration resumed from a checkpoint after its oracle call)."""
+    now = _bytes_sent(oracle)
+    return float(now - start) if now is not None and start is not None else np.nan
 
 
 def _finish_iteration(st, outcome, upper, t_oracle, t_solve, t_step, it, clocks):
     """Fold the step's line-search point into the bounds and write the iteration's history row
-    (``clocks``: wall and CPU seconds since the run started)."""
+    (``clocks``: wall and CPU seconds since the run started, bytes sent by the executor)."""
     if outcome is not None:
         st.n_calls += outcome.oracle_calls
         st.n_searches += int(outcome.line_search)

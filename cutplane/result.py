@@ -116,6 +116,11 @@ class History:
     cpu_time : ndarray of shape (n_iter,)
         CPU seconds of the process (all threads, :func:`time.process_time`) since the run
         started, at the end of iteration t; NaN as ``wall_time``.
+    bytes_sent : ndarray of shape (n_iter,)
+        Bytes the oracle's executor sent its workers during iteration t (its ``bytes_sent``
+        counter: ``w``, or the cuts and coefficients from which the workers rebuild ``w``,
+        :mod:`cutplane.executors.mirror`); 0 for in-process executors; NaN without an executor
+        that counts, and for rows of older checkpoints.
 
     Notes
     -----
@@ -135,6 +140,7 @@ class History:
     step_length: np.ndarray | None = None  # None: filled by __post_init__ (NaN)
     wall_time: np.ndarray | None = None  # None: filled by __post_init__ (NaN)
     cpu_time: np.ndarray | None = None  # None: filled by __post_init__ (NaN)
+    bytes_sent: np.ndarray | None = None  # None: filled by __post_init__ (NaN)
 
     _NAMES = (
         "upper",
@@ -149,21 +155,24 @@ class History:
         "step_length",
         "wall_time",
         "cpu_time",
+        "bytes_sent",
     )
 
     def __post_init__(self):
         n = int(np.shape(self.upper)[0])
-        for name in ("step_time", "line_search_value", "step_length", "wall_time", "cpu_time"):
+        for name in ("step_time", "line_search_value", "step_length", "wall_time", "cpu_time", "bytes_sent"):
             if getattr(self, name) is None:
                 setattr(self, name, np.full(n, 0.0 if name == "step_time" else np.nan))
 
     @classmethod
     def from_rows(cls, rows) -> History:
-        """Build from a list of tuples ordered as the attributes (the last five optional)."""
+        """Build from a list of tuples ordered as the attributes (the last six optional; a row
+        shorter than another is padded with NaN)."""
         names: tuple[str, ...] = cls._NAMES
         if not rows:
             return cls(*(np.zeros(0, dtype=np.int64 if n == "n_cuts" else np.float64) for n in names))
-        cols = list(zip(*rows))
+        width = max(len(r) for r in rows)
+        cols = list(zip(*(tuple(r) + (np.nan,) * (width - len(r)) for r in rows)))
         names = names[: len(cols)]
         arrays = [np.asarray(c, dtype=np.int64 if n == "n_cuts" else np.float64) for n, c in zip(names, cols)]
         return cls(*arrays)

@@ -1,16 +1,25 @@
 """The ``dask`` executor: oracle chunks scattered once to a ``dask.distributed`` cluster.
 
-A ``LocalCluster`` of ``n_workers`` when no scheduler address is given; only ``w`` is
-broadcast per call and the partial sums gathered. Registered in
+A ``LocalCluster`` of ``n_workers`` when no scheduler address is given. Per call, ``w`` is
+broadcast, or, when the engine says that ``w`` is a combination of its cuts, only the new cuts
+and the coefficients, from which every worker rebuilds ``w`` bit for bit
+(:mod:`cutplane.executors.mirror`); the partial sums are gathered. Registered in
 :data:`cutplane.executors.EXECUTORS`; dask is imported only when this executor is created.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import time
+import uuid
 import weakref
 
 from ..exceptions import CutplaneError
 from .base import BoundTasks, ClosingContext, ExecutorError, check_workers, wrap_error
+from .mirror import MirrorMismatch, MirrorPlanner, RowMirror, current_query
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["DaskExecutor", "import_distributed"]
 
@@ -29,22 +38,103 @@ def _apply(task, w, *args):
     return task(w, *args)
 
 
+def _worker_key(key):
+    """The key of this worker's mirror for binding ``key`` (workers of a threaded cluster share
+    one process, so the worker's address is part of it)."""
+    from distributed import get_worker
+
+    return key, get_worker().address
+
+
+_MIRRORS: dict = {}  # on a worker: (binding key, worker address) -> RowMirror
+
+
+def _apply_mirrored(task, update, key, *args):
+    """On a worker: rebuild ``w`` from the update (once per version), then run the chunk task.
+    Returns ``(partial sums, seconds spent rebuilding)``."""
+    t0 = time.perf_counter()
+    mirror = _MIRRORS.get(_worker_key(key))
+    if mirror is None:
+        mirror = _MIRRORS[_worker_key(key)] = RowMirror(update.dim)
+    w = mirror.apply(update)
+    rebuild = time.perf_counter() - t0
+    return task(w, *args), rebuild
+
+
+def _forget_mirror(key, dask_worker=None):
+    """On every worker (``Client.run``): drop the mirror of binding ``key``."""
+    address = None if dask_worker is None else dask_worker.address
+    _MIRRORS.pop((key, address), None)
+
+
 class _DaskBinding:
+    """Chunk tasks scattered to the workers, called with ``w`` or, when the engine says how ``w``
+    was made (:mod:`cutplane.executors.mirror`), with the update that lets each worker rebuild it."""
+
     def __init__(self, executor, futures):
         self._executor, self._futures = executor, futures
+        # each task runs where its chunk was scattered, never on a copy: a chunk keeps state
+        # between calls (the outputs it caches), which a copy on another worker would fork
+        who = executor.client.who_has(futures) if futures else {}
+        self._where = [list(who.get(f.key, ())) or None for f in futures]
+        self._key = uuid.uuid4().hex
+        self._planner = MirrorPlanner()
+        self._mirror = bool(executor.mirror)
 
     def map(self, w, *args):
         client = self._executor.client
+        query = current_query(w) if self._mirror and self._futures else None
+        update = None if query is None else self._planner.update_for(query)
+        if update is not None and update.nbytes < int(getattr(w, "nbytes", 0)):  # else w is the smaller message
+            try:
+                return self._map_mirrored(client, update, args)
+            except MirrorMismatch as exc:  # a bug, not the user's: say so once, send w from now on
+                self._mirror = False
+                logger.warning("the Dask workers' rebuild of w failed its check (%s); sending w from now on", exc)
+        return self._map_dense(client, w, args)
+
+    def _map_dense(self, client, w, args):
+        ex = self._executor
         try:
             wf = client.scatter(w, broadcast=True, hash=False)
-            futs = [client.submit(_apply, f, wf, *args, pure=False) for f in self._futures]
+            futs = [self._submit(client, _apply, f, at, wf, *args) for f, at in zip(self._futures, self._where)]
             out = client.gather(futs)
         except Exception as exc:  # noqa: BLE001 - one clear error type
             raise wrap_error(exc, "dask task") from exc
+        ex.bytes_sent += int(getattr(w, "nbytes", 0)) * ex.n_workers
+        ex.dense_calls += 1
         del wf, futs
         return out
 
+    def _map_mirrored(self, client, update, args):
+        ex = self._executor
+        try:
+            uf = client.scatter(update, broadcast=True, hash=False)
+            futs = [
+                self._submit(client, _apply_mirrored, f, at, uf, self._key, *args)
+                for f, at in zip(self._futures, self._where)
+            ]
+            out = client.gather(futs)
+        except MirrorMismatch:
+            self._planner.commit(update)  # the rows arrived; only the rebuild disagreed
+            raise
+        except Exception as exc:  # noqa: BLE001 - one clear error type
+            raise wrap_error(exc, "dask task") from exc
+        self._planner.commit(update)
+        ex.bytes_sent += update.nbytes * ex.n_workers
+        ex.mirrored_calls += 1
+        ex.rebuild_seconds += max(r for _, r in out)
+        del uf, futs
+        return [part for part, _ in out]
+
+    @staticmethod
+    def _submit(client, fn, chunk, where, *args):
+        return client.submit(fn, chunk, *args, pure=False, workers=where, allow_other_workers=where is None)
+
     def close(self):
+        if self._futures and self._planner.held:
+            with contextlib.suppress(Exception):  # the cluster may be gone already
+                self._executor.client.run(_forget_mirror, self._key)
         self._futures = []
 
 
@@ -62,6 +152,20 @@ class DaskExecutor(ClosingContext):
         Worker processes (True) or threads of this process (False) in the ``LocalCluster``.
     timeout : float, default=30
         Seconds to wait for the scheduler.
+    mirror : bool, default=True
+        Let the workers rebuild ``w`` from the cuts they were sent when the engine says how ``w``
+        was made (:mod:`cutplane.executors.mirror`): each call then sends the new cuts and the
+        coefficients instead of ``w``. False: ``w`` itself at every call.
+
+    Attributes
+    ----------
+    bytes_sent : int
+        Bytes of ``w`` or of the mirror updates sent to the workers so far (arrays, all workers;
+        the engine records them per iteration in ``History.bytes_sent``).
+    dense_calls, mirrored_calls : int
+        Calls that sent ``w`` itself / an update.
+    rebuild_seconds : float
+        Seconds the workers spent rebuilding ``w`` (the slowest worker of each call, summed).
     """
 
     def __init__(
@@ -71,8 +175,13 @@ class DaskExecutor(ClosingContext):
         scheduler: str | None = None,
         processes: bool = True,
         timeout: float = 30.0,
+        mirror: bool = True,
     ):
         dd = import_distributed()
+        self.mirror = bool(mirror)
+        self.bytes_sent = 0
+        self.dense_calls = self.mirrored_calls = 0
+        self.rebuild_seconds = 0.0
         self._cluster = None
         try:
             if scheduler is not None:

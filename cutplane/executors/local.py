@@ -25,9 +25,10 @@ class _LocalBinding:
 
 
 class SerialExecutor(ClosingContext):
-    """Runs everything in the calling thread."""
+    """Runs everything in the calling thread (``bytes_sent``: always 0, nothing is copied)."""
 
     n_workers = 1
+    bytes_sent = 0
 
     def map(self, fn, items):
         return [fn(item) for item in items]
@@ -40,7 +41,10 @@ class SerialExecutor(ClosingContext):
 
 
 class ThreadExecutor(ClosingContext):
-    """A thread pool; useful when ``fn`` releases the GIL (numba ``nogil`` kernels, BLAS)."""
+    """A thread pool; useful when ``fn`` releases the GIL (numba ``nogil`` kernels, BLAS).
+    ``bytes_sent`` is always 0: the threads read ``w`` where it is."""
+
+    bytes_sent = 0
 
     def __init__(self, n_workers: int | None = None):
         self.n_workers = check_workers(n_workers)

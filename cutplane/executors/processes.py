@@ -130,6 +130,11 @@ class ProcessExecutor(ClosingContext):
     start_method : {"fork", "spawn", "forkserver"}, optional
         Multiprocessing start method (default: the platform's).
 
+    Attributes
+    ----------
+    bytes_sent : int
+        Bytes of ``w`` passed to the workers so far (one copy per call through the shared file).
+
     Notes
     -----
     Arrays ``w`` of 64 KiB or more go to the workers through one memory-mapped file (under
@@ -148,6 +153,7 @@ class ProcessExecutor(ClosingContext):
         self._keys = itertools.count()
         self._pending_unbind: list = []
         self._broken = False
+        self.bytes_sent = 0
         self._generation = 0  # incremented at every start of the worker processes
         self._finalizer = weakref.finalize(self, _shutdown_workers, self._workers, self._state)
 
@@ -247,8 +253,12 @@ class ProcessExecutor(ClosingContext):
                 binding.generation = self._bind(binding.key, binding.tasks)
             key, n_tasks = binding.key, len(binding.tasks)
             wspec = ("inline", w)
+            n_receive = min(n_tasks, self.n_workers)
             if isinstance(w, np.ndarray) and w.nbytes >= self._W_INLINE_BYTES:
                 wspec = self._share(np.ascontiguousarray(w))
+                self.bytes_sent += int(w.nbytes)  # one copy into shared memory, read by every worker
+            else:
+                self.bytes_sent += int(getattr(w, "nbytes", 0)) * n_receive
             msg = ("call", key, wspec, tuple(args))
             msgs = [msg if k < n_tasks else None for k in range(self.n_workers)]
             return self._ordered(self._exchange(msgs), n_tasks)

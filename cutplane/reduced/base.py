@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["ReducedSolution", "to_simplex", "dual_value", "dual_value_parts"]
+__all__ = ["ReducedSolution", "to_simplex", "dual_value", "dual_value_parts", "dual_combination"]
 
 
 class ReducedSolution(NamedTuple):
@@ -45,6 +45,12 @@ class ReducedSolution(NamedTuple):
     regularizer_value : float or None
         ``Omega(w)`` when the solve computed it on the way (self-conjugate regularisers:
         ``Omega(w) = Omega^*(v)`` at ``w = v``), else None: the engine then evaluates ``Omega``.
+    combination : ndarray of shape (n_cuts,) or None
+        When not None, ``w`` was computed as ``grad Omega^*(v)`` with
+        ``v = working_set.combine(combination)`` (``combination = -alpha / lam``) over the cuts as
+        they were at the solve: the recipe an executor's workers follow to rebuild ``w`` from the
+        cuts they hold (:mod:`cutplane.executors.mirror`). None when ``w`` came otherwise (an LP's
+        primal solution, a QCQP's group weights).
     """
 
     w: np.ndarray
@@ -55,6 +61,7 @@ class ReducedSolution(NamedTuple):
     backend: str | None
     failures: tuple = ()
     regularizer_value: float | None = None
+    combination: np.ndarray | None = None
 
 
 def to_simplex(alpha, n=None) -> np.ndarray:
@@ -87,8 +94,14 @@ def dual_value(regularizer, working_set, alpha, lam) -> tuple[float, np.ndarray]
     return value, v
 
 
+def dual_combination(alpha, lam) -> np.ndarray:
+    """``-alpha / lam`` as the reduced solvers pass it to ``working_set.combine`` (the same
+    floating-point operations wherever it is computed), ndarray of shape (n_cuts,)."""
+    return np.asarray(alpha, dtype=np.float64) * (-1.0 / lam)
+
+
 def dual_value_parts(regularizer, working_set, alpha, lam) -> tuple[float, np.ndarray, float]:
     """:func:`dual_value` and the conjugate's value: ``(value, v, Omega^*(v))``."""
-    v = working_set.combine(np.asarray(alpha, dtype=np.float64) * (-1.0 / lam))  # one pass over the slopes
+    v = working_set.combine(dual_combination(alpha, lam))  # one pass over the slopes
     conjugate = float(regularizer.conjugate(v))
     return float(working_set.offsets @ alpha) - lam * conjugate, v, conjugate

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..exceptions import SolverError
 from .backends import BACKENDS, backend_available, preferred_backends, resolve_backends, solve_with_fallback
-from .base import ReducedSolution, dual_value_parts, to_simplex
+from .base import ReducedSolution, dual_combination, dual_value_parts, to_simplex
 
 __all__ = ["QPReducedSolver", "psd_factor", "two_cut_dual"]
 
@@ -239,4 +239,6 @@ class QPReducedSolver:
             omega = conjugate  # Omega(w) = Omega^*(w) for a self-conjugate Omega
         else:
             w = np.asarray(self.regularizer.grad_conjugate(v), dtype=np.float64)
-        return ReducedSolution(w, lower, alpha, None, status, backend, failures, omega)
+        return ReducedSolution(
+            w, lower, alpha, None, status, backend, failures, omega, combination=dual_combination(alpha, lam)
+        )

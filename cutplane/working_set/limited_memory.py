@@ -31,7 +31,7 @@ class LimitedMemoryMixin:
     """Duals, idle counts, pruning and aggregation of the cuts of a :class:`~cutplane.working_set.WorkingSet`.
 
     A mixin: it reads and rewrites the working set's arrays (``_b``, ``_duals``, ``_idle``,
-    ``_G``, the slopes) and has no state of its own.
+    ``_ids``, ``_G``, the slopes) and has no state of its own; a merged cut gets a new row id.
     """
 
     if TYPE_CHECKING:  # the working set's attributes the mixin uses (declared for the type checker)
@@ -42,6 +42,7 @@ class LimitedMemoryMixin:
         _b: np.ndarray
         _duals: np.ndarray
         _idle: np.ndarray
+        _ids: np.ndarray
         _G: np.ndarray
         _dense: Any  # (cap, dim) block in dense mode, None in sparse mode
         _store: Any
@@ -54,6 +55,8 @@ class LimitedMemoryMixin:
         def idle_counts(self) -> np.ndarray: ...
 
         def matrix(self) -> Any: ...
+
+        def _new_id(self) -> int: ...
 
     def record_duals(self, alpha) -> None:
         """Store the duals of the last reduced solve and update the per-cut idle counts."""
@@ -80,7 +83,7 @@ class LimitedMemoryMixin:
         else:
             compact_rows(self._dense, sel)
         self._G[:, :m, :m] = self._G[:, sel[:, None], sel[None, :]]
-        for name in ("_b", "_duals", "_idle"):
+        for name in ("_b", "_duals", "_idle", "_ids"):
             arr = getattr(self, name)
             arr[:m] = arr[:n][sel]
         self.n_cuts = m
@@ -238,7 +241,7 @@ class LimitedMemoryMixin:
         else:
             self._dense[1:m] = self._dense[k:n].copy()
             self._dense[0] = merged_vec
-        for name, first in (("_b", b_new), ("_duals", dual_new), ("_idle", 0)):
+        for name, first in (("_b", b_new), ("_duals", dual_new), ("_idle", 0), ("_ids", self._new_id())):
             arr = getattr(self, name)
             arr[1:m] = arr[k:n].copy()
             arr[0] = first

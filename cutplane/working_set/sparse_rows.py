@@ -135,6 +135,20 @@ class SparseRows:
         self.slope_bytes += idx.nbytes + q.nbytes
         self._csr = None
 
+    def set_rows(self, rows, scales) -> None:
+        """Hold exactly ``rows`` (in that order), given in stored form: ``(indices, values)`` pairs
+        as :meth:`append` keeps them (sorted indices; :func:`quantize`'s values) with their
+        ``scales``. The arrays are kept, not copied. A copy of another :class:`SparseRows`' rows
+        gives bit for bit the same products (an executor's workers rebuild ``w`` this way)."""
+        rows = [(idx, values) for idx, values in rows]
+        scales = [float(s) for s in scales]
+        if len(scales) != len(rows):
+            raise ValueError(f"got {len(rows)} rows and {len(scales)} scales")
+        self.rows = rows
+        self.nnz = [len(idx) for idx, _ in rows]
+        self.scale = scales
+        self._recount()
+
     def keep(self, sel) -> None:
         """Keep the rows of the index array ``sel`` (in that order)."""
         self.rows = [self.rows[i] for i in sel]

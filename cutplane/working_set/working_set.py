@@ -14,6 +14,9 @@ operations (``record_duals``, ``prune``, ``aggregate``, ``set_duals``) are inher
 
 from __future__ import annotations
 
+import itertools
+import os
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -24,6 +27,11 @@ from .limited_memory import LimitedMemoryMixin
 from .sparse_rows import SparseRows
 
 __all__ = ["WorkingSet"]
+
+
+#: Row ids of every working set of the process (see :attr:`WorkingSet.row_ids`): an identifier, not
+#: a random draw, so the start comes from the OS and no generator's state is touched.
+_ROW_IDS = itertools.count(int.from_bytes(os.urandom(4), "little") << 24)
 
 
 class WorkingSet(LimitedMemoryMixin):
@@ -72,6 +80,7 @@ class WorkingSet(LimitedMemoryMixin):
         self._G = np.zeros((self.n_groups, 0, 0))
         self._idle = np.zeros(0, dtype=np.int64)
         self._duals = np.zeros(0)
+        self._ids = np.zeros(0, dtype=np.int64)
         self._masks = {}
 
     # ------------------------------------------------------------------ storage
@@ -95,6 +104,16 @@ class WorkingSet(LimitedMemoryMixin):
         return self._duals[: self.n_cuts]
 
     @property
+    def row_ids(self) -> np.ndarray:
+        """A number per stored cut, ndarray of int64 of shape (n_cuts,): given once, when the cut is
+        added (or made by :meth:`aggregate`), never given again in this process (one counter for
+        every working set, from a random start, so that a working set rebuilt by a memory budget or
+        unpickled from elsewhere does not reuse another's numbers either), and kept when other
+        cuts are removed or the cuts reordered. A copy of the rows elsewhere (an executor's
+        workers, :mod:`cutplane.executors.mirror`) names them by it."""
+        return self._ids[: self.n_cuts]
+
+    @property
     def idle_counts(self) -> np.ndarray:
         """Consecutive recorded iterations with zero dual, per cut, shape (n_cuts,)."""
         return self._idle[: self.n_cuts]
@@ -111,7 +130,7 @@ class WorkingSet(LimitedMemoryMixin):
         G = np.zeros((self.n_groups, cap, cap))
         G[:, : self.n_cuts, : self.n_cuts] = self._G[:, : self.n_cuts, : self.n_cuts]
         self._G = G
-        for name in ("_b", "_duals", "_idle"):
+        for name in ("_b", "_duals", "_idle", "_ids"):
             old = getattr(self, name)
             new = np.zeros(cap, dtype=old.dtype)
             new[: self.n_cuts] = old[: self.n_cuts]
@@ -211,8 +230,36 @@ class WorkingSet(LimitedMemoryMixin):
         self._b[n] = offset
         self._duals[n] = 0.0
         self._idle[n] = 0
+        self._ids[n] = self._new_id()
         self.n_cuts = n + 1
         return n
+
+    def _new_id(self) -> int:
+        return next(_ROW_IDS)
+
+    def stored_row(self, position):
+        """The stored form of a sparse cut's slope: ``(indices, values, scale)``, the slope being
+        ``values * scale`` at ``indices`` (sorted int32 or int64 indices; values as exact int16 or
+        int32 counts, or float64 with ``scale = 1``: :func:`cutplane.working_set.sparse_rows.quantize`).
+        The arrays are the working set's own (do not modify them).
+
+        Parameters
+        ----------
+        position : int
+            Row position in ``0 .. n_cuts - 1`` (see :attr:`row_ids` for a stable name).
+
+        Raises
+        ------
+        InputError
+            For a dense working set, or a position out of range.
+        """
+        if not self.sparse:
+            raise InputError("stored_row needs a working set of sparse cuts", field="position")
+        position = int(position)
+        if not 0 <= position < self.n_cuts:
+            raise InputError(f"position must be in [0, {self.n_cuts}), got {position}", field="position")
+        idx, values = self._store.rows[position]
+        return idx, values, float(self._store.scale[position])
 
     # ------------------------------------------------------------------ algebra
     def gram(self, group=None) -> np.ndarray:

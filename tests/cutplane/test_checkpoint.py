@@ -426,9 +426,11 @@ def test_resumed_history_counts_seconds_on(tmp_path):
     _check_clocks(resumed.history)
 
 
-def test_checkpoint_without_the_clock_columns_loads(tmp_path, monkeypatch):
-    """A checkpoint written before the history kept wall / CPU seconds (10 columns) resumes; its
-    rows get NaN clocks and the new rows count from zero."""
+@pytest.mark.parametrize("old_columns", [10, 12])
+def test_checkpoint_without_the_newer_columns_loads(tmp_path, monkeypatch, old_columns):
+    """A checkpoint written before the history kept wall / CPU seconds (10 columns) or the bytes
+    sent (12 columns) resumes; its rows get NaN in the missing columns and the new rows count
+    the clocks from zero and have every column."""
     import cutplane.checkpoint as ckpt
 
     path = tmp_path / "old.npz"
@@ -436,12 +438,13 @@ def test_checkpoint_without_the_clock_columns_loads(tmp_path, monkeypatch):
     with pytest.warns(ConvergenceWarning):
         minimize(oracle, L2(), LAM, eps=EPS, max_iter=3, checkpoint=path)
     state = load_checkpoint(path, dim=oracle.dim, fingerprint=_fp(oracle, L2()))
-    state.rows = [row[:10] for row in state.rows]
-    monkeypatch.setattr(ckpt, "_HISTORY_COLUMNS", 10)
+    state.rows = [row[:old_columns] for row in state.rows]
+    monkeypatch.setattr(ckpt, "_HISTORY_COLUMNS", old_columns)
     save_checkpoint(path, state, fingerprint=_fp(oracle, L2()), method="bmrm")
     monkeypatch.undo()
     back = load_checkpoint(path, dim=oracle.dim, fingerprint=_fp(oracle, L2()))
-    assert all(len(r) == 12 and np.isnan(r[10]) and np.isnan(r[11]) for r in back.rows)
+    assert all(len(r) == ckpt._HISTORY_COLUMNS and all(np.isnan(x) for x in r[old_columns:]) for r in back.rows)
     more = minimize(make_oracle("hinge", 5, 60, 6, False), L2(), LAM, eps=EPS, checkpoint=path, resume=True)
-    assert more.status == "converged" and np.all(np.isnan(more.history.wall_time[:3]))
+    assert more.status == "converged" and np.all(np.isnan(more.history.bytes_sent[:3]))
+    assert np.all(np.isnan(more.history.wall_time[:3]) == (old_columns == 10))
     assert np.all(np.isfinite(more.history.cpu_time[3:])) and np.all(np.diff(more.history.cpu_time[3:]) >= 0)

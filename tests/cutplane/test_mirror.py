@@ -1,0 +1,265 @@
+"""Workers that rebuild ``w`` from the cuts they were sent (:mod:`cutplane.executors.mirror`).
+
+The rebuild must be the engine's ``w`` bit for bit, through any sequence of added, pruned and
+merged cuts; each cut travels once; a call whose rows are gone goes dense. On a Dask cluster the
+run is the serial run (same iterates: the cuts are exact integer counts) and the bytes per
+iteration after the first are a small fraction of ``w``'s.
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cutplane import minimize
+from cutplane.cuts import Cut
+from cutplane.exceptions import ConvergenceWarning
+from cutplane.executors.mirror import (
+    CombinationQuery,
+    MirrorMismatch,
+    MirrorPlanner,
+    RowMirror,
+    combination_query,
+    current_query,
+    query_of,
+)
+from cutplane.reduced.base import dual_combination
+from cutplane.regularizers import L1, L2
+from cutplane.working_set import WorkingSet
+
+
+def _random_cut(rng, dim, kind):
+    """A sparse cut: integer counts times a factor (as the structured oracles give), large counts
+    (int32 storage) or arbitrary floats."""
+    nnz = int(rng.integers(0, min(dim, 40) + 1))
+    idx = np.sort(rng.choice(dim, size=nnz, replace=False))
+    if kind == "counts":
+        data = rng.integers(-5, 6, size=nnz) * (1.0 / 7.0)
+    elif kind == "big":
+        data = rng.integers(-70000, 70000, size=nnz) * 0.5
+    else:
+        data = rng.standard_normal(nnz)
+    return Cut(sp.csr_matrix((data, idx, [0, nnz]), shape=(1, dim)), float(rng.standard_normal()))
+
+
+def _alpha(rng, n):
+    a = rng.random(n) * (rng.random(n) < 0.6)
+    if not a.any():
+        a[-1] = 1.0
+    return a / a.sum()
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), dim=st.integers(1, 300), steps=st.integers(1, 12))
+def test_rebuilt_w_is_the_engines_bit_for_bit_through_adds_prunes_and_merges(seed, dim, steps):
+    rng = np.random.default_rng(seed)
+    ws = WorkingSet(dim)
+    planner, mirror = MirrorPlanner(), RowMirror(dim)
+    sent: set = set()
+    for _ in range(steps):
+        for _ in range(int(rng.integers(1, 4))):
+            ws.add(_random_cut(rng, dim, rng.choice(["counts", "big", "float"])))
+        alpha = _alpha(rng, ws.n_cuts)
+        ws.record_duals(alpha)
+        lam = float(10.0 ** rng.uniform(-3, 2))
+        coef = dual_combination(alpha, lam)
+        w = ws.combine(coef).copy()
+        query = CombinationQuery(w, ws.row_ids.copy(), coef, ws)
+        update = planner.update_for(query)
+        assert update is not None
+        new_ids = {row_id for row_id, *_ in update.new_rows}
+        assert not new_ids & sent, "a row travels once"
+        assert set(update.row_ids.tolist()) == set(ws.row_ids[coef != 0].tolist())
+        got = mirror.apply(update)
+        planner.commit(update)
+        sent |= new_ids
+        assert np.array_equal(got, w)  # bit for bit, not allclose
+        assert mirror.apply(update) is got  # a repeated version is not rebuilt
+        assert set(mirror.rows) <= set(ws.row_ids.tolist())  # rows gone from the set are forgotten...
+        sent &= set(ws.row_ids.tolist())  # ... once an update says so
+        # the working set moves on: prune idle cuts, or merge the oldest ones
+        if rng.random() < 0.3 and ws.n_cuts > 2:
+            ws.aggregate(int(rng.integers(1, ws.n_cuts)))
+        elif rng.random() < 0.3:
+            ws.prune(1)
+
+
+def test_a_row_gone_before_its_first_trip_sends_w_itself():
+    rng = np.random.default_rng(0)
+    ws = WorkingSet(50)
+    for _ in range(3):
+        ws.add(_random_cut(rng, 50, "counts"))
+    coef = dual_combination(np.array([0.2, 0.3, 0.5]), 0.1)
+    query = CombinationQuery(ws.combine(coef).copy(), ws.row_ids.copy(), coef, ws)
+    ws.aggregate(1)  # the three rows become one before any was sent
+    assert MirrorPlanner().update_for(query) is None
+
+
+def test_a_tampered_probe_is_a_mismatch_and_a_missing_row_an_error():
+    rng = np.random.default_rng(1)
+    ws = WorkingSet(80)
+    for _ in range(4):
+        ws.add(_random_cut(rng, 80, "counts"))
+    coef = dual_combination(_alpha(rng, 4), 0.5)
+    w = ws.combine(coef).copy()
+    update = MirrorPlanner().update_for(CombinationQuery(w, ws.row_ids.copy(), coef, ws))
+    assert update.probe_at.size > 0
+    bad = update._replace(probe_values=update.probe_values + 1.0)
+    with pytest.raises(MirrorMismatch, match="differs"):
+        RowMirror(80).apply(bad)
+    from cutplane.executors import ExecutorError
+
+    with pytest.raises(ExecutorError, match="lacks cut"):
+        RowMirror(80).apply(update._replace(new_rows=()))
+
+
+def test_current_query_matches_only_its_own_point():
+    w = np.arange(5.0)
+    q = CombinationQuery(w, np.zeros(0, np.int64), np.zeros(0), None)
+    assert current_query(w) is None
+    with combination_query(q):
+        assert current_query(w) is q
+        assert current_query(np.ascontiguousarray(w, dtype=np.float64)) is q
+        assert current_query(w.copy()) is None
+    assert current_query(w) is None
+
+
+def test_query_of_only_for_a_combination_of_sparse_cuts_under_a_self_conjugate_regulariser():
+    rng = np.random.default_rng(2)
+    ws = WorkingSet(30)
+    for _ in range(3):
+        ws.add(_random_cut(rng, 30, "counts"))
+    from cutplane.reduced.registry import make_reduced_solver
+
+    sol = make_reduced_solver(L2(), None).solve(ws, 0.1)
+    assert sol.combination is not None
+    np.testing.assert_array_equal(ws.combine(sol.combination), sol.w)
+    assert query_of(sol.w, sol, ws.row_ids.copy(), ws, L2()) is not None
+    assert query_of(sol.w.copy(), sol, ws.row_ids.copy(), ws, L2()) is None  # another point
+    assert query_of(sol.w, sol, ws.row_ids.copy(), ws, L1()) is None  # not self-conjugate
+    assert query_of(sol.w, None, ws.row_ids.copy(), ws, L2()) is None
+    dense = WorkingSet(30)
+    dense.add(Cut(np.ones(30), 0.0))
+    assert query_of(sol.w, sol, ws.row_ids.copy(), dense, L2()) is None
+
+
+def test_row_ids_are_never_given_twice():
+    rng = np.random.default_rng(3)
+    a, b = WorkingSet(20), WorkingSet(20)
+    for _ in range(5):
+        a.add(_random_cut(rng, 20, "counts"))
+        b.add(_random_cut(rng, 20, "counts"))
+    ids = set(a.row_ids.tolist())
+    a.record_duals(np.full(5, 0.2))
+    a.aggregate(2)
+    assert len(set(a.row_ids.tolist()) - ids) == 1  # the merged cut is a new row
+    assert not set(a.row_ids.tolist()) & set(b.row_ids.tolist())
+    kept = a.row_ids[1:].copy()
+    a.record_duals(np.array([1.0, 0.0]))
+    a.prune(1)
+    np.testing.assert_array_equal(a.row_ids, a.row_ids[: a.n_cuts])
+    assert set(kept.tolist()) - set(a.row_ids.tolist())
+
+
+# -- on a Dask cluster -----------------------------------------------------------------------------
+def _wide_tagging(seed=4, n_sent=150, n_features=20000, n_labels=4):
+    """Sentences of tokens with 4 features each among ``n_features`` (a wide model: ``w`` is
+    large next to a cut, as on the real corpora); the label is read off the first feature."""
+    from oracles.sequence import SequenceHingeOracle
+
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(4, 11, size=n_sent)
+    n_tok = int(lengths.sum())
+    first = rng.zipf(1.3, size=n_tok) % n_features
+    rest = rng.integers(0, n_features, size=(n_tok, 3))
+    feats = np.sort(np.column_stack([first, rest]), axis=1)
+    labels = (first % n_labels).astype(np.int32)
+    flip = rng.random(n_tok) < 0.1
+    labels[flip] = rng.integers(0, n_labels, size=int(flip.sum()))
+    data = dict(
+        indptr=np.arange(0, 4 * n_tok + 1, 4, dtype=np.int64),
+        indices=feats.ravel().astype(np.int32),
+        sentence_ptr=np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
+        labels=labels,
+        n_features=n_features,
+        n_labels=n_labels,
+    )
+
+    def make(executor=None, n_chunks=None):
+        d = dict(data)
+        return SequenceHingeOracle(
+            d.pop("indptr"),
+            d.pop("indices"),
+            d.pop("sentence_ptr"),
+            d.pop("labels"),
+            d.pop("n_features"),
+            d.pop("n_labels"),
+            executor=executor,
+            n_chunks=n_chunks,
+        )
+
+    return make
+
+
+@pytest.mark.parametrize("processes", [False, True], ids=["dask-threads", "dask-processes"])
+@pytest.mark.parametrize("cache_steps", [0, 2])
+def test_dask_run_rebuilds_w_on_the_workers_and_gives_the_in_process_run(processes, cache_steps):
+    """Against threads on the same chunks (the partial values are summed in the same order), the
+    run is the same bit for bit: every upper and lower bound. The serial oracle (one chunk) sums
+    the values in another order, which can flip a borderline cache decision, hence the threads."""
+    pytest.importorskip("dask.distributed")
+    from cutplane.executors import DaskExecutor, ThreadExecutor
+
+    make = _wide_tagging()
+    with pytest.warns(ConvergenceWarning):
+        ref = minimize(make(ThreadExecutor(2), 4), L2(), 0.05, eps=1e-6, max_iter=25, cache_steps=cache_steps)
+    with DaskExecutor(2, processes=processes) as ex:
+        oracle = make(ex, n_chunks=4)
+        with pytest.warns(ConvergenceWarning):
+            res = minimize(oracle, L2(), 0.05, eps=1e-6, max_iter=25, cache_steps=cache_steps)
+        assert ex.mirrored_calls > 0 and ex.dense_calls >= 1  # the first point (w0 = 0) goes dense
+        b = res.history.bytes_sent
+        dense = oracle.dim * 8 * ex.n_workers
+        assert b[0] >= dense  # w itself at the first call
+        assert np.all(b[1:] < dense)  # then never more than w would have cost
+        if cache_steps == 0:
+            assert np.median(b[1:]) < dense / 10  # one new cut and the coefficients
+    assert res.n_iter == ref.n_iter and res.n_cached_cuts == ref.n_cached_cuts
+    np.testing.assert_array_equal(res.history.upper, ref.history.upper)
+    np.testing.assert_array_equal(res.history.lower, ref.history.lower)
+    np.testing.assert_array_equal(res.w, ref.w)
+
+
+def test_a_small_model_sends_w_when_it_is_the_smaller_message():
+    pytest.importorskip("dask.distributed")
+    from cutplane.executors import DaskExecutor
+
+    make = _wide_tagging(n_features=30)  # w of 1 KB: early cuts and their coefficients are larger
+    with DaskExecutor(2, processes=False) as ex:
+        oracle = make(ex, n_chunks=2)
+        with pytest.warns(ConvergenceWarning):
+            res = minimize(oracle, L2(), 0.05, eps=1e-9, max_iter=12)
+        dense = oracle.dim * 8 * ex.n_workers
+        assert ex.dense_calls > 1  # not only the first point
+        assert np.all(res.history.bytes_sent <= dense)
+
+
+def test_dask_without_mirror_sends_w_every_call_and_ls_bmrm_goes_dense():
+    pytest.importorskip("dask.distributed")
+    from cutplane.executors import DaskExecutor
+
+    from cutplane.executors import ThreadExecutor
+
+    make = _wide_tagging(seed=5)
+    with pytest.warns(ConvergenceWarning):
+        ref = minimize(make(ThreadExecutor(2), 3), L2(), 0.05, eps=1e-6, max_iter=8, method="ls-bmrm")
+    for mirror in (False, True):
+        with DaskExecutor(2, processes=False, mirror=mirror) as ex:
+            oracle = make(ex, n_chunks=3)
+            with pytest.warns(ConvergenceWarning):
+                res = minimize(oracle, L2(), 0.05, eps=1e-6, max_iter=8, method="ls-bmrm")
+            assert ex.mirrored_calls == 0  # LS-BMRM's points are not the QP's minimisers
+            assert res.history.bytes_sent.sum() == ex.dense_calls * oracle.dim * 8 * ex.n_workers
+        np.testing.assert_array_equal(res.history.upper, ref.history.upper)
+        assert res.objective == ref.objective
