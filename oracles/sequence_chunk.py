@@ -238,6 +238,43 @@ class ChunkPartial(NamedTuple):
     value: float
     yhat: np.ndarray
 
+    def __reduce__(self):
+        """Pickled compactly (it travels back from worker processes at every call): indices as
+        int32 and counts as int32 when they fit exactly, labels as int8 up to 127 labels; read
+        back as int64 / float64 / int32, the same values (about 2.5x fewer bytes)."""
+        return _partial_from_compact, (
+            _narrow(self.indices, np.int32),
+            _narrow(self.values, np.int32),
+            self.loss,
+            self.value,
+            _narrow(self.yhat, np.int8),
+        )
+
+
+def _narrow(a, dtype):
+    """``a`` as ``dtype`` when every value survives the round trip exactly, else ``a`` itself."""
+    a = np.ascontiguousarray(a)
+    if a.size == 0:
+        return a
+    info = np.iinfo(dtype)
+    if not (info.min <= a.min() and a.max() <= info.max):
+        return a
+    b = a.astype(dtype)
+    if a.dtype.kind in "iu":
+        return b
+    back = b.astype(a.dtype)  # bit for bit (a -0.0 or a fraction keeps the float array)
+    return b if np.array_equal(back.view(np.uint8), a.view(np.uint8)) else a
+
+
+def _partial_from_compact(indices, values, loss, value, yhat):
+    return ChunkPartial(
+        np.asarray(indices, dtype=np.int64),
+        np.asarray(values, dtype=np.float64),
+        loss,
+        value,
+        np.asarray(yhat, dtype=np.int32),
+    )
+
 
 #: Loss-augmented outputs kept per chunk for cached cuts (the most recent distinct ones).
 CACHE_SIZE = 5

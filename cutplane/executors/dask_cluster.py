@@ -47,6 +47,7 @@ def _worker_key(key):
 
 
 _MIRRORS: dict = {}  # on a worker: (binding key, worker address) -> RowMirror
+_INLINE_MAX_BYTES = 8 << 20  # larger updates are scattered (a task's arguments go through the scheduler)
 
 
 def _apply_mirrored(task, update, key, *args):
@@ -77,6 +78,8 @@ class _DaskBinding:
         # between calls (the outputs it caches), which a copy on another worker would fork
         who = executor.client.who_has(futures) if futures else {}
         self._where = [list(who.get(f.key, ())) or None for f in futures]
+        placed = [at[0] for at in self._where if at]
+        self._one_task_per_worker = len(placed) == len(futures) and len(set(placed)) == len(placed)
         self._key = uuid.uuid4().hex
         self._planner = MirrorPlanner()
         self._mirror = bool(executor.mirror)
@@ -109,7 +112,10 @@ class _DaskBinding:
     def _map_mirrored(self, client, update, args):
         ex = self._executor
         try:
-            uf = client.scatter(update, broadcast=True, hash=False)
+            # one task per worker: the update rides along with it (no scatter round trip);
+            # else it is scattered once to every worker and the tasks refer to it
+            inline = self._one_task_per_worker and update.nbytes <= _INLINE_MAX_BYTES
+            uf = update if inline else client.scatter(update, broadcast=True, hash=False)
             futs = [
                 self._submit(client, _apply_mirrored, f, at, uf, self._key, *args)
                 for f, at in zip(self._futures, self._where)
@@ -152,16 +158,19 @@ class DaskExecutor(ClosingContext):
         Worker processes (True) or threads of this process (False) in the ``LocalCluster``.
     timeout : float, default=30
         Seconds to wait for the scheduler.
-    mirror : bool, default=True
+    mirror : bool, optional
         Let the workers rebuild ``w`` from the cuts they were sent when the engine says how ``w``
         was made (:mod:`cutplane.executors.mirror`): each call then sends the new cuts and the
-        coefficients instead of ``w``. False: ``w`` itself at every call.
+        coefficients instead of ``w``. False: ``w`` itself at every call. Default: True for
+        worker processes and a scheduler's workers, False for the threads of an in-process
+        cluster (``processes=False``), which are handed ``w`` by reference.
 
     Attributes
     ----------
     bytes_sent : int
-        Bytes of ``w`` or of the mirror updates sent to the workers so far (arrays, all workers;
-        the engine records them per iteration in ``History.bytes_sent``).
+        Bytes of ``w`` or of the mirror updates handed to the cluster for its workers so far (the
+        arrays, once per worker; the engine records them per iteration in
+        ``History.bytes_sent``). An in-process cluster passes them by reference.
     dense_calls, mirrored_calls : int
         Calls that sent ``w`` itself / an update.
     rebuild_seconds : float
@@ -175,10 +184,10 @@ class DaskExecutor(ClosingContext):
         scheduler: str | None = None,
         processes: bool = True,
         timeout: float = 30.0,
-        mirror: bool = True,
+        mirror: bool | None = None,
     ):
         dd = import_distributed()
-        self.mirror = bool(mirror)
+        self.mirror = bool(processes or scheduler is not None) if mirror is None else bool(mirror)
         self.bytes_sent = 0
         self.dense_calls = self.mirrored_calls = 0
         self.rebuild_seconds = 0.0

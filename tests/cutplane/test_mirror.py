@@ -214,7 +214,7 @@ def test_dask_run_rebuilds_w_on_the_workers_and_gives_the_in_process_run(process
     make = _wide_tagging()
     with pytest.warns(ConvergenceWarning):
         ref = minimize(make(ThreadExecutor(2), 4), L2(), 0.05, eps=1e-6, max_iter=25, cache_steps=cache_steps)
-    with DaskExecutor(2, processes=processes) as ex:
+    with DaskExecutor(2, processes=processes, mirror=True) as ex:
         oracle = make(ex, n_chunks=4)
         with pytest.warns(ConvergenceWarning):
             res = minimize(oracle, L2(), 0.05, eps=1e-6, max_iter=25, cache_steps=cache_steps)
@@ -236,7 +236,7 @@ def test_a_small_model_sends_w_when_it_is_the_smaller_message():
     from cutplane.executors import DaskExecutor
 
     make = _wide_tagging(n_features=30)  # w of 1 KB: early cuts and their coefficients are larger
-    with DaskExecutor(2, processes=False) as ex:
+    with DaskExecutor(2, processes=False, mirror=True) as ex:
         oracle = make(ex, n_chunks=2)
         with pytest.warns(ConvergenceWarning):
             res = minimize(oracle, L2(), 0.05, eps=1e-9, max_iter=12)
@@ -245,11 +245,17 @@ def test_a_small_model_sends_w_when_it_is_the_smaller_message():
         assert np.all(res.history.bytes_sent <= dense)
 
 
-def test_dask_without_mirror_sends_w_every_call_and_ls_bmrm_goes_dense():
+def test_mirror_default_is_on_for_worker_processes_only():
     pytest.importorskip("dask.distributed")
     from cutplane.executors import DaskExecutor
 
-    from cutplane.executors import ThreadExecutor
+    with DaskExecutor(1, processes=False) as ex:
+        assert ex.mirror is False  # threads of this process: w is handed over by reference
+
+
+def test_dask_without_mirror_sends_w_every_call_and_ls_bmrm_goes_dense():
+    pytest.importorskip("dask.distributed")
+    from cutplane.executors import DaskExecutor, ThreadExecutor
 
     make = _wide_tagging(seed=5)
     with pytest.warns(ConvergenceWarning):

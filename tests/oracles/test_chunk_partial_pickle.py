@@ -1,0 +1,36 @@
+"""A chunk's partial cut travels back from worker processes compactly, and arrives unchanged."""
+
+import pickle
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from oracles.sequence_chunk import ChunkPartial
+
+_indices = arrays(np.int64, st.integers(0, 50), elements=st.integers(0, 2**40))
+_values = arrays(
+    np.float64,
+    st.integers(0, 50),
+    elements=st.one_of(st.integers(-(2**33), 2**33).map(float), st.floats(-1e6, 1e6, allow_nan=False)),
+)
+_labels = arrays(np.int32, st.integers(0, 50), elements=st.integers(0, 300))
+
+
+@given(idx=_indices, val=_values, yhat=_labels, loss=st.floats(0, 1e6), value=st.floats(-1e6, 1e6))
+def test_pickled_partial_is_the_same_partial_with_the_same_dtypes(idx, val, yhat, loss, value):
+    p = ChunkPartial(idx, val, loss, value, yhat)
+    q = pickle.loads(pickle.dumps(p))
+    assert q.indices.dtype == np.int64 and q.values.dtype == np.float64 and q.yhat.dtype == np.int32
+    np.testing.assert_array_equal(q.indices, idx)
+    np.testing.assert_array_equal(q.values, val)
+    assert np.array_equal(np.signbit(q.values), np.signbit(val))
+    np.testing.assert_array_equal(q.yhat, yhat)
+    assert (q.loss, q.value) == (loss, value)
+
+
+def test_integer_counts_travel_in_fewer_bytes():
+    n = 100_000
+    p = ChunkPartial(np.arange(n, dtype=np.int64) * 3, np.ones(n) * -2.0, 5.0, 1.0, np.zeros(n, dtype=np.int32))
+    assert len(pickle.dumps(p)) < 0.5 * (p.indices.nbytes + p.values.nbytes + p.yhat.nbytes)
