@@ -9,11 +9,13 @@ and the coefficients, from which every worker rebuilds ``w`` bit for bit
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import logging
 import time
 import uuid
 import weakref
+from typing import NamedTuple
 
 from ..exceptions import CutplaneError
 from .base import BoundTasks, ClosingContext, ExecutorError, check_workers, wrap_error
@@ -21,7 +23,7 @@ from .mirror import MirrorMismatch, MirrorPlanner, RowMirror, current_query
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["DaskExecutor", "import_distributed"]
+__all__ = ["DaskExecutor", "DaskCall", "import_distributed"]
 
 
 def import_distributed():
@@ -32,6 +34,39 @@ def import_distributed():
             "the 'dask' executor needs dask.distributed, which is not installed: pip install cutplane[dask]"
         ) from exc
     return dd
+
+
+class DaskCall(NamedTuple):
+    """One map of the chunk tasks on the cluster (:attr:`DaskExecutor.calls`).
+
+    Attributes
+    ----------
+    mirrored : bool
+        True when the workers rebuilt ``w`` from an update, False when ``w`` itself was sent.
+    bytes_sent : int
+        Bytes of ``w`` or of the update, times the workers that received it.
+    new_rows, new_nnz : int
+        Cuts the update carried, and their stored nonzeros (0 when ``w`` was sent).
+    combined_rows, combined_nnz : int
+        Cuts with a nonzero coefficient the workers combined, and their stored nonzeros.
+    rebuild_s : float
+        Seconds the slowest worker spent rebuilding ``w``.
+    seconds : float
+        Wall seconds of the whole map (sending, the tasks, gathering the partial sums).
+    """
+
+    mirrored: bool
+    bytes_sent: int
+    new_rows: int
+    new_nnz: int
+    combined_rows: int
+    combined_nnz: int
+    rebuild_s: float
+    seconds: float
+
+
+#: Calls kept in :attr:`DaskExecutor.calls` (the most recent).
+CALLS_KEPT = 100_000
 
 
 def _apply(task, w, *args):
@@ -98,19 +133,23 @@ class _DaskBinding:
 
     def _map_dense(self, client, w, args):
         ex = self._executor
+        t0 = time.perf_counter()
         try:
             wf = client.scatter(w, broadcast=True, hash=False)
             futs = [self._submit(client, _apply, f, at, wf, *args) for f, at in zip(self._futures, self._where)]
             out = client.gather(futs)
         except Exception as exc:  # noqa: BLE001 - one clear error type
             raise wrap_error(exc, "dask task") from exc
-        ex.bytes_sent += int(getattr(w, "nbytes", 0)) * ex.n_workers
+        sent = int(getattr(w, "nbytes", 0)) * ex.n_workers
+        ex.bytes_sent += sent
         ex.dense_calls += 1
+        ex.calls.append(DaskCall(False, sent, 0, 0, 0, 0, 0.0, time.perf_counter() - t0))
         del wf, futs
         return out
 
     def _map_mirrored(self, client, update, args):
         ex = self._executor
+        t0 = time.perf_counter()
         try:
             # one task per worker: the update rides along with it (no scatter round trip);
             # else it is scattered once to every worker and the tasks refer to it
@@ -127,9 +166,15 @@ class _DaskBinding:
         except Exception as exc:  # noqa: BLE001 - one clear error type
             raise wrap_error(exc, "dask task") from exc
         self._planner.commit(update)
-        ex.bytes_sent += update.nbytes * ex.n_workers
+        sent, rebuild = update.nbytes * ex.n_workers, max(r for _, r in out)
+        ex.bytes_sent += sent
         ex.mirrored_calls += 1
-        ex.rebuild_seconds += max(r for _, r in out)
+        ex.rebuild_seconds += rebuild
+        new_nnz = sum(len(idx) for _, idx, _, _ in update.new_rows)
+        combined = (len(update.row_ids), self._planner.combined_nnz(update))
+        ex.calls.append(
+            DaskCall(True, sent, len(update.new_rows), new_nnz, *combined, rebuild, time.perf_counter() - t0)
+        )
         del uf, futs
         return [part for part, _ in out]
 
@@ -175,6 +220,8 @@ class DaskExecutor(ClosingContext):
         Calls that sent ``w`` itself / an update.
     rebuild_seconds : float
         Seconds the workers spent rebuilding ``w`` (the slowest worker of each call, summed).
+    calls : collections.deque of DaskCall
+        A record per map of chunk tasks (the last :data:`CALLS_KEPT`).
     """
 
     def __init__(
@@ -191,6 +238,7 @@ class DaskExecutor(ClosingContext):
         self.bytes_sent = 0
         self.dense_calls = self.mirrored_calls = 0
         self.rebuild_seconds = 0.0
+        self.calls: collections.deque[DaskCall] = collections.deque(maxlen=CALLS_KEPT)
         self._cluster = None
         try:
             if scheduler is not None:

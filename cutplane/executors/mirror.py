@@ -183,6 +183,7 @@ class MirrorPlanner:
 
     def __init__(self):
         self.held: set[int] = set()
+        self.nnz: dict[int, int] = {}  # stored nonzeros of each held row
         self.version = 0
 
     def update_for(self, query: CombinationQuery) -> MirrorUpdate | None:
@@ -214,12 +215,21 @@ class MirrorPlanner:
 
     def commit(self, update: MirrorUpdate) -> None:
         """Record that every worker applied ``update``."""
-        self.held.update(row_id for row_id, *_ in update.new_rows)
-        self.held.difference_update(update.drop.tolist())
+        for row_id, idx, _, _ in update.new_rows:
+            self.held.add(row_id)
+            self.nnz[row_id] = len(idx)
+        for row_id in update.drop.tolist():
+            self.held.discard(row_id)
+            self.nnz.pop(row_id, None)
+
+    def combined_nnz(self, update: MirrorUpdate) -> int:
+        """Stored nonzeros of the rows ``update`` combines (after :meth:`commit`): the rebuild's work."""
+        return int(sum(self.nnz.get(r, 0) for r in update.row_ids.tolist()))
 
     def reset(self) -> None:
         """Forget what the workers hold (they were replaced): the next update sends every row."""
         self.held.clear()
+        self.nnz.clear()
 
 
 def _probes(new_rows, query, ids):

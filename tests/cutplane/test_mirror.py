@@ -225,6 +225,10 @@ def test_dask_run_rebuilds_w_on_the_workers_and_gives_the_in_process_run(process
         assert np.all(b[1:] < dense)  # then never more than w would have cost
         if cache_steps == 0:
             assert np.median(b[1:]) < dense / 10  # one new cut and the coefficients
+        calls = list(ex.calls)
+        assert sum(c.bytes_sent for c in calls) == ex.bytes_sent == np.sum(b)
+        assert all(c.combined_rows >= 1 and c.combined_nnz > 0 and c.rebuild_s > 0 for c in calls if c.mirrored)
+        assert sum(c.new_rows for c in calls) <= res.n_iter + res.n_cached_cuts  # each cut sent at most once
     assert res.n_iter == ref.n_iter and res.n_cached_cuts == ref.n_cached_cuts
     np.testing.assert_array_equal(res.history.upper, ref.history.upper)
     np.testing.assert_array_equal(res.history.lower, ref.history.lower)
