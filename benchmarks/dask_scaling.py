@@ -1,0 +1,367 @@
+"""Executors side by side on the 1-slack SSVM, and what the Dask executor costs at N workers.
+
+For each dataset (CoNLL-2000 with CRF++'s chunking templates; CoNLL-2002 Spanish with the 134
+templates of MTL sec. 3.3), the engine runs BMRM (``L2``, ``lam = 1 / C``) from ``w = 0`` for
+``--iters`` iterations with each arm of ``--arms``, all in this one run:
+
+- ``serial``, ``threads:K``, ``processes:K``: the in-machine executors;
+- ``dask:K``: a ``LocalCluster`` of K worker processes with the mirror (the workers rebuild
+  ``w`` from the cuts they hold, :mod:`cutplane.executors.mirror`);
+- ``dask-dense:K``: the same cluster sending ``w`` at every call (the executor before the mirror).
+
+Every arm follows the same iterates (the cuts are integer counts; the values are summed per chunk
+in another order, so a borderline decision can differ in the last digits). Reported per arm, over
+the iterations after the first (the first sends ``w = 0`` to every worker and binds the chunks):
+median seconds per oracle call and per engine iteration, speed-ups against serial (same run),
+bytes sent per iteration (median) and against shipping the dense ``w`` to every worker, and, for
+the mirror, the workers' rebuild seconds.
+
+The cost model at N workers (per iteration after the first, one new cut of ``z`` stored
+nonzeros, ``t`` cuts with a nonzero dual of ``Z`` stored nonzeros in all, ``n`` coordinates):
+
+- bytes to each worker: ``b = 6 z + 16 t + c0`` (int32 index and int16 count per nonzero, a row id
+  and a coefficient per combined cut, ``c0`` fixed), so ``N b`` per iteration in all, against
+  ``8 n N`` for the dense ``w``;
+- rebuild seconds per worker: ``r = alpha n + beta Z`` (zero the output, add the rows), with
+  ``alpha`` and ``beta`` fitted on the measured calls of every ``dask:K`` arm;
+- oracle seconds: ``T(N) = T_1 / min(N, cores) + r + o``, with ``T_1`` the one-worker cluster's
+  call minus its rebuild and ``o`` the per-call overhead measured on ``dask:1``;
+- a 10 Gbit/s link out of the client carries ``N b`` bytes per call in ``N b / 1.25e9`` s; it is the
+  bottleneck once that exceeds the workers' compute ``T_1 / N``:
+  ``N* = sqrt(1.25e9 T_1 / b)`` (``sqrt(1.25e9 T_1 / (8 n))`` for the dense ``w``).
+
+The model's bytes are checked against the counted ones, its rebuild and oracle seconds against
+the measured arms.
+
+Run: ``python -m benchmarks.dask_scaling [--data conll2000 conll2002] [--iters 40]`` (about 15
+minutes on 2 cores for both datasets); writes ``docs/results/dask_scaling.md`` and ``.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = {
+    "conll2000": dict(templates="chunking", C=100.0, label="CoNLL-2000 chunking (CRF++ chunking templates)"),
+    "conll2002": dict(templates="ner134", C=1000.0, label="CoNLL-2002 Spanish NER (134 templates)"),
+}
+LINK_BYTES_PER_S = 10e9 / 8  # 10 Gbit/s
+
+
+def load(name):
+    from benchmarks.crfsuite_reference import load_dataset, resolve_templates
+    from problems.sequence.feature_index import FeatureIndex, LabelAlphabet
+
+    t0 = time.perf_counter()
+    train, _ = load_dataset(name)
+    index = FeatureIndex(resolve_templates(DATA[name]["templates"]), min_count=1)
+    feats = index.fit_transform(train.inputs)
+    labels = LabelAlphabet.fit(train.labels)
+    codes = labels.encode_corpus(train.labels)
+    return dict(
+        feats=feats,
+        codes=codes,
+        n_labels=len(labels),
+        transitions=index.has_transitions,
+        n_sentences=len(train.inputs),
+        n_tokens=int(feats.sentence_ptr[-1]),
+        load_s=time.perf_counter() - t0,
+    )
+
+
+def make_executor(arm):
+    from cutplane.executors import DaskExecutor, get_executor
+
+    name, _, k = arm.partition(":")
+    k = int(k) if k else None
+    if name == "dask":
+        return DaskExecutor(k, mirror=True)
+    if name == "dask-dense":
+        return DaskExecutor(k, mirror=False)
+    return get_executor(name, k)
+
+
+def run_arm(task, arm, C, iters):
+    from cutplane import minimize
+    from cutplane.regularizers import L2
+    from oracles.sequence import SequenceHingeOracle
+
+    feats = task["feats"]
+    load0 = os.getloadavg()[0]
+    ex = make_executor(arm)
+    try:
+        oracle = SequenceHingeOracle(
+            feats.indptr,
+            feats.indices,
+            feats.sentence_ptr,
+            task["codes"],
+            feats.n_features,
+            task["n_labels"],
+            transitions=task["transitions"],
+            executor=ex,
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = minimize(oracle, L2(), 1.0 / C, eps=1e-9, max_iter=iters)
+        h = res.history
+        calls = [c._asdict() for c in getattr(ex, "calls", [])]
+    finally:
+        ex.close()
+    wall = np.diff(np.concatenate([[0.0], h.wall_time]))
+    return dict(
+        arm=arm,
+        workers=int(getattr(ex, "n_workers", 1)),
+        n_chunks=len(oracle.chunks),
+        dim=int(oracle.dim),
+        iterations=int(res.n_iter),
+        objective=float(C * res.objective),
+        lower_bound=float(C * res.lower_bound),
+        oracle_s=h.oracle_time.tolist(),
+        iteration_s=wall.tolist(),
+        solver_s=h.solver_time.tolist(),
+        bytes_sent=h.bytes_sent.tolist(),
+        calls=calls,
+        load_before=load0,
+        load_after=os.getloadavg()[0],
+    )
+
+
+def _median_after_first(values):
+    v = np.asarray(values, dtype=float)[1:]
+    return float(np.median(v)) if v.size else math.nan
+
+
+def fit_model(records):
+    """Rebuild seconds ``r = alpha n + beta Z`` by least squares over every mirrored call of the
+    ``dask:K`` arms (after the first two calls of each, which compile and warm the caches)."""
+    rows, ys = [], []
+    for rec in records:
+        if not rec["arm"].startswith("dask:"):
+            continue
+        for c in [c for c in rec["calls"] if c["mirrored"]][2:]:
+            rows.append([rec["dim"], c["combined_nnz"]])
+            ys.append(c["rebuild_s"])
+    if len(rows) < 3:
+        return None
+    coef, *_ = np.linalg.lstsq(np.asarray(rows, float), np.asarray(ys), rcond=None)
+    return dict(alpha=float(coef[0]), beta=float(coef[1]), n_calls=len(rows))
+
+
+def summarise(records, cores):
+    serial = next((r for r in records if r["arm"] == "serial"), None)
+    s_or = _median_after_first(serial["oracle_s"]) if serial else math.nan
+    s_it = _median_after_first(serial["iteration_s"]) if serial else math.nan
+    model = fit_model(records)
+    one = next((r for r in records if r["arm"] == "dask:1"), None)
+    rows = []
+    for rec in records:
+        orc, it = _median_after_first(rec["oracle_s"]), _median_after_first(rec["iteration_s"])
+        dense = 8 * rec["dim"] * rec["workers"]
+        mirrored = [c for c in rec["calls"] if c["mirrored"]]
+        row = dict(
+            arm=rec["arm"],
+            workers=rec["workers"],
+            oracle_s=orc,
+            iteration_s=it,
+            oracle_speedup=s_or / orc,
+            iteration_speedup=s_it / it,
+            bytes_median=_median_after_first(rec["bytes_sent"]),
+            dense_bytes=dense,
+            objective=rec["objective"],
+        )
+        row["reduction"] = dense / row["bytes_median"] if row["bytes_median"] else math.nan
+        if mirrored:
+            late = mirrored[1:] or mirrored
+            row["rebuild_s"] = float(np.median([c["rebuild_s"] for c in late]))
+            row["new_nnz"] = float(np.median([c["new_nnz"] for c in late]))
+            row["combined_rows"] = float(np.median([c["combined_rows"] for c in late]))
+            row["combined_nnz"] = float(np.median([c["combined_nnz"] for c in late]))
+            predicted = [_model_bytes(c, rec["workers"]) for c in late]
+            errors = [abs(p - c["bytes_sent"]) / c["bytes_sent"] for p, c in zip(predicted, late)]
+            row["bytes_model_median_error"] = float(np.median(errors))
+            row["bytes_model_max_error"] = float(max(errors))
+            if model is not None:
+                row["rebuild_model_s"] = model["alpha"] * rec["dim"] + model["beta"] * row["combined_nnz"]
+        rows.append(row)
+    out = dict(rows=rows, model=model, serial_oracle_s=s_or, serial_iteration_s=s_it)
+    if one is not None and model is not None:
+        one_row = next(r for r in rows if r["arm"] == "dask:1")
+        t1 = one_row["oracle_s"] - one_row.get("rebuild_s", 0.0)
+        dask_serial_gap = t1 - s_or  # the cluster's overhead per call beyond the serial compute
+        out["T1_s"] = t1
+        out["overhead_s"] = dask_serial_gap
+        for row in rows:
+            if row["arm"].startswith("dask:"):
+                n = row["workers"]
+                row["oracle_model_s"] = (
+                    s_or / min(n, cores) + max(dask_serial_gap, 0.0) + row.get("rebuild_model_s", 0.0)
+                )
+        mirrored_rows = [r for r in rows if r["arm"].startswith("dask:") and "new_nnz" in r]
+        if mirrored_rows:
+            ref = mirrored_rows[-1]
+            b = 6 * ref["new_nnz"] + 16 * ref["combined_rows"] + 64
+            out["bytes_per_worker_model"] = b
+            out["N_star_mirror"] = math.sqrt(LINK_BYTES_PER_S * s_or / b)
+            out["N_star_dense"] = math.sqrt(LINK_BYTES_PER_S * s_or / (8 * records[0]["dim"]))
+    return out
+
+
+def _model_bytes(call, workers):
+    """The model's bytes of one mirrored call: 6 per stored nonzero of each new row (int32 index,
+    int16 count), a row id and a coefficient per combined row, a fixed part; ``workers`` copies.
+    Rows stored as int32 counts or floats (large counts, merged rows) take 8 or 12 per nonzero,
+    which the count reports exactly and the model does not: the check shows the gap."""
+    return workers * (6 * call["new_nnz"] + 16 * call["combined_rows"] + 16 * call["new_rows"] + 16 * 16 + 16)
+
+
+def render(results, cores) -> str:
+    lines = [
+        "# Executors on the 1-slack SSVM, and the Dask executor at N workers",
+        "",
+        "Written by `python -m benchmarks.dask_scaling` (method and model in its docstring).",
+        "",
+        f"- machine: {cores} cores; every arm in one run, one after the other; load average (1 min) before and "
+        "after each arm in the tables",
+        "- `dask:K`: `LocalCluster` of K worker processes, the workers rebuild `w` from the cuts they hold; "
+        "`dask-dense:K`: the same, `w` sent at every call",
+        "- medians over the iterations after the first (the first sends `w = 0` and binds the chunks)",
+        "",
+    ]
+    for res in results:
+        s = res["summary"]
+        lines += [
+            f"## {res['label']}",
+            "",
+            f"{res['n_sentences']} sentences, {res['n_tokens']} tokens, dim {res['dim']} "
+            f"(dense `w`: {8 * res['dim'] / 1e6:.1f} MB), C = {res['C']:g}, {res['iters']} iterations of BMRM from "
+            f"`w = 0`; loaded and featurised in {res['load_s']:.1f} s.",
+            "",
+            "| arm | chunks | oracle s/call | speed-up | iteration s | speed-up | bytes/iteration | vs dense `w` | "
+            "rebuild s | final F | load before/after |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for row, rec in zip(s["rows"], res["records"]):
+            lines.append(
+                f"| {row['arm']} | {rec['n_chunks']} | {row['oracle_s']:.3f} | {row['oracle_speedup']:.2f} | "
+                f"{row['iteration_s']:.3f} | {row['iteration_speedup']:.2f} | {_mb(row['bytes_median'])} | "
+                f"{_ratio(row['reduction'])} | {_fmt(row.get('rebuild_s'))} | {row['objective']:.6g} | "
+                f"{rec['load_before']:.2f} / {rec['load_after']:.2f} |"
+            )
+        lines.append("")
+        m = s.get("model")
+        if m is not None:
+            lines += [
+                "Cost model (see the docstring), fitted and checked on this run:",
+                "",
+                f"- rebuild seconds per worker `r = alpha n + beta Z`: alpha = {m['alpha']:.3g} s per coordinate, "
+                f"beta = {m['beta']:.3g} s per stored nonzero ({m['n_calls']} mirrored calls)",
+            ]
+            if "T1_s" in s:
+                lines.append(
+                    f"- one-worker cluster: {s['T1_s']:.3f} s per call without the rebuild, "
+                    f"{s['overhead_s']:+.3f} s against the serial call (the cluster's overhead `o`)"
+                )
+            lines += [
+                "",
+                "| arm | new-cut nonzeros | cuts combined | their nonzeros | bytes: model error (median, max) | "
+                "rebuild s | model | oracle s | model |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+            ]
+            for row in s["rows"]:
+                if "new_nnz" not in row:
+                    continue
+                lines.append(
+                    f"| {row['arm']} | {row['new_nnz']:.0f} | {row['combined_rows']:.0f} | {row['combined_nnz']:.0f} | "
+                    f"{100 * row['bytes_model_median_error']:.1f} %, {100 * row['bytes_model_max_error']:.1f} % | "
+                    f"{row['rebuild_s']:.4f} | "
+                    f"{_fmt(row.get('rebuild_model_s'))} | {row['oracle_s']:.3f} | {_fmt(row.get('oracle_model_s'))} |"
+                )
+            if "N_star_mirror" in s:
+                lines += [
+                    "",
+                    f"- bytes per worker per iteration (model, median cut): {_mb(s['bytes_per_worker_model'])}; "
+                    f"a 10 Gbit/s link out of the client becomes the bottleneck at N* = {s['N_star_mirror']:.0f} "
+                    f"workers with the mirror, N* = {s['N_star_dense']:.1f} sending the dense `w` "
+                    f"(`N* = sqrt(1.25e9 T_1 / b)`, `T_1` = the serial call, {s['serial_oracle_s']:.3f} s).",
+                ]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _fmt(x):
+    return "" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.4f}"
+
+
+def _mb(b):
+    return "" if b is None or math.isnan(b) else f"{b / 1e6:.2f} MB"
+
+
+def _ratio(x):
+    return "" if x is None or math.isnan(x) else f"{x:.1f}x"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", nargs="+", default=["conll2000", "conll2002"], choices=sorted(DATA))
+    ap.add_argument("--iters", type=int, default=40)
+    ap.add_argument(
+        "--arms",
+        nargs="+",
+        default=["serial", "threads:2", "processes:2", "dask:1", "dask:2", "dask:4", "dask-dense:2"],
+    )
+    ap.add_argument("--out", default=str(ROOT / "docs" / "results" / "dask_scaling.md"))
+    ap.add_argument("--render", nargs="*", help="only render these JSON files to --out")
+    args = ap.parse_args(argv)
+    cores = os.cpu_count() or 1
+    if args.render:
+        results = [r for p in args.render for r in json.loads(Path(p).read_text())["results"]]
+        Path(args.out).write_text(render(results, cores) + "\n")
+        return 0
+    results = []
+    for name in args.data:
+        task = load(name)
+        C = DATA[name]["C"]
+        print(f"{name}: {task['n_sentences']} sentences loaded in {task['load_s']:.1f} s", flush=True)
+        records = []
+        for arm in args.arms:
+            rec = run_arm(task, arm, C, args.iters)
+            records.append(rec)
+            print(
+                f"  {arm}: oracle {_median_after_first(rec['oracle_s']):.3f} s, iteration "
+                f"{_median_after_first(rec['iteration_s']):.3f} s, bytes {_median_after_first(rec['bytes_sent']):.3g}, "
+                f"F {rec['objective']:.6g}",
+                flush=True,
+            )
+        results.append(
+            dict(
+                data=name,
+                label=DATA[name]["label"],
+                C=C,
+                iters=args.iters,
+                dim=records[0]["dim"],
+                n_sentences=task["n_sentences"],
+                n_tokens=task["n_tokens"],
+                load_s=task["load_s"],
+                records=records,
+                summary=summarise(records, cores),
+            )
+        )
+        del task
+    out = Path(args.out)
+    out.with_suffix(".json").write_text(json.dumps(dict(results=results), indent=1) + "\n")
+    out.write_text(render(results, cores) + "\n")
+    print(f"wrote {out}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
