@@ -140,3 +140,39 @@ def test_killed_dask_worker_gives_one_error_and_resume_on_serial_reaches_the_obj
     assert rep["status"] == "converged" and rep["resumed"] is True and rep["executor"] == "serial"
     assert abs(rep["objective"] - ref["objective"]) <= EPS
     assert rep["iterations"] > done  # the history carries the iterations before the kill
+
+
+def test_chunks_per_worker_option(seq, tmp_path, capsys):
+    from problems.cli.main import main
+    from problems.demo_data import write_demo_files
+
+    assert (
+        main(
+            train_args(
+                seq, "cpw", "--executor", "threads", "--workers", "2", "--chunks-per-worker", "3", "--max-iter", "2"
+            )
+        )
+        == 0
+    )
+    assert json.loads((seq / "cpw.json").read_text())["chunks_per_worker"] == 3
+    write_demo_files(tmp_path, seed=0)
+    train = next(p for p in tmp_path.iterdir() if "binary" in p.name and "train" in p.name)
+    capsys.readouterr()
+    code = main(
+        [
+            "train",
+            "--task",
+            "binary",
+            "--train",
+            str(train),
+            "--C",
+            "1",
+            "--chunks-per-worker",
+            "2",
+            "--model",
+            str(tmp_path / "m.npz"),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2 and "--chunks-per-worker" in err and "Traceback" not in err
+    assert main([*train_args(seq, "bad"), "--chunks-per-worker", "0"]) == 2
