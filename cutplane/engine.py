@@ -27,6 +27,7 @@ from .bounds import clip_lower, update_lower
 from .checkpoint import Checkpointer, EngineState
 from .cuts import Cut, slope_dot
 from .exceptions import ConvergenceWarning, InexactCutWarning, InputError
+from .executors.base import ExecutorError
 from .executors.mirror import combination_query, query_of
 from .fingerprint import fingerprint
 from .interrupt import InterruptGuard, raised_by_interrupt
@@ -510,8 +511,14 @@ def _minimize(
                     phase = "oracle"
                     bytes_at_call = _bytes_sent(oracle)
                     t0 = time.perf_counter()
-                    with combination_query(query if query is not None and query.w is st.w else None):
-                        res = oracle(st.w)
+                    try:
+                        with combination_query(query if query is not None and query.w is st.w else None):
+                            res = oracle(st.w)
+                    except ExecutorError:  # the workers are gone: keep this boundary, then say so
+                        if ckpt is not None:
+                            with guard.critical():
+                                ckpt.save(st, time.perf_counter() - t_start)
+                        raise
                     t_oracle = time.perf_counter() - t0
                     value, cut, cut_exact = _check_oracle_result(res, dim, st.w)
                     with guard.critical():

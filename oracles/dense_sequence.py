@@ -30,7 +30,7 @@ from numba import njit
 
 from cutplane.cuts import Cut, ExampleSubgradient, OracleResult
 from cutplane.exceptions import InputError
-from cutplane.executors import get_executor
+from cutplane.executors import default_n_chunks, get_executor
 
 from .viterbi import split_chain_weights, viterbi_kernel
 
@@ -89,7 +89,8 @@ class DenseSequenceOracle:
     executor : None, str or executor, default=None
         Map of the 1-slack cut over chunks of sentences (:func:`cutplane.executors.get_executor`).
     n_chunks : int, optional
-        Default ``2 * executor.n_workers``, 1 when serial.
+        Default ``executor.chunks_per_worker * n_workers`` when the executor has that attribute,
+        else ``2 * executor.n_workers``, 1 when serial (:func:`cutplane.executors.default_n_chunks`).
 
     Attributes
     ----------
@@ -157,7 +158,7 @@ class DenseSequenceOracle:
         self.n_groups = m + (1 if self.transitions else 0)
         self.executor = get_executor(executor)
         if n_chunks is None:
-            n_chunks = 1 if self.executor.n_workers == 1 else 2 * self.executor.n_workers
+            n_chunks = default_n_chunks(self.executor)
         if int(n_chunks) < 1:
             raise InputError(f"n_chunks must be >= 1, got {n_chunks}", field="n_chunks")
         edges = np.unique(np.searchsorted(sp_, np.linspace(0, n_tokens, int(n_chunks) + 1)[1:-1]))

@@ -31,7 +31,7 @@ import scipy.sparse as sp
 
 from cutplane.cuts import Cut, OracleResult, slope_dot
 from cutplane.exceptions import InputError
-from cutplane.executors import BoundTasks, bind_tasks, chunk_bounds, get_executor
+from cutplane.executors import BoundTasks, bind_tasks, chunk_bounds, default_n_chunks, get_executor
 
 from ._parsing_kernels import arc_scores_kernel, decode_chunk_kernel, feature_diff_kernel
 from .parsing import check_heads
@@ -298,7 +298,9 @@ class ParseOracle:
     executor : None, str or executor, optional
         The map over sentence chunks (:func:`cutplane.executors.get_executor`).
     n_chunks : int, optional
-        Number of chunks (default: 4 per worker, 1 for the serial executor).
+        Number of chunks (default: the executor's ``chunks_per_worker`` per worker when it has
+        that attribute, else 4 per worker, 1 for the serial executor;
+        :func:`cutplane.executors.default_n_chunks`).
 
     Attributes
     ----------
@@ -338,7 +340,7 @@ class ParseOracle:
         n = np.maximum(features.lengths, 1).astype(np.float64)
         self._loss_weight = 1.0 / n if self.normalize_loss else np.ones(self.n_samples)
         self.executor = get_executor(executor)
-        k = n_chunks if n_chunks is not None else (1 if self.executor.n_workers == 1 else 4 * self.executor.n_workers)
+        k = n_chunks if n_chunks is not None else default_n_chunks(self.executor, per_worker=4)
         if int(k) < 1:
             raise InputError(f"n_chunks must be >= 1, got {n_chunks}", field="n_chunks")
         self._chunks = chunk_bounds(self.n_samples, int(k))

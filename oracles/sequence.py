@@ -41,7 +41,7 @@ import scipy.sparse as sp
 
 from cutplane.cuts import CachedCut, Cut, OracleResult, slope_dot
 from cutplane.exceptions import InputError
-from cutplane.executors import bind_tasks, get_executor
+from cutplane.executors import bind_tasks, default_n_chunks, get_executor
 
 from .sequence_chunk import ChunkPartial, SequenceChunk, merge_sorted_sums
 from .viterbi import sentence_unary, split_chain_weights, viterbi
@@ -91,7 +91,9 @@ class SequenceHingeOracle:
     executor : None, str or executor, default=None
         Map over chunks of sentences (:func:`cutplane.executors.get_executor`); serial by default.
     n_chunks : int, optional
-        Number of chunks (balanced by tokens); default ``2 * executor.n_workers``, 1 when serial.
+        Number of chunks (balanced by tokens); default ``executor.chunks_per_worker * n_workers``
+        when the executor has that attribute, else ``2 * executor.n_workers``, 1 when serial
+        (:func:`cutplane.executors.default_n_chunks`).
 
     Attributes
     ----------
@@ -161,7 +163,7 @@ class SequenceHingeOracle:
         self.dim = self.n_features * K + (K * K if self.transitions else 0) + self.n_bigram_features * K * K
         self.executor = get_executor(executor)
         if n_chunks is None:
-            n_chunks = 1 if self.executor.n_workers == 1 else 2 * self.executor.n_workers
+            n_chunks = default_n_chunks(self.executor)
         self.chunks = self._token_balanced_chunks(int(n_chunks))
         self.tasks = self._new_tasks()
         self._bound = None

@@ -325,7 +325,8 @@ def make_solver(args, *, method=None):
     ``--solver spom``, a :class:`~problems.solvers.SPOM` (``--epochs``, ``--eta0``,
     ``--last-iterate``, ``--seed`` and the executor of its objective evaluations).
 
-    ``method`` (``--method``) is passed to the engine when given (the linear tasks).
+    ``method`` (``--method``) is passed to the engine when given (the linear tasks);
+    ``--chunks-per-worker`` goes to the solver's ``chunks_per_worker`` (both solvers).
     """
     from problems.solvers import SPOM, CuttingPlane
 
@@ -333,6 +334,7 @@ def make_solver(args, *, method=None):
         executor=getattr(args, "executor", None),
         n_workers=getattr(args, "workers", None),
         scheduler=getattr(args, "scheduler", None),
+        chunks_per_worker=getattr(args, "chunks_per_worker", None),
         time_limit=getattr(args, "time_limit", None),
         verbose=show_progress(args),
     )

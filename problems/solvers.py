@@ -196,6 +196,7 @@ class CuttingPlaneOptions:
     verbose: bool
     rtol: float | None = None
     cache_steps: int | None = None
+    chunks_per_worker: int | None = None
 
     def cache_steps_for(self, oracle=None) -> int:
         """``cache_steps`` for ``oracle``: the given value, or with None
@@ -269,9 +270,9 @@ class CuttingPlane(OptionSet):
         it pays.
     backend : str, optional
         Reduced-problem backend (None: the engine's preference order).
-    executor : None, str or executor, optional
-        Map of the oracle over chunks of examples (a name of :data:`cutplane.executors.EXECUTORS`
-        or an executor instance, which stays the user's).
+    executor : None, str, executor or dask.distributed.Client, optional
+        Map of the oracle over chunks of examples (a name of :data:`cutplane.executors.EXECUTORS`,
+        an executor instance, which stays the user's, or a Dask client, also left open).
     n_workers : int, optional
     scheduler : str, optional
         Address of a Dask scheduler (``executor="dask"`` only).
@@ -294,6 +295,12 @@ class CuttingPlane(OptionSet):
         (:func:`cutplane.minimize`'s ``cache_steps``; the lower bound stays certified). None:
         :data:`DEFAULT_CACHE_STEPS` for an oracle that keeps a cache (the sequence tagger's),
         0 otherwise; 0: off.
+    chunks_per_worker : int, optional
+        Chunks of the oracle's examples per worker of an executor given by name
+        (:func:`cutplane.executors.get_executor`); more balance uneven workers, fewer send fewer
+        tasks per call. None: the executor's default (2 for ``dask``; for the others, the
+        oracle's own, 1 chunk when serial). Refused with an executor instance (set it there,
+        e.g. ``DaskExecutor(chunks_per_worker=4)``).
     """
 
     #: The declarative parameter table: checked at ``fit`` by :meth:`checked`.
@@ -316,6 +323,7 @@ class CuttingPlane(OptionSet):
         "verbose": Param(check_bool, "progress display"),
         "rtol": Param(_rtol, "relative certified tolerance", allow_none=True),
         "cache_steps": Param(_nonnegative_count, "cached cuts per oracle call", allow_none=True),
+        "chunks_per_worker": Param(_count, "oracle chunks per worker", allow_none=True),
     }
 
     def __init__(
@@ -339,6 +347,7 @@ class CuttingPlane(OptionSet):
         verbose=False,
         rtol=None,
         cache_steps=None,
+        chunks_per_worker=None,
     ):
         self.method = method
         self.eps = eps
@@ -358,6 +367,7 @@ class CuttingPlane(OptionSet):
         self.verbose = verbose
         self.rtol = rtol
         self.cache_steps = cache_steps
+        self.chunks_per_worker = chunks_per_worker
 
     def checked(self, *, eps: float, max_iter: int) -> CuttingPlaneOptions:
         """The options, validated, with ``eps`` / ``max_iter`` defaulting to the given values.
@@ -372,6 +382,7 @@ class CuttingPlane(OptionSet):
             raise InputError("resume=True needs a checkpoint path", field="resume")
         if prm["scheduler"] is not None and prm["executor"] != "dask":
             raise InputError("a scheduler address needs executor='dask'", field="scheduler")
+        _check_chunks_with_executor(prm)
         prm["eps"] = eps if prm["eps"] is None else prm["eps"]
         prm["max_iter"] = max_iter if prm["max_iter"] is None else prm["max_iter"]
         return CuttingPlaneOptions(**prm)
@@ -390,6 +401,7 @@ class SPOMOptions:
     n_workers: int | None
     scheduler: str | None
     verbose: bool
+    chunks_per_worker: int | None = None
 
 
 class SPOM(OptionSet):
@@ -418,6 +430,8 @@ class SPOM(OptionSet):
     scheduler : str, optional
         Address of a Dask scheduler (``executor="dask"`` only).
     verbose : bool, default=False
+    chunks_per_worker : int, optional
+        Chunks of the objective evaluations' examples per worker (as :class:`CuttingPlane`'s).
     """
 
     PARAMETERS: ClassVar[dict] = {
@@ -430,6 +444,7 @@ class SPOM(OptionSet):
         "n_workers": Param(_count, "workers", allow_none=True),
         "scheduler": Param(_scheduler, "Dask scheduler address", allow_none=True),
         "verbose": Param(check_bool, "progress display"),
+        "chunks_per_worker": Param(_count, "oracle chunks per worker", allow_none=True),
     }
 
     def __init__(
@@ -444,6 +459,7 @@ class SPOM(OptionSet):
         n_workers=None,
         scheduler=None,
         verbose=False,
+        chunks_per_worker=None,
     ):
         self.epochs = epochs
         self.eta0 = eta0
@@ -454,6 +470,7 @@ class SPOM(OptionSet):
         self.n_workers = n_workers
         self.scheduler = scheduler
         self.verbose = verbose
+        self.chunks_per_worker = chunks_per_worker
 
     def checked(self, **defaults) -> SPOMOptions:
         """The options, validated (:class:`~cutplane.exceptions.InputError` names a bad one).
@@ -464,7 +481,23 @@ class SPOM(OptionSet):
         prm = check_params(self, self.PARAMETERS)
         if prm["scheduler"] is not None and prm["executor"] != "dask":
             raise InputError("a scheduler address needs executor='dask'", field="scheduler")
+        _check_chunks_with_executor(prm)
         return SPOMOptions(**prm)
+
+
+def _check_chunks_with_executor(prm) -> None:
+    """Refuse ``chunks_per_worker`` with an executor instance (it is the executor's own setting);
+    a ``dask.distributed.Client`` is fine: :func:`make_executor` wraps it in a new executor."""
+    executor = prm["executor"]
+    if prm["chunks_per_worker"] is None or executor is None or isinstance(executor, str):
+        return
+    if type(executor).__name__ == "Client" and type(executor).__module__.startswith("distributed"):
+        return
+    raise InputError(
+        "chunks_per_worker applies to an executor given by name; set it on the executor instance "
+        "(e.g. DaskExecutor(..., chunks_per_worker=4))",
+        field="chunks_per_worker",
+    )
 
 
 #: The solver classes by the name stored in model files.
@@ -499,7 +532,7 @@ LEGACY_SOLVER_KEYS = frozenset(
     }
 )
 #: Options not stored in model files: how a run was mapped (an executor instance cannot be).
-_NOT_STORED = ("executor", "scheduler")
+_NOT_STORED = ("executor", "scheduler", "chunks_per_worker")
 
 
 def checked_solver(solver, *, eps: float, max_iter: int, kinds=(CuttingPlane, SPOM), owner: str = "the estimator"):
@@ -543,8 +576,8 @@ def checked_solver(solver, *, eps: float, max_iter: int, kinds=(CuttingPlane, SP
 def solver_to_meta(solver) -> dict | None:
     """A solver as JSON for a model file: ``{"name": "CuttingPlane", "params": {...}}``.
 
-    The executor and the Dask scheduler (how a run was mapped, not part of the model) are not
-    stored; a checkpoint path is stored as a string. None stays None.
+    The executor, the Dask scheduler and ``chunks_per_worker`` (how a run was mapped, not part of
+    the model) are not stored; a checkpoint path is stored as a string. None stays None.
     """
     if solver is None:
         return None
@@ -646,12 +679,17 @@ def params_from_meta(params, format_version: int) -> tuple:
 
 def make_executor(options):
     """The executor of an oracle, from a solver's checked options
-    (:func:`cutplane.executors.get_executor`)."""
+    (:func:`cutplane.executors.get_executor`): a name, an executor instance (the user's) or a
+    ``dask.distributed.Client`` (wrapped in a :class:`~cutplane.executors.DaskExecutor` that
+    leaves the client open), with ``n_workers``, ``scheduler`` and ``chunks_per_worker``."""
     from cutplane.executors import get_executor
 
-    if options.scheduler is None:
-        return get_executor(options.executor, options.n_workers)
-    return get_executor(options.executor, options.n_workers, scheduler=options.scheduler)
+    kw = {}
+    if options.scheduler is not None:
+        kw["scheduler"] = options.scheduler
+    if getattr(options, "chunks_per_worker", None) is not None:
+        kw["chunks_per_worker"] = options.chunks_per_worker
+    return get_executor(options.executor, options.n_workers, **kw)
 
 
 def release_executor(options, executor) -> None:

@@ -13,7 +13,16 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..exceptions import CutplaneError, InputError
 
-__all__ = ["ExecutorError", "Executor", "ChunkTask", "BoundTasks", "check_workers", "ClosingContext", "wrap_error"]
+__all__ = [
+    "ExecutorError",
+    "Executor",
+    "ChunkTask",
+    "BoundTasks",
+    "check_workers",
+    "check_chunks_per_worker",
+    "ClosingContext",
+    "wrap_error",
+]
 
 
 class ExecutorError(CutplaneError, RuntimeError):
@@ -58,6 +67,13 @@ def check_workers(n_workers):
     if isinstance(n_workers, bool) or not isinstance(n_workers, numbers.Integral) or n_workers < 1:
         raise InputError(f"n_workers must be an integer >= 1 or None, got {n_workers!r}", field="n_workers")
     return int(n_workers)
+
+
+def check_chunks_per_worker(value) -> int:
+    """``chunks_per_worker`` as an int >= 1 (:class:`InputError` naming it otherwise)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise InputError(f"chunks_per_worker must be an integer >= 1, got {value!r}", field="chunks_per_worker")
+    return int(value)
 
 
 class ClosingContext:

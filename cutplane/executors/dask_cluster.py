@@ -1,10 +1,14 @@
 """The ``dask`` executor: oracle chunks scattered once to a ``dask.distributed`` cluster.
 
-A ``LocalCluster`` of ``n_workers`` when no scheduler address is given. Per call, ``w`` is
-broadcast, or, when the engine says that ``w`` is a combination of its cuts, only the new cuts
-and the coefficients, from which every worker rebuilds ``w`` bit for bit
+A ``LocalCluster`` of ``n_workers`` when neither a scheduler address nor a client is given.
+Per call, ``w`` is broadcast, or, when the engine says that ``w`` is a combination of its cuts,
+only the new cuts and the coefficients, from which every worker rebuilds ``w`` bit for bit
 (:mod:`cutplane.executors.mirror`); the partial sums are gathered. Registered in
 :data:`cutplane.executors.EXECUTORS`; dask is imported only when this executor is created.
+
+A worker that dies mid-run takes its scattered chunks with it: they cannot be recomputed, so
+the call fails at once with one :class:`ExecutorError` (:func:`dask_failure`) that says so and
+how to go on (resume from the checkpoint, on any executor).
 """
 
 from __future__ import annotations
@@ -12,21 +16,108 @@ from __future__ import annotations
 import collections
 import contextlib
 import logging
+import re
+import threading
 import time
 import uuid
 import weakref
 from typing import NamedTuple
 
-from ..exceptions import CutplaneError
-from .base import BoundTasks, ClosingContext, ExecutorError, check_workers, wrap_error
+from ..exceptions import CutplaneError, InputError
+from .base import BoundTasks, ClosingContext, ExecutorError, check_chunks_per_worker, check_workers, wrap_error
 from .mirror import MirrorMismatch, MirrorPlanner, RowMirror, current_query
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["DaskExecutor", "DaskCall", "import_distributed"]
+__all__ = ["DaskExecutor", "DaskCall", "import_distributed", "dask_failure", "check_chunks_alive", "RESUME_ADVICE"]
+
+#: What to do after the cluster went away mid-run: the last checkpoint holds the state, and
+#: any executor can continue from it.
+RESUME_ADVICE = (
+    "resume from the last checkpoint on any executor: the same command with --resume (e.g. with "
+    "--executor serial, or on a new Dask cluster), or resume=True with the same checkpoint in Python; "
+    "without a checkpoint the run has to start again"
+)
+
+# Exception classes (by name, so that dask need not be imported to recognise them) of a worker
+# that died with its data: futures cancelled by the scheduler, a task whose workers all died.
+_WORKER_LOST = ("FutureCancelledError", "CancelledError", "KilledWorker")
+# ... of a lost connection to the scheduler or a worker.
+_COMM_LOST = ("CommClosedError", "StreamClosedError", "TimeoutError")
+# Messages of dask's comms and scheduler that mean the same (an OSError of a task's own, e.g. a
+# missing file, does not match).
+_LOST_MESSAGES = re.compile(
+    r"lost dependencies|scattered data|already forgotten|worker.{0,20}(died|lost|removed)|"
+    r"timed out trying to connect|stream is closed|connection (lost|closed|refused|reset)|"
+    r"scheduler.{0,20}(lost|closed|unreachable)",
+    re.IGNORECASE,
+)
+
+
+def _class_names(exc) -> set:
+    return {cls.__name__ for cls in type(exc).__mro__}
+
+
+def _detail(exc) -> str:
+    """``Type: reason`` of ``exc`` on one line (a cancelled future's reason, not its key)."""
+    reason = getattr(exc, "reason", None)
+    text = reason if isinstance(reason, str) and reason else str(exc)
+    text = " ".join(text.split())
+    if len(text) > 200:
+        text = text[:197] + "..."
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def dask_failure(exc: BaseException, where: str) -> CutplaneError:
+    """The package's error for an exception raised by a Dask call.
+
+    A worker lost with its data (a cancelled future: ``distributed.client.FutureCancelledError``,
+    reasons such as "lost dependencies" or "already forgotten"; ``KilledWorker``; a message about
+    lost or scattered data) or a lost connection (a future cancelled for
+    "scheduler-connection-lost", ``CommClosedError``, ``TimeoutError``, an ``OSError`` of dask's
+    comms) becomes ONE :class:`ExecutorError` whose message says what
+    happened in user terms and what to do (:data:`RESUME_ADVICE`), on one line.
+
+    Parameters
+    ----------
+    exc : BaseException
+        What the Dask call raised.
+    where : str
+        The call, named at the end of the message (``"dask task"``).
+
+    Returns
+    -------
+    CutplaneError
+        The :class:`ExecutorError` above; ``exc`` itself when it already is one of the package's
+        errors (a task's :class:`~cutplane.exceptions.InputError` stays one); for any other
+        exception an :class:`ExecutorError` naming ``where`` and the exception
+        (:func:`cutplane.executors.base.wrap_error`).
+    """
+    if isinstance(exc, CutplaneError):
+        return exc
+    names = _class_names(exc)
+    message = " ".join(str(exc).split())
+    scheduler_lost = "scheduler" in str(getattr(exc, "reason", "")).lower()  # "scheduler-connection-lost"
+    if not scheduler_lost and (
+        names.intersection(_WORKER_LOST) or (not isinstance(exc, OSError) and _LOST_MESSAGES.search(message))
+    ):
+        what = "a Dask worker was lost mid-run (its chunks of the data went with it)"
+    elif (
+        scheduler_lost
+        or names.intersection(_COMM_LOST)
+        or (isinstance(exc, OSError) and _LOST_MESSAGES.search(message))
+    ):
+        what = (
+            "the connection to the Dask cluster was lost mid-run (its scheduler or a worker went away, "
+            "with the chunks of the data it held)"
+        )
+    else:
+        return wrap_error(exc, where)
+    return ExecutorError(f"{what}; {RESUME_ADVICE} ({where}: {_detail(exc)})")
 
 
 def import_distributed():
+    """``dask.distributed``, or an :class:`ExecutorError` saying how to install it."""
     try:
         import dask.distributed as dd
     except ImportError as exc:
@@ -83,6 +174,7 @@ def _worker_key(key):
 
 _MIRRORS: dict = {}  # on a worker: (binding key, worker address) -> RowMirror
 _INLINE_MAX_BYTES = 8 << 20  # larger updates are scattered (a task's arguments go through the scheduler)
+_WATCH_S = 0.5  # seconds between checks of the cluster while a call's tasks run
 
 
 def _apply_mirrored(task, update, key, *args):
@@ -121,6 +213,7 @@ class _DaskBinding:
 
     def map(self, w, *args):
         client = self._executor.client
+        check_chunks_alive(self._futures)
         query = current_query(w) if self._mirror and self._futures else None
         update = None if query is None else self._planner.update_for(query)
         if update is not None and update.nbytes < int(getattr(w, "nbytes", 0)):  # else w is the smaller message
@@ -135,11 +228,11 @@ class _DaskBinding:
         ex = self._executor
         t0 = time.perf_counter()
         try:
-            wf = client.scatter(w, broadcast=True, hash=False)
+            wf = client.scatter(w, broadcast=True, hash=False, timeout=self._executor.timeout)
             futs = [self._submit(client, _apply, f, at, wf, *args) for f, at in zip(self._futures, self._where)]
-            out = client.gather(futs)
+            out = self._gather(client, futs)
         except Exception as exc:  # noqa: BLE001 - one clear error type
-            raise wrap_error(exc, "dask task") from exc
+            raise dask_failure(exc, "dask task") from exc
         sent = int(getattr(w, "nbytes", 0)) * ex.n_workers
         ex.bytes_sent += sent
         ex.dense_calls += 1
@@ -154,17 +247,19 @@ class _DaskBinding:
             # one task per worker: the update rides along with it (no scatter round trip);
             # else it is scattered once to every worker and the tasks refer to it
             inline = self._one_task_per_worker and update.nbytes <= _INLINE_MAX_BYTES
-            uf = update if inline else client.scatter(update, broadcast=True, hash=False)
+            uf = (
+                update if inline else client.scatter(update, broadcast=True, hash=False, timeout=self._executor.timeout)
+            )
             futs = [
                 self._submit(client, _apply_mirrored, f, at, uf, self._key, *args)
                 for f, at in zip(self._futures, self._where)
             ]
-            out = client.gather(futs)
+            out = self._gather(client, futs)
         except MirrorMismatch:
             self._planner.commit(update)  # the rows arrived; only the rebuild disagreed
             raise
         except Exception as exc:  # noqa: BLE001 - one clear error type
-            raise wrap_error(exc, "dask task") from exc
+            raise dask_failure(exc, "dask task") from exc
         self._planner.commit(update)
         sent, rebuild = update.nbytes * ex.n_workers, max(r for _, r in out)
         ex.bytes_sent += sent
@@ -178,6 +273,33 @@ class _DaskBinding:
         del uf, futs
         return [part for part, _ in out]
 
+    def _gather(self, client, futs):
+        """The tasks' results, watching the cluster while they run: a task is pinned to its
+        chunk's worker, so if that worker dies the scheduler would wait for it for ever (no
+        other worker may run the task); every :data:`_WATCH_S` seconds the chunks and their
+        workers are checked, and a loss raises the lost-worker error."""
+        pinned = {at[0] for at in self._where if at}
+        left = [len(futs)]
+        lock, done = threading.Lock(), threading.Event()
+
+        def one_done(_future):
+            with lock:
+                left[0] -= 1
+                if left[0] == 0:
+                    done.set()
+
+        for f in futs:
+            f.add_done_callback(one_done)
+        while not done.wait(_WATCH_S):
+            check_chunks_alive(self._futures)
+            gone = pinned - set(client.nthreads())
+            if gone:
+                raise ExecutorError(
+                    f"a Dask worker was lost mid-run (its chunks of the data went with it); {RESUME_ADVICE} "
+                    f"(dask task: worker {sorted(gone)[0]} left the cluster)"
+                )
+        return client.gather(futs)
+
     @staticmethod
     def _submit(client, fn, chunk, where, *args):
         return client.submit(fn, chunk, *args, pure=False, workers=where, allow_other_workers=where is None)
@@ -189,25 +311,52 @@ class _DaskBinding:
         self._futures = []
 
 
+def check_chunks_alive(futures) -> None:
+    """Raise the :func:`dask_failure` error of a lost worker when a scattered chunk's future is no
+    longer held by the cluster (its worker died: the scheduler cancels it within milliseconds).
+
+    Checked before each call: a call that starts after the scheduler has noticed fails at once,
+    instead of first shipping ``w`` to a worker that is gone.
+    """
+    for f in futures:
+        status = getattr(f, "status", "finished")
+        if status != "finished":
+            raise ExecutorError(
+                "a Dask worker was lost mid-run (its chunks of the data went with it); "
+                f"{RESUME_ADVICE} (dask task: a scattered chunk is {status})"
+            )
+
+
 class DaskExecutor(ClosingContext):
     """Oracle chunks on a Dask cluster.
 
     Parameters
     ----------
     n_workers : int, optional
-        Workers of the ``LocalCluster`` started when ``scheduler`` is None (default: cores).
+        Workers of the ``LocalCluster`` started when neither ``scheduler`` nor ``client`` is
+        given (default: cores). With a scheduler or a client, the number of workers the chunks
+        are planned for (default: the workers connected at creation).
     scheduler : str, optional
         Address of a running scheduler (``tcp://host:8786``); the cluster is then not ours to
-        close, only the client is.
+        close, only the client we connect is.
+    client : dask.distributed.Client, optional
+        An existing client (of any cluster); it stays the caller's: :meth:`close` leaves it
+        open. Not together with ``scheduler``.
     processes : bool, default=True
         Worker processes (True) or threads of this process (False) in the ``LocalCluster``.
     timeout : float, default=30
-        Seconds to wait for the scheduler.
+        Seconds to wait for the scheduler, and for a broadcast of ``w`` (or of a mirror update)
+        to reach every worker.
+    chunks_per_worker : int, default=2
+        Chunks of an oracle's examples per worker: an oracle built on this executor without
+        its own ``n_chunks`` splits its data into ``chunks_per_worker * n_workers`` chunks
+        (:func:`cutplane.executors.default_n_chunks`). More chunks balance uneven workers
+        better; fewer send fewer tasks per call.
     mirror : bool, optional
         Let the workers rebuild ``w`` from the cuts they were sent when the engine says how ``w``
         was made (:mod:`cutplane.executors.mirror`): each call then sends the new cuts and the
         coefficients instead of ``w``. False: ``w`` itself at every call. Default: True for
-        worker processes and a scheduler's workers, False for the threads of an in-process
+        worker processes and the workers of a scheduler or a client, False for the threads of an in-process
         cluster (``processes=False``), which are handed ``w`` by reference.
 
     Attributes
@@ -222,6 +371,32 @@ class DaskExecutor(ClosingContext):
         Seconds the workers spent rebuilding ``w`` (the slowest worker of each call, summed).
     calls : collections.deque of DaskCall
         A record per map of chunk tasks (the last :data:`CALLS_KEPT`).
+
+    Raises
+    ------
+    InputError
+        ``scheduler`` and ``client`` together, a ``client`` that is not a
+        ``dask.distributed.Client``, a bad ``n_workers`` or ``chunks_per_worker``.
+    ExecutorError
+        dask is not installed, or the cluster could not be started or reached.
+
+    Notes
+    -----
+    The chunks are scattered once to the workers (``bind``); a worker that dies takes its
+    chunks with it. The call then fails at once with one :class:`ExecutorError`
+    (:func:`dask_failure`); the engine's checkpoint of the last boundary is unaffected, so the
+    run resumes from it on any executor (``resume=True``, ``cutplane train ... --resume``).
+
+    Examples
+    --------
+    A client of the caller's, kept open after the executor is closed::
+
+        from dask.distributed import Client
+        client = Client("tcp://scheduler:8786")
+        with DaskExecutor(client=client, chunks_per_worker=4) as ex:
+            oracle = SequenceHingeOracle(..., executor=ex)
+            ...
+        client.submit(...)  # still usable
     """
 
     def __init__(
@@ -229,52 +404,82 @@ class DaskExecutor(ClosingContext):
         n_workers: int | None = None,
         *,
         scheduler: str | None = None,
+        client=None,
         processes: bool = True,
         timeout: float = 30.0,
+        chunks_per_worker: int = 2,
         mirror: bool | None = None,
     ):
+        if scheduler is not None and client is not None:
+            raise InputError(
+                "give a scheduler address or a client, not both (the client already knows its scheduler)",
+                field="client",
+            )
+        self.chunks_per_worker = check_chunks_per_worker(chunks_per_worker)
+        self.timeout = float(timeout)
+        if n_workers is not None:
+            n_workers = check_workers(n_workers)
         dd = import_distributed()
-        self.mirror = bool(processes or scheduler is not None) if mirror is None else bool(mirror)
+        if client is not None and not isinstance(client, dd.Client):
+            raise InputError(f"client must be a dask.distributed.Client, got {type(client).__name__}", field="client")
+        self.mirror = bool(processes or scheduler is not None or client is not None) if mirror is None else bool(mirror)
         self.bytes_sent = 0
         self.dense_calls = self.mirrored_calls = 0
         self.rebuild_seconds = 0.0
         self.calls: collections.deque[DaskCall] = collections.deque(maxlen=CALLS_KEPT)
         self._cluster = None
+        self._owns_client = client is None
         try:
-            if scheduler is not None:
+            if client is not None:
+                self.client = client
+            elif scheduler is not None:
                 self.client = dd.Client(scheduler, timeout=timeout, set_as_default=False)
-                self.n_workers = max(1, len(self.client.scheduler_info().get("workers", {})))
             else:
-                self.n_workers = check_workers(n_workers)
+                n_workers = check_workers(n_workers)
                 self._cluster = dd.LocalCluster(
-                    n_workers=self.n_workers, threads_per_worker=1, processes=bool(processes), dashboard_address=None
+                    n_workers=n_workers, threads_per_worker=1, processes=bool(processes), dashboard_address=None
                 )
                 self.client = dd.Client(self._cluster, set_as_default=False)
+            self.n_workers = (
+                n_workers if n_workers is not None else max(1, len(self.client.scheduler_info().get("workers", {})))
+            )
         except CutplaneError:
             raise
         except Exception as exc:  # noqa: BLE001
             if self._cluster is not None:
                 self._cluster.close()
-            where = f"scheduler {scheduler!r}" if scheduler else "local Dask cluster"
-            raise ExecutorError(f"could not connect to the {where}: {type(exc).__name__}: {exc}") from exc
-        self._finalizer = weakref.finalize(self, _close_dask, self.client, self._cluster)
+            where = (
+                "the client's scheduler"
+                if client is not None
+                else f"scheduler {scheduler!r}"
+                if scheduler
+                else "local Dask cluster"
+            )
+            raise ExecutorError(f"could not connect to {where}: {type(exc).__name__}: {exc}") from exc
+        self._finalizer = weakref.finalize(self, _close_dask, self.client if self._owns_client else None, self._cluster)
 
     def map(self, fn, items):
         try:
             return self.client.gather(self.client.map(fn, list(items), pure=False))
         except Exception as exc:  # noqa: BLE001
-            raise wrap_error(exc, "dask task") from exc
+            raise dask_failure(exc, "dask task") from exc
 
     def bind(self, tasks) -> BoundTasks:
         tasks = list(tasks)
-        futures = self.client.scatter(tasks, broadcast=False, hash=False) if tasks else []
+        try:
+            futures = self.client.scatter(tasks, broadcast=False, hash=False) if tasks else []
+        except Exception as exc:  # noqa: BLE001
+            raise dask_failure(exc, "dask scatter of the chunks") from exc
         return _DaskBinding(self, futures)
 
     def close(self):
+        """Close the client and the ``LocalCluster`` this executor started; a client passed as
+        ``client=`` (the caller's) and a cluster reached by its address stay up."""
         self._finalizer()
 
 
 def _close_dask(client, cluster):
-    client.close()
+    if client is not None:
+        client.close()
     if cluster is not None:
         cluster.close()

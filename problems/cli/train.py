@@ -9,7 +9,7 @@
         [--max-iter N] --model OUT.npz [--report OUT.json] [--plot DIR] [--progress | --verbose | --quiet] \\
         [--checkpoint PATH [--checkpoint-every K] [--resume]] \\
         [--memory-limit BYTES] [--executor serial|threads|processes|dask --workers N \\
-        [--scheduler ADDRESS]] [--solver cutting-plane|spom ...] [task options]
+        [--scheduler ADDRESS] [--chunks-per-worker K]] [--solver cutting-plane|spom ...] [task options]
 
 ``--C`` takes one value (one run), several (a certified path over them, the model chosen on
 held-out data: ``--dev FILE`` or ``--dev-fraction F`` of the training examples, seeded by
@@ -34,6 +34,11 @@ bounds the working set (``512K``, ``64M``, ``2G``: powers of 1024). ``--executor
 structured oracles over sentences (:data:`cutplane.executors.EXECUTORS`); left out, the
 structured tasks use threads on every usable core when there is more than one
 (:func:`problems.command_options.resolve_executor`), ``--executor serial`` one core.
+``--chunks-per-worker K`` splits the structured oracle's examples into ``K`` chunks per worker
+(:func:`cutplane.executors.default_n_chunks`; default 2 for ``dask``, 2 for the sequence tasks
+and 4 for parsing on the other executors). A Dask worker lost mid-run ends the training with
+one error line (status 1) that says to resume: the checkpoint of the last boundary is kept,
+and ``--resume`` continues from it on any executor.
 ``--min-count`` is the feature cutoff (``auto`` for the sequence tasks:
 :data:`problems.template_learning.DEFAULT_MIN_COUNTS`).
 
@@ -195,6 +200,15 @@ def add_arguments(p):
         help="Dask scheduler address (with --executor dask; default: a local cluster of --workers workers)",
     )
     p.add_argument(
+        "--chunks-per-worker",
+        type=positive_int,
+        default=None,
+        dest="chunks_per_worker",
+        metavar="K",
+        help="structured tasks: split the oracle's examples into K chunks per worker of the executor (default 2 "
+        "for dask; sequence tasks 2, parse 4 on threads and processes; one chunk when serial)",
+    )
+    p.add_argument(
         "--checkpoint",
         type=Path,
         metavar="PATH",
@@ -259,6 +273,12 @@ def run(args):
         )
     if args.scheduler is not None and args.executor != "dask":
         raise InputError("--scheduler needs --executor dask", field="--scheduler")
+    if args.chunks_per_worker is not None and not task.structured:
+        raise InputError(
+            f"--chunks-per-worker applies to the structured tasks (sequence, segment, parse), whose oracle is "
+            f"mapped over chunks of examples; --task {args.task} runs in this process",
+            field="--chunks-per-worker",
+        )
     if args.regularizer is None:
         args.regularizer = task.default_regularizer
     resolve_C(args, task)
@@ -277,6 +297,7 @@ def run(args):
         "memory_limit": args.memory_limit,
         "executor": args.executor,
         "workers": args.workers,
+        "chunks_per_worker": args.chunks_per_worker,
         "score_unit": "percent",  # dev, train and validation scores (the estimators' API keeps fractions)
         **report,
     }

@@ -448,3 +448,34 @@ def test_checkpoint_without_the_newer_columns_loads(tmp_path, monkeypatch, old_c
     assert more.status == "converged" and np.all(np.isnan(more.history.bytes_sent[:3]))
     assert np.all(np.isnan(more.history.wall_time[:3]) == (old_columns == 10))
     assert np.all(np.isfinite(more.history.cpu_time[3:])) and np.all(np.diff(more.history.cpu_time[3:]) >= 0)
+
+
+def test_an_executor_failure_saves_the_boundary_it_happened_at(tmp_path):
+    """Workers lost during an oracle call (an ExecutorError) end the run with that error, but
+    the checkpoint is of the boundary the call started from, not of the last multiple of
+    ``checkpoint_every``: resuming loses no iteration and reaches the uninterrupted optimum."""
+    from cutplane.executors import ExecutorError
+
+    class Failing:
+        def __init__(self, inner, fail_at):  # private: not part of the problem's fingerprint
+            self.inner, self._fail_at, self._calls = inner, fail_at, 0
+            self.dim = inner.dim
+
+        def __call__(self, w):
+            self._calls += 1
+            if self._calls == self._fail_at:
+                raise ExecutorError("a Dask worker was lost mid-run")
+            return self.inner(w)
+
+    path = tmp_path / "ckpt.npz"
+    ref = minimize(make_oracle("hinge", 7, 80, 8, False), L2(), LAM, eps=EPS)
+    assert ref.n_iter > 8
+    failing = Failing(make_oracle("hinge", 7, 80, 8, False), fail_at=8)
+    with pytest.raises(ExecutorError, match="lost"):
+        minimize(failing, L2(), LAM, eps=EPS, checkpoint=path, checkpoint_every=5)
+    state = load_checkpoint(path, dim=failing.dim, fingerprint=_fp(failing, L2()))
+    assert len(state.rows) == 7  # the seven iterations before the failed call, not five
+    healthy = Failing(make_oracle("hinge", 7, 80, 8, False), fail_at=0)  # the same problem, workers back
+    more = minimize(healthy, L2(), LAM, eps=EPS, checkpoint=path, resume=True)
+    assert more.status == "converged" and more.n_iter == ref.n_iter
+    assert abs(more.objective - ref.objective) <= EPS
