@@ -6,7 +6,8 @@ templates of MTL sec. 3.3), the engine runs BMRM (``L2``, ``lam = 1 / C``) from 
 
 - ``serial``, ``threads:K``, ``processes:K``: the in-machine executors;
 - ``dask:K``: a ``LocalCluster`` of K worker processes with the mirror (the workers rebuild
-  ``w`` from the cuts they hold, :mod:`cutplane.executors.mirror`);
+  ``w`` from the cuts they hold, :mod:`cutplane.executors.mirror`), 2 chunks per worker (the
+  default); ``dask:K/c``: c chunks per worker;
 - ``dask-dense:K``: the same cluster sending ``w`` at every call (the executor before the mirror).
 
 Every arm follows the same iterates (the cuts are integer counts; the values are summed per chunk
@@ -19,9 +20,10 @@ the mirror, the workers' rebuild seconds.
 The cost model at N workers (per iteration after the first, one new cut of ``z`` stored
 nonzeros, ``t`` cuts with a nonzero dual of ``Z`` stored nonzeros in all, ``n`` coordinates):
 
-- bytes to each worker: ``b = 6 z + 16 t + c0`` (int32 index and int16 count per nonzero, a row id
-  and a coefficient per combined cut, ``c0`` fixed), so ``N b`` per iteration in all, against
-  ``8 n N`` for the dense ``w``;
+- bytes to each worker: ``b = q z + 16 t + c0`` (``q`` bytes per nonzero of the packed new cut,
+  measured: index gaps and counts in the narrowest types; a row id and a coefficient per
+  combined cut; ``c0`` fixed), so ``N b`` per iteration in all, against ``8 n N`` for the dense
+  ``w``;
 - rebuild seconds per worker: ``r = alpha n + beta Z`` (zero the output, add the rows), with
   ``alpha`` and ``beta`` fitted on the measured calls of every ``dask:K`` arm;
 - oracle seconds: ``T(N) = T_1 / min(N, cores) + r + o``, with ``T_1`` the one-worker cluster's
@@ -81,12 +83,14 @@ def load(name):
 def make_executor(arm):
     from cutplane.executors import DaskExecutor, get_executor
 
-    name, _, k = arm.partition(":")
+    name, _, spec = arm.partition(":")
+    k, _, per = spec.partition("/")
     k = int(k) if k else None
+    per = int(per) if per else 2
     if name == "dask":
-        return DaskExecutor(k, mirror=True)
+        return DaskExecutor(k, mirror=True, chunks_per_worker=per)
     if name == "dask-dense":
-        return DaskExecutor(k, mirror=False)
+        return DaskExecutor(k, mirror=False, chunks_per_worker=per)
     return get_executor(name, k)
 
 
@@ -161,6 +165,7 @@ def summarise(records, cores):
     s_or = _median_after_first(serial["oracle_s"]) if serial else math.nan
     s_it = _median_after_first(serial["iteration_s"]) if serial else math.nan
     model = fit_model(records)
+    q = bytes_per_nonzero(records)
     one = next((r for r in records if r["arm"] == "dask:1"), None)
     rows = []
     for rec in records:
@@ -185,14 +190,14 @@ def summarise(records, cores):
             row["new_nnz"] = float(np.median([c["new_nnz"] for c in late]))
             row["combined_rows"] = float(np.median([c["combined_rows"] for c in late]))
             row["combined_nnz"] = float(np.median([c["combined_nnz"] for c in late]))
-            predicted = [_model_bytes(c, rec["workers"]) for c in late]
+            predicted = [_model_bytes(c, rec["workers"], q) for c in late]
             errors = [abs(p - c["bytes_sent"]) / c["bytes_sent"] for p, c in zip(predicted, late)]
             row["bytes_model_median_error"] = float(np.median(errors))
             row["bytes_model_max_error"] = float(max(errors))
             if model is not None:
                 row["rebuild_model_s"] = model["alpha"] * rec["dim"] + model["beta"] * row["combined_nnz"]
         rows.append(row)
-    out = dict(rows=rows, model=model, serial_oracle_s=s_or, serial_iteration_s=s_it)
+    out = dict(rows=rows, model=model, serial_oracle_s=s_or, serial_iteration_s=s_it, bytes_per_nonzero=q)
     if one is not None and model is not None:
         one_row = next(r for r in rows if r["arm"] == "dask:1")
         t1 = one_row["oracle_s"] - one_row.get("rebuild_s", 0.0)
@@ -208,19 +213,24 @@ def summarise(records, cores):
         mirrored_rows = [r for r in rows if r["arm"].startswith("dask:") and "new_nnz" in r]
         if mirrored_rows:
             ref = mirrored_rows[-1]
-            b = 6 * ref["new_nnz"] + 16 * ref["combined_rows"] + 64
+            b = q * ref["new_nnz"] + 16 * ref["combined_rows"] + 40 + 16 * 16 + 16
             out["bytes_per_worker_model"] = b
             out["N_star_mirror"] = math.sqrt(LINK_BYTES_PER_S * s_or / b)
             out["N_star_dense"] = math.sqrt(LINK_BYTES_PER_S * s_or / (8 * records[0]["dim"]))
     return out
 
 
-def _model_bytes(call, workers):
-    """The model's bytes of one mirrored call: 6 per stored nonzero of each new row (int32 index,
-    int16 count), a row id and a coefficient per combined row, a fixed part; ``workers`` copies.
-    Rows stored as int32 counts or floats (large counts, merged rows) take 8 or 12 per nonzero,
-    which the count reports exactly and the model does not: the check shows the gap."""
-    return workers * (6 * call["new_nnz"] + 16 * call["combined_rows"] + 16 * call["new_rows"] + 16 * 16 + 16)
+def _model_bytes(call, workers, q):
+    """The model's bytes of one mirrored call: ``q`` per stored nonzero of the new rows (their
+    packed index gaps and counts), a row id and a coefficient per combined row, a fixed part (the
+    probes, the header); ``workers`` copies."""
+    return workers * (q * call["new_nnz"] + 16 * call["combined_rows"] + 40 * call["new_rows"] + 16 * 16 + 16)
+
+
+def bytes_per_nonzero(records):
+    """``q``: the packed bytes per nonzero of the new rows over every mirrored call (a ratio of sums)."""
+    calls = [c for r in records for c in r["calls"] if c["mirrored"] and c["new_nnz"]]
+    return sum(c["new_bytes"] for c in calls) / sum(c["new_nnz"] for c in calls) if calls else 6.0
 
 
 def render(results, cores) -> str:
@@ -264,6 +274,7 @@ def render(results, cores) -> str:
                 "",
                 f"- rebuild seconds per worker `r = alpha n + beta Z`: alpha = {m['alpha']:.3g} s per coordinate, "
                 f"beta = {m['beta']:.3g} s per stored nonzero ({m['n_calls']} mirrored calls)",
+                f"- a new cut travels in q = {s['bytes_per_nonzero']:.2f} bytes per nonzero (packed; stored: 6 to 8)",
             ]
             if "T1_s" in s:
                 lines.append(
@@ -316,7 +327,7 @@ def main(argv=None):
     ap.add_argument(
         "--arms",
         nargs="+",
-        default=["serial", "threads:2", "processes:2", "dask:1", "dask:2", "dask:4", "dask-dense:2"],
+        default=["serial", "threads:2", "processes:2", "dask:1", "dask:2", "dask:2/1", "dask:4", "dask-dense:2"],
     )
     ap.add_argument("--out", default=str(ROOT / "docs" / "results" / "dask_scaling.md"))
     ap.add_argument("--render", nargs="*", help="only render these JSON files to --out")

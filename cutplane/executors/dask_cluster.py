@@ -136,8 +136,9 @@ class DaskCall(NamedTuple):
         True when the workers rebuilt ``w`` from an update, False when ``w`` itself was sent.
     bytes_sent : int
         Bytes of ``w`` or of the update, times the workers that received it.
-    new_rows, new_nnz : int
-        Cuts the update carried, and their stored nonzeros (0 when ``w`` was sent).
+    new_rows, new_nnz, new_bytes : int
+        Cuts the update carried, their stored nonzeros and their bytes as packed for the trip
+        (:class:`cutplane.executors.mirror.PackedRow`; 0 when ``w`` was sent).
     combined_rows, combined_nnz : int
         Cuts with a nonzero coefficient the workers combined, and their stored nonzeros.
     rebuild_s : float
@@ -150,6 +151,7 @@ class DaskCall(NamedTuple):
     bytes_sent: int
     new_rows: int
     new_nnz: int
+    new_bytes: int
     combined_rows: int
     combined_nnz: int
     rebuild_s: float
@@ -236,7 +238,7 @@ class _DaskBinding:
         sent = int(getattr(w, "nbytes", 0)) * ex.n_workers
         ex.bytes_sent += sent
         ex.dense_calls += 1
-        ex.calls.append(DaskCall(False, sent, 0, 0, 0, 0, 0.0, time.perf_counter() - t0))
+        ex.calls.append(DaskCall(False, sent, 0, 0, 0, 0, 0, 0.0, time.perf_counter() - t0))
         del wf, futs
         return out
 
@@ -265,11 +267,9 @@ class _DaskBinding:
         ex.bytes_sent += sent
         ex.mirrored_calls += 1
         ex.rebuild_seconds += rebuild
-        new_nnz = sum(len(idx) for _, idx, _, _ in update.new_rows)
+        new = (len(update.new_rows), sum(r.nnz for _, r in update.new_rows), sum(r.nbytes for _, r in update.new_rows))
         combined = (len(update.row_ids), self._planner.combined_nnz(update))
-        ex.calls.append(
-            DaskCall(True, sent, len(update.new_rows), new_nnz, *combined, rebuild, time.perf_counter() - t0)
-        )
+        ex.calls.append(DaskCall(True, sent, *new, *combined, rebuild, time.perf_counter() - t0))
         del uf, futs
         return [part for part, _ in out]
 

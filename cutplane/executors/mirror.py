@@ -4,9 +4,10 @@ The reduced QP's minimiser is a combination of the working set's cuts: with a se
 regulariser (``L2``), ``w = v = A c`` with ``c = -alpha / lam`` (chapter eq. 14, ``w = grad
 Omega^*(v)``). An executor whose workers are reached over a network (Dask) can therefore send,
 instead of the dense ``w`` (8 bytes per coordinate, 81 MB on CoNLL-2000), each new cut once (its
-stored form: int32 indices and int16 counts, 6 bytes per nonzero) and per call the ``t``
-coefficients; every worker keeps a copy of the rows it was sent and rebuilds ``w`` with the same
-compiled loop, on the same rows in the same order, as the engine did
+stored form, int32 indices and int16 counts, packed for the trip as index gaps and small counts:
+about 2 to 4 bytes per nonzero, :class:`PackedRow`) and per call the ``t`` coefficients; every
+worker keeps a copy of the rows it was sent and rebuilds ``w`` with the same compiled loop, on
+the same rows in the same order, as the engine did
 (:meth:`cutplane.working_set.sparse_rows.SparseRows.combine`): the rebuilt ``w`` is the engine's
 ``w`` bit for bit, so the cuts are the serial ones. A few coordinates of ``w`` travel with each
 update and every worker checks its rebuild against them.
@@ -42,6 +43,7 @@ __all__ = [
     "MirrorPlanner",
     "RowMirror",
     "MirrorMismatch",
+    "PackedRow",
 ]
 
 #: Coordinates of ``w`` sent with each update for the workers to check their rebuild against.
@@ -129,6 +131,58 @@ def current_query(w) -> CombinationQuery | None:
     return None
 
 
+class PackedRow:
+    """A stored row ``(indices, values, scale)`` in fewer bytes for the trip, restored exactly.
+
+    The indices are sorted, so they travel as the first one and the gaps between them, in the
+    narrowest unsigned type that holds the largest gap (uint8 below 256, uint16 below 65536);
+    integer counts travel as int8 when they fit. :meth:`unpack` gives back arrays of the original
+    dtypes and values, bit for bit (what the worker's rebuild needs to match the engine's).
+
+    Parameters
+    ----------
+    indices : ndarray of int32 or int64 of shape (nnz,)
+        Strictly increasing.
+    values : ndarray of shape (nnz,)
+        int16 / int32 counts or float64 (:func:`cutplane.working_set.sparse_rows.quantize`).
+    scale : float
+    """
+
+    __slots__ = ("nnz", "first", "gaps", "index_dtype", "values", "values_dtype", "scale")
+
+    def __init__(self, indices, values, scale):
+        self.nnz = int(len(indices))
+        self.index_dtype = np.dtype(indices.dtype).str
+        self.values_dtype = np.dtype(values.dtype).str
+        self.scale = float(scale)
+        self.first = int(indices[0]) if self.nnz else 0
+        gaps = np.diff(indices)
+        top = int(gaps.max()) if gaps.size else 0
+        self.gaps = gaps.astype(np.uint8 if top < 2**8 else np.uint16 if top < 2**16 else indices.dtype)
+        small = values.dtype.kind == "i" and values.size and -128 <= int(values.min()) and int(values.max()) <= 127
+        self.values = values.astype(np.int8) if small else values
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the arrays and the few numbers that travel."""
+        return int(self.gaps.nbytes + self.values.nbytes + 32)
+
+    def unpack(self):
+        """``(indices, values, scale)`` with the dtypes and values given to the constructor."""
+        idx = np.empty(self.nnz, dtype=np.dtype(self.index_dtype))
+        if self.nnz:
+            idx[0] = self.first
+            idx[1:] = self.first + np.cumsum(self.gaps, dtype=np.int64)
+        return idx, self.values.astype(np.dtype(self.values_dtype), copy=False), self.scale
+
+    def __getstate__(self):
+        return {k: getattr(self, k) for k in self.__slots__}
+
+    def __setstate__(self, state):
+        for k, v in state.items():
+            setattr(self, k, v)
+
+
 class MirrorUpdate(NamedTuple):
     """What a worker needs to rebuild ``w`` (see :class:`RowMirror`).
 
@@ -137,8 +191,8 @@ class MirrorUpdate(NamedTuple):
     version : int
         Increases with every update; a worker applies each version once.
     dim : int
-    new_rows : tuple of (int, ndarray, ndarray, float)
-        ``(row id, indices, values, scale)`` of the rows the workers do not hold yet.
+    new_rows : tuple of (int, PackedRow)
+        The rows the workers do not hold yet, with their ids.
     drop : ndarray of int64
         Row ids the workers can forget (gone from the working set).
     row_ids : ndarray of int64 of shape (k,)
@@ -162,7 +216,7 @@ class MirrorUpdate(NamedTuple):
     @property
     def nbytes(self) -> int:
         """Bytes of the arrays of the update (what one worker receives, up to pickling headers)."""
-        rows = sum(idx.nbytes + values.nbytes + 16 for _, idx, values, _ in self.new_rows)
+        rows = sum(row.nbytes + 8 for _, row in self.new_rows)
         return int(
             rows
             + self.drop.nbytes
@@ -205,7 +259,7 @@ class MirrorPlanner:
         return MirrorUpdate(
             self.version,
             int(query.w.shape[0]),
-            tuple(new_rows),
+            tuple((row_id, PackedRow(idx, values, scale)) for row_id, idx, values, scale in new_rows),
             drop,
             ids.astype(np.int64),
             coef[nz],
@@ -215,9 +269,9 @@ class MirrorPlanner:
 
     def commit(self, update: MirrorUpdate) -> None:
         """Record that every worker applied ``update``."""
-        for row_id, idx, _, _ in update.new_rows:
+        for row_id, row in update.new_rows:
             self.held.add(row_id)
-            self.nnz[row_id] = len(idx)
+            self.nnz[row_id] = row.nnz
         for row_id in update.drop.tolist():
             self.held.discard(row_id)
             self.nnz.pop(row_id, None)
@@ -283,8 +337,8 @@ class RowMirror:
             return self.w
         if update.dim != self.dim:
             raise ExecutorError(f"update for dim {update.dim} sent to a mirror of dim {self.dim}")
-        for row_id, idx, values, scale in update.new_rows:
-            self.rows[int(row_id)] = (idx, values, float(scale))
+        for row_id, row in update.new_rows:
+            self.rows[int(row_id)] = row.unpack()
         for row_id in update.drop.tolist():
             self.rows.pop(int(row_id), None)
         try:

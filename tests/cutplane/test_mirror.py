@@ -85,6 +85,38 @@ def test_rebuilt_w_is_the_engines_bit_for_bit_through_adds_prunes_and_merges(see
             ws.prune(1)
 
 
+@settings(max_examples=80, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    nnz=st.integers(0, 400),
+    span=st.sampled_from([300, 70_000, 2**31 - 1]),
+    kind=st.sampled_from(["int16", "int32", "float64", "int8-range"]),
+    index_dtype=st.sampled_from([np.int32, np.int64]),
+)
+def test_a_packed_row_unpacks_to_the_same_arrays_bit_for_bit(seed, nnz, span, kind, index_dtype):
+    import pickle
+
+    from cutplane.executors.mirror import PackedRow
+
+    rng = np.random.default_rng(seed)
+    nnz = min(nnz, span)
+    idx = np.sort(rng.choice(span, size=nnz, replace=False)).astype(index_dtype)
+    if kind == "float64":
+        values = rng.standard_normal(nnz)
+    elif kind == "int8-range":
+        values = rng.integers(-128, 128, size=nnz).astype(np.int16)
+    else:
+        top = 32767 if kind == "int16" else 2**31 - 1
+        values = rng.integers(-top, top, size=nnz).astype(kind)
+    scale = float(rng.uniform(0.01, 3))
+    packed = pickle.loads(pickle.dumps(PackedRow(idx, values, scale)))
+    i2, v2, s2 = packed.unpack()
+    assert i2.dtype == idx.dtype and v2.dtype == values.dtype and s2 == scale
+    np.testing.assert_array_equal(i2, idx)
+    assert v2.tobytes() == values.tobytes()
+    assert packed.nbytes <= idx.nbytes + values.nbytes + 32
+
+
 def test_a_row_gone_before_its_first_trip_sends_w_itself():
     rng = np.random.default_rng(0)
     ws = WorkingSet(50)
