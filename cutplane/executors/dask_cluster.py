@@ -16,10 +16,11 @@ from __future__ import annotations
 import collections
 import contextlib
 import logging
+import queue
 import re
-import threading
 import time
 import uuid
+import warnings
 import weakref
 from typing import NamedTuple
 
@@ -166,6 +167,10 @@ def _apply(task, w, *args):
     return task(w, *args)
 
 
+def _identity(x):
+    return x
+
+
 def _worker_key(key):
     """The key of this worker's mirror for binding ``key`` (workers of a threaded cluster share
     one process, so the worker's address is part of it)."""
@@ -175,7 +180,6 @@ def _worker_key(key):
 
 
 _MIRRORS: dict = {}  # on a worker: (binding key, worker address) -> RowMirror
-_INLINE_MAX_BYTES = 8 << 20  # larger updates are scattered (a task's arguments go through the scheduler)
 _WATCH_S = 0.5  # seconds between checks of the cluster while a call's tasks run
 
 
@@ -229,6 +233,7 @@ class _DaskBinding:
     def _map_dense(self, client, w, args):
         ex = self._executor
         t0 = time.perf_counter()
+        self._check_workers(client)  # a broadcast to a worker that died waits for the connect timeout
         try:
             wf = client.scatter(w, broadcast=True, hash=False, timeout=self._executor.timeout)
             futs = [self._submit(client, _apply, f, at, wf, *args) for f, at in zip(self._futures, self._where)]
@@ -246,16 +251,19 @@ class _DaskBinding:
         ex = self._executor
         t0 = time.perf_counter()
         try:
-            # one task per worker: the update rides along with it (no scatter round trip);
-            # else it is scattered once to every worker and the tasks refer to it
-            inline = self._one_task_per_worker and update.nbytes <= _INLINE_MAX_BYTES
-            uf = (
-                update if inline else client.scatter(update, broadcast=True, hash=False, timeout=self._executor.timeout)
-            )
-            futs = [
-                self._submit(client, _apply_mirrored, f, at, uf, self._key, *args)
-                for f, at in zip(self._futures, self._where)
-            ]
+            # the update rides with the task when a worker has one; else it goes once to each
+            # worker in a task of its own that the chunk tasks there depend on (not a broadcast
+            # scatter: the scheduler's replication to a worker that just died waits for the
+            # connect timeout, where a task pinned to it is caught by the watch of _gather)
+            held = {} if self._one_task_per_worker else self._hold(client, update)
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=".*[Ll]arge (graph|object)", category=UserWarning)
+                futs = [
+                    self._submit(
+                        client, _apply_mirrored, f, at, held.get(at[0], update) if at else update, self._key, *args
+                    )
+                    for f, at in zip(self._futures, self._where)
+                ]
             out = self._gather(client, futs)
         except MirrorMismatch:
             self._planner.commit(update)  # the rows arrived; only the rebuild disagreed
@@ -270,35 +278,47 @@ class _DaskBinding:
         new = (len(update.new_rows), sum(r.nnz for _, r in update.new_rows), sum(r.nbytes for _, r in update.new_rows))
         combined = (len(update.row_ids), self._planner.combined_nnz(update))
         ex.calls.append(DaskCall(True, sent, *new, *combined, rebuild, time.perf_counter() - t0))
-        del uf, futs
+        del futs
         return [part for part, _ in out]
 
+    def _hold(self, client, update):
+        """A future of ``update`` on each worker that holds chunks (worker address -> future)."""
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*[Ll]arge (graph|object)", category=UserWarning)
+            return {
+                at: client.submit(_identity, update, workers=[at], allow_other_workers=False, pure=False)
+                for at in sorted({at[0] for at in self._where if at})
+            }
+
     def _gather(self, client, futs):
-        """The tasks' results, watching the cluster while they run: a task is pinned to its
-        chunk's worker, so if that worker dies the scheduler would wait for it for ever (no
-        other worker may run the task); every :data:`_WATCH_S` seconds the chunks and their
+        """The tasks' results in task order, each fetched as soon as its task is done (while the
+        others still run), watching the cluster meanwhile: a task is pinned to its chunk's
+        worker, so if that worker dies the scheduler would wait for it for ever (no other worker
+        may run the task); every :data:`_WATCH_S` seconds without news the chunks and their
         workers are checked, and a loss raises the lost-worker error."""
-        pinned = {at[0] for at in self._where if at}
-        left = [len(futs)]
-        lock, done = threading.Lock(), threading.Event()
+        finished: queue.SimpleQueue = queue.SimpleQueue()
+        for j, f in enumerate(futs):
+            f.add_done_callback(lambda _f, j=j: finished.put(j))
+        out: list = [None] * len(futs)
+        for _ in futs:
+            while True:
+                try:
+                    j = finished.get(timeout=_WATCH_S)
+                    break
+                except queue.Empty:
+                    self._check_workers(client)
+            out[j] = client.gather(futs[j])  # raises the task's own error, if it failed
+        return out
 
-        def one_done(_future):
-            with lock:
-                left[0] -= 1
-                if left[0] == 0:
-                    done.set()
-
-        for f in futs:
-            f.add_done_callback(one_done)
-        while not done.wait(_WATCH_S):
-            check_chunks_alive(self._futures)
-            gone = pinned - set(client.nthreads())
-            if gone:
-                raise ExecutorError(
-                    f"a Dask worker was lost mid-run (its chunks of the data went with it); {RESUME_ADVICE} "
-                    f"(dask task: worker {sorted(gone)[0]} left the cluster)"
-                )
-        return client.gather(futs)
+    def _check_workers(self, client):
+        """The lost-worker error if a chunk's future was cancelled or its worker left the cluster."""
+        check_chunks_alive(self._futures)
+        gone = {at[0] for at in self._where if at} - set(client.nthreads())
+        if gone:
+            raise ExecutorError(
+                f"a Dask worker was lost mid-run (its chunks of the data went with it); "
+                f"{RESUME_ADVICE} (dask task: worker {sorted(gone)[0]} left the cluster)"
+            )
 
     @staticmethod
     def _submit(client, fn, chunk, where, *args):

@@ -142,7 +142,7 @@ class PackedRow:
     Parameters
     ----------
     indices : ndarray of int32 or int64 of shape (nnz,)
-        Strictly increasing.
+        Sorted: strictly increasing ones travel as gaps, others as they are.
     values : ndarray of shape (nnz,)
         int16 / int32 counts or float64 (:func:`cutplane.working_set.sparse_rows.quantize`).
     scale : float
@@ -155,10 +155,13 @@ class PackedRow:
         self.index_dtype = np.dtype(indices.dtype).str
         self.values_dtype = np.dtype(values.dtype).str
         self.scale = float(scale)
-        self.first = int(indices[0]) if self.nnz else 0
+        self.first: int | None = int(indices[0]) if self.nnz else 0
         gaps = np.diff(indices)
-        top = int(gaps.max()) if gaps.size else 0
-        self.gaps = gaps.astype(np.uint8 if top < 2**8 else np.uint16 if top < 2**16 else indices.dtype)
+        if gaps.size and int(gaps.min()) < 1:  # not strictly increasing: the indices travel as they are
+            self.first, self.gaps = None, np.asarray(indices)
+        else:
+            top = int(gaps.max()) if gaps.size else 0
+            self.gaps = gaps.astype(np.uint8 if top < 2**8 else np.uint16 if top < 2**16 else indices.dtype)
         small = values.dtype.kind == "i" and values.size and -128 <= int(values.min()) and int(values.max()) <= 127
         self.values = values.astype(np.int8) if small else values
 
@@ -169,6 +172,8 @@ class PackedRow:
 
     def unpack(self):
         """``(indices, values, scale)`` with the dtypes and values given to the constructor."""
+        if self.first is None:
+            return self.gaps, self.values.astype(np.dtype(self.values_dtype), copy=False), self.scale
         idx = np.empty(self.nnz, dtype=np.dtype(self.index_dtype))
         if self.nnz:
             idx[0] = self.first

@@ -305,3 +305,22 @@ def test_dask_without_mirror_sends_w_every_call_and_ls_bmrm_goes_dense():
             assert res.history.bytes_sent.sum() == ex.dense_calls * oracle.dim * 8 * ex.n_workers
         np.testing.assert_array_equal(res.history.upper, ref.history.upper)
         assert res.objective == ref.objective
+
+
+def test_dask_with_the_mirror_converges_to_the_serial_objective_within_eps():
+    """The acceptance line: same final objective as serial within eps on a LocalCluster of worker
+    processes, with every call after the first sending cuts and coefficients only."""
+    pytest.importorskip("dask.distributed")
+    from cutplane.executors import DaskExecutor
+
+    make = _wide_tagging(seed=6, n_sent=120)
+    eps = 1e-3
+    ref = minimize(make(), L2(), 0.05, eps=eps, max_iter=500)
+    assert ref.status == "converged"
+    with DaskExecutor(2, processes=True) as ex:
+        assert ex.mirror
+        res = minimize(make(ex), L2(), 0.05, eps=eps, max_iter=500)
+        assert ex.mirrored_calls == res.n_iter - 1
+    assert res.status == "converged"
+    assert abs(res.objective - ref.objective) <= eps
+    assert res.lower_bound <= ref.objective + 1e-12 and ref.lower_bound <= res.objective + 1e-12
