@@ -269,6 +269,11 @@ class BigramSequenceChunk(SequenceChunk):
         Number of bigram features (rows of ``W_B``).
     """
 
+    def coordinates(self) -> None:
+        """None: the input-conditioned transitions read blocks this chunk does not list (every
+        coordinate of ``w`` is sent)."""
+        return None
+
     def __init__(
         self,
         indptr,

@@ -347,6 +347,18 @@ class SequenceChunk:
     def n_tokens(self) -> int:
         return int(self.sentence_ptr[self.s1] - self.sentence_ptr[self.s0])
 
+    def coordinates(self) -> np.ndarray | None:
+        """The coordinates of ``w`` this chunk reads, sorted int64: the label weights of every
+        feature its tokens have (``f * K .. f * K + K - 1``) and the transition block
+        (:class:`cutplane.executors.ChunkTask`)."""
+        K, nf = self.n_labels, self.n_features
+        t0, t1 = int(self.sentence_ptr[self.s0]), int(self.sentence_ptr[self.s1])
+        feats = np.unique(np.asarray(self.indices[int(self.indptr[t0]) : int(self.indptr[t1])], dtype=np.int64))
+        parts = [(feats[:, None] * K + np.arange(K, dtype=np.int64)).ravel()]
+        if self.transitions:
+            parts.append(np.arange(nf * K, nf * K + K * K, dtype=np.int64))
+        return np.concatenate(parts)
+
     def __call__(self, w, augment=True, with_cut=True, cached=False) -> ChunkPartial:
         K, nf = self.n_labels, self.n_features
         W = w[: nf * K].reshape(nf, K)

@@ -43,7 +43,10 @@ class ChunkTask(Protocol):
     """One chunk of an oracle's data: ``task(w, *args)`` returns the chunk's partial sums.
 
     It must be picklable for the ``processes`` and ``dask`` executors, and should pickle only
-    its own chunk (not the whole dataset).
+    its own chunk (not the whole dataset). A task may also have ``coordinates()``: the sorted
+    coordinates of ``w`` it reads (ndarray of int64), or None for all of them; an executor that
+    rebuilds ``w`` on its workers (:mod:`cutplane.executors.mirror`) then sends each worker
+    only the parts of the cuts its tasks read.
     """
 
     def __call__(self, w, *args) -> Any:  # pragma: no cover - protocol

@@ -24,6 +24,8 @@ import warnings
 import weakref
 from typing import NamedTuple
 
+import numpy as np
+
 from ..exceptions import CutplaneError, InputError
 from .base import BoundTasks, ClosingContext, ExecutorError, check_chunks_per_worker, check_workers, wrap_error
 from .mirror import MirrorMismatch, MirrorPlanner, RowMirror, current_query
@@ -138,8 +140,9 @@ class DaskCall(NamedTuple):
     bytes_sent : int
         Bytes of ``w`` or of the update, times the workers that received it.
     new_rows, new_nnz, new_bytes : int
-        Cuts the update carried, their stored nonzeros and their bytes as packed for the trip
-        (:class:`cutplane.executors.mirror.PackedRow`; 0 when ``w`` was sent).
+        Cuts the update carried, their stored nonzeros, and the bytes of their packed parts
+        sent to the workers, summed over the workers (each gets the entries its tasks read:
+        :class:`cutplane.executors.mirror.PackedRow`; 0 when ``w`` was sent).
     combined_rows, combined_nnz : int
         Cuts with a nonzero coefficient the workers combined, and their stored nonzeros.
     rebuild_s : float
@@ -169,6 +172,13 @@ def _apply(task, w, *args):
 
 def _identity(x):
     return x
+
+
+def _coordinates(task):
+    """The task's ``coordinates()`` (:class:`cutplane.executors.ChunkTask`), or None (all)."""
+    get = getattr(task, "coordinates", None)
+    coords = get() if callable(get) else None
+    return None if coords is None else np.asarray(coords, dtype=np.int64)
 
 
 def _worker_key(key):
@@ -205,7 +215,7 @@ class _DaskBinding:
     """Chunk tasks scattered to the workers, called with ``w`` or, when the engine says how ``w``
     was made (:mod:`cutplane.executors.mirror`), with the update that lets each worker rebuild it."""
 
-    def __init__(self, executor, futures):
+    def __init__(self, executor, futures, coordinates=None):
         self._executor, self._futures = executor, futures
         # each task runs where its chunk was scattered, never on a copy: a chunk keeps state
         # between calls (the outputs it caches), which a copy on another worker would fork
@@ -213,18 +223,33 @@ class _DaskBinding:
         self._where = [list(who.get(f.key, ())) or None for f in futures]
         placed = [at[0] for at in self._where if at]
         self._one_task_per_worker = len(placed) == len(futures) and len(set(placed)) == len(placed)
+        # every task's worker, when every task has one (the mirror needs them: else w is sent)
+        self._addresses: list[str] = placed if len(placed) == len(futures) else []
         self._key = uuid.uuid4().hex
         self._planner = MirrorPlanner()
         self._mirror = bool(executor.mirror)
+        # per worker, the coordinates of w its tasks read (None: all); a mask once dim is known
+        self._reads: dict = {}
+        for at, coords in zip(self._where, coordinates or [None] * len(futures)):
+            if at is None:
+                continue
+            prev = self._reads.get(at[0], ())
+            self._reads[at[0]] = None if coords is None or prev is None else (*prev, coords)
+        self._masks: dict = {}
 
     def map(self, w, *args):
         client = self._executor.client
         check_chunks_alive(self._futures)
         query = current_query(w) if self._mirror and self._futures else None
-        update = None if query is None else self._planner.update_for(query)
-        if update is not None and update.nbytes < int(getattr(w, "nbytes", 0)):  # else w is the smaller message
+        plan = None if query is None or not self._addresses else self._planner.plan(query)
+        if plan is not None:
+            updates = {at: self._planner.update(plan, self._support(at, plan)) for at in self._workers()}
+            dense = int(getattr(w, "nbytes", 0)) * len(updates)
+            if not updates or sum(u.nbytes for u in updates.values()) >= dense:  # w is the smaller message
+                plan = None
+        if plan is not None:
             try:
-                return self._map_mirrored(client, update, args)
+                return self._map_mirrored(client, plan, updates, args)
             except MirrorMismatch as exc:  # a bug, not the user's: say so once, send w from now on
                 self._mirror = False
                 logger.warning("the Dask workers' rebuild of w failed its check (%s); sending w from now on", exc)
@@ -247,47 +272,62 @@ class _DaskBinding:
         del wf, futs
         return out
 
-    def _map_mirrored(self, client, update, args):
+    def _map_mirrored(self, client, plan, updates, args):
         ex = self._executor
         t0 = time.perf_counter()
         try:
-            # the update rides with the task when a worker has one; else it goes once to each
+            # a worker's update rides with its task when it has one; else it goes once to the
             # worker in a task of its own that the chunk tasks there depend on (not a broadcast
             # scatter: the scheduler's replication to a worker that just died waits for the
             # connect timeout, where a task pinned to it is caught by the watch of _gather)
-            held = {} if self._one_task_per_worker else self._hold(client, update)
+            held = dict(updates) if self._one_task_per_worker else self._hold(client, updates)
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message=".*[Ll]arge (graph|object)", category=UserWarning)
                 futs = [
-                    self._submit(
-                        client, _apply_mirrored, f, at, held.get(at[0], update) if at else update, self._key, *args
-                    )
-                    for f, at in zip(self._futures, self._where)
+                    self._submit(client, _apply_mirrored, f, [at], held[at], self._key, *args)
+                    for f, at in zip(self._futures, self._addresses)
                 ]
             out = self._gather(client, futs)
         except MirrorMismatch:
-            self._planner.commit(update)  # the rows arrived; only the rebuild disagreed
+            self._planner.commit(plan)  # the rows arrived; only the rebuild disagreed
             raise
         except Exception as exc:  # noqa: BLE001 - one clear error type
             raise dask_failure(exc, "dask task") from exc
-        self._planner.commit(update)
-        sent, rebuild = update.nbytes * ex.n_workers, max(r for _, r in out)
+        self._planner.commit(plan)
+        sent, rebuild = sum(u.nbytes for u in updates.values()), max(r for _, r in out)
         ex.bytes_sent += sent
         ex.mirrored_calls += 1
         ex.rebuild_seconds += rebuild
-        new = (len(update.new_rows), sum(r.nnz for _, r in update.new_rows), sum(r.nbytes for _, r in update.new_rows))
-        combined = (len(update.row_ids), self._planner.combined_nnz(update))
+        packed = sum(r.nbytes for u in updates.values() for _, r in u.new_rows)
+        new = (len(plan.new_rows), sum(len(idx) for _, idx, _, _ in plan.new_rows), packed)
+        combined = (len(plan.row_ids), self._planner.combined_nnz(plan))
         ex.calls.append(DaskCall(True, sent, *new, *combined, rebuild, time.perf_counter() - t0))
         del futs
         return [part for part, _ in out]
 
-    def _hold(self, client, update):
-        """A future of ``update`` on each worker that holds chunks (worker address -> future)."""
+    def _workers(self):
+        """The addresses of the workers that hold chunks."""
+        return sorted(set(self._addresses))
+
+    def _support(self, at, plan):
+        """The coordinates worker ``at`` reads, as a boolean mask of shape (dim,), or None (all)."""
+        reads = self._reads.get(at)
+        if reads is None:
+            return None
+        if at not in self._masks:
+            mask = np.zeros(int(plan.query.w.shape[0]), dtype=bool)
+            for coords in reads:
+                mask[coords] = True
+            self._masks[at] = mask
+        return self._masks[at]
+
+    def _hold(self, client, updates):
+        """A future of each worker's update on that worker (worker address -> future)."""
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*[Ll]arge (graph|object)", category=UserWarning)
             return {
-                at: client.submit(_identity, update, workers=[at], allow_other_workers=False, pure=False)
-                for at in sorted({at[0] for at in self._where if at})
+                at: client.submit(_identity, u, workers=[at], allow_other_workers=False, pure=False)
+                for at, u in updates.items()
             }
 
     def _gather(self, client, futs):
@@ -486,11 +526,12 @@ class DaskExecutor(ClosingContext):
 
     def bind(self, tasks) -> BoundTasks:
         tasks = list(tasks)
+        coordinates = [_coordinates(t) for t in tasks] if self.mirror else None
         try:
             futures = self.client.scatter(tasks, broadcast=False, hash=False) if tasks else []
         except Exception as exc:  # noqa: BLE001
             raise dask_failure(exc, "dask scatter of the chunks") from exc
-        return _DaskBinding(self, futures)
+        return _DaskBinding(self, futures, coordinates)
 
     def close(self):
         """Close the client and the ``LocalCluster`` this executor started; a client passed as

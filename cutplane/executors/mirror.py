@@ -40,6 +40,7 @@ __all__ = [
     "current_query",
     "query_of",
     "MirrorUpdate",
+    "MirrorPlan",
     "MirrorPlanner",
     "RowMirror",
     "MirrorMismatch",
@@ -233,20 +234,43 @@ class MirrorUpdate(NamedTuple):
         )
 
 
+class MirrorPlan(NamedTuple):
+    """One call's plan (:meth:`MirrorPlanner.plan`), before it is packed for each worker.
+
+    Attributes
+    ----------
+    version : int
+    query : CombinationQuery
+    new_rows : tuple of (int, ndarray, ndarray, float)
+        ``(row id, indices, values, scale)`` of the rows the workers lack, as stored.
+    drop : ndarray of int64
+    row_ids, coefficients : ndarray of shape (k,)
+        The rows with a nonzero coefficient, in order, and their coefficients.
+    """
+
+    version: int
+    query: CombinationQuery
+    new_rows: tuple
+    drop: np.ndarray
+    row_ids: np.ndarray
+    coefficients: np.ndarray
+
+
 class MirrorPlanner:
     """Client side: which rows the workers hold, and the update each call sends them.
 
-    The workers all hold the same rows (every update goes to every worker). A call whose ``w``
-    has no :class:`CombinationQuery`, or whose rows are no longer all readable, goes dense.
+    Every worker holds the same rows, or the parts of them its tasks read (``support`` in
+    :meth:`update`). A call whose ``w`` has no :class:`CombinationQuery`, or whose rows are no
+    longer all readable, goes dense.
     """
 
     def __init__(self):
         self.held: set[int] = set()
-        self.nnz: dict[int, int] = {}  # stored nonzeros of each held row
+        self.nnz: dict[int, int] = {}  # stored nonzeros of each held row (whole rows)
         self.version = 0
 
-    def update_for(self, query: CombinationQuery) -> MirrorUpdate | None:
-        """The update that lets a worker rebuild ``query.w``, or None (send ``w`` itself)."""
+    def plan(self, query: CombinationQuery) -> MirrorPlan | None:
+        """What the workers need to rebuild ``query.w``, or None (send ``w`` itself)."""
         coef = np.asarray(query.coefficients, dtype=np.float64)
         nz = np.flatnonzero(coef != 0.0)  # the rows combine() reads
         ids = query.row_ids[nz]
@@ -259,31 +283,50 @@ class MirrorPlanner:
                 new_rows.append((row_id, *row))
         live = set(query.row_ids.tolist())
         drop = np.array(sorted(self.held - live), dtype=np.int64)
-        probe_at = _probes(new_rows, query, ids)
         self.version += 1
+        return MirrorPlan(self.version, query, tuple(new_rows), drop, ids.astype(np.int64), coef[nz])
+
+    @staticmethod
+    def update(plan: MirrorPlan, support: np.ndarray | None = None) -> MirrorUpdate:
+        """The update of ``plan`` for a worker: every row, or with ``support`` (ndarray of bool of
+        shape (dim,)) only the entries at the coordinates its tasks read; there its rebuilt ``w``
+        is the engine's bit for bit (the same terms in the same order), elsewhere it is 0."""
+        query = plan.query
+        rows = []
+        for row_id, idx, values, scale in plan.new_rows:
+            if support is not None:
+                keep = support[idx]
+                idx, values = idx[keep], values[keep]
+            rows.append((row_id, idx, values, scale))
+        probe_at = _probes(rows, query, plan.row_ids, support)
         return MirrorUpdate(
-            self.version,
+            plan.version,
             int(query.w.shape[0]),
-            tuple((row_id, PackedRow(idx, values, scale)) for row_id, idx, values, scale in new_rows),
-            drop,
-            ids.astype(np.int64),
-            coef[nz],
+            tuple((row_id, PackedRow(idx, values, scale)) for row_id, idx, values, scale in rows),
+            plan.drop,
+            plan.row_ids,
+            plan.coefficients,
             probe_at,
             np.asarray(query.w[probe_at], dtype=np.float64),
         )
 
-    def commit(self, update: MirrorUpdate) -> None:
-        """Record that every worker applied ``update``."""
-        for row_id, row in update.new_rows:
+    def update_for(self, query: CombinationQuery) -> MirrorUpdate | None:
+        """:meth:`plan` and :meth:`update` for workers that read every coordinate."""
+        plan = self.plan(query)
+        return None if plan is None else self.update(plan)
+
+    def commit(self, done: MirrorPlan | MirrorUpdate) -> None:
+        """Record that every worker applied the plan (or the update) ``done``."""
+        for row_id, *row in done.new_rows:
             self.held.add(row_id)
-            self.nnz[row_id] = row.nnz
-        for row_id in update.drop.tolist():
+            self.nnz[row_id] = row[0].nnz if len(row) == 1 else len(row[0])
+        for row_id in done.drop.tolist():
             self.held.discard(row_id)
             self.nnz.pop(row_id, None)
 
-    def combined_nnz(self, update: MirrorUpdate) -> int:
-        """Stored nonzeros of the rows ``update`` combines (after :meth:`commit`): the rebuild's work."""
-        return int(sum(self.nnz.get(r, 0) for r in update.row_ids.tolist()))
+    def combined_nnz(self, done: MirrorPlan | MirrorUpdate) -> int:
+        """Stored nonzeros of the rows combined (after :meth:`commit`): the rebuild's work."""
+        return int(sum(self.nnz.get(r, 0) for r in done.row_ids.tolist()))
 
     def reset(self) -> None:
         """Forget what the workers hold (they were replaced): the next update sends every row."""
@@ -291,10 +334,10 @@ class MirrorPlanner:
         self.nnz.clear()
 
 
-def _probes(new_rows, query, ids):
+def _probes(new_rows, query, ids, support=None):
     """Up to :data:`N_PROBES` coordinates where ``w`` is a sum over the combined rows: spread over
     the indices of the rows with a nonzero coefficient (a mismatch anywhere in the rebuild shows
-    at coordinates the rows touch)."""
+    at coordinates the rows touch), within ``support`` when given."""
     ws_rows = {row_id: idx for row_id, idx, _, _ in new_rows}
     picks: list[int] = []
     for row_id in ids[-N_PROBES:].tolist():
@@ -302,6 +345,8 @@ def _probes(new_rows, query, ids):
         if idx is None:
             row = query.stored_row(row_id)
             idx = None if row is None else row[0]
+            if idx is not None and support is not None:
+                idx = idx[support[idx]]
         if idx is not None and len(idx):
             picks.append(int(idx[(len(picks) * 7919 + len(idx) // 2) % len(idx)]))
     return np.unique(np.asarray(picks, dtype=np.int64))
