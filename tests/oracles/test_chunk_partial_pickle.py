@@ -1,13 +1,16 @@
 """A chunk's partial cut travels back from worker processes compactly, and arrives unchanged."""
 
 import pickle
+import warnings
 
 import numpy as np
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from cutplane.executors import ThreadExecutor
 from oracles.sequence_chunk import ChunkPartial
+from tests.cutplane.test_parallel import seq_oracle, tagging_data
 
 _indices = arrays(np.int64, st.integers(0, 50), elements=st.integers(0, 2**40))
 _values = arrays(
@@ -34,3 +37,27 @@ def test_integer_counts_travel_in_fewer_bytes():
     n = 100_000
     p = ChunkPartial(np.arange(n, dtype=np.int64) * 3, np.ones(n) * -2.0, 5.0, 1.0, np.zeros(n, dtype=np.int32))
     assert len(pickle.dumps(p)) < 0.5 * (p.indices.nbytes + p.values.nbytes + p.yhat.nbytes)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n_chunks=st.integers(1, 4))
+def test_a_chunk_reads_only_the_coordinates_it_lists(seed, n_chunks):
+    """Changing ``w`` outside ``coordinates()`` changes nothing a chunk returns (what lets a Dask
+    worker be sent only those entries of each cut)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        data = tagging_data(seed=seed % 5, n_train=40)
+    rng = np.random.default_rng(seed)
+    oracle = seq_oracle(data, ThreadExecutor(1), n_chunks=n_chunks)
+    for task in oracle.tasks:
+        coords = task.coordinates()
+        assert np.all(np.diff(coords) > 0) and coords.max() < oracle.dim
+        w = rng.standard_normal(oracle.dim)
+        other = w + 5 * rng.standard_normal(oracle.dim)
+        other[coords] = w[coords]
+        for cached in (False, True):
+            a, b = task(w, True, True, cached), task(other, True, True, cached)
+            np.testing.assert_array_equal(a.yhat, b.yhat)
+            np.testing.assert_array_equal(a.indices, b.indices)
+            np.testing.assert_array_equal(a.values, b.values)
+            assert (a.loss, a.value) == (b.loss, b.value)
