@@ -338,14 +338,15 @@ def _probes(new_rows, query, ids, support=None):
     """Up to :data:`N_PROBES` coordinates where ``w`` is a sum over the combined rows: spread over
     the indices of the rows with a nonzero coefficient (a mismatch anywhere in the rebuild shows
     at coordinates the rows touch), within ``support`` when given."""
-    ws_rows = {row_id: idx for row_id, idx, _, _ in new_rows}
+    ws_rows = {row_id: idx for row_id, idx, _, _ in new_rows}  # already within the support
     picks: list[int] = []
     for row_id in ids[-N_PROBES:].tolist():
         idx = ws_rows.get(row_id)
         if idx is None:
             row = query.stored_row(row_id)
             idx = None if row is None else row[0]
-            if idx is not None and support is not None:
+            if idx is not None and support is not None and len(idx):  # a few candidates, not the row
+                idx = idx[np.linspace(0, len(idx) - 1, min(len(idx), 8)).astype(np.int64)]
                 idx = idx[support[idx]]
         if idx is not None and len(idx):
             picks.append(int(idx[(len(picks) * 7919 + len(idx) // 2) % len(idx)]))
