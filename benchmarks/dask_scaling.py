@@ -29,8 +29,8 @@ nonzeros, ``t`` cuts with a nonzero dual of ``Z`` stored nonzeros in all, ``n`` 
 - oracle seconds: ``T(N) = T_1 / min(N, cores) + r + o``, with ``T_1`` the one-worker cluster's
   call minus its rebuild and ``o`` the per-call overhead measured on ``dask:1``;
 - a 10 Gbit/s link out of the client carries ``N b`` bytes per call in ``N b / 1.25e9`` s; it is the
-  bottleneck once that exceeds the workers' compute ``T_1 / N``:
-  ``N* = sqrt(1.25e9 T_1 / b)`` (``sqrt(1.25e9 T_1 / (8 n))`` for the dense ``w``).
+  bottleneck once that exceeds the workers' compute ``T_s / N``:
+  ``N* = sqrt(1.25e9 T_s / b)`` (``sqrt(1.25e9 T_s / (8 n))`` for the dense ``w``).
 
 The model's bytes are checked against the counted ones, its rebuild and oracle seconds against
 the measured arms.
@@ -166,7 +166,6 @@ def summarise(records, cores):
     s_or = _median_after_first(serial["oracle_s"]) if serial else math.nan
     s_it = _median_after_first(serial["iteration_s"]) if serial else math.nan
     model = fit_model(records, cores)
-    q = bytes_per_nonzero(records)
     one = next((r for r in records if r["arm"] == "dask:1"), None)
     rows = []
     for rec in records:
@@ -193,6 +192,7 @@ def summarise(records, cores):
             row["new_nnz"] = float(np.median([c["new_nnz"] for c in late]))
             row["combined_rows"] = float(np.median([c["combined_rows"] for c in late]))
             row["combined_nnz"] = float(np.median([c["combined_nnz"] for c in late]))
+            row["q"] = q = bytes_per_nonzero(rec)
             predicted = [_model_bytes(c, rec["workers"], q) for c in late]
             errors = [abs(p - c["bytes_sent"]) / c["bytes_sent"] for p, c in zip(predicted, late)]
             row["bytes_model_median_error"] = float(np.median(errors))
@@ -201,7 +201,7 @@ def summarise(records, cores):
                 share = max(1.0, rec["workers"] / cores)
                 row["rebuild_model_s"] = share * (model["alpha"] * rec["dim"] + model["beta"] * row["combined_nnz"])
         rows.append(row)
-    out = dict(rows=rows, model=model, serial_oracle_s=s_or, serial_iteration_s=s_it, bytes_per_nonzero=q)
+    out = dict(rows=rows, model=model, serial_oracle_s=s_or, serial_iteration_s=s_it)
     if one is not None and model is not None:
         one_row = next(r for r in rows if r["arm"] == "dask:1")
         t1 = one_row["oracle_s"] - one_row.get("rebuild_s", 0.0)
@@ -216,8 +216,9 @@ def summarise(records, cores):
                 )
         mirrored_rows = [r for r in rows if r["arm"].startswith("dask:") and "new_nnz" in r]
         if mirrored_rows:
-            ref = mirrored_rows[-1]
-            b = q * ref["new_nnz"] + 16 * ref["combined_rows"] + 40 + 16 * 16 + 16
+            ref = max(mirrored_rows, key=lambda r: r["workers"])  # its q bounds the q of more workers
+            out["N_star_q_from"] = ref["arm"]
+            b = ref["q"] * ref["new_nnz"] + 16 * ref["combined_rows"] + 40 + 16 * 16 + 16
             out["bytes_per_worker_model"] = b
             out["N_star_mirror"] = math.sqrt(LINK_BYTES_PER_S * s_or / b)
             out["N_star_dense"] = math.sqrt(LINK_BYTES_PER_S * s_or / (8 * records[0]["dim"]))
@@ -225,16 +226,19 @@ def summarise(records, cores):
 
 
 def _model_bytes(call, workers, q):
-    """The model's bytes of one mirrored call: ``q`` per stored nonzero of the new rows (their
-    packed index gaps and counts), a row id and a coefficient per combined row, a fixed part (the
-    probes, the header); ``workers`` copies."""
+    """The model's bytes of one mirrored call: to each of the ``workers``, ``q`` per stored nonzero
+    of the new rows (the packed index gaps and counts of the entries that worker's chunks read), a
+    row id and a coefficient per combined row, a fixed part (the probes, the header)."""
     return workers * (q * call["new_nnz"] + 16 * call["combined_rows"] + 40 * call["new_rows"] + 16 * 16 + 16)
 
 
-def bytes_per_nonzero(records):
-    """``q``: the packed bytes per nonzero of the new rows over every mirrored call (a ratio of sums)."""
-    calls = [c for r in records for c in r["calls"] if c["mirrored"] and c["new_nnz"]]
-    return sum(c["new_bytes"] for c in calls) / sum(c["new_nnz"] for c in calls) if calls else 6.0
+def bytes_per_nonzero(record):
+    """``q`` of an arm: the bytes one worker receives per stored nonzero of a new cut, over its
+    mirrored calls (a ratio of sums). It falls with the number of workers: each is sent the
+    entries its own chunks read."""
+    calls = [c for c in record["calls"] if c["mirrored"] and c["new_nnz"]]
+    total = sum(c["new_nnz"] for c in calls) * record["workers"]
+    return sum(c["new_bytes"] for c in calls) / total if total else math.nan
 
 
 def render(results, cores) -> str:
@@ -287,7 +291,8 @@ def render(results, cores) -> str:
                 "",
                 f"- rebuild seconds per worker `r = alpha n + beta Z`: alpha = {m['alpha']:.3g} s per coordinate, "
                 f"beta = {m['beta']:.3g} s per stored nonzero ({m['n_calls']} mirrored calls)",
-                f"- a new cut travels in q = {s['bytes_per_nonzero']:.2f} bytes per nonzero (packed; stored: 6 to 8)",
+                "- `q`: bytes a worker receives per stored nonzero of a new cut (stored: 6 to 8 bytes; sent: the "
+                "entries its chunks read, packed)",
             ]
             if "T1_s" in s:
                 lines.append(
@@ -296,15 +301,16 @@ def render(results, cores) -> str:
                 )
             lines += [
                 "",
-                "| arm | new-cut nonzeros | cuts combined | their nonzeros | bytes: model error (median, max) | "
+                "| arm | new-cut nonzeros | q | cuts combined | their nonzeros | bytes: model error (median, max) | "
                 "rebuild s | model | oracle s | model |",
-                "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+                "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
             ]
             for row in s["rows"]:
                 if "new_nnz" not in row:
                     continue
                 lines.append(
-                    f"| {row['arm']} | {row['new_nnz']:.0f} | {row['combined_rows']:.0f} | {row['combined_nnz']:.0f} | "
+                    f"| {row['arm']} | {row['new_nnz']:.0f} | {row['q']:.2f} | {row['combined_rows']:.0f} | "
+                    f"{row['combined_nnz']:.0f} | "
                     f"{100 * row['bytes_model_median_error']:.1f} %, {100 * row['bytes_model_max_error']:.1f} % | "
                     f"{row['rebuild_s']:.4f} | "
                     f"{_fmt(row.get('rebuild_model_s'))} | {row['oracle_s']:.3f} | {_fmt(row.get('oracle_model_s'))} |"
@@ -312,10 +318,12 @@ def render(results, cores) -> str:
             if "N_star_mirror" in s:
                 lines += [
                     "",
-                    f"- bytes per worker per iteration (model, median cut): {_mb(s['bytes_per_worker_model'])}; "
+                    f"- bytes per worker per iteration (model, median cut, `q` of {s['N_star_q_from']}): "
+                    f"{_mb(s['bytes_per_worker_model'])}; "
                     f"a 10 Gbit/s link out of the client becomes the bottleneck at N* = {s['N_star_mirror']:.0f} "
                     f"workers with the mirror, N* = {s['N_star_dense']:.1f} sending the dense `w` "
-                    f"(`N* = sqrt(1.25e9 T_1 / b)`, `T_1` = the serial call, {s['serial_oracle_s']:.3f} s).",
+                    f"(`N* = sqrt(1.25e9 T_s / b)`, `T_s` = the serial call, {s['serial_oracle_s']:.3f} s; "
+                    "with more workers `q` only falls, so N* is a lower bound).",
                 ]
         lines.append("")
     return "\n".join(lines)
