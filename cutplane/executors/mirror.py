@@ -127,8 +127,13 @@ def current_query(w) -> CombinationQuery | None:
         return None
     if w is query.w:
         return query
-    if isinstance(w, np.ndarray) and w.shape == query.w.shape and w.ctypes.data == query.w.ctypes.data:
-        return query  # a view of the same memory (np.ascontiguousarray returns the array itself)
+    q = query.w
+    if (
+        isinstance(w, np.ndarray)
+        and (w.shape, w.dtype, w.strides) == (q.shape, q.dtype, q.strides)
+        and w.ctypes.data == q.ctypes.data
+    ):
+        return query  # the same memory seen through another array object
     return None
 
 

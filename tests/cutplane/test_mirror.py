@@ -180,6 +180,8 @@ def test_current_query_matches_only_its_own_point():
         assert current_query(w) is q
         assert current_query(np.ascontiguousarray(w, dtype=np.float64)) is q
         assert current_query(w.copy()) is None
+        assert current_query(w.view(np.int64)) is None  # the same memory read as other numbers
+        assert current_query(w[::-1]) is None
     assert current_query(w) is None
 
 
