@@ -28,6 +28,8 @@ from cutplane.reduced.base import dual_combination
 from cutplane.regularizers import L1, L2
 from cutplane.working_set import WorkingSet
 
+from .test_parallel import seq_oracle
+
 
 def _random_cut(rng, dim, kind):
     """A sparse cut: integer counts times a factor (as the structured oracles give), large counts
@@ -226,8 +228,6 @@ def test_row_ids_are_never_given_twice():
 def _wide_tagging(seed=4, n_sent=150, n_features=20000, n_labels=4):
     """Sentences of tokens with 4 features each among ``n_features`` (a wide model: ``w`` is
     large next to a cut, as on the real corpora); the label is read off the first feature."""
-    from oracles.sequence import SequenceHingeOracle
-
     rng = np.random.default_rng(seed)
     lengths = rng.integers(4, 11, size=n_sent)
     n_tok = int(lengths.sum())
@@ -247,17 +247,7 @@ def _wide_tagging(seed=4, n_sent=150, n_features=20000, n_labels=4):
     )
 
     def make(executor=None, n_chunks=None):
-        d = dict(data)
-        return SequenceHingeOracle(
-            d.pop("indptr"),
-            d.pop("indices"),
-            d.pop("sentence_ptr"),
-            d.pop("labels"),
-            d.pop("n_features"),
-            d.pop("n_labels"),
-            executor=executor,
-            n_chunks=n_chunks,
-        )
+        return seq_oracle(data, executor, n_chunks)
 
     return make
 

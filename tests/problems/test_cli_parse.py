@@ -421,9 +421,8 @@ def test_kill_9_then_resume_ends_at_the_same_objective(tmp_path, capsys):
     (~30 s in a subprocess; the short versions: test_checkpoint_resume_through_the_cli and the
     estimator's interrupt test in test_dependency_parser.py)."""
     import signal
-    import time
 
-    from tests.problems.test_cli_resume import checkpoint_iterations, run_cli
+    from tests.problems.test_cli_resume import checkpoint_iterations, run_cli, wait_for_checkpoint
 
     write_conllu(tmp_path / "train.conllu", make_treebank(80, seed=0))
     eps = 0.01
@@ -454,10 +453,7 @@ def test_kill_9_then_resume_ends_at_the_same_objective(tmp_path, capsys):
     ckpt = tmp_path / "run.ckpt"
     run = args("run", "--checkpoint", str(ckpt), "--checkpoint-every", "1")
     proc = run_cli(run, tmp_path)
-    deadline = time.monotonic() + 300
-    while checkpoint_iterations(ckpt) < 8 and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert proc.poll() is None, "the run ended before it could be killed: " + proc.communicate()[1]
+    wait_for_checkpoint(proc, ckpt, 8, "it could be killed")
     proc.send_signal(signal.SIGKILL)
     proc.communicate()
     assert proc.returncode == -signal.SIGKILL

@@ -14,22 +14,9 @@ import pytest
 
 from problems.cli.main import byte_size, main
 from problems.demo_data import write_demo_files
-from problems.io.conll import write_columns
-from problems.synthetic import make_tagging_task
 
 ROOT = Path(__file__).resolve().parents[2]
 EPS = 0.02
-
-
-@pytest.fixture(scope="module")
-def seq(tmp_path_factory):
-    d = tmp_path_factory.mktemp("resume")
-    task = make_tagging_task(
-        n_train=120, n_test=5, length=10, n_labels=4, n_informative=3, n_noise=3, signal=0.5, seed=1
-    )
-    write_columns(d / "train.txt", task.X_train, task.y_train)
-    (d / "t.tpl").write_text(task.templates)
-    return d
 
 
 def train_args(d, tag, *extra):
@@ -83,40 +70,47 @@ def checkpoint_iterations(path):
         return 0
 
 
-def test_kill_9_then_resume_ends_at_the_same_objective(seq, capsys):
-    assert main(train_args(seq, "ref")) == 0
-    ref = json.loads((seq / "ref.json").read_text())
-    assert ref["status"] == "converged" and ref["iterations"] > 30
-    ckpt = seq / "run.ckpt"
-    args = train_args(seq, "run", "--checkpoint", str(ckpt), "--checkpoint-every", "1")
-    proc = run_cli(args, seq)
-    deadline = time.monotonic() + 300
-    while checkpoint_iterations(ckpt) < 8 and proc.poll() is None and time.monotonic() < deadline:
+def wait_for_checkpoint(proc, ckpt, n_iter, what, timeout=300):
+    """Wait until the checkpoint of the run ``proc`` holds ``n_iter`` iterations (or the run
+    ends, or ``timeout`` seconds pass); then the run must still be going (``what``: the event it
+    is waiting for, for the message)."""
+    deadline = time.monotonic() + timeout
+    while checkpoint_iterations(ckpt) < n_iter and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert proc.poll() is None, "the run ended before it could be killed: " + proc.communicate()[1]
+    assert proc.poll() is None, f"the run ended before {what}: " + proc.communicate()[1]
+
+
+def test_kill_9_then_resume_ends_at_the_same_objective(resume_dir, capsys):
+    assert main(train_args(resume_dir, "ref")) == 0
+    ref = json.loads((resume_dir / "ref.json").read_text())
+    assert ref["status"] == "converged" and ref["iterations"] > 30
+    ckpt = resume_dir / "run.ckpt"
+    args = train_args(resume_dir, "run", "--checkpoint", str(ckpt), "--checkpoint-every", "1")
+    proc = run_cli(args, resume_dir)
+    wait_for_checkpoint(proc, ckpt, 8, "it could be killed")
     proc.send_signal(signal.SIGKILL)
     proc.communicate()
     assert proc.returncode == -signal.SIGKILL
     done = checkpoint_iterations(ckpt)
-    assert 8 <= done < ref["iterations"] and not (seq / "run.json").exists()
-    resumed = run_cli([*args, "--resume"], seq)
+    assert 8 <= done < ref["iterations"] and not (resume_dir / "run.json").exists()
+    resumed = run_cli([*args, "--resume"], resume_dir)
     out, err = resumed.communicate(timeout=600)
     assert resumed.returncode == 0, err
     assert f"(resumed from {ckpt})" in out  # the run says it resumed (issue 23)
-    rep = json.loads((seq / "run.json").read_text())
+    rep = json.loads((resume_dir / "run.json").read_text())
     assert rep["status"] == "converged" and rep["resumed"] is True
     assert abs(rep["objective"] - ref["objective"]) <= EPS
     assert rep["iterations"] > done  # the history carries the iterations before the kill
 
 
-def test_sigterm_saves_and_ends_with_status_interrupted(seq):
+def test_sigterm_saves_and_ends_with_status_interrupted(resume_dir):
     """SIGTERM mid-training: the state is checkpointed, the exit status is 130 (so that
     ``train && evaluate`` stops), and an earlier model at ``--model`` is left as it was: the best
     point so far goes beside it (issue 23: a half-trained model used to replace a good one)."""
-    ckpt = seq / "term.ckpt"
-    good = seq / "term.npz"
+    ckpt = resume_dir / "term.ckpt"
+    good = resume_dir / "term.npz"
     good.write_bytes(b"an earlier, finished model")
-    proc = run_cli(train_args(seq, "term", "--checkpoint", str(ckpt), "--checkpoint-every", "1"), seq)
+    proc = run_cli(train_args(resume_dir, "term", "--checkpoint", str(ckpt), "--checkpoint-every", "1"), resume_dir)
     deadline = time.monotonic() + 300
     while checkpoint_iterations(ckpt) < 3 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -126,8 +120,8 @@ def test_sigterm_saves_and_ends_with_status_interrupted(seq):
     assert proc.returncode == 130 and "Traceback" not in err, err
     assert "interrupted" in err and "--resume" in err
     assert good.read_bytes() == b"an earlier, finished model"
-    partial = seq / "term.interrupted.npz"
-    rep = json.loads((seq / "term.json").read_text())
+    partial = resume_dir / "term.interrupted.npz"
+    rep = json.loads((resume_dir / "term.json").read_text())
     assert rep["status"] == "interrupted" and rep["model_file"] == str(partial)
     assert partial.is_file() and str(partial) in err
     assert checkpoint_iterations(ckpt) == rep["iterations"]  # the saved state is the returned one
@@ -136,67 +130,64 @@ def test_sigterm_saves_and_ends_with_status_interrupted(seq):
     assert load_model(partial) is not None  # the best point so far, loadable
 
 
-def test_ctrl_c_keeps_the_model_names_the_state_and_resume_reaches_the_objective(seq):
+def test_ctrl_c_keeps_the_model_names_the_state_and_resume_reaches_the_objective(resume_dir):
     """Issue 23's acceptance: SIGINT (Ctrl-C) to ``cutplane train --model M`` with M present: M is
     unchanged, the exit status is 130, the message names the saved state (the checkpoint and the
     best model so far) and the resume command, and resuming reaches the uninterrupted objective."""
-    ref_report = seq / "ref.json"
+    ref_report = resume_dir / "ref.json"
     if not ref_report.exists():
-        assert main(train_args(seq, "ref")) == 0
+        assert main(train_args(resume_dir, "ref")) == 0
     ref = json.loads(ref_report.read_text())
-    ckpt = seq / "int.ckpt"
-    model = seq / "int.npz"
+    ckpt = resume_dir / "int.ckpt"
+    model = resume_dir / "int.npz"
     model.write_bytes(b"an earlier, finished model")
-    args = train_args(seq, "int", "--checkpoint", str(ckpt), "--checkpoint-every", "1")
-    proc = run_cli(args, seq)
-    deadline = time.monotonic() + 300
-    while checkpoint_iterations(ckpt) < 3 and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert proc.poll() is None, "the run ended before the signal: " + proc.communicate()[1]
+    args = train_args(resume_dir, "int", "--checkpoint", str(ckpt), "--checkpoint-every", "1")
+    proc = run_cli(args, resume_dir)
+    wait_for_checkpoint(proc, ckpt, 3, "the signal")
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 130 and "Traceback" not in err, err
     assert model.read_bytes() == b"an earlier, finished model"
-    assert str(ckpt) in err and str(seq / "int.interrupted.npz") in err and "--resume" in err
+    assert str(ckpt) in err and str(resume_dir / "int.interrupted.npz") in err and "--resume" in err
     done = checkpoint_iterations(ckpt)
     assert 3 <= done < ref["iterations"]
-    resumed = run_cli([*args, "--resume"], seq)
+    resumed = run_cli([*args, "--resume"], resume_dir)
     out, err = resumed.communicate(timeout=600)
     assert resumed.returncode == 0, err
     assert f"(resumed from {ckpt})" in out
-    rep = json.loads((seq / "int.json").read_text())
+    rep = json.loads((resume_dir / "int.json").read_text())
     assert rep["status"] == "converged" and rep["resumed"] is True
     assert abs(rep["objective"] - ref["objective"]) <= EPS
     assert model.read_bytes() != b"an earlier, finished model"  # the finished run writes its model
 
 
-def _first_checkpoint(seq, tag):
-    ckpt = seq / f"{tag}.ckpt"
-    assert main(train_args(seq, tag, "--checkpoint", str(ckpt), "--max-iter", "4")) == 0
+def _first_checkpoint(resume_dir, tag):
+    ckpt = resume_dir / f"{tag}.ckpt"
+    assert main(train_args(resume_dir, tag, "--checkpoint", str(ckpt), "--max-iter", "4")) == 0
     assert checkpoint_iterations(ckpt) == 4
     return ckpt
 
 
-def test_truncated_checkpoint_is_refused_without_traceback(seq):
-    ckpt = _first_checkpoint(seq, "trunc")
+def test_truncated_checkpoint_is_refused_without_traceback(resume_dir):
+    ckpt = _first_checkpoint(resume_dir, "trunc")
     data = ckpt.read_bytes()
     ckpt.write_bytes(data[: len(data) // 2])
-    proc = run_cli(train_args(seq, "trunc2", "--checkpoint", str(ckpt), "--resume"), seq)
+    proc = run_cli(train_args(resume_dir, "trunc2", "--checkpoint", str(ckpt), "--resume"), resume_dir)
     out, err = proc.communicate(timeout=600)
     assert proc.returncode == 2
     assert "Traceback" not in err and "truncated or corrupted" in err and str(ckpt) in err
 
 
-def test_flipped_byte_and_other_data_are_refused(seq, capsys):
-    ckpt = _first_checkpoint(seq, "flip")
+def test_flipped_byte_and_other_data_are_refused(resume_dir, capsys):
+    ckpt = _first_checkpoint(resume_dir, "flip")
     data = bytearray(ckpt.read_bytes())
     data[len(data) // 3] ^= 0x10  # inside the stored arrays
     ckpt.write_bytes(bytes(data))
-    assert main(train_args(seq, "flip2", "--checkpoint", str(ckpt), "--resume")) == 2
+    assert main(train_args(resume_dir, "flip2", "--checkpoint", str(ckpt), "--resume")) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and ("checksum" in err or "corrupted" in err)
-    ckpt = _first_checkpoint(seq, "other")
-    assert main(train_args(seq, "other2", "--checkpoint", str(ckpt), "--resume", "--C", "3")) == 2
+    ckpt = _first_checkpoint(resume_dir, "other")
+    assert main(train_args(resume_dir, "other2", "--checkpoint", str(ckpt), "--resume", "--C", "3")) == 2
     assert "different problem" in capsys.readouterr().err
 
 
