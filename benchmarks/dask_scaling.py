@@ -218,7 +218,7 @@ def summarise(records, cores):
         if mirrored_rows:
             ref = max(mirrored_rows, key=lambda r: r["workers"])  # its q bounds the q of more workers
             out["N_star_q_from"] = ref["arm"]
-            b = ref["q"] * ref["new_nnz"] + 16 * ref["combined_rows"] + 40 + 16 * 16 + 16
+            b = bytes_to_a_worker(ref["q"], ref["new_nnz"], ref["combined_rows"], 1)
             out["bytes_per_worker_model"] = b
             out["N_star_mirror"] = math.sqrt(LINK_BYTES_PER_S * s_or / b)
             out["N_star_dense"] = math.sqrt(LINK_BYTES_PER_S * s_or / (8 * records[0]["dim"]))
@@ -226,10 +226,15 @@ def summarise(records, cores):
 
 
 def _model_bytes(call, workers, q):
-    """The model's bytes of one mirrored call: to each of the ``workers``, ``q`` per stored nonzero
-    of the new rows (the packed index gaps and counts of the entries that worker's chunks read), a
-    row id and a coefficient per combined row, a fixed part (the probes, the header)."""
-    return workers * (q * call["new_nnz"] + 16 * call["combined_rows"] + 40 * call["new_rows"] + 16 * 16 + 16)
+    """The model's bytes of one mirrored call: :func:`bytes_to_a_worker`, ``workers`` times."""
+    return workers * bytes_to_a_worker(q, call["new_nnz"], call["combined_rows"], call["new_rows"])
+
+
+def bytes_to_a_worker(q, new_nnz, combined_rows, new_rows):
+    """The model's ``b``: ``q`` per stored nonzero of the new rows (the packed index gaps and counts
+    of the entries that worker's chunks read), a row id and a coefficient per combined row, a
+    header per new row, a fixed part (the probes, the update's header)."""
+    return q * new_nnz + 16 * combined_rows + 40 * new_rows + 16 * 16 + 16
 
 
 def bytes_per_nonzero(record):

@@ -239,7 +239,6 @@ class _DaskBinding:
 
     def map(self, w, *args):
         client = self._executor.client
-        check_chunks_alive(self._futures)
         query = current_query(w) if self._mirror and self._futures else None
         plan = None if query is None or not self._addresses else self._planner.plan(query)
         if plan is not None:
@@ -275,6 +274,7 @@ class _DaskBinding:
     def _map_mirrored(self, client, plan, updates, args):
         ex = self._executor
         t0 = time.perf_counter()
+        check_chunks_alive(self._futures)  # a call after the scheduler saw a worker die fails at once
         try:
             # a worker's update rides with its task when it has one; else it goes once to the
             # worker in a task of its own that the chunk tasks there depend on (not a broadcast
