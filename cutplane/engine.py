@@ -56,9 +56,13 @@ __all__ = [
     "StepOutcome",
     "DirectStep",
     "LineSearchStep",
+    "PRUNE_BATCH_DIVISOR",
 ]
 
 logger = logging.getLogger("cutplane")
+
+#: ``prune_after`` drops idle cuts once at least ``n_cuts // PRUNE_BATCH_DIVISOR`` qualify.
+PRUNE_BATCH_DIVISOR = 16
 
 
 @dataclass(frozen=True)
@@ -269,7 +273,9 @@ def minimize(
         the ends of iterations where the lower bound rose strictly since the last drop: dropping
         at a constant bound can cycle (Kelley's LP for ``L1`` re-adds the cuts it dropped and
         stalls), dropping only after a strict rise keeps the method convergent (Eaves and
-        Zangwill, 1971).
+        Zangwill, 1971). Cuts are dropped in batches, once at least ``n_cuts //``
+        :data:`PRUNE_BATCH_DIVISOR` of them qualify (one is enough below that many cuts): each
+        drop moves the stored slopes and the Gram matrix, a pass over the working set.
     w0 : ndarray of shape (dim,), optional
         Starting point (default: the regulariser's ``initial_point``, zeros for norms).
     solver : None, str, list of str or ReducedSolver
@@ -821,8 +827,10 @@ def _to_boundary(st, outcome, prune_after, max_cuts, memory_limit, cut_bytes, gr
     aggregation keep the floor cut, which is what bounds the reduced problem of ``L1``.
     """
     if prune_after is not None and st.lower > st.lower_at_prune:  # only after a strict rise (see minimize)
-        st.working_set.prune(prune_after, floor=floor)
-        st.lower_at_prune = st.lower
+        ws = st.working_set
+        if np.count_nonzero(ws.idle_counts >= prune_after) >= max(1, ws.n_cuts // PRUNE_BATCH_DIVISOR):
+            ws.prune(prune_after, floor=floor)
+            st.lower_at_prune = st.lower
     if max_cuts is not None:
         st.working_set.aggregate(max_cuts - 1, floor=floor)
     if memory_limit is not None:

@@ -192,6 +192,56 @@ def _face_step(Hs, idx, s, g, p, rtol, L, order, pos, Mdiag, meta):
     return False
 
 
+@njit(cache=True, nogil=True, error_model="numpy")
+def _install(Hs, in_S, idx, s, f_members, f_L, L, order, pos, Mdiag, meta):
+    """Adopt a factor of an earlier face (``f_members = [r0, order...]``, ``f_L`` its ``L``), then
+    bring it to the face of ``S = idx[:s]``: members outside ``S`` removed, members of ``S``
+    missing from it appended (``O(m^2)`` each). The factor is refused (left invalid: rebuilt on
+    first use) when a member is out of range or repeated, ``r0`` is not in ``S``, or a diagonal
+    entry ``sum_k L_ik^2`` of a member in ``S`` differs from ``M_ii`` of this ``H`` by more than
+    ``1e-8`` relative (another ``H``, or rounding drift of the updates)."""
+    n = in_S.shape[0]
+    m = f_members.shape[0] - 1
+    meta[2] = 0
+    if m < 0 or f_L.shape[0] != m or f_L.shape[1] != m:
+        return
+    member = np.zeros(n, dtype=np.bool_)
+    for k in range(m + 1):
+        r = f_members[k]
+        if r < 0 or r >= n or member[r]:
+            return
+        member[r] = True
+    r0 = f_members[0]
+    if not in_S[r0]:
+        return
+    for i in range(m):
+        a = f_members[i + 1]
+        order[i] = a
+        pos[a] = i
+        total = 0.0
+        for k in range(i + 1):
+            L[i, k] = f_L[i, k]
+            total += f_L[i, k] * f_L[i, k]
+        Mdiag[i] = total
+        if in_S[a]:
+            d = _m_entry(Hs, r0, a, a)
+            if not (np.isfinite(total) and abs(total - d) <= 1e-8 * (abs(d) + abs(total)) + 1e-300):
+                return
+            Mdiag[i] = d
+    pos[r0] = -1
+    meta[0] = m
+    meta[1] = r0
+    meta[2] = 1
+    for i in range(m - 1, -1, -1):
+        a = f_members[i + 1]
+        if not in_S[a]:
+            _remove(a, L, order, pos, Mdiag, meta)
+    for k in range(s):
+        r = idx[k]
+        if not member[r]:
+            _append(Hs, r, L, order, pos, Mdiag, meta)
+
+
 # ------------------------------------------------------------------ the active-set loop
 @njit(cache=True, nogil=True, error_model="numpy")
 def _ensure_row(H, Hs, have, r):
@@ -271,7 +321,7 @@ def _rows_of_support(H, Hs, have, idx, s):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def active_set_kernel(H, c, alpha0, tol, max_iter, rtol):
+def active_set_kernel(H, c, alpha0, tol, max_iter, rtol, f_members, f_L):
     """Minimise ``1/2 a^T H a - c^T a`` on the simplex by the active-set method, from ``alpha0``.
 
     ``H`` is used through ``(H + H^T) / 2``, one row at a time, only the rows of coordinates that
@@ -291,6 +341,11 @@ def active_set_kernel(H, c, alpha0, tol, max_iter, rtol):
     max_iter : int
     rtol : float
         Relative pivot floor of the face Cholesky.
+    f_members : ndarray of int64 of shape (m + 1,) or (0,)
+        A face factor to start from (see :func:`_install`): ``r0`` then the factor's order,
+        indices into this ``H``; empty for none.
+    f_L : ndarray of shape (m, m)
+        Its lower triangle ``L`` (``M = L L^T``); ignored when ``f_members`` is empty.
 
     Returns
     -------
@@ -306,6 +361,10 @@ def active_set_kernel(H, c, alpha0, tol, max_iter, rtol):
         ``<g, alpha> - min_r g_r`` with ``g = H alpha - c``.
     tol : float
         The tolerance used.
+    members : ndarray of int64 of shape (m + 1,) or (0,)
+        The face factor at the end, ``r0`` then its order (empty when it is not valid then).
+    L_out : ndarray of shape (m, m)
+        Its lower triangle (zeros above the diagonal).
     """
     n = c.shape[0]
     alpha = np.zeros(n)
@@ -319,7 +378,7 @@ def active_set_kernel(H, c, alpha0, tol, max_iter, rtol):
             cmax = max(cmax, abs(c[i]))
             hmax = max(hmax, abs(H[i, i]))
     if not finite:
-        return _STATUS_NONFINITE, alpha, 0, np.nan, np.nan, tol
+        return _STATUS_NONFINITE, alpha, 0, np.nan, np.nan, tol, np.empty(0, dtype=np.int64), np.zeros((0, 0))
     if np.isnan(tol):
         tol = 1e-11 * (1.0 + cmax + hmax)
     _start(H, c, alpha0, alpha)
@@ -338,8 +397,10 @@ def active_set_kernel(H, c, alpha0, tol, max_iter, rtol):
     meta = np.zeros(3, dtype=np.int64)  # [m, r0, valid]: invalid, built on first use
     s = _support(alpha, in_S, idx)
     if not _rows_of_support(H, Hs, have, idx, s):
-        return _STATUS_NONFINITE, alpha, 0, np.nan, np.nan, tol
+        return _STATUS_NONFINITE, alpha, 0, np.nan, np.nan, tol, np.empty(0, dtype=np.int64), np.zeros((0, 0))
     _gradient(Hs, c, alpha, idx, s, g)
+    if f_members.shape[0] > 0:
+        _install(Hs, in_S, idx, s, f_members, f_L, L, order, pos, Mdiag, meta)
     at_face_min = False
     added = -1
     it = 0
@@ -361,7 +422,7 @@ def active_set_kernel(H, c, alpha0, tol, max_iter, rtol):
             if gj >= tau - tol:
                 break
             if not _ensure_row(H, Hs, have, j):
-                return _STATUS_NONFINITE, alpha, it, np.nan, np.nan, tol
+                return _STATUS_NONFINITE, alpha, it, np.nan, np.nan, tol, np.empty(0, dtype=np.int64), np.zeros((0, 0))
             in_S[j] = True
             s = 0
             for r in range(n):
@@ -443,7 +504,7 @@ def active_set_kernel(H, c, alpha0, tol, max_iter, rtol):
         alpha[r] /= total
     s = _support(alpha, in_S, idx)
     if not _rows_of_support(H, Hs, have, idx, s):
-        return _STATUS_NONFINITE, alpha, it, np.nan, np.nan, tol
+        return _STATUS_NONFINITE, alpha, it, np.nan, np.nan, tol, np.empty(0, dtype=np.int64), np.zeros((0, 0))
     _gradient(Hs, c, alpha, idx, s, g)
     gmin = np.inf
     ag = 0.0
@@ -456,4 +517,14 @@ def active_set_kernel(H, c, alpha0, tol, max_iter, rtol):
     fw_gap = ag - gmin
     if fw_gap < 0.0:
         fw_gap = 0.0
-    return _STATUS_OK, alpha, it, value, fw_gap, tol
+    if meta[2] == 0:
+        return _STATUS_OK, alpha, it, value, fw_gap, tol, np.empty(0, dtype=np.int64), np.zeros((0, 0))
+    m = meta[0]
+    members = np.empty(m + 1, dtype=np.int64)
+    members[0] = meta[1]
+    L_out = np.zeros((m, m))
+    for i in range(m):
+        members[i + 1] = order[i]
+        for k in range(i + 1):
+            L_out[i, k] = L[i, k]
+    return _STATUS_OK, alpha, it, value, fw_gap, tol, members, L_out

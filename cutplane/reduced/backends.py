@@ -68,6 +68,10 @@ class Backend:
     prepare : callable, optional
         ``prepare()`` before every cvxpy solve (cheap after the first call), e.g. to keep a
         solver library's start-up output off standard output (HiGHS).
+    warm_factor : bool
+        A native ``"simplex_qp"`` solver that takes ``factor=`` (a
+        :class:`cutplane.reduced.simplex_qp.FaceFactor` from its last answer, renamed to this
+        problem's coordinates) and returns one in its answer's ``factor``.
     """
 
     name: str
@@ -76,6 +80,7 @@ class Backend:
     solve: Callable | None = None
     native: Callable | None = None
     prepare: Callable | None = None
+    warm_factor: bool = False
 
     def handles(self, kind: str) -> bool:
         """True if the backend solves problems of ``kind`` (a QP backend solves the simplex QP)."""
@@ -153,7 +158,7 @@ def _native_simplex_qp(H, c, alpha0=None, **options):
 
 
 for _b in (
-    Backend("ACTIVESET", frozenset({"simplex_qp"}), native=_native_simplex_qp),
+    Backend("ACTIVESET", frozenset({"simplex_qp"}), native=_native_simplex_qp, warm_factor=True),
     Backend("MOSEK", _ALL),
     Backend("CLARABEL", _ALL),
     Backend("ECOS", _ALL, {"abstol": 1e-9, "reltol": 1e-9, "feastol": 1e-9, "max_iters": 200}),

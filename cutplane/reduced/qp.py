@@ -96,6 +96,7 @@ class QPReducedSolver:
         self.formulation = formulation
         self.dpp_max_cuts = int(dpp_max_cuts)
         self._dpp = {}
+        self._factor = None  # (row ids of the members, L, lam) of the last native answer's face factor
 
     # ----------------------------------------------------------------- problems
     def _dpp_problem(self, cap):
@@ -143,7 +144,32 @@ class QPReducedSolver:
             alpha.value = warm
         return solve_with_fallback(prob, names, lambda p: np.array(alpha.value), warm_start=warm is not None)
 
-    def _solve_backends(self, G, b, lam, warm):
+    def _warm_factor(self, row_ids, lam):
+        """The last face factor with its members renamed to positions of ``row_ids``, or None
+        (no factor, another ``lam``, or a member no longer in the working set)."""
+        if self._factor is None or row_ids is None:
+            return None
+        ids, L, lam_then = self._factor
+        if lam_then != lam:
+            return None
+        from .simplex_qp import FaceFactor
+
+        order = np.argsort(row_ids, kind="stable")
+        at = np.searchsorted(row_ids, ids, sorter=order)
+        at = np.minimum(at, row_ids.size - 1)
+        positions = order[at]
+        if not np.array_equal(row_ids[positions], ids):
+            return None
+        return FaceFactor(positions.astype(np.int64), L)
+
+    def _keep_factor(self, res, row_ids, lam):
+        factor = getattr(res, "factor", None)
+        if factor is None or row_ids is None:
+            self._factor = None
+        else:
+            self._factor = (np.asarray(row_ids)[factor.members], factor.L, lam)
+
+    def _solve_backends(self, G, b, lam, warm, row_ids=None):
         """Try the backends in order: native ones directly, accepted when their Frank-Wolfe gap
         certifies them; from the first cvxpy backend on, all remaining cvxpy backends go through
         ``solve_with_fallback`` (a native backend listed after a cvxpy one is not reached)."""
@@ -171,11 +197,16 @@ class QPReducedSolver:
                         raise
                     break
                 return alpha, backend, status, tuple(failures) + tuple(more)
+            options = dict(BACKENDS[name].options)
+            if BACKENDS[name].warm_factor:
+                options["factor"] = None if warm is None else self._warm_factor(row_ids, lam)
             try:
-                res = native(G / lam, b, warm, **BACKENDS[name].options)
+                res = native(G / lam, b, warm, **options)
             except Exception as exc:  # a native solver must never take the engine down
                 failures.append((name, f"{type(exc).__name__}: {exc}".strip()[:300]))
                 continue
+            if BACKENDS[name].warm_factor:
+                self._keep_factor(res, row_ids, lam)
             if res.converged:
                 return res.alpha, name, "optimal", tuple(failures)
             failures.append((name, f"not converged (Frank-Wolfe gap {res.fw_gap:.3g} after {res.n_iter} steps)"))
@@ -188,7 +219,7 @@ class QPReducedSolver:
         return last_resort[0], last_resort[1], "optimal_inaccurate", tuple(failures)
 
     # -------------------------------------------------------------------- solve
-    def solve_gram(self, G, b, lam, warm_start=None):
+    def solve_gram(self, G, b, lam, warm_start=None, *, row_ids=None):
         """Solve the dual over the simplex given its Gram matrix and offsets.
 
         Parameters
@@ -201,6 +232,10 @@ class QPReducedSolver:
             Regularisation weight.
         warm_start : ndarray of shape (n,), optional
             Previous duals; ignored unless of shape (n,) with a positive sum.
+        row_ids : ndarray of int of shape (n,), optional
+            A name per cut that outlives its position (:attr:`WorkingSet.row_ids`): with it, a
+            native backend that keeps its face factor (ACTIVESET) starts the next solve from the
+            last one's factor, renamed by these ids, instead of factorising afresh.
 
         Returns
         -------
@@ -222,7 +257,7 @@ class QPReducedSolver:
         warm = None
         if warm_start is not None and np.shape(warm_start) == (n,) and np.sum(warm_start) > 0:
             warm = to_simplex(warm_start)
-        alpha, backend, status, failures = self._solve_backends(G, b, float(lam), warm)
+        alpha, backend, status, failures = self._solve_backends(G, b, float(lam), warm, row_ids)
         return to_simplex(alpha, n), backend, status, failures
 
     def solve(self, working_set, lam, warm_start=None) -> ReducedSolution:
@@ -231,7 +266,9 @@ class QPReducedSolver:
         if b.shape[0] == 1:  # no Gram matrix needed
             alpha, backend, status, failures = np.ones(1), None, "analytic", ()
         else:
-            alpha, backend, status, failures = self.solve_gram(working_set.gram(), b, lam, warm_start)
+            alpha, backend, status, failures = self.solve_gram(
+                working_set.gram(), b, lam, warm_start, row_ids=getattr(working_set, "row_ids", None)
+            )
         lower, v, conjugate = dual_value_parts(self.regularizer, working_set, alpha, lam)
         omega = None
         if self.regularizer.self_conjugate:

@@ -36,10 +36,28 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["SimplexQPResult", "solve_simplex_qp", "FACE_ENUMERATION_MAX"]
+__all__ = ["FaceFactor", "SimplexQPResult", "solve_simplex_qp", "FACE_ENUMERATION_MAX"]
 
 #: Largest problem solved by enumerating the faces of the simplex (``2^n - 1`` small KKT systems).
 FACE_ENUMERATION_MAX = 6
+
+
+class FaceFactor(NamedTuple):
+    """The Cholesky factor of a face's reduced Hessian, kept to warm-start the next solve.
+
+    With ``r0 = members[0]`` and ``Z = [e_r - e_r0 : r in members[1:]]``,
+    ``Z^T H Z = L L^T``.
+
+    Attributes
+    ----------
+    members : ndarray of int64 of shape (m + 1,)
+        ``r0``, then the coordinates of the basis in the factor's order (indices into ``H``).
+    L : ndarray of shape (m, m)
+        Lower triangular.
+    """
+
+    members: np.ndarray
+    L: np.ndarray
 
 
 class SimplexQPResult(NamedTuple):
@@ -57,6 +75,9 @@ class SimplexQPResult(NamedTuple):
         Active-set steps taken.
     converged : bool
         True when the KKT conditions hold within ``tol`` (``fw_gap <= tol``).
+    factor : FaceFactor or None
+        The factor of the last face, to pass as ``factor=`` to the next solve of a problem that
+        shares these coordinates (None when the face was singular or enumerated).
     """
 
     alpha: np.ndarray
@@ -64,9 +85,12 @@ class SimplexQPResult(NamedTuple):
     fw_gap: float
     n_iter: int
     converged: bool
+    factor: FaceFactor | None = None
 
 
 _RTOL = 1e-11  # relative pivot floor of the face Cholesky (singular face below it)
+_NO_MEMBERS = np.empty(0, dtype=np.int64)  # no factor to start from
+_NO_FACTOR = np.empty((0, 0))
 
 
 def _kernel():
@@ -76,7 +100,7 @@ def _kernel():
     return active_set_kernel
 
 
-def solve_simplex_qp(H, c, alpha0=None, *, tol=None, max_iter=None) -> SimplexQPResult:
+def solve_simplex_qp(H, c, alpha0=None, *, tol=None, max_iter=None, factor=None) -> SimplexQPResult:
     """Minimise ``1/2 a^T H a - c^T a`` over the probability simplex by an active-set method.
 
     Parameters
@@ -92,6 +116,13 @@ def solve_simplex_qp(H, c, alpha0=None, *, tol=None, max_iter=None) -> SimplexQP
         positive semi-definite ``H`` its largest entry is on the diagonal).
     max_iter : int, optional
         Active-set steps, default ``20 n + 50``.
+    factor : FaceFactor, optional
+        The factor of an earlier solve (:attr:`SimplexQPResult.factor`), its members renamed to
+        indices of this ``H``: the face of ``alpha0``'s support is then reached by updating it
+        (``O(m^2)`` per coordinate that left or entered) instead of factorising it afresh
+        (``O(m^3)``). It is checked on its diagonal and refused (factorised afresh) when it does
+        not fit this ``H``; an answer that is not certified from it is computed again without it.
+        The answer is the same up to rounding.
 
     Returns
     -------
@@ -115,12 +146,20 @@ def solve_simplex_qp(H, c, alpha0=None, *, tol=None, max_iter=None) -> SimplexQP
     if n <= FACE_ENUMERATION_MAX:
         return _solve_by_faces(H, c, tol)
     a0 = np.empty(0) if alpha0 is None else np.ascontiguousarray(alpha0, dtype=np.float64).ravel()
-    status, alpha, it, value, fw_gap, tol = _kernel()(
-        H, c, a0, np.nan if tol is None else float(tol), int(max_iter), _RTOL
-    )
+    tol_in = np.nan if tol is None else float(tol)
+    if factor is None:
+        members, L = _NO_MEMBERS, _NO_FACTOR
+    else:
+        members = np.ascontiguousarray(factor.members, dtype=np.int64).ravel()
+        L = np.ascontiguousarray(factor.L, dtype=np.float64)
+    status, alpha, it, value, fw_gap, tol, members, L = _kernel()(H, c, a0, tol_in, int(max_iter), _RTOL, members, L)
     if status != 0:
         raise ValueError("H and c must be finite (found NaN or inf)")
-    return SimplexQPResult(alpha, float(value), float(fw_gap), int(it), bool(fw_gap <= max(tol, 1e-14)))
+    converged = bool(fw_gap <= max(tol, 1e-14))
+    if factor is not None and not converged:  # the updated factor may have drifted: start afresh
+        return solve_simplex_qp(H, c, alpha0, tol=None if np.isnan(tol_in) else tol_in, max_iter=max_iter)
+    out = FaceFactor(members, L) if members.size else None
+    return SimplexQPResult(alpha, float(value), float(fw_gap), int(it), converged, out)
 
 
 def _solve_by_faces(H, c, tol=None) -> SimplexQPResult:

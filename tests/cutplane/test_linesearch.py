@@ -1,12 +1,14 @@
 """Exact and generic line searches against brute force (candidate points and a fine grid)."""
 
 import math
+from unittest import mock
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cutplane import linesearch
 from cutplane.exceptions import InputError
 from cutplane.linesearch import (
     LineSearchResult,
@@ -97,6 +99,46 @@ def test_exact_matches_enumeration(inst, capped):
     assert 0.0 <= res.k and (k_max is None or res.k <= k_max)
     # the smallest minimiser: no point left of k is as good
     assert res.k <= k_bf + 1e-9 * (1.0 + k_bf)
+
+
+@settings(max_examples=300)
+@given(instances(), st.booleans())
+def test_selection_by_halves_matches_enumeration(inst, capped):
+    """The same minimiser when every breakpoint set is halved by selection before the sort."""
+    a2, a1, C, S = inst
+    k_max = 7.5 if capped else None
+    k_bf, v_bf = brute_force(a2, a1, C, S, k_max)
+    with mock.patch.object(linesearch, "_SORT_BELOW", 1):
+        res = exact_line_search(a2, a1, C, S, k_max=k_max)
+    if math.isinf(k_bf):
+        assert res.unbounded and res.k == math.inf and res.value == -math.inf
+        return
+    assert not res.unbounded
+    assert res.value <= v_bf + 1e-9 * (1.0 + abs(v_bf))
+    assert 0.0 <= res.k and (k_max is None or res.k <= k_max)
+    assert res.k <= k_bf + 1e-9 * (1.0 + k_bf)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.booleans(), st.sampled_from([0.0, 1e-3, 1.0]))
+def test_selection_agrees_with_the_full_sort_on_many_breakpoints(seed, ints, a2):
+    """Hinge-like pieces of 20000 terms (the selection path): the root of the full sort."""
+    rng = np.random.default_rng(seed)
+    n = 20000
+    C = np.zeros((n, 2))
+    S = np.zeros((n, 2))
+    C[:, 1] = rng.integers(-3, 4, n) if ints else rng.standard_normal(n)
+    S[:, 1] = rng.integers(-3, 4, n) if ints else rng.standard_normal(n)
+    lead = np.where(C[:, 1] > 0, S[:, 1], np.where(C[:, 1] < 0, 0.0, np.maximum(S[:, 1], 0.0)))
+    slope_0, slope_inf = float(lead.sum()), float(np.maximum(S[:, 1], 0.0).sum())
+    a1 = -0.5 * (slope_0 + slope_inf)  # f'(0+) < 0 < f'(inf) when a2 = 0: a finite root inside
+    res = exact_line_search(a2, a1, C, S)
+    with mock.patch.object(linesearch, "_SORT_BELOW", 10**9):
+        ref = exact_line_search(a2, a1, C, S)
+    assert res.n_breakpoints > 4096 and not ref.unbounded and ref.k > 0.0
+    assert not res.unbounded
+    assert res.k == pytest.approx(ref.k, rel=1e-9, abs=1e-12)
+    assert res.value == pytest.approx(ref.value, rel=1e-12, abs=1e-9)
 
 
 @settings(max_examples=100)

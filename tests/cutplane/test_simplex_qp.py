@@ -169,3 +169,81 @@ def test_single_cut_and_identical_cuts():
 def test_bad_input_raises_value_error(H, c, message):
     with pytest.raises(ValueError, match=message):
         solve_simplex_qp(H, c)
+
+
+@st.composite
+def growing_problems(draw):
+    """Cuts added one at a time, with some dropped on the way (renamed positions): a BMRM run."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    n_final = draw(st.integers(8, 40))
+    kind = draw(st.sampled_from(["full", "low_rank", "duplicated"]))
+    lam = draw(st.sampled_from([1e-4, 1e-2, 1.0]))
+    drop_every = draw(st.sampled_from([0, 3, 7]))
+    rng = np.random.default_rng(seed)
+    dim = n_final + 3 if kind == "full" else max(2, n_final // 3)
+    A = rng.standard_normal((n_final, dim)) * (rng.random((n_final, dim)) < 0.7) / np.sqrt(dim)
+    if kind == "duplicated":
+        A[n_final // 2 :] = A[: n_final - n_final // 2]
+    return A, rng.standard_normal(n_final), lam, drop_every
+
+
+@settings(max_examples=60, deadline=None)
+@given(growing_problems())
+def test_a_kept_factor_gives_the_answer_of_a_fresh_solve(problem):
+    """Solving a growing problem from the last face factor (renamed after drops) answers as a
+    fresh factorisation does: certified, the same optimum; a factor is returned for the next."""
+    A, c_all, lam, drop_every = problem
+    rows, alpha, factor_ids = [], None, None  # rows: indices into A of the current cuts
+    used = 0
+    for t in range(A.shape[0]):
+        if drop_every and t % drop_every == drop_every - 1 and alpha is not None:
+            zero = [r for r, a in zip(rows, alpha) if a == 0.0]
+            if zero:  # drop an idle cut, as pruning does: positions shift
+                alpha = alpha[np.array(rows) != zero[0]]
+                rows.remove(zero[0])
+        rows.append(t)
+        idx = np.array(rows)
+        H = A[idx] @ A[idx].T / lam
+        c = c_all[idx]
+        warm = None if alpha is None else np.append(alpha, 0.0)
+        factor = None
+        if factor_ids is not None and warm is not None and np.isin(factor_ids[0], idx).all():
+            pos = {r: i for i, r in enumerate(rows)}
+            factor = factor_ids[1]._replace(members=np.array([pos[r] for r in factor_ids[0]], dtype=np.int64))
+        res = solve_simplex_qp(H, c, warm, factor=factor)
+        ref = solve_simplex_qp(H, c, warm)
+        used += factor is not None
+        assert res.converged and ref.converged
+        assert res.value == pytest.approx(ref.value, abs=1e-9 * (1.0 + abs(ref.value) + np.abs(H).max()))
+        g = H @ res.alpha - c
+        assert res.fw_gap == pytest.approx(max(res.alpha @ g - g.min(), 0.0), abs=1e-9 * (1.0 + np.abs(g).max()))
+        alpha = res.alpha
+        if res.factor is not None:
+            assert res.factor.L.shape == (res.factor.members.size - 1,) * 2
+            factor_ids = (idx[res.factor.members], res.factor)
+        else:
+            factor_ids = None
+    assert used > 0 or A.shape[0] <= 8  # the kept factor was used (problems above 6 cuts return one)
+
+
+@pytest.mark.parametrize("bad", ["another_H", "out_of_range", "repeated", "r0_outside"])
+def test_a_factor_that_does_not_fit_is_refused_and_the_answer_stays_certified(bad):
+    rng = np.random.default_rng(5)
+    n, dim = 30, 40
+    A = rng.standard_normal((n, dim)) / np.sqrt(dim)
+    H, c = A @ A.T, rng.standard_normal(n)
+    first = solve_simplex_qp(H, c)
+    assert first.factor is not None and first.factor.members.size >= 3
+    members = first.factor.members.copy()
+    if bad == "another_H":
+        H = 4.0 * H  # another lam: the diagonal check refuses the factor
+    elif bad == "out_of_range":
+        members[-1] = n + 5
+    elif bad == "repeated":
+        members[-1] = members[1]
+    else:
+        members[0] = int(np.flatnonzero(first.alpha == 0.0)[0])
+    res = solve_simplex_qp(H, c, first.alpha, factor=first.factor._replace(members=members))
+    ref = solve_simplex_qp(H, c)
+    assert res.converged
+    assert res.value == pytest.approx(ref.value, abs=1e-9 * (1.0 + abs(ref.value) + np.abs(H).max()))
