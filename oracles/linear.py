@@ -38,6 +38,22 @@ class LinePieces(NamedTuple):
     slopes: np.ndarray
 
 
+#: Below this fraction of active rows, a sparse ``X^T c`` reads only the active rows.
+_ACTIVE_ROWS_SLICE = 0.5
+
+
+def _rows_transposed_product(X, coef, active):
+    """``X^T coef`` (ndarray of shape (n_features,)) where ``coef`` is zero outside ``active``.
+
+    For a CSR ``X`` with few active rows (hinge losses near the optimum: 10-15% of the examples
+    on the sparse benchmark of ``benchmarks/linear_svm.py``) only those rows are read, in the
+    same order, so each output is the same sum with the zero terms left out.
+    """
+    if sp.issparse(X) and np.count_nonzero(active) < _ACTIVE_ROWS_SLICE * X.shape[0]:
+        return np.asarray(X[active].T @ coef[active], dtype=np.float64).ravel()
+    return np.asarray(X.T @ coef, dtype=np.float64).ravel()
+
+
 def _as_features(X):
     """Float64 dense C-ordered array or CSR matrix, checked for shape and finiteness."""
     if sp.issparse(X):
@@ -192,7 +208,7 @@ class BinaryHinge:
         active = losses > 0.0
         value = float(losses[active].sum()) / self.n_samples
         coef = np.where(active, -self.y / self.n_samples, 0.0)
-        slope = np.asarray(self.X.T @ coef, dtype=np.float64).ravel()
+        slope = _rows_transposed_product(self.X, coef, active)
         return OracleResult(value, Cut(slope, value - float(slope @ w)), True, active)
 
     def line_search_pieces(self, w, d) -> LinePieces:

@@ -122,6 +122,26 @@ def test_subgradient_inequality(seed, kind, sparse, scale):
         assert oracle(v).value >= res.value + res.cut.slope @ (v - w) - 1e-10
 
 
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), scale=st.sampled_from([0.0, 0.5, 3.0, 30.0]))
+def test_binary_slope_from_the_active_rows_only_is_the_full_product(seed, scale):
+    """A sparse X with few active examples (w near a separator) reads only their rows: the same
+    slope as the product over every row, and as brute force."""
+    rng = np.random.default_rng(seed)
+    n, d = 200, 30
+    X = sp.random(n, d, density=0.2, format="csr", random_state=rng)
+    w_true = rng.standard_normal(d)
+    y = np.where(X @ w_true >= 0, 1.0, -1.0)
+    oracle = BinaryHinge(X, y)
+    w = scale * w_true
+    res = oracle(w)
+    coef = np.where(res.argmax, -y / n, 0.0)
+    np.testing.assert_array_equal(res.cut.slope, np.asarray(X.T @ coef).ravel())
+    value, grad = brute_binary(X, y, w)
+    np.testing.assert_allclose(res.cut.slope, grad, atol=1e-12)
+    assert res.value == pytest.approx(value, rel=1e-12, abs=1e-12)
+
+
 @settings(max_examples=30)
 @given(seed=st.integers(0, 10_000), kind=st.sampled_from(["binary", "multi"]))
 def test_dense_equals_sparse(seed, kind):
