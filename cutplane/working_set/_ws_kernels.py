@@ -31,6 +31,12 @@ and streams a temporary. These kernels do each operation in one pass without tem
   :func:`scaled_by_group` into a new array.
 
 All take group ids as an integer array of shape (dim,); a zero-length array means one group.
+
+numba compiles every loop a fit reaches once per installation (``cache=True`` keeps the machine
+code), and within that first process it also compiles each numpy function and each helper a
+loop calls. So the loops take their arrays from the Python caller instead of allocating them, and
+the helpers called from other loops are inlined by numba (``inline="always"``: compiled as part of
+each caller, not as functions of their own); the arithmetic is the same either way.
 """
 
 from __future__ import annotations
@@ -87,7 +93,7 @@ def group_dot_sorted(i1, d1, i2, d2, groups, out):
         out[0] += acc
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def _gather_sum(ir, dr, dense, lo, hi, c0):
     """``sum_{k in [lo, hi)} dr[k] * dense[ir[k] - c0]`` with four partial sums; the caller
     guarantees ``0 <= lo``, ``hi <= len(ir)`` and ``ir[k] >= c0`` on the range.
@@ -135,7 +141,7 @@ def group_dot_gather(ir, dr, dense, groups, out):
             out[np.uint64(groups[i])] += dr[k] * dense[i]
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def _first_at_least(idx, lo, hi, value):
     """Smallest ``k`` in ``[lo, hi]`` with ``idx[k] >= value`` (``hi`` if none); ``idx`` increasing."""
     while lo < hi:
@@ -165,7 +171,7 @@ def group_dot_gather_runs(ir, dr, dense, run_lo, run_group, out):
         k = e
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def gather_dot_upto(idx, data, block, c0, c1):
     """``sum_j data[j] * block[idx[j] - c0]`` over the entries with ``c0 <= idx[j] < c1`` (found by
     binary search): one row's share of a Gram entry within the coordinate block ``[c0, c1)``,
@@ -175,7 +181,7 @@ def gather_dot_upto(idx, data, block, c0, c1):
     return _gather_sum(idx, data, block, k, _first_at_least(idx, k, n, c1), c0)
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def scatter_add_grouped_upto(out, idx, data, coef, groups, k, c1):
     """``out[i] += coef[groups[i]] * data[j]`` for ``i = idx[j]``, ``j = k, k+1, ...`` while
     ``i < c1`` (``groups`` empty: one group, ``coef[0]``); returns the first ``j`` not added."""
@@ -317,7 +323,7 @@ def group_sq_sums(idx, data, groups, out):
 _SAFE_LO, _SAFE_HI = 1e-140, 1e140  # |v_i| range whose squares neither underflow nor overflow a sum
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def _finish_norms(sq, top, out, redo):
     """``out = sqrt(sq)``; ``redo[g]`` True for the groups whose largest entry is outside the safe
     range; returns how many there are."""
