@@ -23,18 +23,16 @@ __all__ = ["SequenceChunk", "ChunkPartial", "merge_sorted_sums"]
 
 
 @njit(nogil=True, cache=True)
-def _decode_chunk(W, trans, indptr, indices, sent_ptr, y, s0, s1, augment, yhat):
+def _decode_chunk(W, trans, trans_t, indptr, indices, sent_ptr, y, s0, s1, augment, yhat, unary, score, back):
     """Viterbi on sentences ``s0..s1``; writes ``yhat`` (chunk-local: token ``t`` at
-    ``t - sent_ptr[s0]``); returns (sum of losses, sum of R_i)."""
-    K = W.shape[1]
+    ``t - sent_ptr[s0]``); returns (sum of losses, sum of R_i).
+
+    ``trans_t`` is ``trans`` transposed (C-contiguous); ``unary``, ``score`` (float64) and
+    ``back`` (int32), each of shape (>= longest sentence, K), are scratch space. The caller
+    allocates them: numba compiles each numpy function a kernel calls in every new process
+    (the cache keeps only the kernels), so a kernel without them compiles faster on a first fit.
+    """
     base = sent_ptr[s0]
-    max_len = 0
-    for i in range(s0, s1):
-        max_len = max(max_len, sent_ptr[i + 1] - sent_ptr[i])
-    unary = np.empty((max_len, K))
-    score = np.empty((max_len, K))
-    back = np.zeros((max_len, K), dtype=np.int32)
-    trans_t = np.ascontiguousarray(trans.T)
     loss_sum = 0.0
     value_sum = 0.0
     for i in range(s0, s1):
@@ -105,15 +103,10 @@ def _cached_decode_chunk(W, trans, indptr, indices, sent_ptr, y, s0, s1, cache, 
 
 
 @njit(nogil=True, cache=True)
-def _cut_chunk(indptr, indices, sent_ptr, y, y_base, yhat, s0, s1, n_features, K, with_trans):
-    """Sparse sum over sentences s0..s1 of Phi(x_i, y^_i) - Phi(x_i, y_i) (``yhat`` chunk-local,
-    ``y`` read at ``t - y_base``: the gold labels with ``y_base = 0``, or an earlier chunk-local
-    output with ``y_base = sent_ptr[s0]``, which gives the change between two cuts). Only tokens
-    where the two labellings differ are read.
-
-    Returns sorted int64 coordinates and float64 values (zeros removed).
-    """
-    slot = np.full(n_features, -1, dtype=np.int64)
+def _mark_changed_features(indptr, indices, sent_ptr, y, y_base, yhat, s0, s1, slot):
+    """``slot[f] = 0`` for every feature ``f`` of a token of sentences ``s0..s1`` where ``yhat``
+    (chunk-local) and ``y`` (read at ``t - y_base``) differ (``slot`` is -1 elsewhere on entry);
+    returns how many features were marked."""
     n_touched = 0
     t_lo = sent_ptr[s0]
     t_hi = sent_ptr[s1]
@@ -124,15 +117,25 @@ def _cut_chunk(indptr, indices, sent_ptr, y, y_base, yhat, s0, s1, n_features, K
                 if slot[f] < 0:
                     slot[f] = 0
                     n_touched += 1
-    touched = np.empty(n_touched, dtype=np.int64)
+    return n_touched
+
+
+@njit(nogil=True, cache=True)
+def _cut_chunk(indptr, indices, sent_ptr, y, y_base, yhat, s0, s1, with_trans, slot, touched, acc, tacc):
+    """Integer counts of ``sum_i Phi(x_i, y^_i) - Phi(x_i, y_i)`` over sentences ``s0..s1``
+    (arguments as in :func:`_mark_changed_features`, after it): numbers the marked features in
+    increasing order (``slot[f]``, ``touched`` of shape (n_touched,)), adds the label counts of
+    each into ``acc`` (shape (n_touched, K), zero on entry) and the transition counts into
+    ``tacc`` (shape (K, K), zero on entry; with ``with_trans`` only); returns the number of
+    nonzero counts. Only tokens where the two labellings differ are read."""
+    K = acc.shape[1]
     j = 0
-    for f in range(n_features):
+    for f in range(slot.shape[0]):
         if slot[f] == 0:
             slot[f] = j
             touched[j] = f
             j += 1
-    acc = np.zeros((n_touched, K), dtype=np.int32)  # integer counts: half the memory of float64, exact
-    tacc = np.zeros((K, K), dtype=np.int32)  # as acc: one compiled allocation for both
+    t_lo = sent_ptr[s0]
     for i in range(s0, s1):
         for t in range(sent_ptr[i], sent_ptr[i + 1]):
             a = yhat[t - t_lo]
@@ -149,7 +152,7 @@ def _cut_chunk(indptr, indices, sent_ptr, y, y_base, yhat, s0, s1, n_features, K
                     tacc[pa, a] += 1
                     tacc[pb, b] -= 1
     nnz = 0
-    for s in range(n_touched):
+    for s in range(acc.shape[0]):
         for k in range(K):
             if acc[s, k] != 0:
                 nnz += 1
@@ -157,10 +160,17 @@ def _cut_chunk(indptr, indices, sent_ptr, y, y_base, yhat, s0, s1, n_features, K
         for b in range(K):
             if tacc[a, b] != 0:
                 nnz += 1
-    idx = np.empty(nnz, dtype=np.int64)
-    val = np.empty(nnz)
+    return nnz
+
+
+@njit(nogil=True, cache=True)
+def _counts_to_sparse(touched, acc, tacc, n_features, idx, val):
+    """The nonzero counts of :func:`_cut_chunk` as sorted coordinates ``idx`` (int64) and values
+    ``val`` (float64), both of shape (nnz,): label weight ``touched[s] * K + k``, then the
+    transition block from ``n_features * K``."""
+    K = acc.shape[1]
     q = 0
-    for s in range(n_touched):
+    for s in range(acc.shape[0]):
         base = touched[s] * K
         for k in range(K):
             if acc[s, k] != 0:
@@ -174,6 +184,28 @@ def _cut_chunk(indptr, indices, sent_ptr, y, y_base, yhat, s0, s1, n_features, K
                 idx[q] = base + a * K + b
                 val[q] = tacc[a, b]
                 q += 1
+
+
+def _sparse_cut(indptr, indices, sent_ptr, y, y_base, yhat, s0, s1, n_features, K, with_trans):
+    """Sparse sum over sentences s0..s1 of Phi(x_i, y^_i) - Phi(x_i, y_i) (``yhat`` chunk-local,
+    ``y`` read at ``t - y_base``: the gold labels with ``y_base = 0``, or an earlier chunk-local
+    output with ``y_base = sent_ptr[s0]``, which gives the change between two cuts). Only tokens
+    where the two labellings differ are read.
+
+    Returns sorted int64 coordinates and float64 values (zeros removed). The arrays are
+    allocated here, between the compiled passes: numba compiles each numpy function a kernel
+    calls in every new process (its cache keeps only the kernels), so kernels without them
+    compile faster on a first fit.
+    """
+    slot = np.full(n_features, -1, dtype=np.int64)
+    n_touched = _mark_changed_features(indptr, indices, sent_ptr, y, y_base, yhat, s0, s1, slot)
+    touched = np.empty(n_touched, dtype=np.int64)
+    acc = np.zeros((n_touched, K), dtype=np.int32)  # integer counts: half the memory of float64, exact
+    tacc = np.zeros((K, K), dtype=np.int32)
+    nnz = _cut_chunk(indptr, indices, sent_ptr, y, y_base, yhat, s0, s1, with_trans, slot, touched, acc, tacc)
+    idx = np.empty(nnz, dtype=np.int64)
+    val = np.empty(nnz)
+    _counts_to_sparse(touched, acc, tacc, n_features, idx, val)
     return idx, val
 
 
@@ -347,6 +379,12 @@ class SequenceChunk:
     def n_tokens(self) -> int:
         return int(self.sentence_ptr[self.s1] - self.sentence_ptr[self.s0])
 
+    def _max_sentence_length(self) -> int:
+        """Tokens in the chunk's longest sentence (0 without sentences)."""
+        if self.s1 <= self.s0:
+            return 0
+        return int(np.diff(self.sentence_ptr[self.s0 : self.s1 + 1]).max())
+
     def coordinates(self) -> np.ndarray | None:
         """The coordinates of ``w`` this chunk reads, sorted int64: the label weights of every
         feature its tokens have (``f * K .. f * K + K - 1``) and the transition block
@@ -384,8 +422,22 @@ class SequenceChunk:
                 yhat,
             )
         else:
+            n = self._max_sentence_length()
             loss, value = _decode_chunk(
-                W, T, self.indptr, self.indices, self.sentence_ptr, self.labels, self.s0, self.s1, augment, yhat
+                W,
+                T,
+                np.array(T.T, order="C"),  # a writable copy: one specialisation of the Viterbi kernel
+                self.indptr,
+                self.indices,
+                self.sentence_ptr,
+                self.labels,
+                self.s0,
+                self.s1,
+                augment,
+                yhat,
+                np.empty((n, K)),
+                np.empty((n, K)),
+                np.zeros((n, K), dtype=np.int32),
             )
             if augment and with_cut:
                 self._remember(yhat)
@@ -411,10 +463,10 @@ class SequenceChunk:
             n_changed = int(np.count_nonzero(yhat != last_yhat))
             n_wrong = int(np.count_nonzero(yhat != self.labels[t_lo : t_lo + yhat.shape[0]]))
             if n_changed < n_wrong:
-                d_idx, d_val = _cut_chunk(self.indptr, self.indices, self.sentence_ptr, last_yhat, t_lo, yhat, *args)
+                d_idx, d_val = _sparse_cut(self.indptr, self.indices, self.sentence_ptr, last_yhat, t_lo, yhat, *args)
                 idx, val = merge_sorted_sums(last_idx, last_val, d_idx, d_val)
                 self._last_cut = (yhat, idx, val)
                 return idx, val
-        idx, val = _cut_chunk(self.indptr, self.indices, self.sentence_ptr, self.labels, 0, yhat, *args)
+        idx, val = _sparse_cut(self.indptr, self.indices, self.sentence_ptr, self.labels, 0, yhat, *args)
         self._last_cut = (yhat, idx, val)
         return idx, val

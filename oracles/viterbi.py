@@ -18,6 +18,10 @@ when read from the last position to the first*: the last label is the lowest ind
 maximal final score, and each backtracking step keeps the lowest previous label among the
 maximisers (``>`` comparisons, scanning labels upwards). ``oracles.brute_force`` uses the
 same rule.
+
+Both kernels are inlined by numba into the compiled loops that call them (``inline="always"``:
+one function fewer to compile in a new process, the same arithmetic); called from Python they
+compile and are cached as usual.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from cutplane.exceptions import InputError
 __all__ = ["viterbi", "viterbi_kernel", "sentence_unary", "split_chain_weights"]
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def viterbi_kernel(unary, trans_t, y_true, augment, score, back, out):
     """Viterbi on one sentence; writes the best labels into ``out`` and returns the best score.
 
@@ -85,7 +89,7 @@ def viterbi_kernel(unary, trans_t, y_true, augment, score, back, out):
     return best
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def sentence_unary(W, indptr, indices, t0, t1, unary):
     """``unary[t - t0, k] = sum_{f in feats(t)} W[f, k]`` for tokens ``t0 <= t < t1``."""
     K = W.shape[1]

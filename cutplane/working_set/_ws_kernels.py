@@ -31,6 +31,12 @@ and streams a temporary. These kernels do each operation in one pass without tem
   :func:`scaled_by_group` into a new array.
 
 All take group ids as an integer array of shape (dim,); a zero-length array means one group.
+
+numba compiles every loop a fit reaches once per installation (``cache=True`` keeps the machine
+code), and within that first process it also compiles each numpy function and each helper a
+loop calls. So the loops take their arrays from the Python caller instead of allocating them, and
+the helpers called from other loops are inlined by numba (``inline="always"``: compiled as part of
+each caller, not as functions of their own); the arithmetic is the same either way.
 """
 
 from __future__ import annotations
@@ -87,7 +93,7 @@ def group_dot_sorted(i1, d1, i2, d2, groups, out):
         out[0] += acc
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def _gather_sum(ir, dr, dense, lo, hi, c0):
     """``sum_{k in [lo, hi)} dr[k] * dense[ir[k] - c0]`` with four partial sums; the caller
     guarantees ``0 <= lo``, ``hi <= len(ir)`` and ``ir[k] >= c0`` on the range.
@@ -135,7 +141,7 @@ def group_dot_gather(ir, dr, dense, groups, out):
             out[np.uint64(groups[i])] += dr[k] * dense[i]
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def _first_at_least(idx, lo, hi, value):
     """Smallest ``k`` in ``[lo, hi]`` with ``idx[k] >= value`` (``hi`` if none); ``idx`` increasing."""
     while lo < hi:
@@ -165,7 +171,7 @@ def group_dot_gather_runs(ir, dr, dense, run_lo, run_group, out):
         k = e
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def gather_dot_upto(idx, data, block, c0, c1):
     """``sum_j data[j] * block[idx[j] - c0]`` over the entries with ``c0 <= idx[j] < c1`` (found by
     binary search): one row's share of a Gram entry within the coordinate block ``[c0, c1)``,
@@ -175,7 +181,7 @@ def gather_dot_upto(idx, data, block, c0, c1):
     return _gather_sum(idx, data, block, k, _first_at_least(idx, k, n, c1), c0)
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def scatter_add_grouped_upto(out, idx, data, coef, groups, k, c1):
     """``out[i] += coef[groups[i]] * data[j]`` for ``i = idx[j]``, ``j = k, k+1, ...`` while
     ``i < c1`` (``groups`` empty: one group, ``coef[0]``); returns the first ``j`` not added."""
@@ -219,27 +225,32 @@ def _pointer_to(typingctx, address, proto):
     return sig, codegen
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, inline="always")
 def _row(addresses, lengths, j, proto):
-    """Array ``j`` of :func:`row_addresses`, of ``proto``'s dtype (no copy)."""
+    """Array ``j`` of :func:`row_addresses`, of ``proto``'s dtype (no copy). Inlined into its
+    callers by numba (not a compiled function of its own per dtype: one pipeline fewer per row
+    dtype when a new process compiles the loops; they are cached with it)."""
     return carray(_pointer_to(addresses[j], proto), (lengths[j],))  # type: ignore[call-arg]  # an intrinsic
 
 
 @njit(nogil=True, cache=True)
-def scatter_rows_grouped_range(out, rows_idx, rows_val, lengths, idx_proto, val_proto, coef, groups, c0, c1, step):
+def scatter_rows_grouped_range(
+    out, rows_idx, rows_val, lengths, idx_proto, val_proto, coef, groups, c0, c1, step, cursor
+):
     """``out[i] += coef[j, groups[i]] * val_j[k]`` for ``i = idx_j[k]`` in ``[c0, c1)``, over
     every row ``j`` (index and value arrays at ``rows_idx[j]`` and ``rows_val[j]``, ``lengths[j]``
     entries, of the dtypes of ``idx_proto`` and ``val_proto``: :func:`row_addresses`; ``coef`` of
     shape (n_rows, n_groups), ``groups`` empty for one group: ``coef[j, 0]``): ``step``
     coordinates at a time, all rows per block, so that the written block of ``out`` stays in
-    cache; each coordinate is summed in row order."""
+    cache; each coordinate is summed in row order. ``cursor`` (int64, shape (n_rows,)) is scratch
+    space, allocated by the caller (a loop that calls no numpy function compiles faster in a new
+    process)."""
     n = rows_idx.shape[0]
-    cursor = np.empty(n, dtype=np.int64)
     for j in range(n):
         cursor[j] = _first_at_least(_row(rows_idx, lengths, j, idx_proto), np.int64(0), lengths[j], c0)
     e = c0
     while e < c1:
-        e = min(e + step, c1)
+        e = e + step if e + step < c1 else c1  # not min(): numba compiles its builtin in every new process
         for j in range(n):
             ir = _row(rows_idx, lengths, j, idx_proto)
             dr = _row(rows_val, lengths, j, val_proto)
@@ -271,22 +282,23 @@ def gram_blocks(
 
 
 @njit(nogil=True, cache=True)
-def integer_multiples(data, scale, limit):
-    """``(ok, q, top)``: ``q`` int32 with ``q[k] * scale == data[k]`` bit for bit for every ``k``
-    and ``top = max |q|``; ``ok`` False as soon as an entry is not such a multiple within
-    ``limit`` (``q`` is then partial). One pass over the row instead of numpy's six."""
+def integer_multiples(data, scale, limit, q):
+    """``(ok, top)``: writes ``q`` (int32, shape of ``data``) with ``q[k] * scale == data[k]`` bit
+    for bit for every ``k`` and returns ``top = max |q|``; ``ok`` False as soon as an entry is not
+    such a multiple within ``limit`` (``q`` is then partial). One pass over the row instead of
+    numpy's six; the caller allocates ``q`` (a loop that calls no numpy function compiles faster
+    in a new process)."""
     n = data.shape[0]
-    q = np.empty(n, dtype=np.int32)
     top = 0.0
     for k in range(n):
         r = np.rint(data[k] / scale)
         a = abs(r)
         if not a <= limit or r * scale != data[k]:
-            return False, q, top
+            return False, top
         if a > top:
             top = a
         q[k] = np.int32(r)
-    return True, q, top
+    return True, top
 
 
 @njit(nogil=True, cache=True)
@@ -311,18 +323,19 @@ def group_sq_sums(idx, data, groups, out):
 _SAFE_LO, _SAFE_HI = 1e-140, 1e140  # |v_i| range whose squares neither underflow nor overflow a sum
 
 
-@njit(nogil=True, cache=True)
-def _finish_norms(sq, top):
-    """``sqrt(sq)``; True in ``redo`` for groups whose largest entry is outside the safe range."""
-    n_groups = sq.shape[0]
-    out = np.empty(n_groups)
-    redo = np.zeros(n_groups, dtype=np.bool_)
-    for g in range(n_groups):
+@njit(nogil=True, cache=True, inline="always")
+def _finish_norms(sq, top, out, redo):
+    """``out = sqrt(sq)``; ``redo[g]`` True for the groups whose largest entry is outside the safe
+    range; returns how many there are."""
+    n_redo = 0
+    for g in range(sq.shape[0]):
         t = top[g]
         out[g] = np.sqrt(sq[g])
-        if t > 0.0 and (t < _SAFE_LO or t > _SAFE_HI):
-            redo[g] = True
-    return out, redo
+        r = t > 0.0 and (t < _SAFE_LO or t > _SAFE_HI)
+        redo[g] = r
+        if r:
+            n_redo += 1
+    return n_redo
 
 
 @njit(nogil=True, cache=True)
@@ -333,18 +346,17 @@ def _apply_rescaled(out, redo, top, acc):
             out[g] = top[g] * np.sqrt(acc[g])
 
 
-@njit(nogil=True, cache=True)
-def group_norms_kernel(v, groups, n_groups):
-    """``||v_j||_2`` per group, ndarray of shape (n_groups,).
+def _norm_buffers(n_groups):
+    """``(top, sq, out, redo)`` for the passes below, allocated here rather than in the compiled
+    loops: numba compiles each numpy function a loop calls in every new process (its cache keeps
+    only the loops), so a loop without them compiles faster on a first fit."""
+    return np.zeros(n_groups), np.zeros(n_groups), np.empty(n_groups), np.empty(n_groups, dtype=np.bool_)
 
-    One pass takes each group's sum of squares and largest ``|v_i|``. A group whose largest
-    entry is below 1e-140 or above 1e140 (where squares could under- or overflow) is then
-    recomputed from ``(v_i / max_j)**2`` in a second pass, so no group loses precision whatever
-    its scale; in the safe range the plain sum is accurate (entries small enough for their
-    squares to underflow are below 1e-154, i.e. 1e-28 relative to the largest).
-    """
-    top = np.zeros(n_groups)
-    sq = np.zeros(n_groups)
+
+@njit(nogil=True, cache=True)
+def _norms_pass(v, groups, top, sq, out, redo):
+    """Each group's largest ``|v_i|`` into ``top`` and sum of squares into ``sq`` (both zero on
+    entry), then :func:`_finish_norms`."""
     for i in range(v.shape[0]):
         x = v[i]
         g = groups[i]
@@ -352,24 +364,41 @@ def group_norms_kernel(v, groups, n_groups):
         if a > top[g]:
             top[g] = a
         sq[g] += x * x
-    out, redo = _finish_norms(sq, top)
-    if redo.any():
-        acc = np.zeros(n_groups)
-        for i in range(v.shape[0]):
-            g = groups[i]
-            if redo[g]:
-                r = v[i] / top[g]
-                acc[g] += r * r
-        _apply_rescaled(out, redo, top, acc)
+    return _finish_norms(sq, top, out, redo)
+
+
+@njit(nogil=True, cache=True)
+def _rescaled_norms(v, groups, top, redo, out):
+    """``out[g]`` recomputed from ``(v_i / top[g])**2`` for the groups marked in ``redo``."""
+    acc = np.zeros(out.shape[0])
+    for i in range(v.shape[0]):
+        g = groups[i]
+        if redo[g]:
+            r = v[i] / top[g]
+            acc[g] += r * r
+    _apply_rescaled(out, redo, top, acc)
+
+
+def group_norms_kernel(v, groups, n_groups):
+    """``||v_j||_2`` per group, ndarray of shape (n_groups,).
+
+    One compiled pass takes each group's sum of squares and largest ``|v_i|``. A group whose
+    largest entry is below 1e-140 or above 1e140 (where squares could under- or overflow) is then
+    recomputed from ``(v_i / max_j)**2`` in a second pass (a loop of its own, compiled only when
+    a vector needs it), so no group loses precision whatever its scale; in the safe range the
+    plain sum is accurate (entries small enough for their squares to underflow are below 1e-154,
+    i.e. 1e-28 relative to the largest).
+    """
+    top, sq, out, redo = _norm_buffers(n_groups)
+    if _norms_pass(v, groups, top, sq, out, redo):
+        _rescaled_norms(v, groups, top, redo, out)
     return out
 
 
 @njit(nogil=True, cache=True)
-def group_norms_runs(v, run_lo, run_group, n_groups):
-    """:func:`group_norms_kernel` for groups that are contiguous runs of coordinates (no group id
-    read per entry: one streaming pass over ``v``)."""
-    top = np.zeros(n_groups)
-    sq = np.zeros(n_groups)
+def _norms_runs_pass(v, run_lo, run_group, top, sq, out, redo):
+    """:func:`_norms_pass` for groups that are contiguous runs of coordinates (no group id read
+    per entry: one streaming pass over ``v``)."""
     n_runs = run_lo.shape[0]
     for s in range(n_runs):
         hi = v.shape[0] if s + 1 == n_runs else run_lo[s + 1]
@@ -384,23 +413,54 @@ def group_norms_runs(v, run_lo, run_group, n_groups):
             acc += x * x
         top[g] = t
         sq[g] += acc
-    out, redo = _finish_norms(sq, top)
-    if redo.any():
-        acc2 = np.zeros(n_groups)
-        for s in range(n_runs):
-            g = run_group[s]
-            if redo[g]:
-                hi = v.shape[0] if s + 1 == n_runs else run_lo[s + 1]
-                for i in range(run_lo[s], hi):
-                    r = v[i] / top[g]
-                    acc2[g] += r * r
-        _apply_rescaled(out, redo, top, acc2)
-    return out
+    return _finish_norms(sq, top, out, redo)
 
 
 @njit(nogil=True, cache=True)
+def _rescaled_norms_runs(v, run_lo, run_group, top, redo, out):
+    """:func:`_rescaled_norms` run by run."""
+    acc = np.zeros(out.shape[0])
+    n_runs = run_lo.shape[0]
+    for s in range(n_runs):
+        g = run_group[s]
+        if redo[g]:
+            hi = v.shape[0] if s + 1 == n_runs else run_lo[s + 1]
+            for i in range(run_lo[s], hi):
+                r = v[i] / top[g]
+                acc[g] += r * r
+    _apply_rescaled(out, redo, top, acc)
+
+
+def group_norms_runs(v, run_lo, run_group, n_groups):
+    """:func:`group_norms_kernel` for groups that are contiguous runs of coordinates (no group id
+    read per entry: one streaming pass over ``v``)."""
+    top, sq, out, redo = _norm_buffers(n_groups)
+    if _norms_runs_pass(v, run_lo, run_group, top, sq, out, redo):
+        _rescaled_norms_runs(v, run_lo, run_group, top, redo, out)
+    return out
+
+
+#: Up to this many runs :func:`scale_by_group_runs` scales in numpy, one in-place product per run
+#: (a few microseconds of Python per run; the products are the same), so that a fit whose groups
+#: are a few templates compiles no loop for it in a new process.
+NUMPY_SCALE_MAX_RUNS = 64
+
+
 def scale_by_group_runs(v, mu, run_lo, run_group):
-    """``v[i] *= mu[group of i]`` in place, run by run."""
+    """``v[i] *= mu[group of i]`` in place, run by run: in numpy up to
+    :data:`NUMPY_SCALE_MAX_RUNS` runs, beyond in one compiled pass."""
+    n_runs = run_lo.shape[0]
+    if n_runs > NUMPY_SCALE_MAX_RUNS:
+        _scale_runs(v, mu, run_lo, run_group)
+        return
+    for s in range(n_runs):
+        hi = v.shape[0] if s + 1 == n_runs else int(run_lo[s + 1])
+        v[int(run_lo[s]) : hi] *= mu[run_group[s]]
+
+
+@njit(nogil=True, cache=True)
+def _scale_runs(v, mu, run_lo, run_group):
+    """:func:`scale_by_group_runs` in one compiled pass."""
     n_runs = run_lo.shape[0]
     for s in range(n_runs):
         hi = v.shape[0] if s + 1 == n_runs else run_lo[s + 1]

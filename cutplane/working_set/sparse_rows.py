@@ -75,7 +75,8 @@ def quantize(data):
     scale = float(np.abs(data).min())
     if not scale > 0.0:
         return data, 1.0
-    ok, q, top = K.integer_multiples(data, scale, float(_INT32_MAX))
+    q = np.empty(data.shape[0], dtype=np.int32)
+    ok, top = K.integer_multiples(data, scale, float(_INT32_MAX), q)
     if not ok:
         return data, 1.0
     return (q.astype(np.int16) if top <= _INT16_MAX else q), scale
@@ -403,8 +404,9 @@ class SparseRows:
             out[c0:c1] = 0.0  # each thread zeroes its own range (a memset; numpy lets the GIL go)
             for positions, idx_at, val_at, lengths, idx_proto, val_proto in kinds:
                 c = np.ascontiguousarray(coef[positions])
+                cursor = np.empty(len(positions), dtype=np.int64)
                 K.scatter_rows_grouped_range(
-                    out, idx_at, val_at, lengths, idx_proto, val_proto, c, groups, c0, c1, step
+                    out, idx_at, val_at, lengths, idx_proto, val_proto, c, groups, c0, c1, step, cursor
                 )
 
         if workers < 2:

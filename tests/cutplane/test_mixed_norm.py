@@ -234,3 +234,28 @@ def test_from_group_weights_in_place_and_run_by_run(seed, dim, n_groups, sorted_
     assert w2 is v  # the array itself, not a view of it (the engine keeps it without a copy)
     np.testing.assert_array_equal(w2, expect)
     np.testing.assert_array_equal(v, expect)  # scaled in place
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), dim=st.integers(1, 200), n_groups=st.integers(1, 6))
+def test_scale_by_group_runs_numpy_and_compiled_agree(seed, dim, n_groups):
+    """``v *= mu[group]`` run by run gives the same bits in numpy (few runs) and in the compiled
+    pass (many runs)."""
+    from cutplane.groups import group_runs
+    from cutplane.working_set import _ws_kernels
+
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(0, n_groups, dim)
+    runs = group_runs(ids, n_groups, max_runs_per_group=dim)
+    v = rng.standard_normal(dim) * 10.0 ** rng.integers(-300, 300, dim)
+    mu = rng.random(n_groups) * 10.0 ** rng.integers(-20, 20, n_groups)
+    a, b = v.copy(), v.copy()
+    _ws_kernels.scale_by_group_runs(a, mu, *runs)
+    kept = _ws_kernels.NUMPY_SCALE_MAX_RUNS
+    _ws_kernels.NUMPY_SCALE_MAX_RUNS = 0  # every run count takes the compiled pass
+    try:
+        _ws_kernels.scale_by_group_runs(b, mu, *runs)
+    finally:
+        _ws_kernels.NUMPY_SCALE_MAX_RUNS = kept
+    np.testing.assert_array_equal(a, mu[ids] * v)
+    np.testing.assert_array_equal(b, mu[ids] * v)
