@@ -133,6 +133,10 @@ def _f(a2, a1, offsets, slopes, k):
 #: Above this many breakpoints :func:`_root` halves the set by selection before it sorts.
 _SORT_BELOW = 4096
 
+#: From this many terms on, two lines per term (the binary hinge) are searched by the compiled
+#: pass of :mod:`cutplane._linesearch_kernel` (below it, numpy: a small fit loads no kernel).
+COMPILED_MIN_TERMS = 4096
+
 
 def _root(a2, g0, bk, jump):
     """The smallest ``k >= 0`` with ``0`` in ``df(k)``, given ``f'(0+) = g0 < 0``.
@@ -244,6 +248,9 @@ def exact_line_search(a2, a1, offsets, slopes, *, k_max=None, on_unbounded="flag
     if k_max is not None and not (float(k_max) >= 0.0):
         raise InputError(f"must be >= 0, got {k_max}", field="k_max")
     n, m = offsets.shape
+    if m == 2 and n >= COMPILED_MIN_TERMS:
+        k, n_bk = _compiled_two_lines(a2, a1, offsets, slopes)
+        return _result(a2, a1, offsets, slopes, k, n_bk, k_max, on_unbounded)
     if n == 0:
         start, bk, jump = 0.0, np.empty(0), np.empty(0)
     elif m == 1:
@@ -252,14 +259,25 @@ def exact_line_search(a2, a1, offsets, slopes, *, k_max=None, on_unbounded="flag
         start, bk, jump = _breakpoints_two(offsets, slopes)
     else:
         start, bk, jump = _breakpoints_general(offsets, slopes)
-    n_bk = int(bk.size)
     g0 = a1 + start  # f'(0+)
-    unbounded = False
-    if g0 >= 0.0:
-        k = 0.0
-    else:
-        k = _root(a2, g0, bk, jump)
-        unbounded = math.isinf(k)
+    k = 0.0 if g0 >= 0.0 else _root(a2, g0, bk, jump)
+    return _result(a2, a1, offsets, slopes, k, int(bk.size), k_max, on_unbounded)
+
+
+def _compiled_two_lines(a2, a1, offsets, slopes):
+    """``(k, n_bk)`` of two lines per term by the compiled pass (:mod:`cutplane._linesearch_kernel`)."""
+    from ._linesearch_kernel import two_line_search
+
+    n = offsets.shape[0]
+    k, n_bk = two_line_search(
+        a1, a2, np.ascontiguousarray(offsets), np.ascontiguousarray(slopes), np.empty(n), np.empty(n)
+    )
+    return float(k), int(n_bk)
+
+
+def _result(a2, a1, offsets, slopes, k, n_bk, k_max, on_unbounded):
+    """The :class:`LineSearchResult` of the root ``k`` (``inf``: unbounded), capped at ``k_max``."""
+    unbounded = math.isinf(k)
     if k_max is not None:
         k = min(k, float(k_max))
         unbounded = unbounded and math.isinf(k)

@@ -108,7 +108,7 @@ def test_selection_by_halves_matches_enumeration(inst, capped):
     a2, a1, C, S = inst
     k_max = 7.5 if capped else None
     k_bf, v_bf = brute_force(a2, a1, C, S, k_max)
-    with mock.patch.object(linesearch, "_SORT_BELOW", 1):
+    with mock.patch.object(linesearch, "_SORT_BELOW", 1), mock.patch.object(linesearch, "COMPILED_MIN_TERMS", 10**9):
         res = exact_line_search(a2, a1, C, S, k_max=k_max)
     if math.isinf(k_bf):
         assert res.unbounded and res.k == math.inf and res.value == -math.inf
@@ -119,10 +119,45 @@ def test_selection_by_halves_matches_enumeration(inst, capped):
     assert res.k <= k_bf + 1e-9 * (1.0 + k_bf)
 
 
+@st.composite
+def two_line_instances(draw):
+    """Two lines per term, up to 60 terms: integers (ties everywhere) or 6-decimal floats."""
+    n = draw(st.integers(1, 60))
+    if draw(st.booleans()):
+        elem = st.integers(-3, 3).map(float)
+    else:
+        elem = st.floats(-10, 10, allow_nan=False).map(lambda x: round(x, 6))
+    C = np.array(draw(st.lists(elem, min_size=2 * n, max_size=2 * n))).reshape(n, 2)
+    S = np.array(draw(st.lists(elem, min_size=2 * n, max_size=2 * n))).reshape(n, 2)
+    a2 = draw(st.sampled_from([0.0, 0.0, 0.5, 1.0]) | st.floats(1e-3, 10))
+    return a2, draw(elem), C, S
+
+
+@settings(max_examples=400, deadline=None)
+@given(two_line_instances(), st.booleans())
+def test_compiled_two_lines_match_enumeration(inst, capped):
+    """The compiled pass (partitions, then insertion sort) finds the enumerated minimiser."""
+    a2, a1, C, S = inst
+    k_max = 7.5 if capped else None
+    k_bf, v_bf = brute_force(a2, a1, C, S, k_max)
+    with mock.patch.object(linesearch, "COMPILED_MIN_TERMS", 0):
+        res = exact_line_search(a2, a1, C, S, k_max=k_max)
+    ref = exact_line_search(a2, a1, C, S, k_max=k_max)  # numpy: fewer terms than COMPILED_MIN_TERMS
+    if math.isinf(k_bf):
+        assert res.unbounded and res.k == math.inf and res.value == -math.inf
+        return
+    assert not res.unbounded
+    assert res.value <= v_bf + 1e-9 * (1.0 + abs(v_bf))
+    assert 0.0 <= res.k and (k_max is None or res.k <= k_max)
+    assert res.k <= k_bf + 1e-9 * (1.0 + k_bf)
+    assert res.n_breakpoints == ref.n_breakpoints  # the numpy path counts the same breakpoints
+
+
 @settings(max_examples=30, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.booleans(), st.sampled_from([0.0, 1e-3, 1.0]))
 def test_selection_agrees_with_the_full_sort_on_many_breakpoints(seed, ints, a2):
-    """Hinge-like pieces of 20000 terms (the selection path): the root of the full sort."""
+    """Hinge-like pieces of 20000 terms: the compiled pass and numpy's halving by selection find
+    the root of the full sort."""
     rng = np.random.default_rng(seed)
     n = 20000
     C = np.zeros((n, 2))
@@ -132,13 +167,16 @@ def test_selection_agrees_with_the_full_sort_on_many_breakpoints(seed, ints, a2)
     lead = np.where(C[:, 1] > 0, S[:, 1], np.where(C[:, 1] < 0, 0.0, np.maximum(S[:, 1], 0.0)))
     slope_0, slope_inf = float(lead.sum()), float(np.maximum(S[:, 1], 0.0).sum())
     a1 = -0.5 * (slope_0 + slope_inf)  # f'(0+) < 0 < f'(inf) when a2 = 0: a finite root inside
-    res = exact_line_search(a2, a1, C, S)
-    with mock.patch.object(linesearch, "_SORT_BELOW", 10**9):
-        ref = exact_line_search(a2, a1, C, S)
-    assert res.n_breakpoints > 4096 and not ref.unbounded and ref.k > 0.0
-    assert not res.unbounded
-    assert res.k == pytest.approx(ref.k, rel=1e-9, abs=1e-12)
-    assert res.value == pytest.approx(ref.value, rel=1e-12, abs=1e-9)
+    compiled = exact_line_search(a2, a1, C, S)
+    with mock.patch.object(linesearch, "COMPILED_MIN_TERMS", 10**9):
+        halved = exact_line_search(a2, a1, C, S)
+        with mock.patch.object(linesearch, "_SORT_BELOW", 10**9):
+            ref = exact_line_search(a2, a1, C, S)
+    assert ref.n_breakpoints > 4096 and not ref.unbounded and ref.k > 0.0
+    for res in (compiled, halved):
+        assert res.n_breakpoints == ref.n_breakpoints and not res.unbounded
+        assert res.k == pytest.approx(ref.k, rel=1e-9, abs=1e-12)
+        assert res.value == pytest.approx(ref.value, rel=1e-12, abs=1e-9)
 
 
 @settings(max_examples=100)
