@@ -69,10 +69,12 @@ def _breakpoints_two(offsets, slopes):
     ``k = 0+`` (the steeper one on a tie), and the other overtakes it at ``k = -dc / ds > 0``
     exactly when it is steeper and below (``dc ds < 0``), the slope jumping by ``|ds|``.
     """
-    s0 = slopes[:, 0]
+    s0, s1 = slopes[:, 0], slopes[:, 1]
     dc = offsets[:, 1] - offsets[:, 0]
-    ds = slopes[:, 1] - s0
-    start = float(s0.sum()) + float(ds[dc > 0.0].sum()) + float(np.maximum(ds[dc == 0.0], 0.0).sum())
+    ds = s1 - s0
+    # the leading slopes themselves summed (a sum of differences would leave rounding residue,
+    # e.g. -3e-16 for a flat envelope, and turn a flat line into an unbounded one)
+    start = float(np.where(dc > 0.0, s1, np.where(dc < 0.0, s0, np.maximum(s0, s1))).sum())
     mask = ((dc < 0.0) & (ds > 0.0)) | ((dc > 0.0) & (ds < 0.0))
     ds = ds[mask]
     with np.errstate(over="ignore"):
