@@ -240,9 +240,12 @@ def exact_line_search(a2, a1, offsets, slopes, *, k_max=None, on_unbounded="flag
 
     Notes
     -----
-    ``m = 2`` (binary hinge) takes a closed-form path; general ``m`` computes each row's
-    envelope with at most ``m - 1`` vectorised rounds, ``O(n m^2)`` in total, then sorts
-    the breakpoints, ``O(n m log(n m))``, as in Franc & Sonnenburg.
+    ``m = 2`` (binary hinge) takes a closed-form path, compiled from
+    :data:`COMPILED_MIN_TERMS` terms on (:mod:`cutplane._linesearch_kernel`: one pass for the
+    breakpoints, then three-way partitions, expected ``O(n)``); general ``m`` computes each
+    row's envelope with at most ``m - 1`` vectorised rounds, ``O(n m^2)`` in total, then
+    sorts the breakpoints, ``O(n m log(n m))``, as in Franc & Sonnenburg (halving them by
+    selection first while more than a few thousand remain).
     """
     a2, a1, offsets, slopes = _check_pieces(a2, a1, offsets, slopes)
     if on_unbounded not in ("flag", "raise"):
