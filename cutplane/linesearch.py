@@ -136,8 +136,25 @@ def _f(a2, a1, offsets, slopes, k):
 _SORT_BELOW = 4096
 
 #: From this many terms on, two lines per term (the binary hinge) are searched by the compiled
-#: pass of :mod:`cutplane._linesearch_kernel` (below it, numpy: a small fit loads no kernel).
+#: pass of :mod:`cutplane._linesearch_kernel` (below it, numpy: a small fit loads no kernel) ...
 COMPILED_MIN_TERMS = 4096
+#: ... once this many such searches have run in numpy in the process: the compiled pass's first
+#: call costs about 0.25 s of loading from numba's disk cache, the price of some 70 numpy searches
+#: of 100000 terms (3.5 ms more each), so a fit of a few iterations never pays it and a long one
+#: pays at most twice the best choice in hindsight (the ski-rental rule).
+COMPILED_AFTER = 70
+_numpy_searches = 0  # searches of at least COMPILED_MIN_TERMS terms run in numpy in this process
+
+
+def _compiled_now(n) -> bool:
+    """Whether a search of ``n`` two-line terms takes the compiled pass (counts the others)."""
+    global _numpy_searches
+    if n < COMPILED_MIN_TERMS:
+        return False
+    if _numpy_searches >= COMPILED_AFTER:
+        return True
+    _numpy_searches += 1
+    return False
 
 
 def _root(a2, g0, bk, jump):
@@ -241,7 +258,8 @@ def exact_line_search(a2, a1, offsets, slopes, *, k_max=None, on_unbounded="flag
     Notes
     -----
     ``m = 2`` (binary hinge) takes a closed-form path, compiled from
-    :data:`COMPILED_MIN_TERMS` terms on (:mod:`cutplane._linesearch_kernel`: one pass for the
+    :data:`COMPILED_MIN_TERMS` terms on once :data:`COMPILED_AFTER` searches of that size
+    ran in numpy (:mod:`cutplane._linesearch_kernel`: one pass for the
     breakpoints, then three-way partitions, expected ``O(n)``); general ``m`` computes each
     row's envelope with at most ``m - 1`` vectorised rounds, ``O(n m^2)`` in total, then
     sorts the breakpoints, ``O(n m log(n m))``, as in Franc & Sonnenburg (halving them by
@@ -253,7 +271,7 @@ def exact_line_search(a2, a1, offsets, slopes, *, k_max=None, on_unbounded="flag
     if k_max is not None and not (float(k_max) >= 0.0):
         raise InputError(f"must be >= 0, got {k_max}", field="k_max")
     n, m = offsets.shape
-    if m == 2 and n >= COMPILED_MIN_TERMS:
+    if m == 2 and _compiled_now(n):
         k, n_bk = _compiled_two_lines(a2, a1, offsets, slopes)
         return _result(a2, a1, offsets, slopes, k, n_bk, k_max, on_unbounded)
     if n == 0:

@@ -119,6 +119,31 @@ def test_selection_by_halves_matches_enumeration(inst, capped):
     assert res.k <= k_bf + 1e-9 * (1.0 + k_bf)
 
 
+def test_the_compiled_pass_comes_after_enough_numpy_searches():
+    """The first COMPILED_AFTER large searches of a process run in numpy (a short fit loads no
+    kernel), the later ones compiled; small ones always in numpy."""
+    calls = []
+    real = linesearch._compiled_two_lines
+
+    def spy(*args):
+        calls.append(args[2].shape[0])
+        return real(*args)
+
+    rng = np.random.default_rng(3)
+    big = np.column_stack([np.zeros(5000), rng.standard_normal(5000)])
+    small = big[:100]
+    with (
+        mock.patch.object(linesearch, "_numpy_searches", 0),
+        mock.patch.object(linesearch, "COMPILED_AFTER", 3),
+        mock.patch.object(linesearch, "_compiled_two_lines", spy),
+    ):
+        results = [exact_line_search(1.0, -5.0, pieces, pieces[::-1].copy()) for pieces in [big] * 5 + [small]]
+        assert calls == [5000, 5000]  # the 4th and 5th large searches
+        assert linesearch._numpy_searches == 3
+    for res in results[1:5]:  # numpy and compiled: the same root up to the rounding of the sums
+        assert res.k == pytest.approx(results[0].k, rel=1e-12) and res.n_breakpoints == results[0].n_breakpoints
+
+
 @st.composite
 def two_line_instances(draw):
     """Two lines per term, up to 60 terms: integers (ties everywhere) or 6-decimal floats."""
@@ -140,7 +165,7 @@ def test_compiled_two_lines_match_enumeration(inst, capped):
     a2, a1, C, S = inst
     k_max = 7.5 if capped else None
     k_bf, v_bf = brute_force(a2, a1, C, S, k_max)
-    with mock.patch.object(linesearch, "COMPILED_MIN_TERMS", 0):
+    with mock.patch.object(linesearch, "COMPILED_MIN_TERMS", 0), mock.patch.object(linesearch, "COMPILED_AFTER", 0):
         res = exact_line_search(a2, a1, C, S, k_max=k_max)
     ref = exact_line_search(a2, a1, C, S, k_max=k_max)  # numpy: fewer terms than COMPILED_MIN_TERMS
     if math.isinf(k_bf):
@@ -167,7 +192,8 @@ def test_selection_agrees_with_the_full_sort_on_many_breakpoints(seed, ints, a2)
     lead = np.where(C[:, 1] > 0, S[:, 1], np.where(C[:, 1] < 0, 0.0, np.maximum(S[:, 1], 0.0)))
     slope_0, slope_inf = float(lead.sum()), float(np.maximum(S[:, 1], 0.0).sum())
     a1 = -0.5 * (slope_0 + slope_inf)  # f'(0+) < 0 < f'(inf) when a2 = 0: a finite root inside
-    compiled = exact_line_search(a2, a1, C, S)
+    with mock.patch.object(linesearch, "COMPILED_AFTER", 0):
+        compiled = exact_line_search(a2, a1, C, S)
     with mock.patch.object(linesearch, "COMPILED_MIN_TERMS", 10**9):
         halved = exact_line_search(a2, a1, C, S)
         with mock.patch.object(linesearch, "_SORT_BELOW", 10**9):
