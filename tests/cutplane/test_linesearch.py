@@ -81,6 +81,18 @@ def instances(draw):
     return instance(draw, draw(st.booleans()))
 
 
+def check_against_enumeration(res, k_bf, v_bf, k_max):
+    """``res`` is the enumerated minimum (or flags the unbounded case), the smallest minimiser."""
+    if math.isinf(k_bf):
+        assert res.unbounded and res.k == math.inf and res.value == -math.inf
+        return
+    assert not res.unbounded
+    assert res.value <= v_bf + 1e-9 * (1.0 + abs(v_bf))
+    assert 0.0 <= res.k and (k_max is None or res.k <= k_max)
+    # the smallest minimiser: no point left of k is as good
+    assert res.k <= k_bf + 1e-9 * (1.0 + k_bf)
+
+
 @settings(max_examples=400)
 @given(instances(), st.booleans())
 def test_exact_matches_enumeration(inst, capped):
@@ -89,16 +101,9 @@ def test_exact_matches_enumeration(inst, capped):
     k_bf, v_bf = brute_force(a2, a1, C, S, k_max)
     res = exact_line_search(a2, a1, C, S, k_max=k_max)
     assert isinstance(res, LineSearchResult)
-    if math.isinf(k_bf):
-        assert res.unbounded and res.k == math.inf and res.value == -math.inf
-        return
-    assert not res.unbounded
-    scale = 1.0 + abs(v_bf)
-    assert res.value <= v_bf + 1e-9 * scale
-    assert res.value == pytest.approx(f_of(a2, a1, C, S, res.k)[0], rel=1e-12, abs=1e-12)
-    assert 0.0 <= res.k and (k_max is None or res.k <= k_max)
-    # the smallest minimiser: no point left of k is as good
-    assert res.k <= k_bf + 1e-9 * (1.0 + k_bf)
+    check_against_enumeration(res, k_bf, v_bf, k_max)
+    if not res.unbounded:
+        assert res.value == pytest.approx(f_of(a2, a1, C, S, res.k)[0], rel=1e-12, abs=1e-12)
 
 
 @settings(max_examples=300)
@@ -110,13 +115,7 @@ def test_selection_by_halves_matches_enumeration(inst, capped):
     k_bf, v_bf = brute_force(a2, a1, C, S, k_max)
     with mock.patch.object(linesearch, "_SORT_BELOW", 1), mock.patch.object(linesearch, "COMPILED_MIN_TERMS", 10**9):
         res = exact_line_search(a2, a1, C, S, k_max=k_max)
-    if math.isinf(k_bf):
-        assert res.unbounded and res.k == math.inf and res.value == -math.inf
-        return
-    assert not res.unbounded
-    assert res.value <= v_bf + 1e-9 * (1.0 + abs(v_bf))
-    assert 0.0 <= res.k and (k_max is None or res.k <= k_max)
-    assert res.k <= k_bf + 1e-9 * (1.0 + k_bf)
+    check_against_enumeration(res, k_bf, v_bf, k_max)
 
 
 def test_the_compiled_pass_comes_after_enough_numpy_searches():
@@ -168,13 +167,7 @@ def test_compiled_two_lines_match_enumeration(inst, capped):
     with mock.patch.object(linesearch, "COMPILED_MIN_TERMS", 0), mock.patch.object(linesearch, "COMPILED_AFTER", 0):
         res = exact_line_search(a2, a1, C, S, k_max=k_max)
     ref = exact_line_search(a2, a1, C, S, k_max=k_max)  # numpy: fewer terms than COMPILED_MIN_TERMS
-    if math.isinf(k_bf):
-        assert res.unbounded and res.k == math.inf and res.value == -math.inf
-        return
-    assert not res.unbounded
-    assert res.value <= v_bf + 1e-9 * (1.0 + abs(v_bf))
-    assert 0.0 <= res.k and (k_max is None or res.k <= k_max)
-    assert res.k <= k_bf + 1e-9 * (1.0 + k_bf)
+    check_against_enumeration(res, k_bf, v_bf, k_max)
     assert res.n_breakpoints == ref.n_breakpoints  # the numpy path counts the same breakpoints
 
 
