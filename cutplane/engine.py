@@ -43,6 +43,7 @@ from .protocols import (
 )
 from .reduced.registry import make_reduced_solver
 from .result import FallbackRecord, History, IterationInfo, Result, gap_tolerance
+from .rounded_cuts import ball_from_cut, ball_from_dual
 from .steps import DirectStep, LineSearchStep, StepContext, StepOutcome
 from .working_set import WorkingSet
 from .working_set.memory_budget import bytes_after_add, fit_memory, slope_bytes
@@ -468,6 +469,7 @@ def _minimize(
         options["theta"] = theta
     step = spec.step(**options)
     groups = regularizer.groups
+    modulus = _rounding_modulus(regularizer)
     ckpt = None
     if checkpoint is not None:
         ckpt = Checkpointer(
@@ -484,7 +486,7 @@ def _minimize(
         st = EngineState(
             WorkingSet(dim, groups=groups)
             if warm_ws is None
-            else _adopt(warm_ws, max_cuts, memory_limit, groups, risk_lower_bound),
+            else _adopt(warm_ws, max_cuts, memory_limit, groups, risk_lower_bound, modulus is not None),
             w,
             w,
         )
@@ -541,6 +543,10 @@ def _minimize(
                         upper = lam * _regularizer_at(st, regularizer) + value
                         if upper < st.best_upper:
                             st.best_upper, st.best_w = upper, st.w  # read-only (_frozen): shared, not copied
+                        if modulus is not None and ws.ball is None and not sp.issparse(cut.slope):
+                            # before a reduced solve of this run: the region holding w* from this
+                            # exact cut alone (rounded_cuts.ball_from_cut); later ones come from solves
+                            ws.set_ball(ball_from_cut(cut.slope, cut.offset, st.best_upper, lam, regularizer, modulus))
                         ws.add(cut)
                         cut_bytes = slope_bytes(cut.slope)
                         if (
@@ -559,7 +565,7 @@ def _minimize(
                 t_solve = time.perf_counter() - t0
                 row_ids = ws.row_ids.copy()
                 with guard.critical():
-                    _adopt_solution(st, ws, solution, t_solve, it)
+                    _adopt_solution(st, ws, solution, t_solve, it, lam, modulus)
                     st.pending, outcome, phase = None, None, "step"
                     st.rows.append(None)  # the row of this iteration, filled in below
                 for _ in range(cache_steps):  # cuts from the oracle's cache (phase "step": an interrupt
@@ -582,7 +588,7 @@ def _minimize(
                     t_cache_solve = time.perf_counter() - t0
                     row_ids = ws.row_ids.copy()
                     with guard.critical():
-                        _adopt_solution(st, ws, cache_solution, t_cache_solve, it)
+                        _adopt_solution(st, ws, cache_solution, t_cache_solve, it, lam, modulus)
                         t_solve += t_cache_solve
                         solution = cache_solution
                 t_step = 0.0
@@ -683,13 +689,20 @@ def _minimize(
     ), st.working_set
 
 
-def _adopt(ws, max_cuts, memory_limit, groups, floor):
+def _adopt(ws, max_cuts, memory_limit, groups, floor, rounding):
     """A warm start's working set, made ready for a run at a new ``lam``.
 
     The idle counts (pruning) were counted at the previous ``lam`` and start again from zero;
     the recorded duals stay as the reduced solver's warm start. The budgets of this run apply
     from the start (aggregation keeps every cut a minorant of ``R``, and the floor cut ``R >= floor``).
+    Cuts rounded to float32 for the previous problem are minorants only near its optimum: with
+    ``rounding`` (a strongly convex regulariser) their offsets are made valid again on this run's
+    first ball (``WorkingSet.forget_ball``), otherwise they are dropped.
     """
+    if rounding:
+        ws.forget_ball()
+    elif ws.discard_rounded():
+        logger.info("warm start: dropped the cuts rounded to float32 (no region from this regulariser holds them)")
     ws.set_duals(ws.duals, np.zeros(ws.n_cuts, dtype=np.int64))
     if max_cuts is not None:
         ws.aggregate(max_cuts - 1, floor=floor)
@@ -698,13 +711,33 @@ def _adopt(ws, max_cuts, memory_limit, groups, floor):
     return ws
 
 
-def _adopt_solution(st, ws, solution, t_solve, it):
+def _rounding_modulus(regularizer) -> float | None:
+    """The regulariser's ``strong_convexity`` when it is a positive finite number, else None (the
+    working set then keeps every cut exact: :mod:`cutplane.rounded_cuts`)."""
+    mu = getattr(regularizer, "strong_convexity", None)
+    if not isinstance(mu, numbers.Real) or isinstance(mu, bool):
+        return None
+    value = float(mu)
+    return value if np.isfinite(value) and value > 0 else None
+
+
+def _adopt_solution(st, ws, solution, t_solve, it, lam, modulus):
     """Fold a reduced solve into the state: its time, failed backends, the lower bound (running
-    maximum), the duals of the working set, and the backend / duals / group weights reported."""
+    maximum), the duals of the working set, and the backend / duals / group weights reported.
+    With a strongly convex regulariser (``modulus``) and dense cuts, the solve's dual also names
+    the ball that holds ``w*`` for the working set's float32 cuts (:func:`cutplane.rounded_cuts.ball_from_dual`;
+    ``solution.combination`` says that ``w`` is the minimiser at the solve's ``alpha``)."""
     st.solver_time += t_solve
     st.fallbacks.extend(FallbackRecord(it, b, r) for b, r in solution.failures)
     st.lower = update_lower(st.lower, solution.lower_bound, st.best_upper, st.exact, it)
     ws.record_duals(solution.alpha)
+    if (
+        modulus is not None
+        and ws.sparse is False
+        and solution.combination is not None
+        and np.isfinite(solution.lower_bound)
+    ):
+        ws.set_ball(ball_from_dual(solution.w, solution.lower_bound, st.best_upper, lam, modulus))
     st.backend, st.alpha, st.mu = solution.backend, np.asarray(solution.alpha), solution.mu
     if solution.regularizer_value is not None:
         st.known_omega = (solution.w, float(solution.regularizer_value))

@@ -183,6 +183,10 @@ class Regularizer(Protocol):
     risk_floor_cut : bool
         Whether the engine adds an oracle's declared floor ``R >= r0`` as a cut (an explicit
         ``risk_lower_bound=`` always is).
+    strong_convexity : float or None, optional
+        Not required (read with the default None): ``mu > 0`` when ``Omega`` is ``mu``-strongly
+        convex in the Euclidean norm, which lets the engine round large dense cuts to float32
+        (:mod:`cutplane.rounded_cuts`).
     groups : ndarray of int of shape (dim,) or None
         Group id of every coordinate: the working set then keeps per-group Gram blocks.
     n_groups : int or None

@@ -37,6 +37,10 @@ class RegularizerBase:
     is_indicator : bool, default=False
     self_conjugate : bool, default=False
     risk_floor_cut : bool, default=True
+    strong_convexity : float or None, default=None
+        ``mu > 0`` when ``Omega`` is ``mu``-strongly convex in the Euclidean norm: the engine may
+        then store large dense cuts rounded to float32 (:mod:`cutplane.rounded_cuts`). None: not
+        known to be (the engine keeps every cut exact).
     groups : None
         No group structure (the working set keeps one Gram matrix).
     n_groups : None
@@ -47,6 +51,7 @@ class RegularizerBase:
     is_indicator: bool = False
     self_conjugate: bool = False
     risk_floor_cut: bool = True
+    strong_convexity: float | None = None
     groups: np.ndarray | None = None
     n_groups: int | None = None
 

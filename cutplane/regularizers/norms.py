@@ -28,6 +28,9 @@ class L2(RegularizerBase):
     #: without it, and the floor cut, once in the working set, can take much of the dual weight
     #: and pull every query point towards 0. Measurements: ``docs/results/risk_floor_ab.md``.
     risk_floor_cut = False
+    #: ``1/2 ||w||^2`` is 1-strongly convex: the engine may round large dense cuts to float32
+    #: on a ball around the reduced minimiser (:mod:`cutplane.rounded_cuts`).
+    strong_convexity = 1.0
 
     def __call__(self, w) -> float:
         w = _vec(w)

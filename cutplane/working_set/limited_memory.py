@@ -40,6 +40,9 @@ class LimitedMemoryMixin:
         n_groups: int
         sparse: bool | None
         _b: np.ndarray
+        _b_exact: np.ndarray
+        _e: np.ndarray
+        _single: bool
         _duals: np.ndarray
         _idle: np.ndarray
         _ids: np.ndarray
@@ -57,6 +60,8 @@ class LimitedMemoryMixin:
         def matrix(self) -> Any: ...
 
         def _new_id(self) -> int: ...
+
+        def _to_double(self) -> None: ...
 
     def record_duals(self, alpha) -> None:
         """Store the duals of the last reduced solve and update the per-cut idle counts."""
@@ -83,7 +88,7 @@ class LimitedMemoryMixin:
         else:
             compact_rows(self._dense, sel)
         self._G[:, :m, :m] = self._G[:, sel[:, None], sel[None, :]]
-        for name in ("_b", "_duals", "_idle", "_ids"):
+        for name in ("_b", "_b_exact", "_e", "_duals", "_idle", "_ids"):
             arr = getattr(self, name)
             arr[:m] = arr[:n][sel]
         self.n_cuts = m
@@ -222,8 +227,13 @@ class LimitedMemoryMixin:
             merged.eliminate_zeros()
             merged_row = (merged.indices.astype(self._index_dtype), merged.data.astype(np.float64))
         else:
+            # the merged slope is not a float32 vector: the block goes back to float64 (no loss)
+            self._to_double()
             merged_vec = (scale * beta) @ self._dense[:k]
         b_new = scale * float(beta @ self._b[:k]) + shift
+        # the exact cuts merge alike; their residuals' norms add up (triangle inequality)
+        b_exact_new = scale * float(beta @ self._b_exact[:k]) + shift
+        e_new = scale * float(beta @ self._e[:k])
         G = self._G[:, :n, :n]
         cross = scale * np.einsum("i,gij->gj", beta, G[:, :k, k:])  # (n_groups, n - k)
         self_g = scale**2 * np.einsum("i,gij,j->g", beta, G[:, :k, :k], beta)
@@ -241,7 +251,8 @@ class LimitedMemoryMixin:
         else:
             self._dense[1:m] = self._dense[k:n].copy()
             self._dense[0] = merged_vec
-        for name, first in (("_b", b_new), ("_duals", dual_new), ("_idle", 0), ("_ids", self._new_id())):
+        firsts = (("_b", b_new), ("_b_exact", b_exact_new), ("_e", e_new), ("_duals", dual_new), ("_idle", 0))
+        for name, first in (*firsts, ("_ids", self._new_id())):
             arr = getattr(self, name)
             arr[1:m] = arr[k:n].copy()
             arr[0] = first

@@ -54,7 +54,8 @@ def bytes_after_add(ws: WorkingSet, cut_bytes: int) -> int:
     grow = 0
     if n + 1 > cap:
         new = max(8, 2 * cap, n + 1)
-        per_cut = 24 + (0 if ws.sparse else 8 * ws.dim)  # offset, dual, idle count (+ a dense row)
+        # offset, exact offset, residual norm, dual, idle count (+ a dense row)
+        per_cut = 40 + (0 if ws.sparse else ws.slope_itemsize * ws.dim)
         grow = 8 * ws.n_groups * (new * new - cap * cap) + per_cut * (new - cap)
     return ws.nbytes + cut_bytes + grow + ws.scratch_bytes_after_add()
 

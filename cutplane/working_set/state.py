@@ -19,12 +19,16 @@ __all__ = ["working_set_state", "working_set_from_state"]
 
 def working_set_state(ws: WorkingSet) -> dict:
     """The arrays that rebuild ``ws``: ``ws_offsets``, ``ws_duals``, ``ws_idle`` and the slopes
-    (``ws_indptr``, ``ws_indices``, ``ws_data`` when sparse, else ``ws_dense``)."""
+    (``ws_indptr``, ``ws_indices``, ``ws_data`` when sparse, else ``ws_dense``); with cuts rounded
+    to float32 (:mod:`cutplane.rounded_cuts`), also ``ws_exact_offsets`` and ``ws_residual_norms``."""
     out = {
         "ws_offsets": np.array(ws.offsets, dtype=np.float64),
         "ws_duals": np.array(ws.duals, dtype=np.float64),
         "ws_idle": np.array(ws.idle_counts, dtype=np.int64),
     }
+    if np.any(ws.residual_norms > 0):
+        out["ws_exact_offsets"] = np.array(ws.exact_offsets, dtype=np.float64)
+        out["ws_residual_norms"] = np.array(ws.residual_norms, dtype=np.float64)
     A = ws.matrix()
     if ws.sparse:
         A = sp.csr_matrix(A)
@@ -54,4 +58,6 @@ def working_set_from_state(arrays, dim, *, groups=None, zero_tol=1e-7) -> Workin
         for r in range(offsets.shape[0]):
             ws.add(Cut(A[r], float(offsets[r])))
     ws.set_duals(arrays["ws_duals"], arrays["ws_idle"])
+    if "ws_residual_norms" in arrays:
+        ws.set_rounding_records(arrays["ws_exact_offsets"], arrays["ws_residual_norms"])
     return ws

@@ -10,6 +10,14 @@ combination of minorants is a minorant, and merging with the reduced problem's d
 weights keeps the reduced optimum unchanged, so neither operation breaks a bound. Those
 operations (``record_duals``, ``prune``, ``aggregate``, ``set_duals``) are inherited from
 :class:`cutplane.working_set.limited_memory.LimitedMemoryMixin`.
+
+Single precision: once the engine names a region that holds the optimum (:meth:`WorkingSet.set_ball`)
+and the dense block of one group reaches :data:`SINGLE_MIN_BYTES`, the slopes are rounded to
+float32 with their offsets lowered so that every cut stays a minorant on that region
+(:mod:`cutplane.rounded_cuts`), and the block is stored as float32: the Gram row of a new cut and
+``A alpha``, accumulated in float64, then read half the bytes. The exact offsets and a bound on
+each slope's rounding error are kept, so the cuts can be made valid again for another problem
+(:meth:`WorkingSet.forget_ball`).
 """
 
 from __future__ import annotations
@@ -23,10 +31,22 @@ import scipy.sparse as sp
 from ..cuts import Cut
 from ..exceptions import InputError
 from ..groups import as_group_ids
+from ..rounded_cuts import Ball, round_cut, stale_offset
 from .limited_memory import LimitedMemoryMixin
 from .sparse_rows import SparseRows
 
-__all__ = ["WorkingSet"]
+__all__ = ["WorkingSet", "SINGLE_MIN_BYTES", "SINGLE_CONVERT_BUDGET"]
+
+#: Size of the dense block (as float64, bytes) from which the working set stores its slopes as
+#: float32, rounded on the engine's ball (:meth:`WorkingSet.set_ball`). Below it the block is
+#: read from the processor's caches and halving its bytes buys little; set it to ``float("inf")``
+#: to keep float64 throughout.
+SINGLE_MIN_BYTES = 16 * 2**20
+
+#: The switch to float32 recomputes the Gram matrix of the rounded slopes, ``n^2 dim``
+#: multiply-adds for ``n`` cuts: it is made only while that count is at most this budget (about
+#: half a second on one core); a working set that is already larger stays float64.
+SINGLE_CONVERT_BUDGET = 2**31
 
 
 #: Row ids of every working set of the process (see :attr:`WorkingSet.row_ids`): an identifier, not
@@ -77,6 +97,11 @@ class WorkingSet(LimitedMemoryMixin):
         self._cap = 0
         self._dense = None  # (cap, dim) when dense
         self._b = np.zeros(0)
+        self._b_exact = np.zeros(0)  # the oracle's offsets (differ from _b for rounded cuts)
+        self._e = np.zeros(0)  # bounds on ||a - stored slope|| (0: the cut is stored exactly)
+        self._single = False  # dense block stored as float32
+        self._ball: Ball | None = None  # the engine's region holding the optimum
+        self._stale = False  # rounded cuts whose offsets belong to another problem
         self._G = np.zeros((self.n_groups, 0, 0))
         self._idle = np.zeros(0, dtype=np.int64)
         self._duals = np.zeros(0)
@@ -104,6 +129,87 @@ class WorkingSet(LimitedMemoryMixin):
         return self._duals[: self.n_cuts]
 
     @property
+    def exact_offsets(self) -> np.ndarray:
+        """The oracle's offsets ``b_r``, shape (n_cuts,): equal to :attr:`offsets` except for cuts
+        rounded to float32, whose model offset is lower (:mod:`cutplane.rounded_cuts`)."""
+        return self._b_exact[: self.n_cuts]
+
+    @property
+    def residual_norms(self) -> np.ndarray:
+        """Per cut, a bound on ``||a_r - stored slope||_2``, shape (n_cuts,); 0 for a cut stored exactly."""
+        return self._e[: self.n_cuts]
+
+    @property
+    def single_precision(self) -> bool:
+        """Whether the dense slopes are stored as float32 (every one a rounded cut or exact in float32)."""
+        return self._single
+
+    @property
+    def ball(self) -> Ball | None:
+        """The region holding the optimum that new cuts are rounded for (:meth:`set_ball`), or None."""
+        return self._ball
+
+    def set_ball(self, ball: Ball) -> None:
+        """Name a region that holds the optimum of the problem being solved.
+
+        From then on the working set may store a dense cut rounded to float32 with its offset
+        lowered so that it stays below the exact cut on ``ball`` (:func:`cutplane.rounded_cuts.round_cut`),
+        and switches its block to float32 once it is large (:data:`SINGLE_MIN_BYTES`). Cuts left
+        from another problem (:meth:`forget_ball`) get offsets valid on ``ball`` first
+        (:func:`cutplane.rounded_cuts.stale_offset`). The caller guarantees that the optimum is in
+        ``ball`` (the engine derives it from a reduced solve's dual, see :mod:`cutplane.rounded_cuts`).
+
+        Parameters
+        ----------
+        ball : Ball
+        """
+        if not isinstance(ball, Ball):
+            raise InputError(f"ball must be a cutplane.rounded_cuts.Ball, got {type(ball).__name__}", field="ball")
+        if ball.center.shape != (self.dim,) or not (np.isfinite(ball.radius) and ball.radius >= 0):
+            raise InputError(f"ball needs a center of shape ({self.dim},) and a finite radius >= 0", field="ball")
+        if self._stale:
+            n = self.n_cuts
+            rounded = self._e[:n] > 0
+            self._b[:n][rounded] = stale_offset(self._b_exact[:n][rounded], self._e[:n][rounded], ball)
+            self._stale = False
+        self._ball = ball
+
+    def forget_ball(self) -> None:
+        """The cuts are about to serve another problem (a warm start at another ``lam``): the
+        offsets of rounded cuts no longer hold and are replaced at the next :meth:`set_ball`,
+        which must come before the next reduced solve (or drop them: :meth:`discard_rounded`)."""
+        self._ball = None
+        self._stale = bool(np.any(self._e[: self.n_cuts] > 0))
+
+    def discard_rounded(self) -> int:
+        """Remove the rounded cuts and store the block as float64 again; returns how many were removed."""
+        keep = self._e[: self.n_cuts] == 0
+        dropped = int(keep.size - keep.sum())
+        if dropped:
+            self._keep(keep)
+        self._to_double()
+        self._ball = None
+        self._stale = False
+        return dropped
+
+    def set_rounding_records(self, exact_offsets, residual_norms) -> None:
+        """Restore :attr:`exact_offsets` and :attr:`residual_norms` (a rebuild from saved arrays).
+
+        Parameters
+        ----------
+        exact_offsets, residual_norms : ndarray of shape (n_cuts,)
+        """
+        n = self.n_cuts
+        b = np.asarray(exact_offsets, dtype=np.float64)
+        e = np.asarray(residual_norms, dtype=np.float64)
+        if b.shape != (n,) or e.shape != (n,):
+            raise InputError(f"exact offsets and residual norms must have shape ({n},)", field="residual_norms")
+        if not (np.all(np.isfinite(b)) and np.all(np.isfinite(e)) and np.all(e >= 0)):
+            raise InputError("exact offsets must be finite and residual norms finite and >= 0", field="residual_norms")
+        self._b_exact[:n] = b
+        self._e[:n] = e
+
+    @property
     def row_ids(self) -> np.ndarray:
         """A number per stored cut, ndarray of int64 of shape (n_cuts,): given once, when the cut is
         added (or made by :meth:`aggregate`), never given again in this process (one counter for
@@ -123,14 +229,14 @@ class WorkingSet(LimitedMemoryMixin):
             return
         cap = max(8, 2 * self._cap, need)
         if self.sparse is False:
-            dense = np.zeros((cap, self.dim))
+            dense = np.zeros((cap, self.dim), dtype=np.float32 if self._single else np.float64)
             if self._dense is not None:
                 dense[: self.n_cuts] = self._dense[: self.n_cuts]
             self._dense = dense
         G = np.zeros((self.n_groups, cap, cap))
         G[:, : self.n_cuts, : self.n_cuts] = self._G[:, : self.n_cuts, : self.n_cuts]
         self._G = G
-        for name in ("_b", "_duals", "_idle", "_ids"):
+        for name in ("_b", "_b_exact", "_e", "_duals", "_idle", "_ids"):
             old = getattr(self, name)
             new = np.zeros(cap, dtype=old.dtype)
             new[: self.n_cuts] = old[: self.n_cuts]
@@ -165,7 +271,8 @@ class WorkingSet(LimitedMemoryMixin):
         return idx, data
 
     def matrix(self):
-        """The slopes stacked as rows: ndarray or CSR of shape (n_cuts, dim)."""
+        """The slopes stacked as rows: ndarray or CSR of shape (n_cuts, dim) (float32 when
+        :attr:`single_precision`)."""
         if self.sparse:
             return self._store.matrix()
         if self._dense is None:
@@ -188,6 +295,10 @@ class WorkingSet(LimitedMemoryMixin):
         if dense_vec is None:
             dense_vec = np.zeros(self.dim)
             dense_vec[idx] = data
+        if self._single:
+            out = np.empty(n)
+            _single_kernels().rows_dot(self._dense, n, dense_vec, out)
+            return out[None, :]
         if self._groups is None:
             return (self._dense[:n] @ dense_vec)[None, :]
         block = self._group_block(idx, data)
@@ -210,9 +321,17 @@ class WorkingSet(LimitedMemoryMixin):
             self.sparse = is_sparse
         idx, data = self._split_slope(slope)
         dense_vec, self_gram = None, None
+        exact_offset, residual = offset, 0.0
         if not self.sparse:  # numpy throughout: no compiled kernel to load in a small dense fit
             dense_vec = np.zeros(self.dim)
             dense_vec[idx] = data
+            if self._single and self._ball is None:
+                self._to_double()  # no region to round for: store exactly
+            elif not self._single and self._single_pays():
+                self._to_single()
+            if self._single and self._ball is not None:
+                rounded = round_cut(dense_vec, offset, self._ball)
+                dense_vec, offset, residual = rounded.slope, rounded.offset, rounded.residual_norm
             if self._groups is None:
                 self_gram = np.array([dense_vec @ dense_vec])
             else:
@@ -228,6 +347,8 @@ class WorkingSet(LimitedMemoryMixin):
         self._G[:, :n, n] = cross
         self._G[:, n, n] = self._store.self_gram(idx, data) if self_gram is None else self_gram
         self._b[n] = offset
+        self._b_exact[n] = exact_offset
+        self._e[n] = residual
         self._duals[n] = 0.0
         self._idle[n] = 0
         self._ids[n] = self._new_id()
@@ -236,6 +357,38 @@ class WorkingSet(LimitedMemoryMixin):
 
     def _new_id(self) -> int:
         return next(_ROW_IDS)
+
+    def _single_pays(self) -> bool:
+        """Whether to switch the dense block to float32 before the next cut (see :data:`SINGLE_MIN_BYTES`)."""
+        n = self.n_cuts + 1
+        return (
+            self._ball is not None
+            and not self._stale
+            and self._groups is None
+            and n * self.dim * 8 >= SINGLE_MIN_BYTES
+            and n * n * self.dim <= SINGLE_CONVERT_BUDGET
+        )
+
+    def _to_single(self) -> None:
+        """Round the stored slopes on the ball and store the block as float32; recompute the Gram matrix."""
+        n, ball = self.n_cuts, self._ball
+        assert ball is not None  # _single_pays checked it
+        block = np.zeros((max(self._cap, 8), self.dim), dtype=np.float32)
+        for r in range(n):
+            rounded = round_cut(self._dense[r], self._b[r], ball)
+            block[r] = rounded.slope
+            self._b[r] = rounded.offset
+            self._e[r] += rounded.residual_norm
+        rows = block[:n].astype(np.float64)
+        self._G[0, :n, :n] = rows @ rows.T
+        self._dense = block
+        self._single = True
+
+    def _to_double(self) -> None:
+        """Store the block as float64 again (without loss: float32 numbers are float64 numbers)."""
+        if self._single:
+            self._dense = self._dense.astype(np.float64)
+            self._single = False
 
     def stored_row(self, position):
         """The stored form of a sparse cut's slope: ``(indices, values, scale)``, the slope being
@@ -319,6 +472,9 @@ class WorkingSet(LimitedMemoryMixin):
             out = np.zeros(self.dim)
         elif self.sparse:
             out = self._store.combine(alpha)
+        elif self._single:
+            out = np.empty(self.dim)
+            _single_kernels().combine_rows(self._dense, alpha, out)
         else:
             out = _dense_combination(alpha, self._dense[: self.n_cuts])
         if group is not None:
@@ -355,9 +511,13 @@ class WorkingSet(LimitedMemoryMixin):
             rows = np.asarray(rows, dtype=np.intp)
             if self.sparse:
                 return self._store.dot(np.ascontiguousarray(w), rows)
-            return self._dense[rows] @ w
+            return self._dense[rows].astype(np.float64) @ w
         if self.sparse:
             return self._store.dot(np.ascontiguousarray(w))
+        if self._single:
+            out = np.empty(self.n_cuts)
+            _single_kernels().rows_dot(self._dense, self.n_cuts, np.ascontiguousarray(w), out)
+            return out
         return self._dense[: self.n_cuts] @ w
 
     def model_value(self, w, rows=None) -> float:
@@ -398,6 +558,11 @@ class WorkingSet(LimitedMemoryMixin):
         return self._store.scratch_bytes_after_add() if self.sparse else 0
 
     @property
+    def slope_itemsize(self) -> int:
+        """Bytes per stored coordinate of a dense slope (8, or 4 in :attr:`single_precision`)."""
+        return 4 if self._single else 8
+
+    @property
     def capacity(self) -> int:
         """Cuts the arrays have room for before the next growth (doubling)."""
         return int(self._cap)
@@ -409,16 +574,24 @@ class WorkingSet(LimitedMemoryMixin):
             slopes = self._store.nbytes
         else:
             slopes = 0 if self._dense is None else self._dense.nbytes
-        return int(slopes + self._G.nbytes + self._b.nbytes + self._duals.nbytes + self._idle.nbytes)
+        scalars = self._b.nbytes + self._b_exact.nbytes + self._e.nbytes + self._duals.nbytes + self._idle.nbytes
+        return int(slopes + self._G.nbytes + scalars)
 
     def cuts(self):
         """The stored cuts as a list of :class:`~cutplane.cuts.Cut` (dense or CSR slopes)."""
         A = self.matrix()
-        return [Cut(A[r] if self.sparse else A[r].copy(), float(self._b[r])) for r in range(self.n_cuts)]
+        return [Cut(A[r] if self.sparse else A[r].astype(np.float64), float(self._b[r])) for r in range(self.n_cuts)]
 
     def __repr__(self) -> str:
-        mode = {None: "empty", True: "sparse", False: "dense"}[self.sparse]
+        mode = {None: "empty", True: "sparse", False: "dense float32" if self._single else "dense"}[self.sparse]
         return f"WorkingSet(dim={self.dim}, n_cuts={self.n_cuts}, n_groups={self.n_groups}, {mode})"
+
+
+def _single_kernels():
+    """The compiled float32 products (imported when first needed: a small fit never loads them)."""
+    from . import _single_kernels as kernels
+
+    return kernels
 
 
 def _dense_combination(alpha, rows):
