@@ -160,9 +160,14 @@ def round_cut(slope, offset, ball: Ball) -> RoundedCut:
     Returns
     -------
     RoundedCut
+        With a NaN offset when an entry of ``slope`` is beyond float32's range (the cut cannot be
+        rounded; store it exactly).
     """
     a = np.asarray(slope, dtype=np.float64)
-    rounded = a.astype(np.float32).astype(np.float64)
+    with np.errstate(over="ignore"):
+        rounded = a.astype(np.float32).astype(np.float64)
+    if not np.all(np.isfinite(rounded)):  # beyond float32's range: no rounded cut
+        return RoundedCut(rounded, math.nan, float(offset), math.inf)
     r = a - rounded  # exact: the difference of a double and its nearest float is a double
     sq = float(np.einsum("i,i->", r, r))
     if sq == 0.0:

@@ -331,7 +331,10 @@ class WorkingSet(LimitedMemoryMixin):
                 self._to_single()
             if self._single and self._ball is not None:
                 rounded = round_cut(dense_vec, offset, self._ball)
-                dense_vec, offset, residual = rounded.slope, rounded.offset, rounded.residual_norm
+                if np.isfinite(rounded.offset):
+                    dense_vec, offset, residual = rounded.slope, rounded.offset, rounded.residual_norm
+                else:  # an entry beyond float32's range: store this cut exactly
+                    self._to_double()
             if self._groups is None:
                 self_gram = np.array([dense_vec @ dense_vec])
             else:
@@ -373,12 +376,14 @@ class WorkingSet(LimitedMemoryMixin):
         """Round the stored slopes on the ball and store the block as float32; recompute the Gram matrix."""
         n, ball = self.n_cuts, self._ball
         assert ball is not None  # _single_pays checked it
+        rounded = [round_cut(self._dense[r], self._b[r], ball) for r in range(n)]
+        if not all(np.isfinite(c.offset) for c in rounded):  # an entry beyond float32's range
+            return
         block = np.zeros((max(self._cap, 8), self.dim), dtype=np.float32)
-        for r in range(n):
-            rounded = round_cut(self._dense[r], self._b[r], ball)
-            block[r] = rounded.slope
-            self._b[r] = rounded.offset
-            self._e[r] += rounded.residual_norm
+        for r, c in enumerate(rounded):
+            block[r] = c.slope
+            self._b[r] = c.offset
+            self._e[r] += c.residual_norm
         rows = block[:n].astype(np.float64)
         self._G[0, :n, :n] = rows @ rows.T
         self._dense = block

@@ -12,7 +12,7 @@ import cutplane
 import cutplane.working_set.working_set as wsm
 from cutplane.cuts import Cut
 from cutplane.engine import minimize_with_working_set
-from cutplane.exceptions import InputError
+from cutplane.exceptions import ConvergenceWarning, InputError
 from cutplane.regularizers import L1, L2
 from cutplane.rounded_cuts import Ball, ball_from_cut, ball_from_dual, round_cut, stale_offset
 from cutplane.working_set import WorkingSet, working_set_from_state, working_set_state
@@ -323,3 +323,40 @@ def test_a_warm_start_under_l1_drops_the_rounded_cuts(monkeypatch):
     assert not np.any(ws2.residual_norms > 0) and not ws2.single_precision
     assert ws2.n_cuts >= n_before - n_rounded
     assert res.lower_bound <= exact.objective + 1e-12
+
+
+def test_a_slope_beyond_float32_range_is_stored_exactly(single, rng):
+    dim = 6
+    b0 = ball(np.zeros(dim), 1.0)
+    ws, _ = filled(rng, 4, dim, b0, exact_first=0)
+    assert ws.single_precision
+    big = np.full(dim, 1e39)  # beyond float32's 3.4e38
+    ws.add(Cut(big, 1.0))
+    assert not ws.single_precision and ws.residual_norms[-1] == 0 and ws.offsets[-1] == 1.0
+    np.testing.assert_array_equal(ws.matrix()[-1], big)
+    check_products(ws, rng)
+    # and a working set holding such a cut does not switch
+    ws2 = WorkingSet(dim)
+    ws2.add(Cut(big, 0.0))
+    ws2.set_ball(b0)
+    ws2.add(Cut(rng.standard_normal(dim), 0.0))
+    assert not ws2.single_precision
+
+
+def test_checkpoint_resume_keeps_the_rounded_cuts_valid(monkeypatch, tmp_path):
+    oracle = hinge_problem(11)
+    lam = 0.01
+    J_star = cutplane.minimize(oracle, L2(), lam, method="bmrm", eps=1e-10, max_iter=3000).objective
+    monkeypatch.setattr(wsm, "SINGLE_MIN_BYTES", 0)
+    path = tmp_path / "run.ckpt"
+    with pytest.warns(ConvergenceWarning):
+        first = cutplane.minimize(
+            oracle, L2(), lam, method="ls-bmrm", eps=1e-7, max_iter=8, checkpoint=path, checkpoint_every=1
+        )
+    assert first.status == "max_iter"
+    res, ws = minimize_with_working_set(
+        oracle, L2(), lam, method="ls-bmrm", eps=1e-7, max_iter=3000, checkpoint=path, resume=True
+    )
+    assert res.status == "converged" and res.n_iter > 8
+    assert ws.single_precision and np.any(ws.residual_norms > 0)
+    assert res.lower_bound <= J_star + 1e-12 and res.objective - J_star <= 1e-7 + 1e-12
