@@ -153,6 +153,7 @@ def render(record) -> str:
         "`cache_steps = K`.",
         "",
     ]
+    out += _across_runs(records)
     for rec in records:
         peer = rec["svm_hmm"]
         out += [
@@ -177,6 +178,29 @@ def render(record) -> str:
             )
         out.append("")
     return "\n".join(out)
+
+
+def _across_runs(records) -> list:
+    """A table of each arm's ratios over the records (min / median / max): timings on a shared
+    2-core machine vary by 10-15 % from run to run, on both sides, so one run says little."""
+    arms: dict = {}
+    for rec in records:
+        for a in rec["ours"]:
+            if a["cpu_ratio"] is not None:
+                arms.setdefault(a["arm"], []).append((a["cpu_ratio"], a["wall_ratio"]))
+    if len(records) < 2 or not arms:
+        return []
+    out = [
+        f"## Across the {len(records)} runs below",
+        "",
+        "| arm | runs | CPU / SVM^hmm (min / median / max) | wall / SVM^hmm (min / median / max) |",
+        "|---|---|---|---|",
+    ]
+    for arm, ratios in arms.items():
+        cpu, wall = np.array(ratios).T
+        spans = [" / ".join(fixed(f(x), 3) for f in (np.min, np.median, np.max)) for x in (cpu, wall)]
+        out.append(f"| {arm} | {len(ratios)} | {spans[0]} | {spans[1]} |")
+    return [*out, ""]
 
 
 def main(argv=None):
