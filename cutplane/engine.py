@@ -699,15 +699,15 @@ def _adopt(ws, max_cuts, memory_limit, groups, floor, rounding):
     ``rounding`` (a strongly convex regulariser) their offsets are made valid again on this run's
     first ball (``WorkingSet.forget_ball``), otherwise they are dropped.
     """
-    if rounding:
-        ws.forget_ball()
-    elif ws.discard_rounded():
+    if not rounding and ws.discard_rounded():
         logger.info("warm start: dropped the cuts rounded to float32 (no region from this regulariser holds them)")
     ws.set_duals(ws.duals, np.zeros(ws.n_cuts, dtype=np.int64))
     if max_cuts is not None:
         ws.aggregate(max_cuts - 1, floor=floor)
     if memory_limit is not None:
         ws = fit_memory(ws, memory_limit, 0, groups=groups, floor=floor)
+    if rounding:  # last: a rebuild by the memory budget keeps the records, not the mark
+        ws.forget_ball()
     return ws
 
 

@@ -360,3 +360,38 @@ def test_checkpoint_resume_keeps_the_rounded_cuts_valid(monkeypatch, tmp_path):
     assert res.status == "converged" and res.n_iter > 8
     assert ws.single_precision and np.any(ws.residual_norms > 0)
     assert res.lower_bound <= J_star + 1e-12 and res.objective - J_star <= 1e-7 + 1e-12
+
+
+def test_a_warm_start_that_aggregates_and_compacts_revalidates_the_rounded_cuts(monkeypatch):
+    """The memory budget rebuilds a warm start's working set from its arrays: the rebuilt one
+    must still have its rounded cuts' offsets replaced for the new problem."""
+    oracle = hinge_problem(5)
+    monkeypatch.setattr(wsm, "SINGLE_MIN_BYTES", 0)
+    _, ws = minimize_with_working_set(oracle, L2(), 0.01, method="ls-bmrm", eps=1e-6)
+    assert np.sum(ws.residual_norms > 0) > 5
+    lam2 = 0.05
+    exact = cutplane.minimize(oracle, L2(), lam2, method="bmrm", eps=1e-10, max_iter=3000)
+    seen = []
+    original = wsm.WorkingSet.set_ball
+
+    def spy(self, ball):
+        if self._stale:
+            seen.append(self)
+        original(self, ball)
+
+    monkeypatch.setattr(wsm.WorkingSet, "set_ball", spy)
+    res, ws2 = minimize_with_working_set(
+        oracle,
+        L2(),
+        lam2,
+        method="ls-bmrm",
+        eps=1e-4,
+        max_iter=5000,
+        max_cuts=8,
+        memory_limit=int(0.5 * ws.nbytes),
+        warm_start=cutplane.WarmStart(ws),
+    )
+    assert seen and seen[0] is not ws  # the compacted rebuild was the one revalidated
+    assert res.status == "converged"
+    assert res.lower_bound <= exact.objective + 1e-12
+    assert res.objective - exact.objective <= 1e-4 + 1e-12
