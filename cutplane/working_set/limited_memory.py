@@ -42,7 +42,6 @@ class LimitedMemoryMixin:
         _b: np.ndarray
         _b_exact: np.ndarray
         _e: np.ndarray
-        _single: bool
         _duals: np.ndarray
         _idle: np.ndarray
         _ids: np.ndarray
@@ -251,8 +250,14 @@ class LimitedMemoryMixin:
         else:
             self._dense[1:m] = self._dense[k:n].copy()
             self._dense[0] = merged_vec
-        firsts = (("_b", b_new), ("_b_exact", b_exact_new), ("_e", e_new), ("_duals", dual_new), ("_idle", 0))
-        for name, first in (*firsts, ("_ids", self._new_id())):
+        for name, first in (
+            ("_b", b_new),
+            ("_b_exact", b_exact_new),
+            ("_e", e_new),
+            ("_duals", dual_new),
+            ("_idle", 0),
+            ("_ids", self._new_id()),
+        ):
             arr = getattr(self, name)
             arr[1:m] = arr[k:n].copy()
             arr[0] = first

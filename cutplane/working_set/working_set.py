@@ -99,7 +99,6 @@ class WorkingSet(LimitedMemoryMixin):
         self._b = np.zeros(0)
         self._b_exact = np.zeros(0)  # the oracle's offsets (differ from _b for rounded cuts)
         self._e = np.zeros(0)  # bounds on ||a - stored slope|| (0: the cut is stored exactly)
-        self._single = False  # dense block stored as float32
         self._ball: Ball | None = None  # the engine's region holding the optimum
         self._stale = False  # rounded cuts whose offsets belong to another problem
         self._G = np.zeros((self.n_groups, 0, 0))
@@ -142,7 +141,7 @@ class WorkingSet(LimitedMemoryMixin):
     @property
     def single_precision(self) -> bool:
         """Whether the dense slopes are stored as float32 (every one a rounded cut or exact in float32)."""
-        return self._single
+        return self._dense is not None and self._dense.dtype == np.float32
 
     @property
     def ball(self) -> Ball | None:
@@ -229,7 +228,7 @@ class WorkingSet(LimitedMemoryMixin):
             return
         cap = max(8, 2 * self._cap, need)
         if self.sparse is False:
-            dense = np.zeros((cap, self.dim), dtype=np.float32 if self._single else np.float64)
+            dense = np.zeros((cap, self.dim), dtype=np.float32 if self.single_precision else np.float64)
             if self._dense is not None:
                 dense[: self.n_cuts] = self._dense[: self.n_cuts]
             self._dense = dense
@@ -295,7 +294,7 @@ class WorkingSet(LimitedMemoryMixin):
         if dense_vec is None:
             dense_vec = np.zeros(self.dim)
             dense_vec[idx] = data
-        if self._single:
+        if self.single_precision:
             out = np.empty(n)
             _single_kernels().rows_dot(self._dense, n, dense_vec, out)
             return out[None, :]
@@ -325,11 +324,11 @@ class WorkingSet(LimitedMemoryMixin):
         if not self.sparse:  # numpy throughout: no compiled kernel to load in a small dense fit
             dense_vec = np.zeros(self.dim)
             dense_vec[idx] = data
-            if self._single and self._ball is None:
+            if self.single_precision and self._ball is None:
                 self._to_double()  # no region to round for: store exactly
-            elif not self._single and self._single_pays():
+            elif not self.single_precision and self._single_pays():
                 self._to_single()
-            if self._single and self._ball is not None:
+            if self.single_precision and self._ball is not None:
                 rounded = round_cut(dense_vec, offset, self._ball)
                 if np.isfinite(rounded.offset):
                     dense_vec, offset, residual = rounded.slope, rounded.offset, rounded.residual_norm
@@ -387,13 +386,11 @@ class WorkingSet(LimitedMemoryMixin):
         rows = block[:n].astype(np.float64)
         self._G[0, :n, :n] = rows @ rows.T
         self._dense = block
-        self._single = True
 
     def _to_double(self) -> None:
         """Store the block as float64 again (without loss: float32 numbers are float64 numbers)."""
-        if self._single:
+        if self.single_precision:
             self._dense = self._dense.astype(np.float64)
-            self._single = False
 
     def stored_row(self, position):
         """The stored form of a sparse cut's slope: ``(indices, values, scale)``, the slope being
@@ -477,7 +474,7 @@ class WorkingSet(LimitedMemoryMixin):
             out = np.zeros(self.dim)
         elif self.sparse:
             out = self._store.combine(alpha)
-        elif self._single:
+        elif self.single_precision:
             out = np.empty(self.dim)
             _single_kernels().combine_rows(self._dense, alpha, out)
         else:
@@ -519,7 +516,7 @@ class WorkingSet(LimitedMemoryMixin):
             return self._dense[rows].astype(np.float64) @ w
         if self.sparse:
             return self._store.dot(np.ascontiguousarray(w))
-        if self._single:
+        if self.single_precision:
             out = np.empty(self.n_cuts)
             _single_kernels().rows_dot(self._dense, self.n_cuts, np.ascontiguousarray(w), out)
             return out
@@ -565,7 +562,7 @@ class WorkingSet(LimitedMemoryMixin):
     @property
     def slope_itemsize(self) -> int:
         """Bytes per stored coordinate of a dense slope (8, or 4 in :attr:`single_precision`)."""
-        return 4 if self._single else 8
+        return 4 if self.single_precision else 8
 
     @property
     def capacity(self) -> int:
@@ -588,7 +585,8 @@ class WorkingSet(LimitedMemoryMixin):
         return [Cut(A[r] if self.sparse else A[r].astype(np.float64), float(self._b[r])) for r in range(self.n_cuts)]
 
     def __repr__(self) -> str:
-        mode = {None: "empty", True: "sparse", False: "dense float32" if self._single else "dense"}[self.sparse]
+        dense = "dense float32" if self.single_precision else "dense"
+        mode = {None: "empty", True: "sparse", False: dense}[self.sparse]
         return f"WorkingSet(dim={self.dim}, n_cuts={self.n_cuts}, n_groups={self.n_groups}, {mode})"
 
 
