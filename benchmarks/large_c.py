@@ -67,6 +67,7 @@ def run_case(args):
     test = evaluation["test"]
     templates = resolve_templates(case["templates"])
     solver = CuttingPlane(
+        method=args.method,
         executor=args.executor,
         n_workers=args.workers,
         cache_steps=args.cache_steps,
@@ -125,6 +126,7 @@ def run_case(args):
         regularizer=case["regularizer"],
         C=C,
         n_sentences=n,
+        method=args.method,
         executor=args.executor,
         workers=args.workers,
         cache_steps=args.cache_steps,
@@ -157,7 +159,9 @@ def render(records) -> str:
             f"Command: `{rec['command']}` on {rec['date']}; {rec['machine']}; load average after "
             f"{[round(x, 2) for x in rec['load_after']]}; peak RSS {rec['peak_rss_mb']:.0f} MB. "
             f"{rec['n_sentences']} training sentences, {o['n_features']} features (min_count {o['min_count']}), "
-            f"dim {o['dim']}; executor {rec['executor']}, cache_steps {rec['cache_steps']}, rtol {rec['rtol']}, "
+            f"dim {o['dim']}; method {rec.get('method', 'bmrm')}, executor {rec['executor']}, "
+            f"cache_steps {5 if rec['cache_steps'] is None and rec.get('method', 'bmrm') != 'n-slack' else rec['cache_steps'] or 0}, "
+            f"rtol {rec['rtol']}, "
             f"time limit {rec['time_limit']} s.",
             "",
             "| learner | wall s | CPU s | status | iterations (+ cached cuts) | F | certified gap | relative gap "
@@ -187,7 +191,8 @@ def main(argv=None):
     ap.add_argument("--case", choices=sorted(CASES), default=None)
     ap.add_argument("--C", type=float, default=None, help="override the case's C")
     ap.add_argument("--rtol", type=float, default=0.01, help="certified relative gap (default 0.01)")
-    ap.add_argument("--cache-steps", type=int, default=5, help="constraint-cache steps (default 5)")
+    ap.add_argument("--cache-steps", type=int, default=None, help="constraint-cache steps (default: the solver's)")
+    ap.add_argument("--method", default="bmrm", help="the engine's method (default bmrm; n-slack)")
     ap.add_argument("--executor", default="threads", help="oracle executor (default threads)")
     ap.add_argument("--workers", type=int, default=None, help="executor workers (default: the cores)")
     ap.add_argument("--min-count", default="auto", help="feature cutoff (default auto)")

@@ -21,6 +21,7 @@ __all__ = [
     "OracleResult",
     "CachedCut",
     "ExampleSubgradient",
+    "ExampleCuts",
     "is_sparse_slope",
     "slope_dot",
     "slope_to_dense",
@@ -104,6 +105,32 @@ class ExampleSubgradient(NamedTuple):
     value: float
     indices: np.ndarray
     values: np.ndarray
+
+
+class ExampleCuts(NamedTuple):
+    """One cut per example at a query point ``w``: what the n-slack method consumes
+    (:func:`cutplane.minimize` with ``method="n-slack"``, :class:`cutplane.protocols.ExampleCutsOracle`).
+
+    The risk is the mean ``R(w) = (1/n) sum_i R_i(w)`` and row ``i`` is the cut
+    ``R_i(v) >= <slopes[i], v> + offsets[i]``, tight at ``w``.
+
+    Attributes
+    ----------
+    values : ndarray of shape (n_samples,), float64
+        ``R_i(w)``.
+    offsets : ndarray of shape (n_samples,), float64
+        ``R_i(w) - <slopes[i], w>`` (the structured hinge: the loss of the argmax output).
+    slopes : scipy.sparse.csr_matrix of shape (n_samples, dim)
+        Row ``i`` a subgradient of ``R_i`` at ``w`` (the structured hinge:
+        ``Phi(x_i, y^_i) - Phi(x_i, y_i)``).
+    argmax : object
+        The most violated outputs, or None.
+    """
+
+    values: np.ndarray
+    offsets: np.ndarray
+    slopes: Any
+    argmax: Any = None
 
 
 def is_sparse_slope(slope) -> bool:

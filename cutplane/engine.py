@@ -31,6 +31,7 @@ from .executors.base import ExecutorError
 from .executors.mirror import combination_query, query_of
 from .fingerprint import fingerprint
 from .interrupt import InterruptGuard, raised_by_interrupt
+from .nslack import NSLACK, NSLACK_OPTIONS, minimize_nslack
 from .progress import ProgressReporter, check_progress_scale, display_factor
 from .protocols import (
     REGULARIZER_CAPABILITIES,
@@ -110,7 +111,8 @@ def _positive(value, name, integer=False, allow_none=False):
 
 def _validate(oracle, regularizer, lam, method, eps, max_iter, time_limit, max_cuts, prune_after, w0):
     if method not in METHODS:
-        raise InputError(f"unknown method {method!r}; accepted: {', '.join(sorted(METHODS))}", field="method")
+        accepted = ", ".join(sorted([*METHODS, NSLACK]))
+        raise InputError(f"unknown method {method!r}; accepted: {accepted}", field="method")
     spec = METHODS[method]
     dim = oracle.dim if isinstance(oracle, Oracle) else None
     if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim < 1:
@@ -222,6 +224,7 @@ def minimize(
     warm_start=None,
     rtol=None,
     cache_steps=0,
+    options=None,
 ) -> Result:
     """Minimise ``F(w) = lam * Omega(w) + R(w)`` to a certified gap ``eps``.
 
@@ -238,11 +241,17 @@ def minimize(
         ``L2()``, ``L1()``, or for Kelley an indicator set ``Simplex(dim)`` / ``Box(lower, upper)``.
     lam : float
         Regularisation constant (> 0); irrelevant for indicator sets.
-    method : {"bmrm", "ls-bmrm", "kelley"}
+    method : {"bmrm", "ls-bmrm", "kelley", "n-slack"}
         ``"kelley"`` requires an indicator-set regulariser (chapter Alg. 1.2). ``"ls-bmrm"``
         (chapter Alg. 1.4) line-searches ``F`` from the best point through each reduced
         minimiser (exactly for ``L2`` with an oracle offering ``line_search_pieces``, else by a
         1-D search on oracle values) and calls the oracle at ``(1 - theta) w^b + theta w_t``.
+        ``"n-slack"`` (:mod:`cutplane.nslack`) keeps a working set per example and raises the
+        dual by block-coordinate steps; it needs ``L2`` and an oracle with one cut per example
+        (:class:`~cutplane.protocols.ExampleCutsOracle`), and takes its own ``options``; the
+        working-set options (``max_cuts``, ``prune_after``, ``memory_limit``, ``solver``),
+        ``w0``, checkpoints, warm starts and ``cache_steps`` do not apply to it (refused when
+        set; ``prune_after`` is ignored: a full block replaces its idle cuts).
     eps : float
         Absolute gap on the scale of ``F``.
     rtol : float, optional
@@ -259,6 +268,10 @@ def minimize(
         valid minorants of ``R``: the lower bound stays certified; upper bounds come from exact
         calls only. 0: off. The working-set budgets (``max_cuts``, ``memory_limit``) apply at
         iteration boundaries. ``Result.n_cached_cuts`` and ``Result.cache_time_s`` say what it did.
+    options : dict, optional
+        Options of ``method="n-slack"``: the keywords of :func:`cutplane.nslack.minimize_nslack`
+        named in :data:`cutplane.nslack.NSLACK_OPTIONS` (``planes``, ``max_sweeps``,
+        ``sweep_time_ratio``, ``inner_gap``, ``seed``). Refused with the other methods.
     max_iter : int
         Oracle-call budget, counted over resumed runs too.
     time_limit : float, optional
@@ -364,6 +377,7 @@ def minimize(
         warm_start=warm_start,
         rtol=rtol,
         cache_steps=cache_steps,
+        options=options,
         stacklevel=3,
     )[0]
 
@@ -381,6 +395,12 @@ def minimize_with_working_set(oracle, regularizer, lam, **kwargs) -> tuple[Resul
     result : Result
     working_set : WorkingSet
     """
+    if kwargs.get("method") == NSLACK:
+        raise InputError(
+            "method 'n-slack' keeps per-example working sets, which do not warm start another run: "
+            "use minimize(..., method='n-slack')",
+            field="method",
+        )
     return _minimize(oracle, regularizer, lam, stacklevel=3, **kwargs)
 
 
@@ -435,8 +455,44 @@ def _minimize(
     warm_start=None,
     rtol=None,
     cache_steps=0,
+    options=None,
     stacklevel=2,
 ):
+    if method == NSLACK:
+        unsupported = dict(
+            max_cuts=max_cuts,
+            w0=w0,
+            solver=solver,
+            risk_lower_bound=risk_lower_bound,
+            theta=theta,
+            checkpoint=checkpoint,
+            memory_limit=memory_limit,
+            warm_start=warm_start,
+        )
+        for name, value in unsupported.items():
+            if value is not None:
+                raise InputError("does not apply to method 'n-slack' (see cutplane.minimize)", field=name)
+        if resume or cache_steps:
+            raise InputError(
+                "does not apply to method 'n-slack' (see cutplane.minimize)",
+                field="resume" if resume else "cache_steps",
+            )
+        return _run_nslack(
+            oracle,
+            regularizer,
+            lam,
+            eps,
+            max_iter,
+            time_limit,
+            rtol,
+            callback,
+            verbose,
+            progress_scale,
+            options,
+            stacklevel,
+        ), None
+    if options:
+        raise InputError(f"options apply to method 'n-slack' only, not {method!r}", field="options")
     t_call = time.perf_counter()
     warm_ws = None
     if warm_start is not None:
@@ -687,6 +743,34 @@ def _minimize(
         n_line_searches=st.n_searches,
         step_time_s=0.0 if history.step_time is None else float(history.step_time.sum()),
     ), st.working_set
+
+
+def _run_nslack(
+    oracle, regularizer, lam, eps, max_iter, time_limit, rtol, callback, verbose, progress_scale, options, stacklevel
+):
+    """``method="n-slack"``: the common checks, then :func:`cutplane.nslack.minimize_nslack`."""
+    if not isinstance(regularizer, Regularizer) or regularizer.kind != "l2":
+        raise InputError(f"method 'n-slack' needs the L2 regulariser, got {regularizer!r}", field="regularizer")
+    options = dict(options or {})
+    unknown = sorted(set(options) - set(NSLACK_OPTIONS))
+    if unknown:
+        raise InputError(
+            f"unknown option(s) {', '.join(unknown)}; method 'n-slack' takes {', '.join(NSLACK_OPTIONS)}",
+            field="options",
+        )
+    return minimize_nslack(
+        oracle,
+        _positive(lam, "lam"),
+        eps=_positive(eps, "eps"),
+        max_iter=_positive(max_iter, "max_iter", integer=True),
+        time_limit=_positive(time_limit, "time_limit", allow_none=True),
+        rtol=_check_rtol(rtol),
+        callback=callback,
+        verbose=verbose,
+        progress_scale=check_progress_scale(progress_scale),
+        stacklevel=stacklevel + 1,
+        **options,
+    )
 
 
 def _adopt(ws, max_cuts, memory_limit, groups, floor, rounding):

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from .cuts import CachedCut, ExampleSubgradient, OracleResult
+from .cuts import CachedCut, ExampleCuts, ExampleSubgradient, OracleResult
 
 if TYPE_CHECKING:  # pragma: no cover - types only
     from .reduced.base import ReducedSolution
@@ -38,6 +38,7 @@ __all__ = [
     "RiskFloorOracle",
     "LineSearchOracle",
     "CachingOracle",
+    "ExampleCutsOracle",
     "supports_line_search",
     "risk_floor",
     "ExampleOracle",
@@ -127,6 +128,33 @@ class CachingOracle(Protocol):
     def cached_cut(self, w: np.ndarray) -> CachedCut:  # pragma: no cover - protocol
         """The best cut over the cached outputs at ``w`` (read-only): for each example the cached
         output of largest ``Delta + <w, dPhi>`` (the gold output, value 0, included)."""
+        ...
+
+
+@runtime_checkable
+class ExampleCutsOracle(Protocol):
+    """An oracle of a mean risk ``R(w) = (1/n) sum_i R_i(w)`` that gives one cut per example.
+
+    :func:`cutplane.minimize` with ``method="n-slack"`` keeps a working set per example
+    (:mod:`cutplane.nslack`) and needs this instead of the 1-slack cut.
+
+    Attributes
+    ----------
+    n_samples : int
+        ``n``.
+    dim : int
+        Length of ``w``.
+    example_lower_bound : float
+        ``R_i(w) >= example_lower_bound`` for every ``i`` and ``w`` (0 for the hinge losses):
+        the cut every example's working set starts from.
+    """
+
+    n_samples: int
+    dim: int
+    example_lower_bound: float
+
+    def example_cuts(self, w: np.ndarray) -> ExampleCuts:  # pragma: no cover - protocol
+        """``R_i(w)`` and a cut of every ``R_i`` at ``w`` (read-only)."""
         ...
 
 

@@ -17,7 +17,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from cutplane.cuts import Cut, OracleResult
+from cutplane.cuts import Cut, ExampleCuts, OracleResult
 from cutplane.exceptions import InputError
 
 __all__ = ["BinaryHinge", "MulticlassHinge", "LinePieces"]
@@ -211,6 +211,19 @@ class BinaryHinge:
         slope = _rows_transposed_product(self.X, coef, active)
         return OracleResult(value, Cut(slope, value - float(slope @ w)), True, active)
 
+    example_lower_bound = 0.0  # every hinge term is >= 0 (the n-slack floor)
+
+    def example_cuts(self, w) -> ExampleCuts:
+        """Each example's hinge ``max(0, 1 - y_i <x_i, w>)`` and its cut at ``w``: slope
+        ``-y_i x_i`` (an empty row when the hinge is inactive), offset 1 (0 when inactive)."""
+        w = _as_vector(w, self.dim, "w")
+        losses = 1.0 - self.y * self._products.at(w)
+        active = losses > 0.0
+        coef = np.where(active, -self.y, 0.0)
+        slopes = sp.csr_matrix(sp.diags(coef) @ self.X)
+        slopes.eliminate_zeros()
+        return ExampleCuts(np.maximum(losses, 0.0), active.astype(np.float64), slopes, active)
+
     def line_search_pieces(self, w, d) -> LinePieces:
         """Form (16) of ``k -> R(w + k d)`` with 2 pieces per example, ``{0, 1 - y<x, w + k d>}``.
 
@@ -309,6 +322,32 @@ class MulticlassHinge:
         G = np.asarray(self.X.T @ E)  # (n_features, n_classes)
         slope = np.ascontiguousarray(G.T).ravel()
         return OracleResult(value, Cut(slope, value - float(slope @ w)), True, yhat)
+
+    example_lower_bound = 0.0  # each term is >= 0: the true class is among those maximised over
+
+    def example_cuts(self, w) -> ExampleCuts:
+        """Each example's ``max_y Delta(y_i, y) + <w_y - w_{y_i}, x_i>`` and its cut at ``w``:
+        slope ``e_{y^} (x) x_i - e_{y_i} (x) x_i`` (empty when ``y^ = y_i``), offset ``Delta``."""
+        w = _as_vector(w, self.dim, "w")
+        S = self._augmented_scores(self._products.at(w))
+        yhat = np.argmax(S, axis=1)
+        wrong = yhat != self.y
+        X = sp.csr_matrix(self.X)
+        nf = self.n_features
+        counts = np.diff(X.indptr)
+        rows, cols, vals = [], [], []
+        for cls, sign in ((yhat, 1.0), (self.y, -1.0)):
+            r = np.repeat(np.arange(self.n_samples), counts)
+            keep = wrong[r]
+            rows.append(r[keep])
+            cols.append(np.repeat(cls, counts)[keep] * nf + X.indices[keep])
+            vals.append(sign * X.data[keep])
+        slopes = sp.csr_matrix(
+            (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(self.n_samples, self.dim)
+        )
+        slopes.sum_duplicates()
+        slopes.eliminate_zeros()
+        return ExampleCuts(S[self._rows, yhat], wrong.astype(np.float64), slopes, yhat)
 
     def line_search_pieces(self, w, d) -> LinePieces:
         """Form (16) of ``k -> R(w + k d)`` with one piece per class.

@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from cutplane.cuts import CachedCut, Cut, OracleResult, slope_dot
+from cutplane.cuts import CachedCut, Cut, ExampleCuts, OracleResult, slope_dot
 from cutplane.exceptions import InputError
 from cutplane.executors import bind_tasks, default_n_chunks, get_executor
 
@@ -108,6 +108,8 @@ class SequenceHingeOracle:
     """
 
     risk_lower_bound = 0.0
+    #: Every example's hinge is ``>= 0`` (the gold labelling is among the outputs): the n-slack floor.
+    example_lower_bound = 0.0
 
     def __init__(
         self,
@@ -329,6 +331,41 @@ class SequenceHingeOracle:
         w = np.ascontiguousarray(w, dtype=np.float64)
         slope, offset, value = self._cut_of(self._map(w, True, True, True))
         return CachedCut(Cut(slope, offset), value)
+
+    def example_cuts(self, w) -> ExampleCuts:
+        """One cut per sentence at ``w`` (the n-slack method, :class:`cutplane.protocols.ExampleCutsOracle`):
+        ``R_i(w) = max_y Delta(y_i, y) + <w, Phi(x_i, y) - Phi(x_i, y_i)>``, slope
+        ``Phi(x_i, y^_i) - Phi(x_i, y_i)`` (an empty row when ``y^_i = y_i``), offset
+        ``Delta(y_i, y^_i)``; ``argmax`` is y^ for all tokens. The rows are built in the chunks'
+        compiled kernels, through the executor; with input-conditioned bigram features, from
+        :meth:`delta_phi` per sentence."""
+        self.split_weights(w)  # validates
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        if self.conditioned:
+            return self._example_cuts_by_sentence(w)
+        parts = self._map(w, True, False, False, True)
+        n_rows = [len(p.indptr) - 1 for p in parts]
+        starts = np.concatenate([[0], np.cumsum([len(p.indices) for p in parts])])
+        indptr = np.concatenate([[0]] + [p.indptr[1:] + s for p, s in zip(parts, starts[:-1])])
+        slopes = sp.csr_matrix(
+            (np.concatenate([p.values for p in parts]), np.concatenate([p.indices for p in parts]), indptr),
+            shape=(sum(n_rows), self.dim),
+        )
+        losses = np.concatenate([p.losses for p in parts])
+        risks = np.concatenate([p.risks for p in parts])
+        return ExampleCuts(risks, losses, slopes, np.concatenate([p.yhat for p in parts]))
+
+    def _example_cuts_by_sentence(self, w) -> ExampleCuts:
+        parts = self._map(w, True, False)
+        yhat = np.concatenate([p.yhat for p in parts])
+        rows, losses = [], np.zeros(self.n_samples)
+        for i in range(self.n_samples):
+            t0, t1 = self._span(i)
+            rows.append(-self.delta_phi(i, yhat[t0:t1]))
+            losses[i] = self.loss(i, yhat[t0:t1])
+        slopes = sp.csr_matrix(sp.vstack(rows, format="csr"))
+        slopes.sort_indices()
+        return ExampleCuts(losses + slopes @ w, losses, slopes, yhat)
 
     # -- per example (online learners, prediction) --------------------------------------------
     def _span(self, i):

@@ -300,7 +300,14 @@ class BigramSequenceChunk(SequenceChunk):
         state.update(bindptr=self.bindptr[t0 : t1 + 1] - q0, bindices=self.bindices[q0:q1])
         return state
 
-    def __call__(self, w, augment=True, with_cut=True, cached=False) -> ChunkPartial:
+    def example_cuts(self, w):
+        """Not compiled for bigram chunks: :meth:`oracles.sequence.SequenceHingeOracle.example_cuts`
+        builds their rows per sentence instead."""
+        raise NotImplementedError("per-sentence cuts of bigram chunks are built by SequenceHingeOracle.example_cuts")
+
+    def __call__(self, w, augment=True, with_cut=True, cached=False, per_example=False):
+        if per_example:
+            return self.example_cuts(w)
         W, T, WB = bigram_weights(w, self.n_features, self.n_labels, self.transitions, self.n_bigram_features)
         args = (W, T, WB, self.indptr, self.indices, self.bindptr, self.bindices, self.sentence_ptr, self.labels)
         yhat = np.empty(self.n_tokens, dtype=np.int32)

@@ -19,7 +19,7 @@ from cutplane.executors.mirror import PackedRow
 
 from .viterbi import sentence_unary, viterbi_kernel
 
-__all__ = ["SequenceChunk", "ChunkPartial", "merge_sorted_sums"]
+__all__ = ["SequenceChunk", "ChunkPartial", "ChunkExampleCuts", "merge_sorted_sums"]
 
 
 @njit(nogil=True, cache=True)
@@ -210,6 +210,78 @@ def _sparse_cut(indptr, indices, sent_ptr, y, y_base, yhat, s0, s1, n_features, 
 
 
 @njit(nogil=True, cache=True)
+def _example_row_bounds(indptr, sent_ptr, y, yhat, s0, s1, with_trans, bound):
+    """``bound[i - s0]``: at most how many entries sentence ``i``'s ``Phi(x_i, y^_i) - Phi(x_i, y_i)``
+    has before duplicates merge (two per feature of a wrong token, two per changed transition)."""
+    t_lo = sent_ptr[s0]
+    for i in range(s0, s1):
+        c = 0
+        for t in range(sent_ptr[i], sent_ptr[i + 1]):
+            a = yhat[t - t_lo]
+            b = y[t]
+            if a != b:
+                c += 2 * (indptr[t + 1] - indptr[t])
+            if with_trans and t > sent_ptr[i] and (a != b or yhat[t - 1 - t_lo] != y[t - 1]):
+                c += 2
+        bound[i - s0] = c
+
+
+@njit(nogil=True, cache=True)
+def _example_rows(
+    indptr, indices, sent_ptr, y, yhat, s0, s1, n_features, K, with_trans, w, start, cols, vals, out_ptr, dots
+):
+    """Each sentence's ``Phi(x_i, y^_i) - Phi(x_i, y_i)`` as a sorted sparse row (zeros dropped),
+    compacted in place: sentence ``i``'s entries are first written at ``start[i - s0]`` (room
+    from :func:`_example_row_bounds`), sorted, merged, and moved down to ``out_ptr[i - s0]``;
+    ``dots[i - s0]`` is the row's product with ``w``. Returns the number of entries."""
+    t_lo = sent_ptr[s0]
+    q = 0
+    for i in range(s0, s1):
+        p = start[i - s0]
+        for t in range(sent_ptr[i], sent_ptr[i + 1]):
+            a = yhat[t - t_lo]
+            b = y[t]
+            if a != b:
+                for r in range(indptr[t], indptr[t + 1]):
+                    f = indices[r]
+                    cols[p] = f * K + a
+                    vals[p] = 1.0
+                    cols[p + 1] = f * K + b
+                    vals[p + 1] = -1.0
+                    p += 2
+            if with_trans and t > sent_ptr[i]:
+                pa = yhat[t - 1 - t_lo]
+                pb = y[t - 1]
+                if a != b or pa != pb:
+                    cols[p] = n_features * K + pa * K + a
+                    vals[p] = 1.0
+                    cols[p + 1] = n_features * K + pb * K + b
+                    vals[p + 1] = -1.0
+                    p += 2
+        lo = start[i - s0]
+        out_ptr[i - s0] = q
+        order = np.argsort(cols[lo:p])
+        sorted_cols = cols[lo:p][order]
+        sorted_vals = vals[lo:p][order]
+        dot = 0.0
+        k = 0
+        while k < sorted_cols.shape[0]:
+            c = sorted_cols[k]
+            v = 0.0
+            while k < sorted_cols.shape[0] and sorted_cols[k] == c:
+                v += sorted_vals[k]
+                k += 1
+            if v != 0.0:
+                cols[q] = c
+                vals[q] = v
+                dot += v * w[c]
+                q += 1
+        dots[i - s0] = dot
+    out_ptr[s1 - s0] = q
+    return q
+
+
+@njit(nogil=True, cache=True)
 def merge_sorted_sums(ia, va, ib, vb):
     """Sum of two sparse vectors given as sorted unique int64 coordinates and float64 values:
     ``(indices, values)`` with the zeros dropped, in one merge pass (O(nnz))."""
@@ -286,6 +358,31 @@ class ChunkPartial(NamedTuple):
         )
 
 
+class ChunkExampleCuts(NamedTuple):
+    """One chunk's cuts, one per sentence (the n-slack method, :meth:`SequenceHingeOracle.example_cuts`).
+
+    Attributes
+    ----------
+    indptr : ndarray of shape (n_chunk_sentences + 1,), int64
+        Sentence ``i``'s row is ``indices/values[indptr[i]:indptr[i + 1]]``.
+    indices : ndarray of shape (nnz,), int64
+        Sorted coordinates of ``Phi(x_i, y^_i) - Phi(x_i, y_i)`` per sentence.
+    values : ndarray of shape (nnz,), float64
+    losses : ndarray of shape (n_chunk_sentences,), float64
+        ``Delta(y_i, y^_i)``.
+    risks : ndarray of shape (n_chunk_sentences,), float64
+        ``R_i(w) = Delta(y_i, y^_i) + <w, Phi(x_i, y^_i) - Phi(x_i, y_i)>``.
+    yhat : ndarray of shape (n_chunk_tokens,), int32
+    """
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    values: np.ndarray
+    losses: np.ndarray
+    risks: np.ndarray
+    yhat: np.ndarray
+
+
 def _narrow(a, dtype):
     """``a`` as ``dtype`` when every value survives the round trip exactly, else ``a`` itself."""
     a = np.ascontiguousarray(a)
@@ -327,9 +424,10 @@ class SequenceChunk:
     In this process it shares the dataset's arrays; pickled (for worker processes) it carries
     only its own sentences, rebased to start at 0.
 
-    ``chunk(w, augment=True, with_cut=True, cached=False)`` decodes its sentences at ``w``
-    (shape (dim,)) and returns a :class:`ChunkPartial` (empty ``indices`` when ``with_cut`` is
-    False). A loss-augmented call with the cut also keeps its outputs in the chunk's cache (the
+    ``chunk(w, augment=True, with_cut=True, cached=False, per_example=False)`` decodes its
+    sentences at ``w`` (shape (dim,)) and returns a :class:`ChunkPartial` (empty ``indices`` when
+    ``with_cut`` is False); with ``per_example`` it returns one cut per sentence instead
+    (:meth:`example_cuts`). A loss-augmented call with the cut also keeps its outputs in the chunk's cache (the
     last :data:`CACHE_SIZE` distinct ones, kept where the chunk lives: in this process or on its
     worker). ``cached=True`` decodes from that cache instead of running Viterbi: per sentence,
     the cached output (or the gold one) of largest ``Delta + <w, dPhi>``; its cut is a valid
@@ -397,7 +495,43 @@ class SequenceChunk:
             parts.append(np.arange(nf * K, nf * K + K * K, dtype=np.int64))
         return np.concatenate(parts)
 
-    def __call__(self, w, augment=True, with_cut=True, cached=False) -> ChunkPartial:
+    def example_cuts(self, w) -> ChunkExampleCuts:
+        """Loss-augmented Viterbi at ``w`` and one cut per sentence (:class:`ChunkExampleCuts`)."""
+        part = self(w, True, False)
+        yhat = part.yhat
+        ns = self.s1 - self.s0
+        t_lo = int(self.sentence_ptr[self.s0])
+        gold = self.labels[t_lo : t_lo + yhat.shape[0]]
+        sent = self.sentence_ptr[self.s0 : self.s1 + 1] - t_lo
+        wrong = np.concatenate([[0], np.cumsum(yhat != gold)])
+        losses = (wrong[sent[1:]] - wrong[sent[:-1]]).astype(np.float64)
+        bound = np.zeros(ns, dtype=np.int64)
+        args = (self.sentence_ptr, self.labels, yhat, self.s0, self.s1)
+        _example_row_bounds(self.indptr, *args, self.transitions, bound)
+        start = np.concatenate([[0], np.cumsum(bound)]).astype(np.int64)
+        cols = np.empty(int(start[-1]), dtype=np.int64)
+        vals = np.empty(int(start[-1]))
+        ptr = np.empty(ns + 1, dtype=np.int64)
+        dots = np.empty(ns)
+        nnz = _example_rows(
+            self.indptr,
+            self.indices,
+            *args,
+            self.n_features,
+            self.n_labels,
+            self.transitions,
+            w,
+            start,
+            cols,
+            vals,
+            ptr,
+            dots,
+        )
+        return ChunkExampleCuts(ptr, cols[:nnz].copy(), vals[:nnz].copy(), losses, losses + dots, yhat)
+
+    def __call__(self, w, augment=True, with_cut=True, cached=False, per_example=False):
+        if per_example:  # how the executor's map reaches example_cuts
+            return self.example_cuts(w)
         K, nf = self.n_labels, self.n_features
         W = w[: nf * K].reshape(nf, K)
         T = w[nf * K :].reshape(K, K) if self.transitions else np.zeros((K, K))

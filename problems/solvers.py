@@ -163,7 +163,7 @@ def _executor(value, name):
 
 
 def _method(value, name):
-    return check_choice(value, name, ("bmrm", "ls-bmrm", "kelley"))
+    return check_choice(value, name, ("bmrm", "ls-bmrm", "kelley", "n-slack"))
 
 
 def _max_cuts(value, name):
@@ -206,6 +206,8 @@ class CuttingPlaneOptions:
 
         if self.cache_steps is not None:
             return self.cache_steps
+        if self.method == "n-slack":  # its per-example working sets play the cache's part
+            return 0
         return DEFAULT_CACHE_STEPS if isinstance(oracle, CachingOracle) else 0
 
     def minimize_kwargs(self, C: float = 1.0, oracle=None) -> dict:
@@ -250,8 +252,12 @@ class CuttingPlane(OptionSet):
 
     Parameters
     ----------
-    method : {"bmrm", "ls-bmrm", "kelley"}, default="bmrm"
+    method : {"bmrm", "ls-bmrm", "kelley", "n-slack"}, default="bmrm"
         The loop's step rule (LS-BMRM adds an exact line search where the risk allows it).
+        ``"n-slack"`` keeps a working set per example and raises the dual by block-coordinate
+        steps (:mod:`cutplane.nslack`): far fewer oracle calls at large C, for the plain L2
+        regulariser (the structural SVM, ``regularizer="ssvm"``, and the linear SVM); it takes
+        neither ``max_cuts``, ``memory_limit``, ``checkpoint`` nor ``cache_steps``.
     eps : float, optional
         Certified absolute tolerance on the estimator's objective ``F`` (the engine gets
         ``eps / C``). None: the estimator's default (0.1 for the structured estimators,

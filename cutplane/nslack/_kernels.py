@@ -1,0 +1,343 @@
+"""Compiled loops of the per-example working sets (:mod:`cutplane.nslack.example_working_sets`).
+
+The cuts live in one pool: row ``r`` is ``pidx/pval[rstart[r] : rstart[r] + rlen[r]]`` (sorted
+coordinates, values) with offset ``rb[r]``. Example ``i`` owns the slots ``slot[i, :]`` (row ids,
+-1 when empty) with duals ``alpha[i, 1:]``; ``alpha[i, 0]`` is the weight of the floor cut
+``R_i >= floor`` (slope 0). ``gram[i, j, k]`` is ``<a_j, a_k>`` of the block's slots ``j, k``.
+The duals of a block lie on the simplex and ``w = -kappa sum_i sum_j alpha[i, j + 1] a_j`` with
+``kappa = 1 / (lam n)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(nogil=True, cache=True)
+def _row_dot(pidx, pval, start, length, w):
+    s = 0.0
+    for p in range(start, start + length):
+        s += pval[p] * w[pidx[p]]
+    return s
+
+
+@njit(nogil=True, cache=True)
+def _row_axpy(pidx, pval, start, length, c, w):
+    for p in range(start, start + length):
+        w[pidx[p]] += c * pval[p]
+
+
+@njit(nogil=True, cache=True)
+def _rows_dot(pidx, pval, s1, l1, s2, l2):
+    """``<a, b>`` of two pool rows (sorted coordinates): one merge pass."""
+    p, q = s1, s2
+    e1, e2 = s1 + l1, s2 + l2
+    acc = 0.0
+    while p < e1 and q < e2:
+        a = pidx[p]
+        b = pidx[q]
+        if a == b:
+            acc += pval[p] * pval[q]
+            p += 1
+            q += 1
+        elif a < b:
+            p += 1
+        else:
+            q += 1
+    return acc
+
+
+@njit(nogil=True, cache=True)
+def _gram(gram, i, j, k):
+    """``<a_j, a_k>`` with index 0 the floor cut (slope 0) and ``j >= 1`` slot ``j - 1``."""
+    if j == 0 or k == 0:
+        return 0.0
+    return gram[i, j - 1, k - 1]
+
+
+@njit(nogil=True, cache=True)
+def sweep(order, slot, alpha, gram, rstart, rlen, rb, pidx, pval, w, kappa, floor, tol, max_steps, s, g, a):
+    """One pass of exact block-coordinate ascent on the dual, over the examples in ``order``.
+
+    For block ``i`` with the others fixed, the dual's change along ``d`` (``sum d = 0``) is
+    ``(1/n) [sum_j d_j s_j - kappa/2 d^T G d]`` with ``s_j = b_j + <a_j, w>`` the cuts' values at
+    the current ``w``: a small QP over the simplex, solved by pairwise (SMO) steps between the
+    slot of largest gradient and the slot of smallest gradient with a positive dual, each step
+    exact along its direction, until the two gradients are within ``tol``. ``w`` is updated by
+    the cuts whose duals moved. ``s``, ``g``, ``a`` are scratch of length ``m + 1``.
+
+    Returns
+    -------
+    increase : float
+        ``n`` times the dual's increase over the pass (from the steps' exact line values).
+    block_gap : float
+        ``sum_i max_j s_j - sum_j alpha_ij s_j`` at each block's visit: ``n`` times the reduced
+        problem's duality gap when the pass changes nothing.
+    """
+    m = slot.shape[1]
+    increase = 0.0
+    block_gap = 0.0
+    for ii in range(order.shape[0]):
+        i = order[ii]
+        s[0] = floor
+        best = floor
+        avg = alpha[i, 0] * floor
+        for j in range(m):
+            r = slot[i, j]
+            if r < 0:
+                s[j + 1] = -np.inf
+                continue
+            v = rb[r] + _row_dot(pidx, pval, rstart[r], rlen[r], w)
+            s[j + 1] = v
+            avg += alpha[i, j + 1] * v
+            if v > best:
+                best = v
+        block_gap += best - avg
+        if best - avg <= tol:
+            continue
+        for j in range(m + 1):
+            g[j] = s[j]
+            a[j] = alpha[i, j]
+        for _ in range(max_steps):
+            up = -1
+            gu = -np.inf
+            dn = -1
+            gd = np.inf
+            for j in range(m + 1):
+                if j > 0 and slot[i, j - 1] < 0:
+                    continue
+                if g[j] > gu:
+                    gu = g[j]
+                    up = j
+                if a[j] > 0.0 and g[j] < gd:
+                    gd = g[j]
+                    dn = j
+            if dn < 0 or up == dn or gu - gd <= tol:
+                break
+            q = kappa * (_gram(gram, i, up, up) + _gram(gram, i, dn, dn) - 2.0 * _gram(gram, i, up, dn))
+            t = a[dn]
+            bounded = True
+            if q > 0.0 and (gu - gd) / q < t:
+                t = (gu - gd) / q
+                bounded = False
+            a[up] += t
+            if bounded:
+                a[dn] = 0.0
+            else:
+                a[dn] -= t
+            increase += t * (gu - gd) - 0.5 * q * t * t
+            for j in range(m + 1):
+                if j > 0 and slot[i, j - 1] < 0:
+                    continue
+                g[j] -= kappa * t * (_gram(gram, i, j, up) - _gram(gram, i, j, dn))
+        for j in range(m):
+            d = a[j + 1] - alpha[i, j + 1]
+            if d != 0.0:
+                r = slot[i, j]
+                _row_axpy(pidx, pval, rstart[r], rlen[r], -kappa * d, w)
+        for j in range(m + 1):
+            alpha[i, j] = a[j]
+    return increase, block_gap
+
+
+@njit(nogil=True, cache=True)
+def recompute(slot, alpha, idle, rstart, rlen, rb, pidx, pval, kappa, floor, w):
+    """``w = -kappa sum_i sum_j alpha_ij a_ij`` afresh (``w`` overwritten) after putting every
+    block's duals back on the simplex (round-off of the sweeps: ``alpha_i0 = 1 - sum_j alpha_ij``,
+    the others scaled down if they sum above 1); counts the idle iterations of each slot.
+
+    Returns
+    -------
+    dual_offset : float
+        ``sum_i alpha_i0 floor + sum_j alpha_ij b_ij`` (``n`` times the dual's linear term).
+    live_nnz : int
+        Stored nonzeros of the rows in the slots.
+    """
+    w[:] = 0.0
+    n, m = slot.shape
+    total = 0.0
+    live = 0
+    for i in range(n):
+        rest = 0.0
+        for j in range(m):
+            if slot[i, j] < 0 or alpha[i, j + 1] < 0.0:
+                alpha[i, j + 1] = 0.0
+            rest += alpha[i, j + 1]
+        if rest > 1.0:
+            for j in range(m):
+                alpha[i, j + 1] /= rest
+            alpha[i, 0] = 0.0
+        else:
+            alpha[i, 0] = 1.0 - rest
+        total += alpha[i, 0] * floor
+        for j in range(m):
+            r = slot[i, j]
+            if r < 0:
+                continue
+            live += rlen[r]
+            c = alpha[i, j + 1]
+            if c > 0.0:
+                idle[i, j] = 0
+                total += c * rb[r]
+                _row_axpy(pidx, pval, rstart[r], rlen[r], -kappa * c, w)
+            else:
+                idle[i, j] += 1
+    return total, live
+
+
+@njit(nogil=True, cache=True)
+def _merge_into(pidx, pval, s1, l1, c1, s2, l2, c2, out):
+    """Write ``c1 a + c2 b`` of two pool rows at ``out`` (sorted, zeros dropped); return its length."""
+    p, q = s1, s2
+    e1, e2 = s1 + l1, s2 + l2
+    r = out
+    while p < e1 or q < e2:
+        if q >= e2 or (p < e1 and pidx[p] < pidx[q]):
+            k = pidx[p]
+            v = c1 * pval[p]
+            p += 1
+        elif p >= e1 or pidx[q] < pidx[p]:
+            k = pidx[q]
+            v = c2 * pval[q]
+            q += 1
+        else:
+            k = pidx[p]
+            v = c1 * pval[p] + c2 * pval[q]
+            p += 1
+            q += 1
+        if v != 0.0:
+            pidx[r] = k
+            pval[r] = v
+            r += 1
+    return r - out
+
+
+@njit(nogil=True, cache=True)
+def insert(
+    lo, b_ptr, b_idx, b_val, b_off, b_risk, w, slot, alpha, gram, idle, rstart, rlen, rb, state, pidx, pval, floor, rtol
+):
+    """Add each example's new cut (batch row ``i``: ``b_idx/b_val[b_ptr[i]:b_ptr[i + 1]]``,
+    offset ``b_off[i]``, ``R_i(w) = b_risk[i]``) to its working set when it is violated: when
+    ``R_i(w)`` exceeds the block's model ``max(floor, max_j b_j + <a_j, w>)`` by more than
+    ``rtol * (1 + |R_i(w)|)``. The new cut enters with dual 0 (``w`` and the dual value do not
+    move). A full block first frees a slot: the slot with a zero dual idle the longest, else the
+    two slots of smallest duals are replaced by their dual-weighted average (a convex combination
+    of cuts of ``R_i`` is one; ``w`` and the dual value do not move either).
+
+    ``state`` is int64 ``[n_rows, used, added, merged]`` (rows in the table, pool entries used,
+    counters), updated in place. Starts at example ``lo``; returns the example it stopped at:
+    ``n`` when done, earlier when the pool or the row table needs to grow first.
+    """
+    n, m = slot.shape
+    cap = pidx.shape[0]
+    rcap = rstart.shape[0]
+    for i in range(lo, n):
+        length = b_ptr[i + 1] - b_ptr[i]
+        risk = b_risk[i]
+        model = floor
+        for j in range(m):
+            r = slot[i, j]
+            if r >= 0:
+                v = rb[r] + _row_dot(pidx, pval, rstart[r], rlen[r], w)
+                if v > model:
+                    model = v
+        if risk <= model + rtol * (1.0 + abs(risk)):
+            continue
+        # a free slot: empty, else zero dual and idle the longest, else merge the two smallest duals
+        k = -1
+        for j in range(m):
+            if slot[i, j] < 0:
+                k = j
+                break
+        if k < 0:
+            longest = -1
+            for j in range(m):
+                if alpha[i, j + 1] == 0.0 and idle[i, j] > longest:
+                    longest = idle[i, j]
+                    k = j
+        merge_p = -1
+        if k < 0:
+            p1 = -1
+            p2 = -1
+            for j in range(m):
+                if p1 < 0 or alpha[i, j + 1] < alpha[i, p1 + 1]:
+                    p2 = p1
+                    p1 = j
+                elif p2 < 0 or alpha[i, j + 1] < alpha[i, p2 + 1]:
+                    p2 = j
+            merge_p = p2  # the merged row goes to p2, the new cut to p1
+            k = p1
+            need = length + rlen[slot[i, p1]] + rlen[slot[i, p2]]
+        else:
+            need = length
+        if state[1] + need > cap or state[0] + 2 > rcap:
+            return i
+        if merge_p >= 0:
+            rp, rq = slot[i, merge_p], slot[i, k]
+            ap, aq = alpha[i, merge_p + 1], alpha[i, k + 1]
+            cp, cq = ap / (ap + aq), aq / (ap + aq)
+            nr = state[0]
+            rstart[nr] = state[1]
+            rlen[nr] = _merge_into(pidx, pval, rstart[rp], rlen[rp], cp, rstart[rq], rlen[rq], cq, state[1])
+            rb[nr] = cp * rb[rp] + cq * rb[rq]
+            state[1] += rlen[nr]
+            state[0] += 1
+            gpp, gqq, gpq = gram[i, merge_p, merge_p], gram[i, k, k], gram[i, merge_p, k]
+            for j in range(m):
+                if j != merge_p and j != k and slot[i, j] >= 0:
+                    v = cp * gram[i, merge_p, j] + cq * gram[i, k, j]
+                    gram[i, merge_p, j] = v
+                    gram[i, j, merge_p] = v
+            gram[i, merge_p, merge_p] = cp * cp * gpp + 2.0 * cp * cq * gpq + cq * cq * gqq
+            slot[i, merge_p] = nr
+            alpha[i, merge_p + 1] = ap + aq
+            idle[i, merge_p] = 0
+            state[3] += 1
+        # the new cut in slot k, dual 0
+        nr = state[0]
+        rstart[nr] = state[1]
+        rlen[nr] = length
+        rb[nr] = b_off[i]
+        for p in range(length):
+            pidx[state[1] + p] = b_idx[b_ptr[i] + p]
+            pval[state[1] + p] = b_val[b_ptr[i] + p]
+        state[1] += length
+        state[0] += 1
+        slot[i, k] = nr
+        alpha[i, k + 1] = 0.0
+        idle[i, k] = 0
+        for j in range(m):
+            if slot[i, j] >= 0:
+                r = slot[i, j]
+                v = _rows_dot(pidx, pval, rstart[nr], length, rstart[r], rlen[r])
+                gram[i, k, j] = v
+                gram[i, j, k] = v
+        state[2] += 1
+    return n
+
+
+@njit(nogil=True, cache=True)
+def compact(slot, rstart, rlen, rb, pidx, pval, new_idx, new_val, new_start, new_len, new_b):
+    """Copy the rows in the slots to fresh arrays, renumbering them (slot order); return
+    ``(n_rows, used)`` of the new pool."""
+    n, m = slot.shape
+    nr = 0
+    used = 0
+    for i in range(n):
+        for j in range(m):
+            r = slot[i, j]
+            if r < 0:
+                continue
+            length = rlen[r]
+            s0 = rstart[r]
+            for p in range(length):
+                new_idx[used + p] = pidx[s0 + p]
+                new_val[used + p] = pval[s0 + p]
+            new_start[nr] = used
+            new_len[nr] = length
+            new_b[nr] = rb[r]
+            slot[i, j] = nr
+            used += length
+            nr += 1
+    return nr, used

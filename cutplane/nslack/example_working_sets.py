@@ -1,0 +1,329 @@
+"""Per-example working sets and their dual: the state of the n-slack method.
+
+For a mean risk ``R(w) = (1/n) sum_i R_i(w)`` with cuts ``R_i(w) >= <a_ij, w> + b_ij`` and the
+floor ``R_i >= r0``, the reduced problem keeps one model per example,
+
+    min_w  lam/2 ||w||^2 + (1/n) sum_i max(r0, max_j <a_ij, w> + b_ij),
+
+a lower model of ``F`` at every ``w`` (each term is a maximum of minorants of ``R_i``). Its dual
+has one simplex per example (``alpha_i0`` on the floor):
+
+    D(alpha) = (1/n) sum_i [alpha_i0 r0 + sum_j alpha_ij b_ij] - lam/2 ||w(alpha)||^2,
+    w(alpha) = -(1/(lam n)) sum_i sum_j alpha_ij a_ij,
+
+and by weak duality every feasible ``alpha`` gives ``D(alpha) <= min F``: a certified lower
+bound, whatever the solver did to reach ``alpha``. :class:`ExampleWorkingSets` stores the cuts
+and the duals and raises ``D`` by exact block-coordinate steps (:func:`sweep`: one block's QP at
+a time, the others fixed, the Joachims-Finley-Yu n-slack dual solved like a dual coordinate
+method); :meth:`ExampleWorkingSets.lower_bound` recomputes ``w(alpha)`` and ``D`` from the duals
+afresh, so the round-off of the sweeps never enters the certificate.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..exceptions import InputError
+from . import _kernels
+
+__all__ = ["ExampleWorkingSets", "DEFAULT_PLANES"]
+
+#: Cuts kept per example (besides the floor): a full block merges its two smallest duals.
+DEFAULT_PLANES = 8
+
+
+class ExampleWorkingSets:
+    """The cuts of every example, their Gram blocks and the duals of the n-slack reduced problem.
+
+    Parameters
+    ----------
+    n_samples : int
+        ``n``.
+    dim : int
+        Length of ``w``.
+    lam : float
+        Regularisation constant of ``lam/2 ||w||^2``.
+    floor : float
+        ``R_i >= floor`` for every example (every block's first cut, dual 1 at the start).
+    planes : int, default=DEFAULT_PLANES
+        Cuts kept per example (>= 2).
+
+    Attributes
+    ----------
+    w : ndarray of shape (dim,)
+        ``w(alpha)``: exact after :meth:`lower_bound`, updated in place by the sweeps.
+    alpha : ndarray of shape (n_samples, planes + 1)
+        Column 0 the floor's dual, then the slots'.
+    n_added, n_merged : int
+        Cuts added, pairs of cuts merged, since the start.
+    """
+
+    def __init__(self, n_samples, dim, lam, floor, *, planes=DEFAULT_PLANES):
+        if int(planes) < 2:
+            raise InputError(f"must be >= 2, got {planes}", field="planes")
+        self.n, self.dim, self.lam, self.floor = int(n_samples), int(dim), float(lam), float(floor)
+        self.kappa = 1.0 / (self.lam * self.n)
+        m = int(planes)
+        self.slot = np.full((self.n, m), -1, dtype=np.int64)
+        self.alpha = np.zeros((self.n, m + 1))
+        self.alpha[:, 0] = 1.0
+        self.gram = np.zeros((self.n, m, m))
+        self.idle = np.zeros((self.n, m), dtype=np.int64)
+        self._rows(1024)
+        self.pidx = np.empty(1 << 16, dtype=np.int64)
+        self.pval = np.empty(1 << 16)
+        self.state = np.zeros(4, dtype=np.int64)  # n_rows, used, added, merged
+        self.live_nnz = 0
+        self.w = np.zeros(self.dim)
+        self._scratch = np.empty((3, m + 1))
+
+    def _rows(self, cap):
+        self.rstart = np.zeros(cap, dtype=np.int64)
+        self.rlen = np.zeros(cap, dtype=np.int64)
+        self.rb = np.zeros(cap)
+
+    @property
+    def planes(self) -> int:
+        return self.slot.shape[1]
+
+    @property
+    def n_cuts(self) -> int:
+        """Cuts stored in the blocks (the floors not counted)."""
+        return int(np.count_nonzero(self.slot >= 0))
+
+    @property
+    def n_added(self) -> int:
+        return int(self.state[2])
+
+    @property
+    def n_merged(self) -> int:
+        return int(self.state[3])
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the pool, the row table, the slots, the duals and the Gram blocks."""
+        arrays = (self.pidx, self.pval, self.rstart, self.rlen, self.rb, self.slot, self.alpha, self.gram, self.idle)
+        return int(sum(a.nbytes for a in arrays))
+
+    def add(self, values, offsets, slopes, rtol=1e-12) -> int:
+        """Add each example's cut at the current :attr:`w` where it is violated.
+
+        Parameters
+        ----------
+        values : ndarray of shape (n_samples,)
+            ``R_i(w)`` at :attr:`w`.
+        offsets : ndarray of shape (n_samples,)
+        slopes : scipy.sparse.csr_matrix of shape (n_samples, dim)
+        rtol : float
+            A cut enters when ``R_i(w)`` exceeds the block's model at ``w`` by more than
+            ``rtol * (1 + |R_i(w)|)``.
+
+        Returns
+        -------
+        int
+            Cuts added.
+        """
+        slopes = sp.csr_matrix(slopes)
+        if not slopes.has_sorted_indices:
+            slopes = slopes.sorted_indices()
+        ptr = slopes.indptr.astype(np.int64, copy=False)
+        idx = slopes.indices.astype(np.int64, copy=False)
+        val = slopes.data.astype(np.float64, copy=False)
+        off = np.ascontiguousarray(offsets, dtype=np.float64)
+        risk = np.ascontiguousarray(values, dtype=np.float64)
+        before = self.n_added
+        if (
+            int(self.state[1] + ptr[-1]) > self.pidx.shape[0]
+            or int(self.state[0]) + 2 * self.n + 2 > self.rstart.shape[0]
+        ):
+            self._make_room(int(ptr[-1]))
+        lo = 0
+        while True:
+            lo = _kernels.insert(
+                lo,
+                ptr,
+                idx,
+                val,
+                off,
+                risk,
+                self.w,
+                self.slot,
+                self.alpha,
+                self.gram,
+                self.idle,
+                self.rstart,
+                self.rlen,
+                self.rb,
+                self.state,
+                self.pidx,
+                self.pval,
+                self.floor,
+                float(rtol),
+            )
+            if lo >= self.n:
+                break
+            self._make_room(int(ptr[-1] - ptr[lo]) + 2 * int(self.rlen[: int(self.state[0])].max(initial=0)))
+        return self.n_added - before
+
+    def _make_room(self, extra):
+        """Room for ``extra`` more pool entries and ``2 n`` more rows: first by dropping the rows
+        no slot holds any more (when they are over half of the pool or of the row table), then
+        by doubling."""
+        used, rows = int(self.state[1]), int(self.state[0])
+        live = self._live_nnz()
+        if used > 2 * live or rows > 2 * self.n_cuts:
+            self._compact(max(self.pidx.shape[0], 2 * (live + int(extra))))
+        self._grow(extra)
+
+    def _grow(self, extra):
+        need = int(self.state[1]) + int(extra)
+        if need > self.pidx.shape[0]:
+            cap = max(need, 2 * self.pidx.shape[0])
+            self.pidx = _grown(self.pidx, cap, int(self.state[1]))
+            self.pval = _grown(self.pval, cap, int(self.state[1]))
+        rows = int(self.state[0])
+        if rows + 2 * self.n + 2 > self.rstart.shape[0]:
+            cap = max(rows + 2 * self.n + 2, 2 * self.rstart.shape[0])
+            self.rstart = _grown(self.rstart, cap, rows)
+            self.rlen = _grown(self.rlen, cap, rows)
+            self.rb = _grown(self.rb, cap, rows)
+
+    def _compact(self, capacity):
+        """Copy the rows the slots hold to a fresh pool of ``capacity`` entries (renumbered)."""
+        new_idx = np.empty(capacity, dtype=np.int64)
+        new_val = np.empty(capacity)
+        cap = max(self.n_cuts + 2 * self.n + 2, 1024)
+        new_start = np.zeros(cap, dtype=np.int64)
+        new_len = np.zeros(cap, dtype=np.int64)
+        new_b = np.zeros(cap)
+        nr, used = _kernels.compact(
+            self.slot,
+            self.rstart,
+            self.rlen,
+            self.rb,
+            self.pidx,
+            self.pval,
+            new_idx,
+            new_val,
+            new_start,
+            new_len,
+            new_b,
+        )
+        self.pidx, self.pval = new_idx, new_val
+        self.rstart, self.rlen, self.rb = new_start, new_len, new_b
+        self.state[0], self.state[1] = nr, used
+
+    def _live_nnz(self) -> int:
+        rows = self.slot[self.slot >= 0]
+        return int(self.rlen[rows].sum())
+
+    def sweep(self, order, tol=1e-12, max_steps=50, threads=1):
+        """One pass of block-coordinate ascent over the examples in ``order`` (:func:`_kernels.sweep`).
+
+        With ``threads > 1`` the order is cut into that many parts, swept at once by as many
+        threads (the kernel releases the GIL). Each block's duals are moved by one thread only,
+        so they stay on their simplex; the threads share ``w``, and an update of a coordinate
+        two blocks share can be lost in a race, which only makes a later step less exact:
+        :meth:`lower_bound` recomputes ``w`` and ``D`` from the duals, so the certificate never
+        depends on it. One thread: the same pass, reproducible to the bit.
+
+        Returns
+        -------
+        increase : float
+            The dual's increase over the pass (exact line values of the steps, on the scale of
+            ``F``; with threads, as the threads saw it).
+        block_gap : float
+            ``(1/n) sum_i max_j s_ij - sum_j alpha_ij s_ij`` at each block's visit.
+        """
+        order = np.ascontiguousarray(order, dtype=np.int64)
+        threads = max(1, min(int(threads), order.shape[0]))
+        if self._scratch.shape[0] < 3 * threads:
+            self._scratch = np.empty((3 * threads, self.planes + 1))
+        parts = np.array_split(order, threads)
+
+        def run(k):
+            s, g, a = self._scratch[3 * k : 3 * k + 3]
+            return _kernels.sweep(
+                parts[k],
+                self.slot,
+                self.alpha,
+                self.gram,
+                self.rstart,
+                self.rlen,
+                self.rb,
+                self.pidx,
+                self.pval,
+                self.w,
+                self.kappa,
+                self.floor,
+                float(tol),
+                int(max_steps),
+                s,
+                g,
+                a,
+            )
+
+        if threads == 1:
+            inc, gap = run(0)
+        else:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=threads) as pool:
+                results = list(pool.map(run, range(threads)))
+            inc, gap = sum(r[0] for r in results), sum(r[1] for r in results)
+        return inc / self.n, gap / self.n
+
+    def scale_step(self) -> float:
+        """The dual's exact line search along ``alpha_cuts -> s alpha_cuts`` (the floors take the
+        rest), with :attr:`w` exact (after :meth:`lower_bound`); applies it and returns ``s``.
+
+        ``D(s) = r0 + s L - lam/2 s^2 ||w||^2`` with ``L = (1/n) sum_ij alpha_ij (b_ij - r0)`` is
+        a concave parabola, maximal at ``s* = L / (lam ||w||^2)``, feasible for
+        ``0 <= s <= 1 / max_i sum_j alpha_ij``. At the reduced problem's optimum ``s* = 1``; far
+        from it (the first iterations at large C, where ``w`` must grow) one step moves every
+        block at once, where a pass of block steps moves one at a time. Call
+        :meth:`lower_bound` again for the new ``D``.
+        """
+        filled = self.slot >= 0
+        b = np.where(filled, self.rb[np.where(filled, self.slot, 0)], 0.0)
+        cuts = self.alpha[:, 1:]
+        slope = float(np.sum(cuts * (b - self.floor))) / self.n
+        sq = float(self.w @ self.w)
+        if sq <= 0.0 or slope <= 0.0:
+            return 1.0
+        s = slope / (self.lam * sq)
+        top = float(cuts.sum(axis=1).max())
+        if top > 0.0:
+            s = min(s, 1.0 / top)
+        if s == 1.0:
+            return 1.0
+        cuts *= s
+        self.alpha[:, 0] = np.maximum(1.0 - cuts.sum(axis=1), 0.0)
+        self.w *= s
+        return s
+
+    def lower_bound(self) -> float:
+        """``D(alpha)`` with ``w(alpha)`` recomputed from the duals (into :attr:`w`): certified
+        ``<= min F`` (module docstring); also counts the slots' idle iterations."""
+        total, live = _kernels.recompute(
+            self.slot,
+            self.alpha,
+            self.idle,
+            self.rstart,
+            self.rlen,
+            self.rb,
+            self.pidx,
+            self.pval,
+            self.kappa,
+            self.floor,
+            self.w,
+        )
+        self.live_nnz = int(live)
+        return total / self.n - 0.5 * self.lam * float(self.w @ self.w)
+
+
+def _grown(a, cap, keep):
+    out = np.empty(cap, dtype=a.dtype)
+    out[:keep] = a[:keep]
+    return out
