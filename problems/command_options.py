@@ -195,11 +195,12 @@ def executor_names() -> list:
 
 
 def engine_methods() -> list:
-    """The engine methods of the linear tasks' ``--method`` (:data:`cutplane.engine.METHODS`
-    without those that need an indicator set, i.e. Kelley's)."""
+    """The engine methods of ``--method``: :data:`cutplane.engine.METHODS` without those that
+    need an indicator set (Kelley's), and the n-slack method (:mod:`cutplane.nslack`)."""
     from cutplane.engine import METHODS
+    from cutplane.nslack import NSLACK
 
-    return [name for name, spec in METHODS.items() if not spec.needs_indicator]
+    return [name for name, spec in METHODS.items() if not spec.needs_indicator] + [NSLACK]
 
 
 def add_progress_options(p):

@@ -142,10 +142,10 @@ def sweep(order, slot, alpha, gram, rstart, rlen, rb, pidx, pval, w, kappa, floo
 
 
 @njit(nogil=True, cache=True)
-def recompute(slot, alpha, idle, rstart, rlen, rb, pidx, pval, kappa, floor, w):
+def recompute(slot, alpha, rstart, rlen, rb, pidx, pval, kappa, floor, w):
     """``w = -kappa sum_i sum_j alpha_ij a_ij`` afresh (``w`` overwritten) after putting every
     block's duals back on the simplex (round-off of the sweeps: ``alpha_i0 = 1 - sum_j alpha_ij``,
-    the others scaled down if they sum above 1); counts the idle iterations of each slot.
+    the others scaled down if they sum above 1).
 
     Returns
     -------
@@ -178,12 +178,30 @@ def recompute(slot, alpha, idle, rstart, rlen, rb, pidx, pval, kappa, floor, w):
             live += rlen[r]
             c = alpha[i, j + 1]
             if c > 0.0:
-                idle[i, j] = 0
                 total += c * rb[r]
                 _row_axpy(pidx, pval, rstart[r], rlen[r], -kappa * c, w)
+    return total, live
+
+
+@njit(nogil=True, cache=True)
+def retire(slot, alpha, idle, max_idle):
+    """Count each slot's iterations with a zero dual (reset by a positive one) and empty the
+    slots idle ``max_idle`` times in a row (0: never; a zero dual moves neither ``w`` nor ``D``);
+    return how many were emptied."""
+    n, m = slot.shape
+    dropped = 0
+    for i in range(n):
+        for j in range(m):
+            if slot[i, j] < 0:
+                continue
+            if alpha[i, j + 1] > 0.0:
+                idle[i, j] = 0
             else:
                 idle[i, j] += 1
-    return total, live
+                if max_idle > 0 and idle[i, j] >= max_idle:
+                    slot[i, j] = -1
+                    dropped += 1
+    return dropped
 
 
 @njit(nogil=True, cache=True)
@@ -219,8 +237,10 @@ def insert(
 ):
     """Add each example's new cut (batch row ``i``: ``b_idx/b_val[b_ptr[i]:b_ptr[i + 1]]``,
     offset ``b_off[i]``, ``R_i(w) = b_risk[i]``) to its working set when it is violated: when
-    ``R_i(w)`` exceeds the block's model ``max(floor, max_j b_j + <a_j, w>)`` by more than
-    ``rtol * (1 + |R_i(w)|)``. The new cut enters with dual 0 (``w`` and the dual value do not
+    ``R_i(w)`` exceeds ``max(floor, max_j b_j + <a_j, w>)`` over the block's cuts of positive
+    dual by more than ``rtol * (1 + |R_i(w)|)``, and is not one of the block's idle cuts. (At the
+    reduced minimiser the cuts of positive dual attain the block's model; reading only them
+    saves a pass over the idle ones.) The new cut enters with dual 0 (``w`` and the dual value do not
     move). A full block first frees a slot: the slot with a zero dual idle the longest, else the
     two slots of smallest duals are replaced by their dual-weighted average (a convex combination
     of cuts of ``R_i`` is one; ``w`` and the dual value do not move either).
@@ -236,13 +256,24 @@ def insert(
         length = b_ptr[i + 1] - b_ptr[i]
         risk = b_risk[i]
         model = floor
+        duplicate = False
         for j in range(m):
             r = slot[i, j]
-            if r >= 0:
+            if r < 0:
+                continue
+            if alpha[i, j + 1] > 0.0:  # the model's maximum at w is attained by a cut of positive dual
                 v = rb[r] + _row_dot(pidx, pval, rstart[r], rlen[r], w)
                 if v > model:
                     model = v
-        if risk <= model + rtol * (1.0 + abs(risk)):
+            elif rb[r] == b_off[i] and rlen[r] == length:  # an idle cut: skip it if it is this one
+                same = True
+                for p in range(length):
+                    q = rstart[r] + p
+                    if pidx[q] != b_idx[b_ptr[i] + p] or pval[q] != b_val[b_ptr[i] + p]:
+                        same = False
+                        break
+                duplicate = duplicate or same
+        if duplicate or risk <= model + rtol * (1.0 + abs(risk)):
             continue
         # a free slot: empty, else zero dual and idle the longest, else merge the two smallest duals
         k = -1

@@ -27,10 +27,12 @@ import scipy.sparse as sp
 from ..exceptions import InputError
 from . import _kernels
 
-__all__ = ["ExampleWorkingSets", "DEFAULT_PLANES"]
+__all__ = ["ExampleWorkingSets", "DEFAULT_PLANES", "DEFAULT_MAX_IDLE"]
 
 #: Cuts kept per example (besides the floor): a full block merges its two smallest duals.
 DEFAULT_PLANES = 8
+#: Iterations a cut's dual may stay zero before the cut is dropped.
+DEFAULT_MAX_IDLE = 10
 
 
 class ExampleWorkingSets:
@@ -48,6 +50,11 @@ class ExampleWorkingSets:
         ``R_i >= floor`` for every example (every block's first cut, dual 1 at the start).
     planes : int, default=DEFAULT_PLANES
         Cuts kept per example (>= 2).
+    max_idle : int, default=DEFAULT_MAX_IDLE
+        A cut whose dual stayed zero at this many :meth:`retire_idle` calls in a row is dropped
+        (0: kept until its block needs the slot). The first cuts of a structured task, taken at
+        a poor ``w``, are the largest (every token wrong) and soon idle: dropping them bounds the
+        memory.
 
     Attributes
     ----------
@@ -59,11 +66,12 @@ class ExampleWorkingSets:
         Cuts added, pairs of cuts merged, since the start.
     """
 
-    def __init__(self, n_samples, dim, lam, floor, *, planes=DEFAULT_PLANES):
+    def __init__(self, n_samples, dim, lam, floor, *, planes=DEFAULT_PLANES, max_idle=None):
         if int(planes) < 2:
             raise InputError(f"must be >= 2, got {planes}", field="planes")
         self.n, self.dim, self.lam, self.floor = int(n_samples), int(dim), float(lam), float(floor)
         self.kappa = 1.0 / (self.lam * self.n)
+        self.max_idle = DEFAULT_MAX_IDLE if max_idle is None else int(max_idle)
         m = int(planes)
         self.slot = np.full((self.n, m), -1, dtype=np.int64)
         self.alpha = np.zeros((self.n, m + 1))
@@ -71,7 +79,9 @@ class ExampleWorkingSets:
         self.gram = np.zeros((self.n, m, m))
         self.idle = np.zeros((self.n, m), dtype=np.int64)
         self._rows(1024)
-        self.pidx = np.empty(1 << 16, dtype=np.int64)
+        # coordinates as int32 while dim allows (a quarter less memory for the pool than int64)
+        self.index_dtype = np.int32 if self.dim <= np.iinfo(np.int32).max else np.int64
+        self.pidx = np.empty(1 << 16, dtype=self.index_dtype)
         self.pval = np.empty(1 << 16)
         self.state = np.zeros(4, dtype=np.int64)  # n_rows, used, added, merged
         self.live_nnz = 0
@@ -128,7 +138,7 @@ class ExampleWorkingSets:
         if not slopes.has_sorted_indices:
             slopes = slopes.sorted_indices()
         ptr = slopes.indptr.astype(np.int64, copy=False)
-        idx = slopes.indices.astype(np.int64, copy=False)
+        idx = slopes.indices.astype(self.index_dtype, copy=False)
         val = slopes.data.astype(np.float64, copy=False)
         off = np.ascontiguousarray(offsets, dtype=np.float64)
         risk = np.ascontiguousarray(values, dtype=np.float64)
@@ -169,17 +179,17 @@ class ExampleWorkingSets:
     def _make_room(self, extra):
         """Room for ``extra`` more pool entries and ``2 n`` more rows: first by dropping the rows
         no slot holds any more (when they are over half of the pool or of the row table), then
-        by doubling."""
+        by growing the arrays by half."""
         used, rows = int(self.state[1]), int(self.state[0])
         live = self._live_nnz()
         if used > 2 * live or rows > 2 * self.n_cuts:
-            self._compact(max(self.pidx.shape[0], 2 * (live + int(extra))))
+            self._compact(live + live // 2 + int(extra))
         self._grow(extra)
 
     def _grow(self, extra):
         need = int(self.state[1]) + int(extra)
         if need > self.pidx.shape[0]:
-            cap = max(need, 2 * self.pidx.shape[0])
+            cap = max(need, self.pidx.shape[0] + self.pidx.shape[0] // 2)
             self.pidx = _grown(self.pidx, cap, int(self.state[1]))
             self.pval = _grown(self.pval, cap, int(self.state[1]))
         rows = int(self.state[0])
@@ -191,7 +201,7 @@ class ExampleWorkingSets:
 
     def _compact(self, capacity):
         """Copy the rows the slots hold to a fresh pool of ``capacity`` entries (renumbered)."""
-        new_idx = np.empty(capacity, dtype=np.int64)
+        new_idx = np.empty(capacity, dtype=self.index_dtype)
         new_val = np.empty(capacity)
         cap = max(self.n_cuts + 2 * self.n + 2, 1024)
         new_start = np.zeros(cap, dtype=np.int64)
@@ -274,50 +284,47 @@ class ExampleWorkingSets:
             inc, gap = sum(r[0] for r in results), sum(r[1] for r in results)
         return inc / self.n, gap / self.n
 
-    def scale_step(self) -> float:
-        """The dual's exact line search along ``alpha_cuts -> s alpha_cuts`` (the floors take the
-        rest), with :attr:`w` exact (after :meth:`lower_bound`); applies it and returns ``s``.
+    def retire_idle(self) -> int:
+        """End of an iteration: count the slots' iterations with a zero dual and drop the cuts
+        idle :attr:`max_idle` iterations in a row; return how many were dropped."""
+        return int(_kernels.retire(self.slot, self.alpha, self.idle, self.max_idle))
 
-        ``D(s) = r0 + s L - lam/2 s^2 ||w||^2`` with ``L = (1/n) sum_ij alpha_ij (b_ij - r0)`` is
-        a concave parabola, maximal at ``s* = L / (lam ||w||^2)``, feasible for
-        ``0 <= s <= 1 / max_i sum_j alpha_ij``. At the reduced problem's optimum ``s* = 1``; far
+    def scale_step(self, d) -> float:
+        """The dual's exact line search along ``alpha_cuts -> s alpha_cuts`` (the floors take the
+        rest), from the exact :attr:`w` and value ``d = D(alpha)`` of :meth:`lower_bound`;
+        applies it and returns ``D`` at the new duals.
+
+        ``D(s) = r0 + s L - lam/2 s^2 ||w||^2`` with ``L = (1/n) sum_ij alpha_ij (b_ij - r0)``
+        (``d = D(1)``) is a concave parabola, maximal at ``s* = L / (lam ||w||^2)``, feasible for
+        ``0 <= s <= 1 / max_i sum_j alpha_ij`` (clipped to that interval). At the reduced problem's optimum ``s* = 1``; far
         from it (the first iterations at large C, where ``w`` must grow) one step moves every
-        block at once, where a pass of block steps moves one at a time. Call
-        :meth:`lower_bound` again for the new ``D``.
+        block at once, where a pass of block steps moves one at a time. The new ``w`` is the old
+        one times ``s``, and its ``D`` the linear term from the duals minus ``lam/2 ||w||^2``: as
+        exact as :meth:`lower_bound` (one rounding per coordinate), without its pass.
         """
         filled = self.slot >= 0
         b = np.where(filled, self.rb[np.where(filled, self.slot, 0)], 0.0)
         cuts = self.alpha[:, 1:]
         slope = float(np.sum(cuts * (b - self.floor))) / self.n
         sq = float(self.w @ self.w)
-        if sq <= 0.0 or slope <= 0.0:
-            return 1.0
-        s = slope / (self.lam * sq)
         top = float(cuts.sum(axis=1).max())
-        if top > 0.0:
-            s = min(s, 1.0 / top)
+        if top <= 0.0 or slope == 0.0:
+            return d
+        s = min(slope / (self.lam * sq) if sq > 0.0 else np.inf, 1.0 / top)  # sq = 0: D is linear in s
+        s = max(s, 0.0)
         if s == 1.0:
-            return 1.0
+            return d
         cuts *= s
         self.alpha[:, 0] = np.maximum(1.0 - cuts.sum(axis=1), 0.0)
         self.w *= s
-        return s
+        linear = float(np.sum(self.alpha[:, 0]) * self.floor + np.sum(cuts * b)) / self.n
+        return linear - 0.5 * self.lam * float(self.w @ self.w)
 
     def lower_bound(self) -> float:
         """``D(alpha)`` with ``w(alpha)`` recomputed from the duals (into :attr:`w`): certified
-        ``<= min F`` (module docstring); also counts the slots' idle iterations."""
+        ``<= min F`` (module docstring)."""
         total, live = _kernels.recompute(
-            self.slot,
-            self.alpha,
-            self.idle,
-            self.rstart,
-            self.rlen,
-            self.rb,
-            self.pidx,
-            self.pval,
-            self.kappa,
-            self.floor,
-            self.w,
+            self.slot, self.alpha, self.rstart, self.rlen, self.rb, self.pidx, self.pval, self.kappa, self.floor, self.w
         )
         self.live_nnz = int(live)
         return total / self.n - 0.5 * self.lam * float(self.w @ self.w)

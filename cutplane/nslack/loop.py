@@ -32,11 +32,12 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
+from ..bounds import clip_lower, update_lower
 from ..exceptions import ConvergenceWarning, InputError
 from ..progress import ProgressReporter, display_factor
 from ..protocols import ExampleCutsOracle
 from ..result import History, IterationInfo, Result, gap_tolerance
-from .example_working_sets import DEFAULT_PLANES, ExampleWorkingSets
+from .example_working_sets import DEFAULT_MAX_IDLE, DEFAULT_PLANES, ExampleWorkingSets
 
 __all__ = ["minimize_nslack", "NSLACK_OPTIONS", "NSLACK"]
 
@@ -46,7 +47,7 @@ NSLACK = "n-slack"
 logger = logging.getLogger("cutplane")
 
 #: The keyword options of ``minimize(..., method="n-slack")`` beyond the common ones.
-NSLACK_OPTIONS = ("planes", "max_sweeps", "sweep_time_ratio", "inner_gap", "seed", "sweep_threads")
+NSLACK_OPTIONS = ("planes", "max_idle", "max_sweeps", "sweep_time_ratio", "inner_gap", "seed", "sweep_threads")
 
 
 def _check_example_cuts(ex, n, dim, w):
@@ -105,6 +106,7 @@ def minimize_nslack(
     verbose=False,
     progress_scale="F",
     planes=DEFAULT_PLANES,
+    max_idle=DEFAULT_MAX_IDLE,
     max_sweeps=50,
     sweep_time_ratio=1.0,
     inner_gap=0.1,
@@ -125,6 +127,8 @@ def minimize_nslack(
         As in :func:`cutplane.minimize`.
     planes : int, default=8
         Cuts kept per example besides the floor.
+    max_idle : int, default=10
+        Iterations a cut's dual may stay zero before the cut is dropped (0: never).
     max_sweeps : int, default=50
         Most passes of dual steps per iteration.
     sweep_time_ratio : float or None, default=1.0
@@ -153,6 +157,7 @@ def minimize_nslack(
             field="oracle",
         )
     planes = _count(planes, "planes", 2)
+    max_idle = _count(max_idle, "max_idle", 0)
     max_sweeps = _count(max_sweeps, "max_sweeps", 1)
     sweep_time_ratio = None if sweep_time_ratio is None else _fraction(sweep_time_ratio, "sweep_time_ratio")
     inner_gap = _fraction(inner_gap, "inner_gap")
@@ -165,7 +170,7 @@ def minimize_nslack(
     if not np.isfinite(floor):
         raise InputError(f"example_lower_bound must be finite, got {floor!r}", field="oracle")
     rng = np.random.default_rng(seed)
-    sets = ExampleWorkingSets(n, dim, lam, floor, planes=planes)
+    sets = ExampleWorkingSets(n, dim, lam, floor, planes=planes, max_idle=max_idle)
     reporter = ProgressReporter(verbose, "n-slack", scale=display_factor(progress_scale, lam), eps=eps)
     lower = sets.lower_bound()  # the floor: D at alpha on the floors, w = 0
     best_upper, best_w = np.inf, sets.w.copy()
@@ -187,9 +192,12 @@ def minimize_nslack(
         upper = 0.5 * lam * float(w @ w) + float(values.mean())
         if upper < best_upper:
             best_upper, best_w = upper, w.copy()
+            lower = clip_lower(lower, best_upper, True, it)
         t1 = time.perf_counter()
         n_new = sets.add(values, offsets, slopes)
         del slopes
+        t2 = time.perf_counter()
+        t_add = t2 - t1
         tol = gap_tolerance(eps, rtol, best_upper)
         estimate = lower
         passes = 0
@@ -198,19 +206,21 @@ def minimize_nslack(
             passes += 1
             estimate += inc
             if block_gap <= inner_gap * max(best_upper - estimate, tol) or (
-                sweep_time_ratio is not None and time.perf_counter() - t1 >= sweep_time_ratio * t_oracle
+                sweep_time_ratio is not None and time.perf_counter() - t2 >= sweep_time_ratio * t_oracle
             ):
                 break
-        d = sets.lower_bound()
-        if sets.scale_step() != 1.0:
-            d = max(d, sets.lower_bound())  # a concave parabola's maximum: never lower, up to round-off
-        lower = max(lower, d)
+        t_pass = time.perf_counter() - t2
+        lower = update_lower(lower, sets.scale_step(sets.lower_bound()), best_upper, True, it)
+        sets.retire_idle()
         logger.debug(
-            "n-slack it %d: oracle %.3g s, %d passes in %.3g s, reduced gap %.3g, cuts %d (+%d), live nnz %d",
+            "n-slack it %d: oracle %.3g s, add %.3g s, %d passes in %.3g s, bound %.3g s, reduced gap %.3g, "
+            "cuts %d (+%d), live nnz %d",
             it,
             t_oracle,
+            t_add,
             passes,
-            time.perf_counter() - t1,
+            t_pass,
+            time.perf_counter() - t2 - t_pass,
             block_gap,
             sets.n_cuts,
             n_new,

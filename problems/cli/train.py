@@ -82,6 +82,8 @@ from problems.sequence.template_sets import TEMPLATE_SETS
 __all__ = ["add_arguments", "run", "COMMAND"]
 
 _REGULARIZERS = ["l2", "l1", "mtl", "ssvm", "pmtl"]
+#: The structured tasks whose oracle gives one cut per example (``--method n-slack``).
+NSLACK_TASKS = ("sequence", "segment")
 
 
 def _structured():
@@ -143,8 +145,9 @@ def add_arguments(p):
         "--method",
         choices=engine_methods(),
         default=None,
-        help="engine method of the linear tasks (binary, multiclass): bmrm (default) or ls-bmrm (BMRM with a line "
-        "search); the structured tasks run bmrm",
+        help="engine method of the linear tasks (binary, multiclass): bmrm (default), ls-bmrm (BMRM with a line "
+        "search) or n-slack (a working set per example); the structured tasks run bmrm, the sequence tasks also "
+        "n-slack with --regularizer ssvm (fewer oracle calls at large C)",
     )
     p.add_argument(
         "--regularizer",
@@ -267,10 +270,18 @@ def run(args):
     if args.resume and args.checkpoint is None:
         raise InputError("--resume needs --checkpoint PATH (the file to resume from)", field="--resume")
     if args.method is not None and task.structured:
-        raise InputError(
-            f"--method applies to the linear tasks (binary, multiclass); --task {args.task} runs bmrm",
-            field="--method",
-        )
+        if args.method != "n-slack" or args.task not in NSLACK_TASKS:
+            raise InputError(
+                f"--method applies to the linear tasks (binary, multiclass), and --method n-slack to "
+                f"{' and '.join(NSLACK_TASKS)} too; --task {args.task} runs bmrm",
+                field="--method",
+            )
+        chosen = args.regularizer or task.default_regularizer
+        if chosen != "ssvm":
+            raise InputError(
+                f"--method n-slack trains the structural SVM: it needs --regularizer ssvm, got {chosen}",
+                field="--method",
+            )
     if args.scheduler is not None and args.executor != "dask":
         raise InputError("--scheduler needs --executor dask", field="--scheduler")
     if args.chunks_per_worker is not None and not task.structured:

@@ -141,7 +141,7 @@ def _fit_tagger(args, templates, X, y, read_dev):
         regularizer=reg,
         p=args.p,
         min_count="auto" if args.min_count is None else args.min_count,
-        solver=make_solver(args),
+        solver=make_solver(args, method=getattr(args, "method", None)),
     )
     kwargs = validation_kwargs(args, read_dev)
     with warnings.catch_warnings():

@@ -279,7 +279,8 @@ def test_top_level_help_names_every_task(capsys):
 def test_method_and_max_iter_are_explained(capsys):
     assert main(["train", "--help"]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "--method {bmrm,ls-bmrm}" in out and "ls-bmrm (BMRM with a line search)" in out
+    assert "--method {bmrm,ls-bmrm,n-slack}" in out and "ls-bmrm (BMRM with a line search)" in out
+    assert "n-slack (a working set per example)" in out
     assert "--max-iter N iteration budget" in out
 
 
@@ -288,8 +289,27 @@ def test_method_is_refused_where_it_does_not_apply(files, capsys):
     argv = ["train", "--task", "sequence", "--templates", str(d / "t.tpl"), "--train", str(d / "train.txt")]
     assert main(argv + ["--C", "10", "--method", "ls-bmrm", "--model", str(d / "x.npz")]) == 2
     assert "--method applies to the linear tasks" in capsys.readouterr().err
+    assert main(argv + ["--C", "10", "--method", "n-slack", "--model", str(d / "x.npz")]) == 2  # mtl by default
+    assert "--method n-slack trains the structural SVM: it needs --regularizer ssvm, got mtl" in capsys.readouterr().err
+    parse = ["train", "--task", "parse", "--train", str(d / "train.txt"), "--C", "10", "--method", "n-slack"]
+    assert main(parse + ["--regularizer", "ssvm", "--model", str(d / "x.npz")]) == 2
+    assert "--method n-slack to sequence and segment too; --task parse runs bmrm" in capsys.readouterr().err
     assert _binary(d, "--method", "ls-bmrm", "--report", d / "r.json") == 0
     assert json.loads((d / "r.json").read_text())["method"] == "ls-bmrm"
+
+
+def test_sequences_train_with_the_n_slack_method(files, capsys):
+    d = files
+    argv = ["train", "--task", "sequence", "--templates", str(d / "t.tpl"), "--train", str(d / "train.txt")]
+    common = ["--C", "10", "--regularizer", "ssvm", "--eps", "1e-4"]
+    assert (
+        main(argv + common + ["--method", "n-slack", "--model", str(d / "n.npz"), "--report", str(d / "n.json")]) == 0
+    )
+    assert main(argv + common + ["--model", str(d / "b.npz"), "--report", str(d / "b.json")]) == 0
+    n_slack, bmrm = (json.loads((d / f"{k}.json").read_text()) for k in ("n", "b"))
+    assert n_slack["converged"] and bmrm["converged"]
+    assert n_slack["objective"] == pytest.approx(bmrm["objective"], abs=2e-4)
+    assert n_slack["lower_bound"] <= bmrm["objective"] + 1e-9 and bmrm["lower_bound"] <= n_slack["objective"] + 1e-9
 
 
 def test_version_comes_from_the_package_metadata(capsys):

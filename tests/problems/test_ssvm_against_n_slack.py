@@ -56,3 +56,24 @@ def test_one_group_matches_the_n_slack_qp(seed, K, transitions, C):
         assert res.status == "converged"
         assert res.lower_bound <= expected + 1e-6 * max(1.0, expected)
         assert res.objective == pytest.approx(expected, rel=1e-3, abs=1e-6)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 2**32 - 1), K=st.integers(2, 3), transitions=st.booleans(), C=st.sampled_from([0.5, 5.0, 50.0])
+)
+def test_the_n_slack_method_matches_the_n_slack_qp(seed, K, transitions, C):
+    """``method="n-slack"`` (per-sentence working sets, cutplane.nslack) on the same chains: the
+    certified optimum of the QP over every labelling, the lower bound below it."""
+    rng = np.random.default_rng(seed)
+    n_features = 4
+    data = random_data(rng, 3, 3, n_features, K)
+    oracle = SequenceHingeOracle(*data, n_features, K, transitions=transitions)
+    lam = 1.0 / C
+    expected = n_slack_optimum(data, n_features, K, lam, transitions)
+    res = minimize(oracle, L2(), lam, method="n-slack", eps=1e-7, max_iter=5000)
+    assert res.status == "converged" and res.gap <= 1e-7
+    assert res.lower_bound <= expected + 1e-6 * max(1.0, expected)
+    assert res.objective == pytest.approx(expected, abs=1e-7 + 1e-6 * max(1.0, expected))
+    h = res.history  # monotone up to the clipping at a new best upper bound (round-off, cutplane.bounds)
+    assert np.all(np.diff(h.lower) >= -1e-12 * (1 + np.abs(h.lower[1:]))) and np.all(h.lower <= h.best_upper)
