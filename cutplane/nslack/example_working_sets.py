@@ -295,12 +295,13 @@ class ExampleWorkingSets:
         applies it and returns ``D`` at the new duals.
 
         ``D(s) = r0 + s L - lam/2 s^2 ||w||^2`` with ``L = (1/n) sum_ij alpha_ij (b_ij - r0)``
-        (``d = D(1)``) is a concave parabola, maximal at ``s* = L / (lam ||w||^2)``, feasible for
-        ``0 <= s <= 1 / max_i sum_j alpha_ij`` (clipped to that interval). At the reduced
-        problem's optimum ``s* = 1``; far from it (the first iterations at large C, where ``w``
-        must grow) one step moves every block at once, where a pass of block steps moves one at a time. The new ``w`` is the old
-        one times ``s``, and its ``D`` the linear term from the duals minus ``lam/2 ||w||^2``: as
-        exact as :meth:`lower_bound` (one rounding per coordinate), without its pass.
+        (``d = D(1)``) is a concave parabola, maximal at ``s* = L / (lam ||w||^2)``, clipped to
+        the feasible ``0 <= s <= 1 / max_i sum_j alpha_ij``. At the reduced problem's optimum
+        ``s* = 1``; far from it (the first iterations at large C, where ``w`` must grow) one
+        step moves every block at once, where a pass of block steps moves one at a time. The
+        new ``w`` is the old one times ``s``, and its ``D`` the linear term from the duals minus
+        ``lam/2 ||w||^2``: as exact as :meth:`lower_bound` (one rounding per coordinate),
+        without its pass.
         """
         filled = self.slot >= 0
         b = np.where(filled, self.rb[np.where(filled, self.slot, 0)], 0.0)
