@@ -232,18 +232,50 @@ def _merge_into(pidx, pval, s1, l1, c1, s2, l2, c2, out):
 
 
 @njit(nogil=True, cache=True)
-def insert(
-    lo, b_ptr, b_idx, b_val, b_off, b_risk, w, slot, alpha, gram, idle, rstart, rlen, rb, state, pidx, pval, floor, rtol
+def violated(
+    lo, hi, b_ptr, b_idx, b_val, b_off, b_risk, w, slot, alpha, rstart, rlen, rb, pidx, pval, floor, rtol, want
 ):
-    """Add each example's new cut (batch row ``i``: ``b_idx/b_val[b_ptr[i]:b_ptr[i + 1]]``,
-    offset ``b_off[i]``, ``R_i(w) = b_risk[i]``) to its working set when it is violated: when
-    ``R_i(w)`` exceeds ``max(floor, max_j b_j + <a_j, w>)`` over the block's cuts of positive
-    dual by more than ``rtol * (1 + |R_i(w)|)``, and is not one of the block's idle cuts. (At the
-    reduced minimiser the cuts of positive dual attain the block's model; reading only them
-    saves a pass over the idle ones.) The new cut enters with dual 0 (``w`` and the dual value do not
-    move). A full block first frees a slot: the slot with a zero dual idle the longest, else the
-    two slots of smallest duals are replaced by their dual-weighted average (a convex combination
-    of cuts of ``R_i`` is one; ``w`` and the dual value do not move either).
+    """``want[i]`` for the examples ``lo..hi``: whether example ``i``'s new cut (batch row ``i``:
+    ``b_idx/b_val[b_ptr[i]:b_ptr[i + 1]]``, offset ``b_off[i]``, ``R_i(w) = b_risk[i]``) is
+    violated: ``R_i(w)`` exceeds ``max(floor, max_j b_j + <a_j, w>)`` over the block's cuts of
+    positive dual by more than ``rtol * (1 + |R_i(w)|)``, and the cut is not one of the block's
+    idle cuts. (At the reduced minimiser the cuts of positive dual attain the block's model;
+    reading only them saves a pass over the idle ones.) Reads only: threads may run disjoint
+    ranges at once."""
+    m = slot.shape[1]
+    for i in range(lo, hi):
+        length = b_ptr[i + 1] - b_ptr[i]
+        risk = b_risk[i]
+        model = floor
+        duplicate = False
+        for j in range(m):
+            r = slot[i, j]
+            if r < 0:
+                continue
+            if alpha[i, j + 1] > 0.0:
+                v = rb[r] + _row_dot(pidx, pval, rstart[r], rlen[r], w)
+                if v > model:
+                    model = v
+            elif rb[r] == b_off[i] and rlen[r] == length:  # an idle cut: skip the new one if it is this one
+                same = True
+                for p in range(length):
+                    q = rstart[r] + p
+                    if pidx[q] != b_idx[b_ptr[i] + p] or pval[q] != b_val[b_ptr[i] + p]:
+                        same = False
+                        break
+                duplicate = duplicate or same
+        want[i] = not duplicate and risk > model + rtol * (1.0 + abs(risk))
+
+
+@njit(nogil=True, cache=True)
+def place(lo, want, b_ptr, b_off, slot, alpha, gram, idle, rstart, rlen, rb, state, pidx, pval, new_slot):
+    """Give each wanted example's new cut a slot and a row of the pool (its entries are copied
+    by :func:`copy_rows`, its Gram row by :func:`gram_rows`); ``new_slot[i]`` is the slot (-1:
+    none). The cut enters with dual 0 (``w`` and the dual value do not move). A full block first
+    frees a slot: the slot with a zero dual idle the longest, else the two slots of smallest
+    duals are replaced by their dual-weighted average, written here (a convex combination of
+    cuts of ``R_i`` is one; ``w`` and the dual value do not move either; its Gram entries are
+    the same combination of the two rows').
 
     ``state`` is int64 ``[n_rows, used, added, merged]`` (rows in the table, pool entries used,
     counters), updated in place. Starts at example ``lo``; returns the example it stopped at:
@@ -253,29 +285,10 @@ def insert(
     cap = pidx.shape[0]
     rcap = rstart.shape[0]
     for i in range(lo, n):
-        length = b_ptr[i + 1] - b_ptr[i]
-        risk = b_risk[i]
-        model = floor
-        duplicate = False
-        for j in range(m):
-            r = slot[i, j]
-            if r < 0:
-                continue
-            if alpha[i, j + 1] > 0.0:  # the model's maximum at w is attained by a cut of positive dual
-                v = rb[r] + _row_dot(pidx, pval, rstart[r], rlen[r], w)
-                if v > model:
-                    model = v
-            elif rb[r] == b_off[i] and rlen[r] == length:  # an idle cut: skip it if it is this one
-                same = True
-                for p in range(length):
-                    q = rstart[r] + p
-                    if pidx[q] != b_idx[b_ptr[i] + p] or pval[q] != b_val[b_ptr[i] + p]:
-                        same = False
-                        break
-                duplicate = duplicate or same
-        if duplicate or risk <= model + rtol * (1.0 + abs(risk)):
+        new_slot[i] = -1
+        if not want[i]:
             continue
-        # a free slot: empty, else zero dual and idle the longest, else merge the two smallest duals
+        length = b_ptr[i + 1] - b_ptr[i]
         k = -1
         for j in range(m):
             if slot[i, j] < 0:
@@ -288,6 +301,7 @@ def insert(
                     longest = idle[i, j]
                     k = j
         merge_p = -1
+        need = length
         if k < 0:
             p1 = -1
             p2 = -1
@@ -299,9 +313,7 @@ def insert(
                     p2 = j
             merge_p = p2  # the merged row goes to p2, the new cut to p1
             k = p1
-            need = length + rlen[slot[i, p1]] + rlen[slot[i, p2]]
-        else:
-            need = length
+            need += rlen[slot[i, p1]] + rlen[slot[i, p2]]
         if state[1] + need > cap or state[0] + 2 > rcap:
             return i
         if merge_p >= 0:
@@ -325,50 +337,61 @@ def insert(
             alpha[i, merge_p + 1] = ap + aq
             idle[i, merge_p] = 0
             state[3] += 1
-        # the new cut in slot k, dual 0
         nr = state[0]
         rstart[nr] = state[1]
         rlen[nr] = length
         rb[nr] = b_off[i]
-        for p in range(length):
-            pidx[state[1] + p] = b_idx[b_ptr[i] + p]
-            pval[state[1] + p] = b_val[b_ptr[i] + p]
         state[1] += length
         state[0] += 1
         slot[i, k] = nr
         alpha[i, k + 1] = 0.0
         idle[i, k] = 0
-        for j in range(m):
-            if slot[i, j] >= 0:
-                r = slot[i, j]
-                v = _rows_dot(pidx, pval, rstart[nr], length, rstart[r], rlen[r])
-                gram[i, k, j] = v
-                gram[i, j, k] = v
+        new_slot[i] = k
         state[2] += 1
     return n
 
 
 @njit(nogil=True, cache=True)
-def compact(slot, rstart, rlen, rb, pidx, pval, new_idx, new_val, new_start, new_len, new_b):
-    """Copy the rows in the slots to fresh arrays, renumbering them (slot order); return
-    ``(n_rows, used)`` of the new pool."""
-    n, m = slot.shape
-    nr = 0
-    used = 0
-    for i in range(n):
+def copy_rows(lo, hi, new_slot, slot, b_ptr, b_idx, b_val, rstart, pidx, pval):
+    """Copy the new cuts of examples ``lo..hi`` (placed by :func:`place`) into their pool rows;
+    disjoint ranges may run in threads at once."""
+    for i in range(lo, hi):
+        k = new_slot[i]
+        if k < 0:
+            continue
+        s0 = rstart[slot[i, k]]
+        b0 = b_ptr[i]
+        for p in range(b_ptr[i + 1] - b0):
+            pidx[s0 + p] = b_idx[b0 + p]
+            pval[s0 + p] = b_val[b0 + p]
+
+
+@njit(nogil=True, cache=True)
+def gram_rows(lo, hi, new_slot, slot, gram, rstart, rlen, pidx, pval):
+    """The Gram entries of the new cuts of examples ``lo..hi`` with their blocks' cuts (after
+    :func:`copy_rows`); disjoint ranges may run in threads at once."""
+    m = slot.shape[1]
+    for i in range(lo, hi):
+        k = new_slot[i]
+        if k < 0:
+            continue
+        nr = slot[i, k]
         for j in range(m):
             r = slot[i, j]
-            if r < 0:
-                continue
-            length = rlen[r]
-            s0 = rstart[r]
-            for p in range(length):
-                new_idx[used + p] = pidx[s0 + p]
-                new_val[used + p] = pval[s0 + p]
-            new_start[nr] = used
-            new_len[nr] = length
-            new_b[nr] = rb[r]
-            slot[i, j] = nr
-            used += length
-            nr += 1
-    return nr, used
+            if r >= 0:
+                v = _rows_dot(pidx, pval, rstart[nr], rlen[nr], rstart[r], rlen[r])
+                gram[i, k, j] = v
+                gram[i, j, k] = v
+
+
+@njit(nogil=True, cache=True)
+def copy_live(lo, hi, rows, new_start, rstart, rlen, pidx, pval, new_idx, new_val):
+    """Copy rows ``rows[lo..hi]`` of the pool to ``new_start[lo..hi]`` of the new arrays;
+    disjoint ranges may run in threads at once."""
+    for q in range(lo, hi):
+        r = rows[q]
+        s0 = rstart[r]
+        d0 = new_start[q]
+        for p in range(rlen[r]):
+            new_idx[d0 + p] = pidx[s0 + p]
+            new_val[d0 + p] = pval[s0 + p]

@@ -55,6 +55,9 @@ class ExampleWorkingSets:
         (0: kept until its block needs the slot). The first cuts of a structured task, taken at
         a poor ``w``, are the largest (every token wrong) and soon idle: dropping them bounds the
         memory.
+    threads : int, default=1
+        Threads of the insertion, the compaction and (by default) the passes: each runs a range
+        of examples or rows (the kernels release the GIL).
 
     Attributes
     ----------
@@ -66,12 +69,13 @@ class ExampleWorkingSets:
         Cuts added, pairs of cuts merged, since the start.
     """
 
-    def __init__(self, n_samples, dim, lam, floor, *, planes=DEFAULT_PLANES, max_idle=None):
+    def __init__(self, n_samples, dim, lam, floor, *, planes=DEFAULT_PLANES, max_idle=None, threads=1):
         if int(planes) < 2:
             raise InputError(f"must be >= 2, got {planes}", field="planes")
         self.n, self.dim, self.lam, self.floor = int(n_samples), int(dim), float(lam), float(floor)
         self.kappa = 1.0 / (self.lam * self.n)
         self.max_idle = DEFAULT_MAX_IDLE if max_idle is None else int(max_idle)
+        self.threads = max(1, int(threads))
         m = int(planes)
         self.slot = np.full((self.n, m), -1, dtype=np.int64)
         self.alpha = np.zeros((self.n, m + 1))
@@ -143,38 +147,55 @@ class ExampleWorkingSets:
         off = np.ascontiguousarray(offsets, dtype=np.float64)
         risk = np.ascontiguousarray(values, dtype=np.float64)
         before = self.n_added
+        want = np.zeros(self.n, dtype=np.bool_)
+        rtol = float(rtol)
+        self._in_ranges(
+            lambda lo, hi: _kernels.violated(
+                lo, hi, ptr, idx, val, off, risk, self.w, self.slot, self.alpha, self.rstart, self.rlen, self.rb,
+                self.pidx, self.pval, self.floor, rtol, want,
+            )
+        )  # fmt: skip
+        incoming = int(ptr[1:][want].sum() - ptr[:-1][want].sum())
         if (
-            int(self.state[1] + ptr[-1]) > self.pidx.shape[0]
+            int(self.state[1]) + incoming > self.pidx.shape[0]
             or int(self.state[0]) + 2 * self.n + 2 > self.rstart.shape[0]
         ):
-            self._make_room(int(ptr[-1]))
+            self._make_room(incoming)
+        new_slot = np.full(self.n, -1, dtype=np.int64)
         lo = 0
         while True:
-            lo = _kernels.insert(
-                lo,
-                ptr,
-                idx,
-                val,
-                off,
-                risk,
-                self.w,
-                self.slot,
-                self.alpha,
-                self.gram,
-                self.idle,
-                self.rstart,
-                self.rlen,
-                self.rb,
-                self.state,
-                self.pidx,
-                self.pval,
-                self.floor,
-                float(rtol),
-            )
+            lo = _kernels.place(
+                lo, want, ptr, off, self.slot, self.alpha, self.gram, self.idle, self.rstart, self.rlen, self.rb,
+                self.state, self.pidx, self.pval, new_slot,
+            )  # fmt: skip
             if lo >= self.n:
                 break
-            self._make_room(int(ptr[-1] - ptr[lo]) + 2 * int(self.rlen[: int(self.state[0])].max(initial=0)))
+            self._make_room(incoming + 2 * int(self.rlen[: int(self.state[0])].max(initial=0)))
+        self._in_ranges(
+            lambda lo, hi: _kernels.copy_rows(
+                lo, hi, new_slot, self.slot, ptr, idx, val, self.rstart, self.pidx, self.pval
+            )
+        )
+        self._in_ranges(
+            lambda lo, hi: _kernels.gram_rows(
+                lo, hi, new_slot, self.slot, self.gram, self.rstart, self.rlen, self.pidx, self.pval
+            )
+        )
         return self.n_added - before
+
+    def _in_ranges(self, run, n=None):
+        """``run(lo, hi)`` over ``range(n)`` (default :attr:`n`) cut into :attr:`threads` ranges,
+        at once in as many threads (the kernels release the GIL)."""
+        n = self.n if n is None else int(n)
+        threads = max(1, min(self.threads, n))
+        edges = np.linspace(0, n, threads + 1).astype(np.int64)
+        if threads == 1:
+            run(0, n)
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            list(pool.map(run, edges[:-1], edges[1:]))
 
     def _make_room(self, extra):
         """Room for ``extra`` more pool entries and ``2 n`` more rows: first by dropping the rows
@@ -183,7 +204,7 @@ class ExampleWorkingSets:
         used, rows = int(self.state[1]), int(self.state[0])
         live = self._live_nnz()
         if used > 2 * live or rows > 2 * self.n_cuts:
-            self._compact(live + live // 2 + int(extra))
+            self._compact(2 * live + int(extra))  # room for a few batches before the next compaction
         self._grow(extra)
 
     def _grow(self, extra):
@@ -200,39 +221,43 @@ class ExampleWorkingSets:
             self.rb = _grown(self.rb, cap, rows)
 
     def _compact(self, capacity):
-        """Copy the rows the slots hold to a fresh pool of ``capacity`` entries (renumbered)."""
-        new_idx = np.empty(capacity, dtype=self.index_dtype)
-        new_val = np.empty(capacity)
-        cap = max(self.n_cuts + 2 * self.n + 2, 1024)
-        new_start = np.zeros(cap, dtype=np.int64)
-        new_len = np.zeros(cap, dtype=np.int64)
-        new_b = np.zeros(cap)
-        nr, used = _kernels.compact(
-            self.slot,
-            self.rstart,
-            self.rlen,
-            self.rb,
-            self.pidx,
-            self.pval,
-            new_idx,
-            new_val,
-            new_start,
-            new_len,
-            new_b,
+        """Copy the rows the slots hold to a fresh pool of ``capacity`` entries, renumbered in
+        slot order (in :attr:`threads` threads)."""
+        filled = self.slot >= 0
+        rows = self.slot[filled]  # row-major: slot order
+        lengths = self.rlen[rows]
+        starts = np.zeros(rows.shape[0] + 1, dtype=np.int64)
+        np.cumsum(lengths, out=starts[1:])
+        new_idx = np.empty(max(int(capacity), int(starts[-1])), dtype=self.index_dtype)
+        new_val = np.empty(new_idx.shape[0])
+        self._in_ranges(
+            lambda lo, hi: _kernels.copy_live(
+                lo, hi, rows, starts, self.rstart, self.rlen, self.pidx, self.pval, new_idx, new_val
+            ),
+            rows.shape[0],
         )
+        cap = max(rows.shape[0] + 2 * self.n + 2, 1024)
+        self.rstart = np.zeros(cap, dtype=np.int64)
+        self.rlen = np.zeros(cap, dtype=np.int64)
+        new_b = np.zeros(cap)
+        self.rstart[: rows.shape[0]] = starts[:-1]
+        self.rlen[: rows.shape[0]] = lengths
+        new_b[: rows.shape[0]] = self.rb[rows]
+        self.rb = new_b
+        self.slot[filled] = np.arange(rows.shape[0])
         self.pidx, self.pval = new_idx, new_val
-        self.rstart, self.rlen, self.rb = new_start, new_len, new_b
-        self.state[0], self.state[1] = nr, used
+        self.state[0], self.state[1] = rows.shape[0], int(starts[-1])
 
     def _live_nnz(self) -> int:
         rows = self.slot[self.slot >= 0]
         return int(self.rlen[rows].sum())
 
-    def sweep(self, order, tol=1e-12, max_steps=50, threads=1):
+    def sweep(self, order, tol=1e-12, max_steps=50, threads=None):
         """One pass of block-coordinate ascent over the examples in ``order`` (:func:`_kernels.sweep`).
 
-        With ``threads > 1`` the order is cut into that many parts, swept at once by as many
-        threads (the kernel releases the GIL). Each block's duals are moved by one thread only,
+        ``threads`` (default :attr:`threads`): with more than one, the order is cut into that
+        many parts, swept at once by as many threads (the kernel releases the GIL). Each block's
+        duals are moved by one thread only,
         so they stay on their simplex; the threads share ``w``, and an update of a coordinate
         two blocks share can be lost in a race, which only makes a later step less exact:
         :meth:`lower_bound` recomputes ``w`` and ``D`` from the duals, so the certificate never
@@ -247,7 +272,7 @@ class ExampleWorkingSets:
             ``(1/n) sum_i max_j s_ij - sum_j alpha_ij s_ij`` at each block's visit.
         """
         order = np.ascontiguousarray(order, dtype=np.int64)
-        threads = max(1, min(int(threads), order.shape[0]))
+        threads = max(1, min(self.threads if threads is None else int(threads), order.shape[0]))
         if self._scratch.shape[0] < 3 * threads:
             self._scratch = np.empty((3 * threads, self.planes + 1))
         parts = np.array_split(order, threads)

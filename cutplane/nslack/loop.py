@@ -140,8 +140,8 @@ def minimize_nslack(
     seed : int, default=0
         Seed of the order of the examples in the passes (:func:`numpy.random.default_rng`).
     sweep_threads : int, optional
-        Threads of each pass (:meth:`ExampleWorkingSets.sweep`). None: the workers of the
-        oracle's executor (``oracle.executor.n_workers``), 1 without one. With one thread and
+        Threads of each pass (:meth:`ExampleWorkingSets.sweep`), and of the insertion of the cuts.
+        None: the workers of the oracle's executor (``oracle.executor.n_workers``), 1 without one. With one thread and
         ``sweep_time_ratio=None`` a run is reproducible to the bit.
 
     Returns
@@ -170,7 +170,7 @@ def minimize_nslack(
     if not np.isfinite(floor):
         raise InputError(f"example_lower_bound must be finite, got {floor!r}", field="oracle")
     rng = np.random.default_rng(seed)
-    sets = ExampleWorkingSets(n, dim, lam, floor, planes=planes, max_idle=max_idle)
+    sets = ExampleWorkingSets(n, dim, lam, floor, planes=planes, max_idle=max_idle, threads=sweep_threads)
     reporter = ProgressReporter(verbose, "n-slack", scale=display_factor(progress_scale, lam), eps=eps)
     lower = sets.lower_bound()  # the floor: D at alpha on the floors, w = 0
     best_upper, best_w = np.inf, sets.w.copy()
@@ -202,7 +202,7 @@ def minimize_nslack(
         estimate = lower
         passes = 0
         while passes < max_sweeps:
-            inc, block_gap = sets.sweep(rng.permutation(n), threads=sweep_threads)
+            inc, block_gap = sets.sweep(rng.permutation(n))
             passes += 1
             estimate += inc
             if block_gap <= inner_gap * max(best_upper - estimate, tol) or (
