@@ -32,7 +32,7 @@ __all__ = ["ExampleWorkingSets", "DEFAULT_PLANES", "DEFAULT_MAX_IDLE"]
 #: Cuts kept per example (besides the floor): a full block merges its two smallest duals.
 DEFAULT_PLANES = 8
 #: Iterations a cut's dual may stay zero before the cut is dropped.
-DEFAULT_MAX_IDLE = 10
+DEFAULT_MAX_IDLE = 3
 
 
 class ExampleWorkingSets:

@@ -127,7 +127,7 @@ def minimize_nslack(
         As in :func:`cutplane.minimize`.
     planes : int, default=8
         Cuts kept per example besides the floor.
-    max_idle : int, default=10
+    max_idle : int, default=3
         Iterations a cut's dual may stay zero before the cut is dropped (0: never).
     max_sweeps : int, default=50
         Most passes of dual steps per iteration.
