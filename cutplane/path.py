@@ -27,8 +27,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .engine import minimize_with_working_set
+from .engine import minimize, minimize_with_working_set
 from .exceptions import InputError
+from .nslack import NSLACK
 from .protocols import ReducedSolver, Regularizer
 from .reduced.registry import make_reduced_solver
 from .working_set import WorkingSet
@@ -218,7 +219,9 @@ def regularization_path(
         certified gap is at most ``max(eps, rtol * |F_lam(w_best)|)``. Along a path the scale
         of ``F_lam`` changes by orders of magnitude, so a relative gap asks the same accuracy
         of every point where one absolute ``eps`` is tighter at some points than at others.
-    method : {"bmrm", "ls-bmrm"}
+    method : {"bmrm", "ls-bmrm", "n-slack"}
+        ``"n-slack"`` (:mod:`cutplane.nslack`) keeps per-example working sets that are not
+        carried from one point to the next: each point starts cold.
     max_iter : int
         Oracle-call budget of each point.
     time_limit : float, optional
@@ -257,7 +260,7 @@ def regularization_path(
         raise InputError("a path over lam needs a norm regulariser (an indicator set has no lam)", field="regularizer")
     order_idx = run_order(lams, order)
     reduced = solver
-    if not isinstance(solver, ReducedSolver) and is_regularizer:
+    if not isinstance(solver, ReducedSolver) and is_regularizer and method != NSLACK:
         reduced = make_reduced_solver(regularizer, solver)  # one for the path: compiled problems are reused
     results: list = [None] * len(lams)
     ran: list = []
@@ -270,26 +273,48 @@ def regularization_path(
             if remaining <= 0:
                 status = "time_limit"
                 break
-        res, ws = minimize_with_working_set(
-            oracle,
-            regularizer,
-            lams[i],
-            method=method,
-            eps=eps_all[i],
-            rtol=rtol,
-            cache_steps=cache_steps,
-            max_iter=max_iter,
-            time_limit=remaining,
-            max_cuts=max_cuts,
-            prune_after=prune_after,
-            solver=reduced,
-            callback=callback,
-            verbose=verbose,
-            progress_scale=progress_scale,
-            risk_lower_bound=risk_lower_bound,
-            memory_limit=memory_limit,
-            warm_start=None if ws is None else WarmStart(ws, w),
-        )
+        if method == NSLACK:  # per-example working sets: each point starts cold
+            res = minimize(
+                oracle,
+                regularizer,
+                lams[i],
+                method=method,
+                eps=eps_all[i],
+                rtol=rtol,
+                max_iter=max_iter,
+                time_limit=remaining,
+                callback=callback,
+                verbose=verbose,
+                progress_scale=progress_scale,
+                cache_steps=cache_steps,
+                max_cuts=max_cuts,
+                prune_after=prune_after,
+                solver=solver,
+                risk_lower_bound=risk_lower_bound,
+                memory_limit=memory_limit,
+            )  # what does not apply to n-slack is refused by minimize, naming it
+        else:
+            res, ws = _warm_point(
+                oracle,
+                regularizer,
+                lams[i],
+                ws,
+                w,
+                method=method,
+                eps=eps_all[i],
+                rtol=rtol,
+                cache_steps=cache_steps,
+                max_iter=max_iter,
+                time_limit=remaining,
+                max_cuts=max_cuts,
+                prune_after=prune_after,
+                solver=reduced,
+                callback=callback,
+                verbose=verbose,
+                progress_scale=progress_scale,
+                risk_lower_bound=risk_lower_bound,
+                memory_limit=memory_limit,
+            )
         w = res.w
         results[i] = res
         ran.append(i)
@@ -308,4 +333,11 @@ def regularization_path(
         run_order=tuple(ran),
         seconds=time.perf_counter() - t0,
         status=status,
+    )
+
+
+def _warm_point(oracle, regularizer, lam, ws, w, **kwargs):
+    """One point of the path from the previous point's working set and ``w`` (none at the first)."""
+    return minimize_with_working_set(
+        oracle, regularizer, lam, warm_start=None if ws is None else WarmStart(ws, w), **kwargs
     )

@@ -341,3 +341,17 @@ def test_a_threaded_sequence_oracle_runs_two_thread_passes_to_the_bmrm_optimum()
     assert a.status == b.status == "converged"
     assert b.objective == pytest.approx(a.objective, abs=2e-6)
     assert b.lower_bound <= a.objective + 1e-12 and a.lower_bound <= b.objective + 1e-12
+
+
+def test_a_path_of_lam_runs_every_point_cold_to_its_certificate():
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((50, 4))
+    oracle = BinaryHinge(X, np.where(X[:, 1] + 0.5 * rng.standard_normal(50) > 0, 1.0, -1.0))
+    path = cutplane.regularization_path(oracle, L2(), [1.0, 0.1, 0.01], eps=1e-6, method="n-slack", max_iter=5000)
+    assert path.status == "converged"
+    for lam, res in zip(path.lams, path.results):
+        assert res.method == "n-slack" and res.converged
+        assert res.objective == pytest.approx(_svm_optimum(X, oracle.y, lam), abs=2e-6)
+    with pytest.raises(InputError) as err:
+        cutplane.regularization_path(oracle, L2(), [1.0, 0.1], eps=1e-6, method="n-slack", max_cuts=10)
+    assert err.value.field == "max_cuts"
