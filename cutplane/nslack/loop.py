@@ -147,7 +147,8 @@ def minimize_nslack(
     Returns
     -------
     Result
-        ``method="n-slack"``; ``n_cached_cuts`` counts the cuts merged into others.
+        ``method="n-slack"``; ``n_cached_cuts`` is 0 (no constraint cache: the per-example
+        working sets play its part); the cuts added and merged are logged at DEBUG.
     """
     t_start, cpu_start = time.perf_counter(), time.process_time()
     if not isinstance(oracle, ExampleCutsOracle):
@@ -211,10 +212,10 @@ def minimize_nslack(
                 break
         t_pass = time.perf_counter() - t2
         lower = update_lower(lower, sets.scale_step(sets.lower_bound()), best_upper, True, it)
-        sets.retire_idle()
+        n_dropped = sets.retire_idle()
         logger.debug(
             "n-slack it %d: oracle %.3g s, add %.3g s, %d passes in %.3g s, bound %.3g s, reduced gap %.3g, "
-            "cuts %d (+%d), live nnz %d",
+            "cuts %d (+%d, %d merged in all, %d idle dropped), live nnz %d",
             it,
             t_oracle,
             t_add,
@@ -224,6 +225,8 @@ def minimize_nslack(
             block_gap,
             sets.n_cuts,
             n_new,
+            sets.n_merged,
+            n_dropped,
             sets.live_nnz,
         )
         t_solve = time.perf_counter() - t1
@@ -259,7 +262,6 @@ def minimize_nslack(
         eps=eps,
         rtol=rtol,
         n_oracle_calls=len(rows),
-        n_cached_cuts=sets.n_merged,
     )
     reporter.close(status, result)
     if status in ("max_iter", "time_limit"):

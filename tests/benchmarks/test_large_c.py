@@ -26,3 +26,18 @@ def test_few_sentences_case_writes_page(tmp_path, data_dir):
     again = tmp_path / "again.md"
     assert large_c.main(["--render", str(js), "--out", str(again)]) == 0
     assert again.read_text() == page
+
+
+@pytest.mark.data
+def test_few_sentences_of_the_ner_case_with_the_n_slack_method(tmp_path, data_dir):
+    from benchmarks import large_c
+
+    out, js = tmp_path / "ns.md", tmp_path / "ns.json"
+    argv = ["--case", "ner-ssvm", "--max-sentences", "25", "--C", "10", "--executor", "serial", "--method", "n-slack"]
+    assert large_c.main([*argv, "--out", str(out), "--json", str(js)]) == 0
+    (rec,) = json.loads(js.read_text())
+    ours = rec["ours"]
+    assert rec["method"] == "n-slack" and ours["status"] == "converged"
+    assert ours["gap"] <= max(0.1, 0.01 * ours["objective"]) + 1e-12  # max(eps, rtol F): eps 0.1 on F
+    assert ours["n_cached_cuts"] == 0 and ours["lower_bound"] <= ours["objective"]
+    assert "method n-slack, executor serial, cache_steps 0" in out.read_text()
