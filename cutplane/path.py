@@ -273,48 +273,26 @@ def regularization_path(
             if remaining <= 0:
                 status = "time_limit"
                 break
-        if method == NSLACK:  # per-example working sets: each point starts cold
-            res = minimize(
-                oracle,
-                regularizer,
-                lams[i],
-                method=method,
-                eps=eps_all[i],
-                rtol=rtol,
-                max_iter=max_iter,
-                time_limit=remaining,
-                callback=callback,
-                verbose=verbose,
-                progress_scale=progress_scale,
-                cache_steps=cache_steps,
-                max_cuts=max_cuts,
-                prune_after=prune_after,
-                solver=solver,
-                risk_lower_bound=risk_lower_bound,
-                memory_limit=memory_limit,
-            )  # what does not apply to n-slack is refused by minimize, naming it
+        common = dict(
+            method=method,
+            eps=eps_all[i],
+            rtol=rtol,
+            cache_steps=cache_steps,
+            max_iter=max_iter,
+            time_limit=remaining,
+            max_cuts=max_cuts,
+            prune_after=prune_after,
+            callback=callback,
+            verbose=verbose,
+            progress_scale=progress_scale,
+            risk_lower_bound=risk_lower_bound,
+            memory_limit=memory_limit,
+        )
+        if method == NSLACK:  # per-example working sets: each point starts cold; what does not apply to
+            # n-slack is refused by minimize, naming it
+            res = minimize(oracle, regularizer, lams[i], solver=solver, **common)
         else:
-            res, ws = _warm_point(
-                oracle,
-                regularizer,
-                lams[i],
-                ws,
-                w,
-                method=method,
-                eps=eps_all[i],
-                rtol=rtol,
-                cache_steps=cache_steps,
-                max_iter=max_iter,
-                time_limit=remaining,
-                max_cuts=max_cuts,
-                prune_after=prune_after,
-                solver=reduced,
-                callback=callback,
-                verbose=verbose,
-                progress_scale=progress_scale,
-                risk_lower_bound=risk_lower_bound,
-                memory_limit=memory_limit,
-            )
+            res, ws = _warm_point(oracle, regularizer, lams[i], ws, w, solver=reduced, **common)
         w = res.w
         results[i] = res
         ran.append(i)
