@@ -57,10 +57,12 @@ _REGULARIZERS = ("l2", "l1")
 
 
 def _methods():
-    """Engine methods usable on a regularised risk (not Kelley's indicator-set method)."""
+    """Engine methods usable on a regularised risk (not Kelley's indicator-set method), and the
+    n-slack method (:mod:`cutplane.nslack`; the hinge oracles give one cut per example)."""
     from cutplane.engine import METHODS
+    from cutplane.nslack import NSLACK
 
-    return tuple(name for name, spec in METHODS.items() if not getattr(spec, "needs_indicator", False))
+    return tuple(name for name, spec in METHODS.items() if not getattr(spec, "needs_indicator", False)) + (NSLACK,)
 
 
 class LinearSVM(ClassifierMixin, BaseEstimator):

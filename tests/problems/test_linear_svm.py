@@ -238,3 +238,18 @@ def test_grid_search_over_a_solver_option():
     grid.fit(X, y)
     assert grid.best_params_["solver__eps"] in (1e-1, 1e-3)
     assert grid.best_estimator_.solver.eps == grid.best_params_["solver__eps"]
+
+
+@pytest.mark.parametrize("bias", [None, 1.0])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_the_n_slack_method_reaches_the_bmrm_objective(bias, n_classes):
+    rng = np.random.default_rng(n_classes)
+    X = rng.standard_normal((150, 5))
+    y = np.argmax(X[:, :n_classes] + 0.3 * rng.standard_normal((150, n_classes)), axis=1)
+    if n_classes == 2:
+        y = 2 * y - 1
+    a = LinearSVM(C=10, bias=bias, solver=CuttingPlane(method="n-slack", eps=1e-6)).fit(X, y)
+    b = LinearSVM(C=10, bias=bias, solver=CuttingPlane(eps=1e-6)).fit(X, y)
+    assert a.result_.method == "n-slack" and a.result_.converged and b.result_.converged
+    assert a.objective_ == pytest.approx(b.objective_, abs=2e-6)
+    assert a.lower_bound_ <= b.objective_ + 1e-9 and b.lower_bound_ <= a.objective_ + 1e-9
