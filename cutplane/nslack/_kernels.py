@@ -142,10 +142,9 @@ def sweep(order, slot, alpha, gram, rstart, rlen, rb, pidx, pval, w, kappa, floo
 
 
 @njit(nogil=True, cache=True)
-def recompute(slot, alpha, rstart, rlen, rb, pidx, pval, kappa, floor, w):
-    """``w = -kappa sum_i sum_j alpha_ij a_ij`` afresh (``w`` overwritten) after putting every
-    block's duals back on the simplex (round-off of the sweeps: ``alpha_i0 = 1 - sum_j alpha_ij``,
-    the others scaled down if they sum above 1).
+def normalize(slot, alpha, rlen, rb, floor):
+    """Put every block's duals back on the simplex (round-off of the sweeps:
+    ``alpha_i0 = 1 - sum_j alpha_ij``, the others scaled down if they sum above 1; empty slots 0).
 
     Returns
     -------
@@ -154,7 +153,6 @@ def recompute(slot, alpha, rstart, rlen, rb, pidx, pval, kappa, floor, w):
     live_nnz : int
         Stored nonzeros of the rows in the slots.
     """
-    w[:] = 0.0
     n, m = slot.shape
     total = 0.0
     live = 0
@@ -173,14 +171,33 @@ def recompute(slot, alpha, rstart, rlen, rb, pidx, pval, kappa, floor, w):
         total += alpha[i, 0] * floor
         for j in range(m):
             r = slot[i, j]
-            if r < 0:
-                continue
-            live += rlen[r]
-            c = alpha[i, j + 1]
-            if c > 0.0:
-                total += c * rb[r]
-                _row_axpy(pidx, pval, rstart[r], rlen[r], -kappa * c, w)
+            if r >= 0:
+                live += rlen[r]
+                if alpha[i, j + 1] > 0.0:
+                    total += alpha[i, j + 1] * rb[r]
     return total, live
+
+
+@njit(nogil=True, cache=True)
+def scatter(lo, hi, slot, alpha, rstart, rlen, pidx, pval, kappa, w):
+    """``w[lo:hi] = -kappa sum_i sum_j alpha_ij a_ij[lo:hi]`` afresh: every row's entries in the
+    coordinate range (found by bisection in its sorted coordinates), added in example and slot
+    order, so each coordinate gets the same sum, bit for bit, however the range is cut; disjoint
+    ranges may run in threads at once."""
+    for c in range(lo, hi):
+        w[c] = 0.0
+    n, m = slot.shape
+    for i in range(n):
+        for j in range(m):
+            r = slot[i, j]
+            if r < 0 or alpha[i, j + 1] <= 0.0:
+                continue
+            s0 = rstart[r]
+            e0 = s0 + rlen[r]
+            p = s0 + np.searchsorted(pidx[s0:e0], lo)
+            q = s0 + np.searchsorted(pidx[s0:e0], hi)
+            if q > p:
+                _row_axpy(pidx, pval, p, q - p, -kappa * alpha[i, j + 1], w)
 
 
 @njit(nogil=True, cache=True)

@@ -348,9 +348,14 @@ class ExampleWorkingSets:
 
     def lower_bound(self) -> float:
         """``D(alpha)`` with ``w(alpha)`` recomputed from the duals (into :attr:`w`): certified
-        ``<= min F`` (module docstring)."""
-        total, live = _kernels.recompute(
-            self.slot, self.alpha, self.rstart, self.rlen, self.rb, self.pidx, self.pval, self.kappa, self.floor, self.w
+        ``<= min F`` (module docstring). The recomputation runs in :attr:`threads` threads over
+        ranges of coordinates and gives the same ``w``, bit for bit, with any number of them."""
+        total, live = _kernels.normalize(self.slot, self.alpha, self.rlen, self.rb, self.floor)
+        self._in_ranges(
+            lambda lo, hi: _kernels.scatter(
+                lo, hi, self.slot, self.alpha, self.rstart, self.rlen, self.pidx, self.pval, self.kappa, self.w
+            ),
+            self.dim,
         )
         self.live_nnz = int(live)
         return total / self.n - 0.5 * self.lam * float(self.w @ self.w)

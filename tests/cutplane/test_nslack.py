@@ -354,3 +354,17 @@ def test_a_path_of_lam_runs_every_point_cold_to_its_certificate():
     with pytest.raises(InputError) as err:
         cutplane.regularization_path(oracle, L2(), [1.0, 0.1], eps=1e-6, method="n-slack", max_cuts=10)
     assert err.value.field == "max_cuts"
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 6), dim=st.integers(1, 40), threads=st.integers(2, 5))
+def test_the_recomputed_w_is_the_same_bit_for_bit_with_any_number_of_threads(seed, n, dim, threads):
+    rng = np.random.default_rng(seed)
+    sets = ExampleWorkingSets(n, dim, 0.1, 0.0, planes=3)
+    added = _fill(sets, rng, 4)
+    d1, w1 = sets.lower_bound(), sets.w.copy()
+    sets.threads = threads
+    d2 = sets.lower_bound()
+    np.testing.assert_array_equal(sets.w, w1)
+    assert d1 == d2
+    assert d1 == pytest.approx(_dual_value(sets, added)[0], abs=1e-10)
