@@ -365,7 +365,7 @@ class ChunkExampleCuts(NamedTuple):
     ----------
     indptr : ndarray of shape (n_chunk_sentences + 1,), int64
         Sentence ``i``'s row is ``indices/values[indptr[i]:indptr[i + 1]]``.
-    indices : ndarray of shape (nnz,), int64
+    indices : ndarray of shape (nnz,), int32 (int64 when ``dim`` exceeds int32)
         Sorted coordinates of ``Phi(x_i, y^_i) - Phi(x_i, y_i)`` per sentence.
     values : ndarray of shape (nnz,), float64
     losses : ndarray of shape (n_chunk_sentences,), float64
@@ -509,7 +509,9 @@ class SequenceChunk:
         args = (self.sentence_ptr, self.labels, yhat, self.s0, self.s1)
         _example_row_bounds(self.indptr, *args, self.transitions, bound)
         start = np.concatenate([[0], np.cumsum(bound)]).astype(np.int64)
-        cols = np.empty(int(start[-1]), dtype=np.int64)
+        # int32 coordinates while w's length allows: what the n-slack pool stores (no conversion there)
+        dim = self.n_features * self.n_labels + (self.n_labels**2 if self.transitions else 0)
+        cols = np.empty(int(start[-1]), dtype=np.int32 if dim <= np.iinfo(np.int32).max else np.int64)
         vals = np.empty(int(start[-1]))
         ptr = np.empty(ns + 1, dtype=np.int64)
         dots = np.empty(ns)
