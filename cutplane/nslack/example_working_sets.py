@@ -139,6 +139,13 @@ class ExampleWorkingSets:
             Cuts added.
         """
         slopes = sp.csr_matrix(slopes)
+        values, offsets = np.asarray(values), np.asarray(offsets)
+        if slopes.shape != (self.n, self.dim) or values.shape != (self.n,) or offsets.shape != (self.n,):
+            raise InputError(
+                f"expected slopes of shape ({self.n}, {self.dim}) and values, offsets of shape ({self.n},), got "
+                f"{slopes.shape}, {values.shape}, {offsets.shape}",
+                field="slopes",
+            )
         if not slopes.has_sorted_indices:
             slopes = slopes.sorted_indices()
         ptr = slopes.indptr.astype(np.int64, copy=False)

@@ -368,3 +368,14 @@ def test_the_recomputed_w_is_the_same_bit_for_bit_with_any_number_of_threads(see
     np.testing.assert_array_equal(sets.w, w1)
     assert d1 == d2
     assert d1 == pytest.approx(_dual_value(sets, added)[0], abs=1e-10)
+
+
+def test_cuts_of_the_wrong_shape_are_refused():
+    sets = ExampleWorkingSets(3, 4, 0.1, 0.0)
+    with pytest.raises(InputError, match=r"expected slopes of shape \(3, 4\)"):
+        sets.add(np.zeros(3), np.zeros(3), sp.csr_matrix((3, 5)))
+    with pytest.raises(InputError, match="got"):
+        sets.add(np.zeros(2), np.zeros(3), sp.csr_matrix((3, 4)))
+    with pytest.raises(InputError) as err:
+        ExampleWorkingSets(3, 4, 0.1, 0.0, planes=1)
+    assert err.value.field == "planes"
