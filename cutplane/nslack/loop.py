@@ -11,8 +11,11 @@ Each iteration
    over the examples in random order (:meth:`ExampleWorkingSets.sweep`), until the passes cost
    as much time as the oracle call (``sweep_time_ratio``), the reduced problem's own gap falls
    below ``inner_gap`` of the certified gap, or ``max_sweeps`` passes;
-4. recomputes ``w(alpha)`` and ``D(alpha)`` from the duals: the lower bound, certified by weak
-   duality (:mod:`cutplane.nslack.example_working_sets`).
+4. recomputes ``w(alpha)`` and ``D(alpha)`` from the duals and takes the exact line search
+   along the scaling of the cuts' duals (:meth:`ExampleWorkingSets.scale_step`): the lower
+   bound, certified by weak duality (:mod:`cutplane.nslack.example_working_sets`);
+5. drops the cuts whose dual stayed zero ``max_idle`` iterations
+   (:meth:`ExampleWorkingSets.retire_idle`).
 
 It stops when the best upper bound minus the best lower bound is at most the tolerance, as the
 other methods of :func:`cutplane.minimize`. With per-example models the reduced problem is a far
