@@ -251,7 +251,7 @@ def minimize(
         (:class:`~cutplane.protocols.ExampleCutsOracle`), and takes its own ``options``; the
         working-set options (``max_cuts``, ``prune_after``, ``memory_limit``, ``solver``),
         ``w0``, checkpoints, warm starts and ``cache_steps`` do not apply to it (refused when
-        set; ``prune_after`` is ignored: a full block replaces its idle cuts).
+        set; ``prune_after`` is ignored: the option ``max_idle`` drops idle cuts).
     eps : float
         Absolute gap on the scale of ``F``.
     rtol : float, optional
@@ -270,8 +270,9 @@ def minimize(
         iteration boundaries. ``Result.n_cached_cuts`` and ``Result.cache_time_s`` say what it did.
     options : dict, optional
         Options of ``method="n-slack"``: the keywords of :func:`cutplane.nslack.minimize_nslack`
-        named in :data:`cutplane.nslack.NSLACK_OPTIONS` (``planes``, ``max_sweeps``,
-        ``sweep_time_ratio``, ``inner_gap``, ``seed``). Refused with the other methods.
+        named in :data:`cutplane.nslack.NSLACK_OPTIONS` (``planes``, ``max_idle``,
+        ``max_sweeps``, ``sweep_time_ratio``, ``inner_gap``, ``seed``, ``sweep_threads``).
+        Refused with the other methods.
     max_iter : int
         Oracle-call budget, counted over resumed runs too.
     time_limit : float, optional
