@@ -54,6 +54,7 @@ __all__ = [
     "minimize_with_working_set",
     "METHODS",
     "MethodSpec",
+    "method_names",
     "StepContext",
     "StepOutcome",
     "DirectStep",
@@ -97,6 +98,14 @@ METHODS = {
 }
 
 
+def method_names(*, indicator=True) -> tuple[str, ...]:
+    """Every ``method`` of :func:`minimize`: the step rules of :data:`METHODS` (without those that
+    need an indicator set, Kelley's, when ``indicator`` is False) and the n-slack method
+    (:mod:`cutplane.nslack`), which needs a norm regulariser."""
+    names = tuple(name for name, spec in METHODS.items() if indicator or not spec.needs_indicator)
+    return (*names, NSLACK)
+
+
 def _positive(value, name, integer=False, allow_none=False):
     if value is None and allow_none:
         return None
@@ -111,7 +120,7 @@ def _positive(value, name, integer=False, allow_none=False):
 
 def _validate(oracle, regularizer, lam, method, eps, max_iter, time_limit, max_cuts, prune_after, w0):
     if method not in METHODS:
-        accepted = ", ".join(sorted([*METHODS, NSLACK]))
+        accepted = ", ".join(sorted(method_names()))
         raise InputError(f"unknown method {method!r}; accepted: {accepted}", field="method")
     spec = METHODS[method]
     dim = oracle.dim if isinstance(oracle, Oracle) else None

@@ -195,12 +195,11 @@ def executor_names() -> list:
 
 
 def engine_methods() -> list:
-    """The engine methods of ``--method``: :data:`cutplane.engine.METHODS` without those that
-    need an indicator set (Kelley's), and the n-slack method (:mod:`cutplane.nslack`)."""
-    from cutplane.engine import METHODS
-    from cutplane.nslack import NSLACK
+    """The engine methods of ``--method``: those of :func:`cutplane.engine.method_names` that take
+    a norm regulariser (not Kelley's indicator-set method)."""
+    from cutplane.engine import method_names
 
-    return [name for name, spec in METHODS.items() if not spec.needs_indicator] + [NSLACK]
+    return list(method_names(indicator=False))
 
 
 def add_progress_options(p):

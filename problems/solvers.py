@@ -163,7 +163,9 @@ def _executor(value, name):
 
 
 def _method(value, name):
-    return check_choice(value, name, ("bmrm", "ls-bmrm", "kelley", "n-slack"))
+    from cutplane.engine import method_names
+
+    return check_choice(value, name, method_names())
 
 
 def _max_cuts(value, name):

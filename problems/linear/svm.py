@@ -57,12 +57,12 @@ _REGULARIZERS = ("l2", "l1")
 
 
 def _methods():
-    """Engine methods usable on a regularised risk (not Kelley's indicator-set method), and the
-    n-slack method (:mod:`cutplane.nslack`; the hinge oracles give one cut per example)."""
-    from cutplane.engine import METHODS
-    from cutplane.nslack import NSLACK
+    """Engine methods usable on a regularised risk: :func:`cutplane.engine.method_names` without
+    Kelley's indicator-set method (the n-slack method included: the hinge oracles give one cut
+    per example)."""
+    from cutplane.engine import method_names
 
-    return tuple(name for name, spec in METHODS.items() if not getattr(spec, "needs_indicator", False)) + (NSLACK,)
+    return method_names(indicator=False)
 
 
 class LinearSVM(ClassifierMixin, BaseEstimator):
