@@ -335,10 +335,10 @@ class MulticlassHinge:
         X = sp.csr_matrix(self.X)
         nf = self.n_features
         counts = np.diff(X.indptr)
+        r = np.repeat(np.arange(self.n_samples), counts)  # the example of each stored entry of X
+        keep = wrong[r]
         rows, cols, vals = [], [], []
         for cls, sign in ((yhat, 1.0), (self.y, -1.0)):
-            r = np.repeat(np.arange(self.n_samples), counts)
-            keep = wrong[r]
             rows.append(r[keep])
             cols.append(np.repeat(cls, counts)[keep] * nf + X.indices[keep])
             vals.append(sign * X.data[keep])

@@ -90,7 +90,6 @@ class ExampleWorkingSets:
         self.state = np.zeros(4, dtype=np.int64)  # n_rows, used, added, merged
         self.live_nnz = 0
         self.w = np.zeros(self.dim)
-        self._scratch = np.empty((3, m + 1))
 
     def _rows(self, cap):
         self.rstart = np.zeros(cap, dtype=np.int64)
@@ -190,19 +189,18 @@ class ExampleWorkingSets:
         )
         return self.n_added - before
 
-    def _in_ranges(self, run, n=None):
-        """``run(lo, hi)`` over ``range(n)`` (default :attr:`n`) cut into :attr:`threads` ranges,
-        at once in as many threads (the kernels release the GIL)."""
+    def _in_ranges(self, run, n=None, threads=None) -> list:
+        """``[run(lo, hi), ...]`` over ``range(n)`` (default :attr:`n`) cut into ``threads``
+        (default :attr:`threads`) ranges, at once in as many threads (the kernels release the GIL)."""
         n = self.n if n is None else int(n)
-        threads = max(1, min(self.threads, n))
-        edges = np.linspace(0, n, threads + 1).astype(np.int64)
+        threads = max(1, min(self.threads if threads is None else int(threads), n))
         if threads == 1:
-            run(0, n)
-            return
+            return [run(0, n)]
         from concurrent.futures import ThreadPoolExecutor
 
+        edges = np.linspace(0, n, threads + 1).astype(np.int64)
         with ThreadPoolExecutor(max_workers=threads) as pool:
-            list(pool.map(run, edges[:-1], edges[1:]))
+            return list(pool.map(run, edges[:-1], edges[1:]))
 
     def _make_room(self, extra):
         """Room for ``extra`` more pool entries and ``2 n`` more rows: first by dropping the rows
@@ -279,15 +277,12 @@ class ExampleWorkingSets:
             ``(1/n) sum_i max_j s_ij - sum_j alpha_ij s_ij`` at each block's visit.
         """
         order = np.ascontiguousarray(order, dtype=np.int64)
-        threads = max(1, min(self.threads if threads is None else int(threads), order.shape[0]))
-        if self._scratch.shape[0] < 3 * threads:
-            self._scratch = np.empty((3 * threads, self.planes + 1))
-        parts = np.array_split(order, threads)
+        m1 = self.planes + 1
 
-        def run(k):
-            s, g, a = self._scratch[3 * k : 3 * k + 3]
+        def run(lo, hi):
+            s, g, a = np.empty((3, m1))  # per-thread scratch of the block's QP
             return _kernels.sweep(
-                parts[k],
+                order[lo:hi],
                 self.slot,
                 self.alpha,
                 self.gram,
@@ -306,14 +301,8 @@ class ExampleWorkingSets:
                 a,
             )
 
-        if threads == 1:
-            inc, gap = run(0)
-        else:
-            from concurrent.futures import ThreadPoolExecutor
-
-            with ThreadPoolExecutor(max_workers=threads) as pool:
-                results = list(pool.map(run, range(threads)))
-            inc, gap = sum(r[0] for r in results), sum(r[1] for r in results)
+        results = self._in_ranges(run, order.shape[0], threads)
+        inc, gap = sum(r[0] for r in results), sum(r[1] for r in results)
         return inc / self.n, gap / self.n
 
     def retire_idle(self) -> int:
