@@ -91,7 +91,7 @@ def _count(value, name, minimum):
     return int(value)
 
 
-def _fraction(value, name):
+def _positive_number(value, name):
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 < float(value) <= 1e6:
         raise InputError(f"must be a positive number, got {value!r}", field=name)
     return float(value)
@@ -163,8 +163,8 @@ def minimize_nslack(
     planes = _count(planes, "planes", 2)
     max_idle = _count(max_idle, "max_idle", 0)
     max_sweeps = _count(max_sweeps, "max_sweeps", 1)
-    sweep_time_ratio = None if sweep_time_ratio is None else _fraction(sweep_time_ratio, "sweep_time_ratio")
-    inner_gap = _fraction(inner_gap, "inner_gap")
+    sweep_time_ratio = None if sweep_time_ratio is None else _positive_number(sweep_time_ratio, "sweep_time_ratio")
+    inner_gap = _positive_number(inner_gap, "inner_gap")
     if sweep_threads is None:
         workers = getattr(getattr(oracle, "executor", None), "n_workers", 1)
         sweep_threads = workers if isinstance(workers, numbers.Integral) and not isinstance(workers, bool) else 1
