@@ -412,3 +412,11 @@ def copy_live(lo, hi, rows, new_start, rstart, rlen, pidx, pval, new_idx, new_va
         for p in range(rlen[r]):
             new_idx[d0 + p] = pidx[s0 + p]
             new_val[d0 + p] = pval[s0 + p]
+
+
+@njit(nogil=True, cache=True)
+def blend(avg, w, decay):
+    """``avg = decay avg + (1 - decay) w`` in place (no temporary of the length of ``w``)."""
+    rest = 1.0 - decay
+    for c in range(avg.shape[0]):
+        avg[c] = decay * avg[c] + rest * w[c]

@@ -21,6 +21,8 @@ afresh, so the round-off of the sweeps never enters the certificate.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -67,6 +69,9 @@ class ExampleWorkingSets:
         Column 0 the floor's dual, then the slots'.
     n_added, n_merged : int
         Cuts added, pairs of cuts merged, since the start.
+    add_seconds : dict
+        Seconds of the last :meth:`add`'s phases: ``check``, ``room`` (compaction or growth),
+        ``place`` (serial, with the merges), ``copy_gram``.
     """
 
     def __init__(self, n_samples, dim, lam, floor, *, planes=DEFAULT_PLANES, max_idle=None, threads=1):
@@ -90,6 +95,7 @@ class ExampleWorkingSets:
         self.state = np.zeros(4, dtype=np.int64)  # n_rows, used, added, merged
         self.live_nnz = 0
         self.w = np.zeros(self.dim)
+        self.add_seconds: dict = {}
 
     def _rows(self, cap):
         self.rstart = np.zeros(cap, dtype=np.int64)
@@ -119,18 +125,20 @@ class ExampleWorkingSets:
         arrays = (self.pidx, self.pval, self.rstart, self.rlen, self.rb, self.slot, self.alpha, self.gram, self.idle)
         return int(sum(a.nbytes for a in arrays))
 
-    def add(self, values, offsets, slopes, rtol=1e-12) -> int:
-        """Add each example's cut at the current :attr:`w` where it is violated.
+    def add(self, values, offsets, slopes, rtol=1e-12, at=None) -> int:
+        """Add each example's cut, taken at the query point ``at``, where it is violated there.
 
         Parameters
         ----------
         values : ndarray of shape (n_samples,)
-            ``R_i(w)`` at :attr:`w`.
+            ``R_i(at)``.
         offsets : ndarray of shape (n_samples,)
         slopes : scipy.sparse.csr_matrix of shape (n_samples, dim)
         rtol : float
-            A cut enters when ``R_i(w)`` exceeds the block's model at ``w`` by more than
-            ``rtol * (1 + |R_i(w)|)``.
+            A cut enters when ``R_i(at)`` exceeds the block's model at ``at`` by more than
+            ``rtol * (1 + |R_i(at)|)``.
+        at : ndarray of shape (dim,), optional
+            The point where the oracle gave the cuts; None: :attr:`w`.
 
         Returns
         -------
@@ -155,18 +163,24 @@ class ExampleWorkingSets:
         before = self.n_added
         want = np.zeros(self.n, dtype=np.bool_)
         rtol = float(rtol)
+        at = self.w if at is None else np.ascontiguousarray(at, dtype=np.float64)
+        if at.shape != (self.dim,):
+            raise InputError(f"expected a query point of shape ({self.dim},), got {at.shape}", field="at")
+        t0 = time.perf_counter()
         self._in_ranges(
             lambda lo, hi: _kernels.violated(
-                lo, hi, ptr, idx, val, off, risk, self.w, self.slot, self.alpha, self.rstart, self.rlen, self.rb,
+                lo, hi, ptr, idx, val, off, risk, at, self.slot, self.alpha, self.rstart, self.rlen, self.rb,
                 self.pidx, self.pval, self.floor, rtol, want,
             )
         )  # fmt: skip
+        t1 = time.perf_counter()
         incoming = int(ptr[1:][want].sum() - ptr[:-1][want].sum())
         if (
             int(self.state[1]) + incoming > self.pidx.shape[0]
             or int(self.state[0]) + 2 * self.n + 2 > self.rstart.shape[0]
         ):
             self._make_room(incoming)
+        t2 = time.perf_counter()
         new_slot = np.full(self.n, -1, dtype=np.int64)
         lo = 0
         while True:
@@ -177,6 +191,7 @@ class ExampleWorkingSets:
             if lo >= self.n:
                 break
             self._make_room(incoming + 2 * int(self.rlen[: int(self.state[0])].max(initial=0)))
+        t3 = time.perf_counter()
         self._in_ranges(
             lambda lo, hi: _kernels.copy_rows(
                 lo, hi, new_slot, self.slot, ptr, idx, val, self.rstart, self.pidx, self.pval
@@ -187,6 +202,8 @@ class ExampleWorkingSets:
                 lo, hi, new_slot, self.slot, self.gram, self.rstart, self.rlen, self.pidx, self.pval
             )
         )
+        t4 = time.perf_counter()
+        self.add_seconds = dict(check=t1 - t0, room=t2 - t1, place=t3 - t2, copy_gram=t4 - t3)
         return self.n_added - before
 
     def _in_ranges(self, run, n=None, threads=None) -> list:

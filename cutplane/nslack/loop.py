@@ -40,6 +40,7 @@ from ..exceptions import ConvergenceWarning, InputError
 from ..progress import ProgressReporter, display_factor
 from ..protocols import ExampleCutsOracle
 from ..result import History, IterationInfo, Result, gap_tolerance
+from . import _kernels
 from .example_working_sets import DEFAULT_MAX_IDLE, DEFAULT_PLANES, ExampleWorkingSets
 
 __all__ = ["minimize_nslack", "NSLACK_OPTIONS", "NSLACK"]
@@ -50,7 +51,17 @@ NSLACK = "n-slack"
 logger = logging.getLogger("cutplane")
 
 #: The keyword options of ``minimize(..., method="n-slack")`` beyond the common ones.
-NSLACK_OPTIONS = ("planes", "max_idle", "max_sweeps", "sweep_time_ratio", "inner_gap", "seed", "sweep_threads")
+NSLACK_OPTIONS = (
+    "planes",
+    "max_idle",
+    "max_sweeps",
+    "sweep_time_ratio",
+    "inner_gap",
+    "seed",
+    "sweep_threads",
+    "average_every",
+    "average_decay",
+)
 
 
 def _check_example_cuts(ex, n, dim, w):
@@ -115,6 +126,8 @@ def minimize_nslack(
     inner_gap=0.1,
     seed=0,
     sweep_threads=None,
+    average_every=5,
+    average_decay=0.8,
     stacklevel=2,
 ) -> Result:
     """Minimise ``F(w) = lam/2 ||w||^2 + (1/n) sum_i R_i(w)`` to a certified gap by the n-slack method.
@@ -173,6 +186,14 @@ def minimize_nslack(
     floor = float(oracle.example_lower_bound)
     if not np.isfinite(floor):
         raise InputError(f"example_lower_bound must be finite, got {floor!r}", field="oracle")
+    average_every = _count(average_every, "average_every", 0)
+    if average_every == 1:
+        raise InputError(
+            "must be 0 (never) or >= 2: every query at the average leaves nothing to average", field="average_every"
+        )
+    if isinstance(average_decay, bool) or not isinstance(average_decay, numbers.Real) or not 0.0 <= average_decay < 1.0:
+        raise InputError(f"must be a number in [0, 1), got {average_decay!r}", field="average_decay")
+    average_decay = float(average_decay)
     rng = np.random.default_rng(seed)
     sets = ExampleWorkingSets(n, dim, lam, floor, planes=planes, max_idle=max_idle, threads=sweep_threads)
     reporter = ProgressReporter(verbose, "n-slack", scale=display_factor(progress_scale, lam), eps=eps)
@@ -182,11 +203,21 @@ def minimize_nslack(
     status = "max_iter"
     t_oracle_total = t_solve_total = 0.0
     peak = sets.nbytes
+    average = None  # the running average of the query points w(alpha)
     for it in range(1, max_iter + 1):
         if time_limit is not None and time.perf_counter() - t_start >= time_limit:
             status = "time_limit"
             break
-        w = sets.w
+        averaged = average_every > 0 and it % average_every == 0 and average is not None
+        if averaged:
+            w = average
+        else:
+            w = sets.w
+            if average_every > 0:
+                if average is None:
+                    average = w.copy()
+                else:
+                    _kernels.blend(average, w, average_decay)
         w.flags.writeable = False
         query = w.copy() if callback is not None else None  # IterationInfo.w (the sweeps move sets.w)
         t0 = time.perf_counter()
@@ -198,7 +229,7 @@ def minimize_nslack(
             best_upper, best_w = upper, w.copy()
             lower = clip_lower(lower, best_upper, True, it)
         t1 = time.perf_counter()
-        n_new = sets.add(values, offsets, slopes)
+        n_new = sets.add(values, offsets, slopes, at=w)
         del slopes
         t2 = time.perf_counter()
         t_add = t2 - t1
@@ -217,11 +248,13 @@ def minimize_nslack(
         lower = update_lower(lower, sets.scale_step(sets.lower_bound()), best_upper, True, it)
         n_dropped = sets.retire_idle()
         logger.debug(
-            "n-slack it %d: oracle %.3g s, add %.3g s, %d passes in %.3g s, bound %.3g s, reduced gap %.3g, "
+            "n-slack it %d%s: oracle %.3g s, add %.3g s (%s), %d passes in %.3g s, bound %.3g s, reduced gap %.3g, "
             "cuts %d (+%d, %d merged in all, %d idle dropped), live nnz %d",
             it,
+            " (averaged query)" if averaged else "",
             t_oracle,
             t_add,
+            ", ".join(f"{k} {v:.2g}" for k, v in sets.add_seconds.items()),
             passes,
             t_pass,
             time.perf_counter() - t2 - t_pass,
