@@ -285,14 +285,20 @@ def violated(
 
 
 @njit(nogil=True, cache=True)
-def place(lo, want, b_ptr, b_off, slot, alpha, gram, idle, rstart, rlen, rb, state, pidx, pval, new_slot):
+def place(
+    lo, want, b_ptr, b_off, slot, alpha, gram, idle, rstart, rlen, rb, state, pidx, pval, new_slot,
+    merge_row, merge_src, merge_coef,
+):  # fmt: skip
     """Give each wanted example's new cut a slot and a row of the pool (its entries are copied
     by :func:`copy_rows`, its Gram row by :func:`gram_rows`); ``new_slot[i]`` is the slot (-1:
     none). The cut enters with dual 0 (``w`` and the dual value do not move). A full block first
     frees a slot: the slot with a zero dual idle the longest, else the two slots of smallest
-    duals are replaced by their dual-weighted average, written here (a convex combination of
-    cuts of ``R_i`` is one; ``w`` and the dual value do not move either; its Gram entries are
-    the same combination of the two rows').
+    duals are replaced by their dual-weighted average (a convex combination of cuts of ``R_i``
+    is one; ``w`` and the dual value do not move either; its Gram entries are the same
+    combination of the two rows'). The merged row gets its offset and Gram entries here and a
+    pool row as long as its two sources together; :func:`merge_rows` writes its entries
+    (``merge_row[i]`` the row, -1: none; ``merge_src[i]`` the two source rows, ``merge_coef[i]``
+    their weights), in threads.
 
     ``state`` is int64 ``[n_rows, used, added, merged]`` (rows in the table, pool entries used,
     counters), updated in place. Starts at example ``lo``; returns the example it stopped at:
@@ -303,6 +309,7 @@ def place(lo, want, b_ptr, b_off, slot, alpha, gram, idle, rstart, rlen, rb, sta
     rcap = rstart.shape[0]
     for i in range(lo, n):
         new_slot[i] = -1
+        merge_row[i] = -1
         if not want[i]:
             continue
         length = b_ptr[i + 1] - b_ptr[i]
@@ -339,7 +346,10 @@ def place(lo, want, b_ptr, b_off, slot, alpha, gram, idle, rstart, rlen, rb, sta
             cp, cq = ap / (ap + aq), aq / (ap + aq)
             nr = state[0]
             rstart[nr] = state[1]
-            rlen[nr] = _merge_into(pidx, pval, rstart[rp], rlen[rp], cp, rstart[rq], rlen[rq], cq, state[1])
+            rlen[nr] = rlen[rp] + rlen[rq]  # reserved; merge_rows sets the merged length
+            merge_row[i] = nr
+            merge_src[i, 0], merge_src[i, 1] = rp, rq
+            merge_coef[i, 0], merge_coef[i, 1] = cp, cq
             rb[nr] = cp * rb[rp] + cq * rb[rq]
             state[1] += rlen[nr]
             state[0] += 1
@@ -366,6 +376,21 @@ def place(lo, want, b_ptr, b_off, slot, alpha, gram, idle, rstart, rlen, rb, sta
         new_slot[i] = k
         state[2] += 1
     return n
+
+
+@njit(nogil=True, cache=True)
+def merge_rows(lo, hi, merge_row, merge_src, merge_coef, rstart, rlen, pidx, pval):
+    """Write the merged rows of examples ``lo..hi`` (placed by :func:`place`) into their pool
+    rows and set their lengths; disjoint ranges may run in threads at once (the sources are
+    only read, each merged row has its own reserved range)."""
+    for i in range(lo, hi):
+        r = merge_row[i]
+        if r < 0:
+            continue
+        p, q = merge_src[i, 0], merge_src[i, 1]
+        rlen[r] = _merge_into(
+            pidx, pval, rstart[p], rlen[p], merge_coef[i, 0], rstart[q], rlen[q], merge_coef[i, 1], rstart[r]
+        )
 
 
 @njit(nogil=True, cache=True)

@@ -182,14 +182,25 @@ class ExampleWorkingSets:
             self._make_room(incoming)
         t2 = time.perf_counter()
         new_slot = np.full(self.n, -1, dtype=np.int64)
+        merge_row = np.full(self.n, -1, dtype=np.int64)
+        merge_src = np.zeros((self.n, 2), dtype=np.int64)
+        merge_coef = np.zeros((self.n, 2))
         lo = 0
         while True:
-            lo = _kernels.place(
+            stop = _kernels.place(
                 lo, want, ptr, off, self.slot, self.alpha, self.gram, self.idle, self.rstart, self.rlen, self.rb,
-                self.state, self.pidx, self.pval, new_slot,
+                self.state, self.pidx, self.pval, new_slot, merge_row, merge_src, merge_coef,
             )  # fmt: skip
-            if lo >= self.n:
+            # the merges of the examples placed so far, before a compaction could move their sources
+            self._in_ranges(
+                lambda a, b: _kernels.merge_rows(
+                    lo + a, lo + b, merge_row, merge_src, merge_coef, self.rstart, self.rlen, self.pidx, self.pval
+                ),
+                stop - lo,
+            )
+            if stop >= self.n:
                 break
+            lo = stop
             self._make_room(incoming + 2 * int(self.rlen[: int(self.state[0])].max(initial=0)))
         t3 = time.perf_counter()
         self._in_ranges(

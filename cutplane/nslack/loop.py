@@ -126,7 +126,7 @@ def minimize_nslack(
     inner_gap=0.1,
     seed=0,
     sweep_threads=None,
-    average_every=5,
+    average_every=3,
     average_decay=0.8,
     stacklevel=2,
 ) -> Result:

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 import cutplane
 from cutplane.engine import minimize_with_working_set
 from cutplane.exceptions import ConvergenceWarning, InputError
-from cutplane.nslack import ExampleWorkingSets
+from cutplane.nslack import ExampleWorkingSets, _kernels  # _kernels: the placement under test
 from cutplane.regularizers import L1, L2
 from oracles.linear import BinaryHinge, MulticlassHinge
 
@@ -142,6 +142,46 @@ def test_merged_cuts_and_compaction_keep_the_bound_valid(seed, n, dim, threads):
     assert d <= _model_optimum(added, n, dim, 0.1, 0.0) + 1e-6  # merged cuts are convex combinations
     assert sets.n_cuts <= 2 * n
     assert sets.live_nnz <= int(sets.state[1])
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), threads=st.sampled_from([1, 2]))
+def test_a_pool_that_fills_up_during_placement_gives_the_same_sets(seed, threads):
+    """The placement stops where the pool is full, the merges placed so far are written, the
+    pool grows or is compacted, and the placement goes on: the same duals and bound, bit for
+    bit, as with room to spare."""
+    early = []
+    place = _kernels.place
+
+    def counting_place(lo, want, *args):
+        stop = place(lo, want, *args)
+        early.append(stop < want.shape[0])
+        return stop
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_kernels, "place", counting_place)
+        tight, roomy = _fill_tight_and_roomy(seed, threads)
+    assert any(early)  # the path under test was taken
+    assert tight.n_merged == roomy.n_merged > 0
+    np.testing.assert_array_equal(tight.alpha, roomy.alpha)
+    assert tight.lower_bound() == roomy.lower_bound()
+    np.testing.assert_array_equal(tight.w, roomy.w)
+    assert tight.lower_bound() == pytest.approx(_dual_value(tight, [[] for _ in range(tight.n)])[0], abs=1e-10)
+
+
+def _fill_tight_and_roomy(seed, threads):
+    n, dim = 12, 40
+    tight = ExampleWorkingSets(n, dim, 0.1, 0.0, planes=2, threads=threads)
+    tight.pidx, tight.pval = tight.pidx[:8].copy(), tight.pval[:8].copy()  # a pool far too small
+    roomy = ExampleWorkingSets(n, dim, 0.1, 0.0, planes=2, threads=threads)
+    rng_t, rng_r = np.random.default_rng(seed), np.random.default_rng(seed)
+    for _ in range(8):
+        for sets, rng in ((tight, rng_t), (roomy, rng_r)):
+            slopes, offsets = _random_batch(rng, n, dim)
+            sets.add(slopes @ sets.w + offsets, offsets, slopes)
+            sets.lower_bound()
+            sets.sweep(rng.permutation(n), threads=1)
+    return tight, roomy
 
 
 @pytest.mark.parametrize("threads", [1, 2])
