@@ -92,6 +92,7 @@ class ExampleWorkingSets:
         self.index_dtype = np.int32 if self.dim <= np.iinfo(np.int32).max else np.int64
         self.pidx = np.empty(1 << 16, dtype=self.index_dtype)
         self.pval = np.empty(1 << 16)
+        self._spare = None  # the pool before the last compaction, the next one's target
         self.state = np.zeros(4, dtype=np.int64)  # n_rows, used, added, merged
         self.live_nnz = 0
         self.w = np.zeros(self.dim)
@@ -121,9 +122,11 @@ class ExampleWorkingSets:
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by the pool, the row table, the slots, the duals and the Gram blocks."""
+        """Bytes held by the pool (and the spare pool of the compactions), the row table, the
+        slots, the duals and the Gram blocks."""
         arrays = (self.pidx, self.pval, self.rstart, self.rlen, self.rb, self.slot, self.alpha, self.gram, self.idle)
-        return int(sum(a.nbytes for a in arrays))
+        spare = () if self._spare is None else self._spare
+        return int(sum(a.nbytes for a in arrays + spare))
 
     def add(self, values, offsets, slopes, rtol=1e-12, at=None) -> int:
         """Add each example's cut, taken at the query point ``at``, where it is violated there.
@@ -232,18 +235,20 @@ class ExampleWorkingSets:
 
     def _make_room(self, extra):
         """Room for ``extra`` more pool entries and ``2 n`` more rows: first by dropping the rows
-        no slot holds any more (when they are over half of the pool or of the row table), then
-        by growing the arrays by half."""
+        no slot holds any more (when they are over a third of the pool, or over half of the
+        row table), then by growing the arrays by half."""
         used, rows = int(self.state[1]), int(self.state[0])
         live = self._live_nnz()
-        if used > 2 * live or rows > 2 * self.n_cuts:
-            self._compact(2 * live + int(extra))  # room for a few batches before the next compaction
+        if 2 * used > 3 * live or rows > 2 * self.n_cuts:
+            # room for a few batches before the next compaction; never less than the pool had
+            self._compact(max(2 * live + int(extra), self.pidx.shape[0]))
         self._grow(extra)
 
     def _grow(self, extra):
         need = int(self.state[1]) + int(extra)
         if need > self.pidx.shape[0]:
             cap = max(need, self.pidx.shape[0] + self.pidx.shape[0] // 2)
+            self._spare = None  # smaller than the grown pool: no compaction could use it
             self.pidx = _grown(self.pidx, cap, int(self.state[1]))
             self.pval = _grown(self.pval, cap, int(self.state[1]))
         rows = int(self.state[0])
@@ -254,15 +259,22 @@ class ExampleWorkingSets:
             self.rb = _grown(self.rb, cap, rows)
 
     def _compact(self, capacity):
-        """Copy the rows the slots hold to a fresh pool of ``capacity`` entries, renumbered in
-        slot order (in :attr:`threads` threads)."""
+        """Copy the rows the slots hold to a pool of ``capacity`` entries, renumbered in slot
+        order (in :attr:`threads` threads). The pool they leave is kept as the next
+        compaction's target: its memory is already mapped, where a fresh array of gigabytes
+        would first fault in every page it is written to."""
         filled = self.slot >= 0
         rows = self.slot[filled]  # row-major: slot order
         lengths = self.rlen[rows]
         starts = np.zeros(rows.shape[0] + 1, dtype=np.int64)
         np.cumsum(lengths, out=starts[1:])
-        new_idx = np.empty(max(int(capacity), int(starts[-1])), dtype=self.index_dtype)
-        new_val = np.empty(new_idx.shape[0])
+        need = max(int(capacity), int(starts[-1]))
+        if self._spare is not None and self._spare[0].shape[0] >= need:
+            new_idx, new_val = self._spare
+        else:
+            self._spare = None  # freed before the new pool is allocated
+            new_idx = np.empty(need, dtype=self.index_dtype)
+            new_val = np.empty(need)
         self._in_ranges(
             lambda lo, hi: _kernels.copy_live(
                 lo, hi, rows, starts, self.rstart, self.rlen, self.pidx, self.pval, new_idx, new_val
@@ -278,6 +290,7 @@ class ExampleWorkingSets:
         new_b[: rows.shape[0]] = self.rb[rows]
         self.rb = new_b
         self.slot[filled] = np.arange(rows.shape[0])
+        self._spare = (self.pidx, self.pval)
         self.pidx, self.pval = new_idx, new_val
         self.state[0], self.state[1] = rows.shape[0], int(starts[-1])
 

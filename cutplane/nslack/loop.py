@@ -17,6 +17,11 @@ Each iteration
 5. drops the cuts whose dual stayed zero ``max_idle`` iterations
    (:meth:`ExampleWorkingSets.retire_idle`).
 
+Every ``average_every``-th iteration queries the oracle at a running average of the earlier
+query points instead (``average_decay``): at large C the reduced minimiser zigzags as cuts
+enter, and the average has the lower objective (a better upper bound and returned model); its
+cuts enter like any others.
+
 It stops when the best upper bound minus the best lower bound is at most the tolerance, as the
 other methods of :func:`cutplane.minimize`. With per-example models the reduced problem is a far
 closer model of ``F`` than the 1-slack one after the same number of oracle calls (Joachims,
@@ -61,6 +66,7 @@ NSLACK_OPTIONS = (
     "sweep_threads",
     "average_every",
     "average_decay",
+    "bound_every",
 )
 
 
@@ -128,6 +134,7 @@ def minimize_nslack(
     sweep_threads=None,
     average_every=3,
     average_decay=0.8,
+    bound_every=2,
     stacklevel=2,
 ) -> Result:
     """Minimise ``F(w) = lam/2 ||w||^2 + (1/n) sum_i R_i(w)`` to a certified gap by the n-slack method.
@@ -159,6 +166,15 @@ def minimize_nslack(
         Threads of each pass (:meth:`ExampleWorkingSets.sweep`), and of the insertion of the cuts.
         None: the workers of the oracle's executor (``oracle.executor.n_workers``), 1 without one. With one thread and
         ``sweep_time_ratio=None`` a run is reproducible to the bit.
+    average_every : int, default=3
+        Every this many iterations, the query point is the running average of the earlier query
+        points ``w(alpha)`` (0: never; 1 is refused, as it would leave nothing to average).
+    average_decay : float, default=0.8
+        The average's ``avg = average_decay avg + (1 - average_decay) w(alpha)``, in ``[0, 1)``.
+    bound_every : int, default=2
+        The lower bound (``w(alpha)`` and ``D(alpha)`` recomputed from the duals, and the scale
+        step) every this many iterations (and at the first); between them the sweeps' own ``w``
+        serves as the next query point and the last certified bound stands.
 
     Returns
     -------
@@ -194,6 +210,7 @@ def minimize_nslack(
     if isinstance(average_decay, bool) or not isinstance(average_decay, numbers.Real) or not 0.0 <= average_decay < 1.0:
         raise InputError(f"must be a number in [0, 1), got {average_decay!r}", field="average_decay")
     average_decay = float(average_decay)
+    bound_every = _count(bound_every, "bound_every", 1)
     rng = np.random.default_rng(seed)
     sets = ExampleWorkingSets(n, dim, lam, floor, planes=planes, max_idle=max_idle, threads=sweep_threads)
     reporter = ProgressReporter(verbose, "n-slack", scale=display_factor(progress_scale, lam), eps=eps)
@@ -245,7 +262,8 @@ def minimize_nslack(
             ):
                 break
         t_pass = time.perf_counter() - t2
-        lower = update_lower(lower, sets.scale_step(sets.lower_bound()), best_upper, True, it)
+        if it % bound_every == 0 or it == 1:
+            lower = update_lower(lower, sets.scale_step(sets.lower_bound()), best_upper, True, it)
         n_dropped = sets.retire_idle()
         logger.debug(
             "n-slack it %d%s: oracle %.3g s, add %.3g s (%s), %d passes in %.3g s, bound %.3g s, reduced gap %.3g, "

@@ -188,15 +188,17 @@ def _fill_tight_and_roomy(seed, threads):
 def test_the_pool_is_compacted_when_dropped_rows_dominate(threads):
     rng = np.random.default_rng(0)
     sets = ExampleWorkingSets(4, 300, 0.1, 0.0, planes=2, threads=threads)
-    sizes = []
-    for _ in range(60):
+    sizes, pools = [], []
+    for _ in range(150):
         slopes, offsets = _random_batch(rng, 4, 300)
         sets.add(slopes @ sets.w + offsets + 1.0, offsets + 1.0, slopes)
         sets.sweep(rng.permutation(4))
         sets.lower_bound()
         sizes.append(int(sets.state[1]))
+        pools.append(sets.pidx)  # kept alive: distinct objects have distinct ids
     assert sets.n_merged > 0
-    assert min(np.diff(sizes)) < 0  # the pool shrank at least once
+    assert int(np.sum(np.diff(sizes) < 0)) >= 3  # three compactions or more
+    assert len({id(p) for p in pools}) == 2  # ... between two pools: the one left is the next target
     assert sets.pidx.shape[0] <= 1 << 16  # ~1800 live entries: the pool never outgrows its first size
     d_ref, _ = _dual_value(sets, [[] for _ in range(4)])  # the rows the slots hold, after compactions
     assert sets.lower_bound() == pytest.approx(d_ref, abs=1e-10)
@@ -273,6 +275,37 @@ def test_options_change_the_run_and_the_seed_makes_it_reproducible():
     assert a.status == "converged"
 
 
+@pytest.mark.parametrize("average_every, bound_every", [(0, 1), (2, 1), (3, 1), (3, 2), (0, 3)])
+def test_averaged_queries_reach_the_same_certified_optimum(average_every, bound_every):
+    """The queries at the running average give valid cuts and upper bounds, and a bound taken
+    every few iterations is still certified: the run ends at the direct solve's optimum with
+    lower <= optimum <= upper."""
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((80, 6))
+    y = np.where(X[:, 1] - 0.5 * X[:, 2] + 0.4 * rng.standard_normal(80) > 0, 1.0, -1.0)
+    oracle = BinaryHinge(X, y)
+    lam, eps = 1e-3, 1e-6
+    seen = []
+    res = cutplane.minimize(
+        oracle,
+        L2(),
+        lam,
+        method="n-slack",
+        eps=eps,
+        max_iter=5000,
+        options=dict(average_every=average_every, bound_every=bound_every),
+        callback=lambda info: seen.append(info.w.copy()) and False,
+    )
+    opt = _svm_optimum(X, y, lam)
+    assert res.status == "converged"
+    assert res.lower_bound <= opt + 1e-7 <= res.objective + 2e-7
+    assert res.objective - res.lower_bound <= eps
+    assert res.objective == pytest.approx(0.5 * lam * res.w @ res.w + oracle(res.w).value, abs=1e-12)
+    uppers = [0.5 * lam * w @ w + oracle(w).value for w in seen]
+    assert len(uppers) == res.n_iter - 1  # the callback does not see the converged iteration
+    np.testing.assert_allclose(res.history.upper[:-1], uppers, rtol=1e-12, atol=1e-12)  # F at each query
+
+
 def test_limits_stop_with_a_warning_and_a_valid_certificate():
     rng = np.random.default_rng(4)
     X = rng.standard_normal((200, 10))
@@ -299,6 +332,11 @@ def test_limits_stop_with_a_warning_and_a_valid_certificate():
         (dict(options=dict(planes=1)), "planes"),
         (dict(options=dict(sweeps=3)), "options"),
         (dict(options=dict(sweep_time_ratio=0)), "sweep_time_ratio"),
+        (dict(options=dict(average_every=1)), "average_every"),
+        (dict(options=dict(average_every=-2)), "average_every"),
+        (dict(options=dict(average_decay=1.0)), "average_decay"),
+        (dict(options=dict(average_decay=True)), "average_decay"),
+        (dict(options=dict(bound_every=0)), "bound_every"),
     ],
 )
 def test_what_does_not_apply_is_refused(kwargs, field):
