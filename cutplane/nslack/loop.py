@@ -17,10 +17,10 @@ Each iteration
 5. drops the cuts whose dual stayed zero ``max_idle`` iterations
    (:meth:`ExampleWorkingSets.retire_idle`).
 
-Every ``average_every``-th iteration queries the oracle at a running average of the earlier
-query points instead (``average_decay``): at large C the reduced minimiser zigzags as cuts
-enter, and the average has the lower objective (a better upper bound and returned model); its
-cuts enter like any others.
+Once the certified relative gap is below ``average_below``, every ``average_every``-th
+iteration queries the oracle at a running average of the earlier query points instead
+(``average_decay``): at large C the reduced minimiser zigzags as cuts enter, and the average has
+the lower objective (a better upper bound and returned model); its cuts enter like any others.
 
 It stops when the best upper bound minus the best lower bound is at most the tolerance, as the
 other methods of :func:`cutplane.minimize`. With per-example models the reduced problem is a far
@@ -66,6 +66,7 @@ NSLACK_OPTIONS = (
     "sweep_threads",
     "average_every",
     "average_decay",
+    "average_below",
     "bound_every",
 )
 
@@ -134,6 +135,7 @@ def minimize_nslack(
     sweep_threads=None,
     average_every=3,
     average_decay=0.8,
+    average_below=0.1,
     bound_every=2,
     stacklevel=2,
 ) -> Result:
@@ -171,6 +173,9 @@ def minimize_nslack(
         points ``w(alpha)`` (0: never; 1 is refused, as it would leave nothing to average).
     average_decay : float, default=0.8
         The average's ``avg = average_decay avg + (1 - average_decay) w(alpha)``, in ``[0, 1)``.
+    average_below : float, default=0.1
+        The queries at the average begin once the certified gap is at most this fraction of the
+        objective: far from the optimum the query points move fast, and their average lags.
     bound_every : int, default=2
         The lower bound (``w(alpha)`` and ``D(alpha)`` recomputed from the duals, and the scale
         step) every this many iterations (and at the first); between them the sweeps' own ``w``
@@ -210,6 +215,7 @@ def minimize_nslack(
     if isinstance(average_decay, bool) or not isinstance(average_decay, numbers.Real) or not 0.0 <= average_decay < 1.0:
         raise InputError(f"must be a number in [0, 1), got {average_decay!r}", field="average_decay")
     average_decay = float(average_decay)
+    average_below = _positive_number(average_below, "average_below")
     bound_every = _count(bound_every, "bound_every", 1)
     rng = np.random.default_rng(seed)
     sets = ExampleWorkingSets(n, dim, lam, floor, planes=planes, max_idle=max_idle, threads=sweep_threads)
@@ -225,7 +231,12 @@ def minimize_nslack(
         if time_limit is not None and time.perf_counter() - t_start >= time_limit:
             status = "time_limit"
             break
-        averaged = average_every > 0 and it % average_every == 0 and average is not None
+        averaged = (
+            average_every > 0
+            and it % average_every == 0
+            and average is not None
+            and best_upper - lower <= average_below * abs(best_upper)
+        )
         if averaged:
             w = average
         else:

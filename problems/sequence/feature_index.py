@@ -45,7 +45,7 @@ wrong and never crashes.
 
 from __future__ import annotations
 
-from collections import Counter
+import itertools
 from collections.abc import Sequence
 from itertools import repeat
 from typing import NamedTuple
@@ -233,17 +233,31 @@ class _Dictionary:
         self.groups: list[int] = []
 
     def add(self, strings: list, group: int) -> np.ndarray:
-        """Provisional ids of ``strings`` (new strings get the next ids, in order of first appearance)."""
+        """Provisional ids of ``strings`` (new strings get the next ids, in order of first appearance).
+
+        One pass of dictionary lookups in C (``map(dict.setdefault, strings, count())`` keeps
+        each string's first position), the rest in numpy, and a Python loop over the distinct
+        strings only.
+        """
+        n = len(strings)
+        local: dict[str, int] = {}
+        first = np.fromiter(map(local.setdefault, strings, itertools.count()), dtype=np.int64, count=n)
+        firsts = np.fromiter(local.values(), dtype=np.int64, count=len(local))  # first appearance order
+        lut = np.empty(n, dtype=np.int64)
+        lut[firsts] = np.arange(len(local))
+        inverse = lut[first]
         ids, counts = self.ids, self.counts
-        for s, c in Counter(strings).items():  # insertion-ordered: first appearance
+        global_ids = []
+        for s, c in zip(local, np.bincount(inverse, minlength=len(local)).tolist()):
             k = ids.get(s)
             if k is None:
-                ids[s] = len(counts)
+                k = ids[s] = len(counts)
                 counts.append(c)
                 self.groups.append(group)
             else:
                 counts[k] += c
-        return np.fromiter(map(ids.__getitem__, strings), dtype=np.int64, count=len(strings))
+            global_ids.append(k)
+        return np.asarray(global_ids, dtype=np.int64)[inverse]
 
     def keep(self, min_count: int):
         """``(vocabulary, remap, groups, counts)`` of the strings seen ``min_count`` times or more:
@@ -251,7 +265,8 @@ class _Dictionary:
         counts = np.asarray(self.counts, dtype=np.int64)
         kept = counts >= min_count
         remap = np.where(kept, np.cumsum(kept) - 1, -1).astype(np.int64)
-        vocab = {s: int(remap[k]) for s, k in self.ids.items() if kept[k]}
+        final = remap.tolist()
+        vocab = {s: final[k] for s, k in self.ids.items() if final[k] >= 0}
         return vocab, remap, np.asarray(self.groups, dtype=np.int32)[kept], counts[kept]
 
 

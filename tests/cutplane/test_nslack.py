@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import logging
 import warnings
 
 import cvxpy as cp
@@ -276,7 +277,7 @@ def test_options_change_the_run_and_the_seed_makes_it_reproducible():
 
 
 @pytest.mark.parametrize("average_every, bound_every", [(0, 1), (2, 1), (3, 1), (3, 2), (0, 3)])
-def test_averaged_queries_reach_the_same_certified_optimum(average_every, bound_every):
+def test_averaged_queries_reach_the_same_certified_optimum(average_every, bound_every, caplog):
     """The queries at the running average give valid cuts and upper bounds, and a bound taken
     every few iterations is still certified: the run ends at the direct solve's optimum with
     lower <= optimum <= upper."""
@@ -286,6 +287,7 @@ def test_averaged_queries_reach_the_same_certified_optimum(average_every, bound_
     oracle = BinaryHinge(X, y)
     lam, eps = 1e-3, 1e-6
     seen = []
+    caplog.set_level(logging.DEBUG, logger="cutplane")
     res = cutplane.minimize(
         oracle,
         L2(),
@@ -293,7 +295,7 @@ def test_averaged_queries_reach_the_same_certified_optimum(average_every, bound_
         method="n-slack",
         eps=eps,
         max_iter=5000,
-        options=dict(average_every=average_every, bound_every=bound_every),
+        options=dict(average_every=average_every, bound_every=bound_every, average_below=1.0),
         callback=lambda info: seen.append(info.w.copy()) and False,
     )
     opt = _svm_optimum(X, y, lam)
@@ -302,6 +304,8 @@ def test_averaged_queries_reach_the_same_certified_optimum(average_every, bound_
     assert res.objective - res.lower_bound <= eps
     assert res.objective == pytest.approx(0.5 * lam * res.w @ res.w + oracle(res.w).value, abs=1e-12)
     uppers = [0.5 * lam * w @ w + oracle(w).value for w in seen]
+    averaged = sum("(averaged query)" in r.getMessage() for r in caplog.records)
+    assert (averaged > 0) == (average_every > 0)
     assert len(uppers) == res.n_iter - 1  # the callback does not see the converged iteration
     np.testing.assert_allclose(res.history.upper[:-1], uppers, rtol=1e-12, atol=1e-12)  # F at each query
 
@@ -337,6 +341,7 @@ def test_limits_stop_with_a_warning_and_a_valid_certificate():
         (dict(options=dict(average_decay=1.0)), "average_decay"),
         (dict(options=dict(average_decay=True)), "average_decay"),
         (dict(options=dict(bound_every=0)), "bound_every"),
+        (dict(options=dict(average_below=0)), "average_below"),
     ],
 )
 def test_what_does_not_apply_is_refused(kwargs, field):
