@@ -71,7 +71,7 @@ class ExampleWorkingSets:
         Cuts added, pairs of cuts merged, since the start.
     add_seconds : dict
         Seconds of the last :meth:`add`'s phases: ``check``, ``room`` (compaction or growth),
-        ``place`` (serial, with the merges), ``copy_gram``.
+        ``place`` (the serial placement, and the merges written in threads), ``copy_gram``.
     """
 
     def __init__(self, n_samples, dim, lam, floor, *, planes=DEFAULT_PLANES, max_idle=None, threads=1):
