@@ -212,7 +212,8 @@ def minimize_nslack(
         raise InputError(
             "must be 0 (never) or >= 2: every query at the average leaves nothing to average", field="average_every"
         )
-    if isinstance(average_decay, bool) or not isinstance(average_decay, numbers.Real) or not 0.0 <= average_decay < 1.0:
+    is_number = isinstance(average_decay, numbers.Real) and not isinstance(average_decay, bool)
+    if not is_number or not 0.0 <= float(average_decay) < 1.0:
         raise InputError(f"must be a number in [0, 1), got {average_decay!r}", field="average_decay")
     average_decay = float(average_decay)
     average_below = _positive_number(average_below, "average_below")
@@ -231,14 +232,14 @@ def minimize_nslack(
         if time_limit is not None and time.perf_counter() - t_start >= time_limit:
             status = "time_limit"
             break
-        averaged = (
-            average_every > 0
+        averaged = False
+        if (
+            average is not None
+            and average_every > 0
             and it % average_every == 0
-            and average is not None
             and best_upper - lower <= average_below * abs(best_upper)
-        )
-        if averaged:
-            w = average
+        ):
+            w, averaged = average, True
         else:
             w = sets.w
             if average_every > 0:
