@@ -23,6 +23,7 @@ __all__ = [
     "ExampleSubgradient",
     "ExampleCuts",
     "is_sparse_slope",
+    "coordinate_dtype",
     "slope_dot",
     "slope_to_dense",
     "make_cut",
@@ -131,6 +132,14 @@ class ExampleCuts(NamedTuple):
     offsets: np.ndarray
     slopes: Any
     argmax: Any = None
+
+
+def coordinate_dtype(dim: int) -> np.dtype:
+    """The integer type of sparse slopes' coordinates for a ``w`` of length ``dim``: int32 while
+    every coordinate fits (a third less memory per stored entry than int64 with float64 values),
+    else int64. The n-slack working sets store rows with it, and oracles that build rows in it
+    are stored without a conversion."""
+    return np.dtype(np.int32 if int(dim) <= np.iinfo(np.int32).max else np.int64)
 
 
 def is_sparse_slope(slope) -> bool:

@@ -15,6 +15,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from cutplane.cuts import coordinate_dtype
 from cutplane.executors.mirror import PackedRow
 
 from .viterbi import sentence_unary, viterbi_kernel
@@ -509,9 +510,9 @@ class SequenceChunk:
         args = (self.sentence_ptr, self.labels, yhat, self.s0, self.s1)
         _example_row_bounds(self.indptr, *args, self.transitions, bound)
         start = np.concatenate([[0], np.cumsum(bound)]).astype(np.int64)
-        # int32 coordinates while w's length allows: what the n-slack pool stores (no conversion there)
+        # the coordinates in the type the n-slack pool stores (no conversion there)
         dim = self.n_features * self.n_labels + (self.n_labels**2 if self.transitions else 0)
-        cols = np.empty(int(start[-1]), dtype=np.int32 if dim <= np.iinfo(np.int32).max else np.int64)
+        cols = np.empty(int(start[-1]), dtype=coordinate_dtype(dim))
         vals = np.empty(int(start[-1]))
         ptr = np.empty(ns + 1, dtype=np.int64)
         dots = np.empty(ns)

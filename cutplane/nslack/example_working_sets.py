@@ -26,6 +26,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
+from ..cuts import coordinate_dtype
 from ..exceptions import InputError
 from . import _kernels
 
@@ -89,7 +90,7 @@ class ExampleWorkingSets:
         self.idle = np.zeros((self.n, m), dtype=np.int64)
         self._rows(1024)
         # coordinates as int32 while dim allows (a quarter less memory for the pool than int64)
-        self.index_dtype = np.int32 if self.dim <= np.iinfo(np.int32).max else np.int64
+        self.index_dtype = coordinate_dtype(self.dim)
         self.pidx = np.empty(1 << 16, dtype=self.index_dtype)
         self.pval = np.empty(1 << 16)
         self._spare = None  # the pool before the last compaction, the next one's target

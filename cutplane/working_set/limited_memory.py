@@ -48,7 +48,7 @@ class LimitedMemoryMixin:
         _G: np.ndarray
         _dense: Any  # (cap, dim) block in dense mode, None in sparse mode
         _store: Any
-        _index_dtype: type
+        _index_dtype: np.dtype
 
         @property
         def duals(self) -> np.ndarray: ...

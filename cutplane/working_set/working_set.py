@@ -28,7 +28,7 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
-from ..cuts import Cut
+from ..cuts import Cut, coordinate_dtype
 from ..exceptions import InputError
 from ..groups import as_group_ids
 from ..rounded_cuts import Ball, round_cut, stale_offset
@@ -90,7 +90,7 @@ class WorkingSet(LimitedMemoryMixin):
             self.n_groups = int(ids.max()) + 1 if self.dim else 1
             self._groups = ids.astype(np.int32 if self.n_groups < 2**31 else np.int64, copy=False)
         self._store = SparseRows(self.dim, self._groups, self.n_groups)  # the slopes when sparse
-        self._index_dtype = np.int32 if self.dim < 2**31 else np.int64
+        self._index_dtype = coordinate_dtype(self.dim)
         self.zero_tol = float(zero_tol)
         self.sparse = None
         self.n_cuts = 0

@@ -45,9 +45,8 @@ wrong and never crashes.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
-from itertools import repeat
+from itertools import count, repeat
 from typing import NamedTuple
 
 import numpy as np
@@ -241,7 +240,7 @@ class _Dictionary:
         """
         n = len(strings)
         local: dict[str, int] = {}
-        first = np.fromiter(map(local.setdefault, strings, itertools.count()), dtype=np.int64, count=n)
+        first = np.fromiter(map(local.setdefault, strings, count()), dtype=np.int64, count=n)
         firsts = np.fromiter(local.values(), dtype=np.int64, count=len(local))  # first appearance order
         lut = np.empty(n, dtype=np.int64)
         lut[firsts] = np.arange(len(local))

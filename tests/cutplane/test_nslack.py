@@ -462,3 +462,11 @@ def test_cuts_of_the_wrong_shape_are_refused():
     with pytest.raises(InputError) as err:
         ExampleWorkingSets(3, 4, 0.1, 0.0, planes=1)
     assert err.value.field == "planes"
+
+
+def test_the_coordinate_type_is_int32_while_every_coordinate_fits():
+    from cutplane.cuts import coordinate_dtype
+
+    assert coordinate_dtype(2**31 - 1) == np.int32  # the largest coordinate is 2**31 - 2
+    assert coordinate_dtype(2**31) == np.int64
+    assert ExampleWorkingSets(2, 10, 1.0, 0.0).pidx.dtype == np.int32
