@@ -85,10 +85,12 @@ def make_executor(arm):
 
     name, _, spec = arm.partition(":")
     k, _, per = spec.partition("/")
+    k, _, threads = k.partition("x")
     k = int(k) if k else None
-    per = int(per) if per else 2
+    threads = int(threads) if threads else 1
+    per = int(per) if per else 2 * threads
     if name == "dask":
-        return DaskExecutor(k, mirror=True, chunks_per_worker=per)
+        return DaskExecutor(k, mirror=True, chunks_per_worker=per, threads_per_worker=threads)
     if name == "dask-dense":
         return DaskExecutor(k, mirror=False, chunks_per_worker=per)
     return get_executor(name, k)

@@ -72,10 +72,10 @@ def check_workers(n_workers):
     return int(n_workers)
 
 
-def check_chunks_per_worker(value) -> int:
-    """``chunks_per_worker`` as an int >= 1 (:class:`InputError` naming it otherwise)."""
+def check_chunks_per_worker(value, field="chunks_per_worker") -> int:
+    """``value`` as an int >= 1 (:class:`InputError` naming ``field`` otherwise)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise InputError(f"chunks_per_worker must be an integer >= 1, got {value!r}", field="chunks_per_worker")
+        raise InputError(f"{field} must be an integer >= 1, got {value!r}", field=field)
     return int(value)
 
 

@@ -1,9 +1,11 @@
 """The ``dask`` executor: oracle chunks scattered once to a ``dask.distributed`` cluster.
 
 A ``LocalCluster`` of ``n_workers`` when neither a scheduler address nor a client is given.
-Per call, ``w`` is broadcast, or, when the engine says that ``w`` is a combination of its cuts,
-only the new cuts and the coefficients, from which every worker rebuilds ``w`` bit for bit
-(:mod:`cutplane.executors.mirror`); the partial sums are gathered. Registered in
+Per call, ``w`` is broadcast to tasks, or, when the engine says that ``w`` is a combination of
+its cuts, only the new cuts and the coefficients go to one actor per worker (straight from the
+client, without the scheduler's round trip of a task), which rebuilds ``w`` bit for bit
+(:mod:`cutplane.executors.mirror`) and runs the chunk tasks there on the worker's threads; the
+partial sums come back. Registered in
 :data:`cutplane.executors.EXECUTORS`; dask is imported only when this executor is created.
 
 A worker that dies mid-run takes its scattered chunks with it: they cannot be recomputed, so
@@ -14,14 +16,13 @@ how to go on (resume from the checkpoint, on any executor).
 from __future__ import annotations
 
 import collections
-import contextlib
 import logging
 import queue
 import re
 import time
-import uuid
 import warnings
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
@@ -55,6 +56,9 @@ _LOST_MESSAGES = re.compile(
     r"scheduler.{0,20}(lost|closed|unreachable)",
     re.IGNORECASE,
 )
+# ... of an actor call to a worker that is gone (an OSError, or a RuntimeError once the
+# scheduler knows): the worker, not only a connection, was lost.
+_ACTOR_LOST = re.compile(r"contact actor's worker|worker holding actor was lost", re.IGNORECASE)
 
 
 def _class_names(exc) -> set:
@@ -76,7 +80,7 @@ def dask_failure(exc: BaseException, where: str) -> CutplaneError:
 
     A worker lost with its data (a cancelled future: ``distributed.client.FutureCancelledError``,
     reasons such as "lost dependencies" or "already forgotten"; ``KilledWorker``; a message about
-    lost or scattered data) or a lost connection (a future cancelled for
+    lost or scattered data; an actor call that could not reach its worker) or a lost connection (a future cancelled for
     "scheduler-connection-lost", ``CommClosedError``, ``TimeoutError``, an ``OSError`` of dask's
     comms) becomes ONE :class:`ExecutorError` whose message says what
     happened in user terms and what to do (:data:`RESUME_ADVICE`), on one line.
@@ -102,7 +106,9 @@ def dask_failure(exc: BaseException, where: str) -> CutplaneError:
     message = " ".join(str(exc).split())
     scheduler_lost = "scheduler" in str(getattr(exc, "reason", "")).lower()  # "scheduler-connection-lost"
     if not scheduler_lost and (
-        names.intersection(_WORKER_LOST) or (not isinstance(exc, OSError) and _LOST_MESSAGES.search(message))
+        names.intersection(_WORKER_LOST)
+        or _ACTOR_LOST.search(message)
+        or (not isinstance(exc, OSError) and _LOST_MESSAGES.search(message))
     ):
         what = "a Dask worker was lost mid-run (its chunks of the data went with it)"
     elif (
@@ -149,6 +155,10 @@ class DaskCall(NamedTuple):
         Seconds the slowest worker spent rebuilding ``w``.
     seconds : float
         Wall seconds of the whole map (sending, the tasks, gathering the partial sums).
+    compute_s : float
+        Seconds the slowest worker spent in its chunk tasks (after the rebuild; 0 when ``w`` was
+        sent). ``seconds - rebuild_s - compute_s`` is about what the trip to the workers and
+        back cost.
     """
 
     mirrored: bool
@@ -160,6 +170,7 @@ class DaskCall(NamedTuple):
     combined_nnz: int
     rebuild_s: float
     seconds: float
+    compute_s: float = 0.0
 
 
 #: Calls kept in :attr:`DaskExecutor.calls` (the most recent).
@@ -170,10 +181,6 @@ def _apply(task, w, *args):
     return task(w, *args)
 
 
-def _identity(x):
-    return x
-
-
 def _coordinates(task):
     """The task's ``coordinates()`` (:class:`cutplane.executors.ChunkTask`), or None (all)."""
     get = getattr(task, "coordinates", None)
@@ -181,39 +188,50 @@ def _coordinates(task):
     return None if coords is None else np.asarray(coords, dtype=np.int64)
 
 
-def _worker_key(key):
-    """The key of this worker's mirror for binding ``key`` (workers of a threaded cluster share
-    one process, so the worker's address is part of it)."""
-    from distributed import get_worker
-
-    return key, get_worker().address
-
-
-_MIRRORS: dict = {}  # on a worker: (binding key, worker address) -> RowMirror
 _WATCH_S = 0.5  # seconds between checks of the cluster while a call's tasks run
 
 
-def _apply_mirrored(task, update, key, *args):
-    """On a worker: rebuild ``w`` from the update (once per version), then run the chunk task.
-    Returns ``(partial sums, seconds spent rebuilding)``."""
-    t0 = time.perf_counter()
-    mirror = _MIRRORS.get(_worker_key(key))
-    if mirror is None:
-        mirror = _MIRRORS[_worker_key(key)] = RowMirror(update.dim)
-    w = mirror.apply(update)
-    rebuild = time.perf_counter() - t0
-    return task(w, *args), rebuild
+class _ChunkHost:
+    """A Dask actor on one worker: the chunk tasks scattered there (the same objects, not
+    copies) and the :class:`RowMirror` of ``w``, which the worker's threads share.
 
+    A call (:meth:`run`) goes from the client to this worker and back directly, without the
+    scheduler's round trip of a task; the update arrives with it. The tasks run on as many
+    threads as the worker has (its ``nthreads``); then the mirror's spare buffer is zeroed in the
+    background, ready for the next update.
+    """
 
-def _forget_mirror(key, dask_worker=None):
-    """On every worker (``Client.run``): drop the mirror of binding ``key``."""
-    address = None if dask_worker is None else dask_worker.address
-    _MIRRORS.pop((key, address), None)
+    def __init__(self, *tasks):
+        from distributed import get_worker
+
+        self.tasks = tasks
+        self.n_threads = max(1, min(len(tasks), int(get_worker().state.nthreads)))
+        self.mirror: RowMirror | None = None
+        threads = self.n_threads > 1
+        self._pool = ThreadPoolExecutor(self.n_threads, thread_name_prefix="cutplane-chunks") if threads else None
+
+    def run(self, update, *args):
+        """Rebuild ``w`` from ``update``, then run every chunk task here on it.
+        Returns ``(list of partial sums in task order, seconds spent rebuilding, seconds in the
+        tasks)``."""
+        t0 = time.perf_counter()
+        if self.mirror is None:
+            self.mirror = RowMirror(update.dim, self.n_threads)
+        w = self.mirror.apply(update)
+        t1 = time.perf_counter()
+        if self._pool is None:
+            parts = [task(w, *args) for task in self.tasks]
+        else:
+            parts = list(self._pool.map(lambda task: task(w, *args), self.tasks))
+        t2 = time.perf_counter()
+        self.mirror.zero_spare()  # the buffer of the previous w
+        return parts, t1 - t0, t2 - t1
 
 
 class _DaskBinding:
     """Chunk tasks scattered to the workers, called with ``w`` or, when the engine says how ``w``
-    was made (:mod:`cutplane.executors.mirror`), with the update that lets each worker rebuild it."""
+    was made (:mod:`cutplane.executors.mirror`), with the update that lets each worker rebuild it
+    (through one :class:`_ChunkHost` actor per worker)."""
 
     def __init__(self, executor, futures, coordinates=None):
         self._executor, self._futures = executor, futures
@@ -222,12 +240,10 @@ class _DaskBinding:
         who = executor.client.who_has(futures) if futures else {}
         self._where = [list(who.get(f.key, ())) or None for f in futures]
         placed = [at[0] for at in self._where if at]
-        self._one_task_per_worker = len(placed) == len(futures) and len(set(placed)) == len(placed)
         # every task's worker, when every task has one (the mirror needs them: else w is sent)
         self._addresses: list[str] = placed if len(placed) == len(futures) else []
-        self._key = uuid.uuid4().hex
         self._planner = MirrorPlanner()
-        self._mirror = bool(executor.mirror)
+        self._mirror = bool(executor.mirror) and bool(self._addresses)
         # per worker, the coordinates of w its tasks read (None: all); a mask once dim is known
         self._reads: dict = {}
         for at, coords in zip(self._where, coordinates or [None] * len(futures)):
@@ -236,11 +252,17 @@ class _DaskBinding:
             prev = self._reads.get(at[0], ())
             self._reads[at[0]] = None if coords is None or prev is None else (*prev, coords)
         self._masks: dict = {}
+        # per worker, the positions of its tasks, and its actor (made at the first mirrored call)
+        self._positions: dict[str, list[int]] = {}
+        for j, address in enumerate(self._addresses):
+            self._positions.setdefault(address, []).append(j)
+        self._hosts: dict = {}
+        self._host_futures: list = []
 
     def map(self, w, *args):
         client = self._executor.client
         query = current_query(w) if self._mirror and self._futures else None
-        plan = None if query is None or not self._addresses else self._planner.plan(query)
+        plan = None if query is None else self._planner.plan(query)
         if plan is not None:
             updates = {at: self._planner.update(plan, self._support(at, plan)) for at in self._workers()}
             dense = int(getattr(w, "nbytes", 0)) * len(updates)
@@ -276,38 +298,71 @@ class _DaskBinding:
         t0 = time.perf_counter()
         check_chunks_alive(self._futures)  # a call after the scheduler saw a worker die fails at once
         try:
-            # a worker's update rides with its task when it has one; else it goes once to the
-            # worker in a task of its own that the chunk tasks there depend on (not a broadcast
-            # scatter: the scheduler's replication to a worker that just died waits for the
-            # connect timeout, where a task pinned to it is caught by the watch of _gather)
-            held = dict(updates) if self._one_task_per_worker else self._hold(client, updates)
+            hosts = self._actors(client)
+            # each worker's actor gets its update with the call, straight from this client
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message=".*[Ll]arge (graph|object)", category=UserWarning)
-                futs = [
-                    self._submit(client, _apply_mirrored, f, [at], held[at], self._key, *args)
-                    for f, at in zip(self._futures, self._addresses)
-                ]
-            out = self._gather(client, futs)
+                calls = {at: hosts[at].run(updates[at], *args) for at in self._workers()}
+            done = self._gather_actors(client, calls)
         except MirrorMismatch:
             self._planner.commit(plan)  # the rows arrived; only the rebuild disagreed
             raise
         except Exception as exc:  # noqa: BLE001 - one clear error type
             raise dask_failure(exc, "dask task") from exc
         self._planner.commit(plan)
-        sent, rebuild = sum(u.nbytes for u in updates.values()), max(r for _, r in out)
+        out: list = [None] * len(self._futures)
+        for at, (parts, _, _) in done.items():
+            for j, part in zip(self._positions[at], parts):
+                out[j] = part
+        sent = sum(u.nbytes for u in updates.values())
+        rebuild, compute = max(r for _, r, _ in done.values()), max(c for _, _, c in done.values())
         ex.bytes_sent += sent
         ex.mirrored_calls += 1
         ex.rebuild_seconds += rebuild
         packed = sum(r.nbytes for u in updates.values() for _, r in u.new_rows)
         new = (len(plan.new_rows), sum(len(idx) for _, idx, _, _ in plan.new_rows), packed)
         combined = (len(plan.row_ids), self._planner.combined_nnz(plan))
-        ex.calls.append(DaskCall(True, sent, *new, *combined, rebuild, time.perf_counter() - t0))
-        del futs
-        return [part for part, _ in out]
+        ex.calls.append(DaskCall(True, sent, *new, *combined, rebuild, time.perf_counter() - t0, compute))
+        return out
+
+    def _actors(self, client):
+        """Worker address -> the :class:`_ChunkHost` actor holding that worker's chunk tasks
+        (made once, on the worker, from the scattered chunks there)."""
+        if not self._hosts:
+            futs = {
+                at: client.submit(
+                    _ChunkHost,
+                    *[self._futures[j] for j in self._positions[at]],
+                    workers=[at],
+                    allow_other_workers=False,
+                    actor=True,
+                    pure=False,
+                )
+                for at in self._workers()
+            }
+            self._host_futures = list(futs.values())
+            with client.as_current():  # the actor handles bind to the client current at their making
+                self._hosts = {at: f.result(timeout=self._executor.timeout) for at, f in futs.items()}
+        return self._hosts
+
+    def _gather_actors(self, client, calls):
+        """The actors' results (worker address -> result), watching the cluster meanwhile: every
+        :data:`_WATCH_S` seconds without an answer, the chunks and their workers are checked."""
+        out = {}
+        for at, call in calls.items():
+            while True:
+                try:
+                    out[at] = call.result(timeout=_WATCH_S)
+                    break
+                except TimeoutError:
+                    if call.done():
+                        raise
+                    self._check_workers(client)
+        return out
 
     def _workers(self):
         """The addresses of the workers that hold chunks."""
-        return sorted(set(self._addresses))
+        return sorted(self._positions)
 
     def _support(self, at, plan):
         """The coordinates worker ``at`` reads, as a boolean mask of shape (dim,), or None (all)."""
@@ -320,15 +375,6 @@ class _DaskBinding:
                 mask[coords] = True
             self._masks[at] = mask
         return self._masks[at]
-
-    def _hold(self, client, updates):
-        """A future of each worker's update on that worker (worker address -> future)."""
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=".*[Ll]arge (graph|object)", category=UserWarning)
-            return {
-                at: client.submit(_identity, u, workers=[at], allow_other_workers=False, pure=False)
-                for at, u in updates.items()
-            }
 
     def _gather(self, client, futs):
         """The tasks' results in task order, each fetched as soon as its task is done (while the
@@ -365,9 +411,7 @@ class _DaskBinding:
         return client.submit(fn, chunk, *args, pure=False, workers=where, allow_other_workers=where is None)
 
     def close(self):
-        if self._futures and self._planner.held:
-            with contextlib.suppress(Exception):  # the cluster may be gone already
-                self._executor.client.run(_forget_mirror, self._key)
+        self._hosts, self._host_futures = {}, []  # the actors (and their rows) go with their futures
         self._futures = []
 
 
@@ -404,6 +448,10 @@ class DaskExecutor(ClosingContext):
         open. Not together with ``scheduler``.
     processes : bool, default=True
         Worker processes (True) or threads of this process (False) in the ``LocalCluster``.
+    threads_per_worker : int, default=1
+        Threads of each worker of the ``LocalCluster``. A worker runs its chunk tasks on its
+        threads, which share one rebuilt ``w``; give ``chunks_per_worker`` at least as large.
+        (The workers of a scheduler or a client have the threads they were started with.)
     timeout : float, default=30
         Seconds to wait for the scheduler, and for a broadcast of ``w`` (or of a mirror update)
         to reach every worker.
@@ -466,6 +514,7 @@ class DaskExecutor(ClosingContext):
         scheduler: str | None = None,
         client=None,
         processes: bool = True,
+        threads_per_worker: int = 1,
         timeout: float = 30.0,
         chunks_per_worker: int = 2,
         mirror: bool | None = None,
@@ -476,6 +525,7 @@ class DaskExecutor(ClosingContext):
                 field="client",
             )
         self.chunks_per_worker = check_chunks_per_worker(chunks_per_worker)
+        self.threads_per_worker = check_chunks_per_worker(threads_per_worker, "threads_per_worker")
         self.timeout = float(timeout)
         if n_workers is not None:
             n_workers = check_workers(n_workers)
@@ -497,7 +547,10 @@ class DaskExecutor(ClosingContext):
             else:
                 n_workers = check_workers(n_workers)
                 self._cluster = dd.LocalCluster(
-                    n_workers=n_workers, threads_per_worker=1, processes=bool(processes), dashboard_address=None
+                    n_workers=n_workers,
+                    threads_per_worker=self.threads_per_worker,
+                    processes=bool(processes),
+                    dashboard_address=None,
                 )
                 self.client = dd.Client(self._cluster, set_as_default=False)
             self.n_workers = (

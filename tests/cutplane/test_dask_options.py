@@ -99,6 +99,13 @@ def test_chunks_per_worker_is_checked(client, bad):
     assert info.value.field == "chunks_per_worker"
 
 
+@pytest.mark.parametrize("bad", BAD_COUNTS)
+def test_threads_per_worker_is_checked(client, bad):
+    with pytest.raises(InputError, match="threads_per_worker") as info:
+        DaskExecutor(client=client, threads_per_worker=bad)
+    assert info.value.field == "threads_per_worker"
+
+
 def test_chunks_per_worker_sets_the_oracles_chunk_count(client, tagging):
     assert default_n_chunks(SerialExecutor()) == 1 and default_n_chunks(ThreadExecutor(3)) == 6  # today's
     assert default_n_chunks(ThreadExecutor(3), per_worker=4) == 12  # the parsing oracle's default
@@ -148,6 +155,8 @@ def _lost_worker_errors():
         FutureCancelledError("apply-1234", "already forgotten"),  # the worker died during the call
         KilledWorker("apply-1234", SimpleNamespace(address="tcp://127.0.0.1:4000"), 3),
         RuntimeError("Removing worker caused the cluster to lose scattered data, which can't be recovered"),
+        OSError("Unable to contact Actor's worker"),  # an actor call to a worker that is gone
+        RuntimeError("Worker holding Actor was lost.  Status: cancelled"),  # ... once the scheduler knows
     ]
 
 
@@ -176,7 +185,7 @@ def _assert_advice(err):
     assert text.endswith(")") and "(dask task: " in text
 
 
-@pytest.mark.parametrize("i", range(4))
+@pytest.mark.parametrize("i", range(6))
 def test_dask_failure_of_a_lost_worker(i):
     exc = _lost_worker_errors()[i]
     err = dask_failure(exc, "dask task")
