@@ -139,54 +139,143 @@ def current_query(w) -> CombinationQuery | None:
     return None
 
 
+def _escaped(a: np.ndarray, dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``a`` (integers) in the narrow signed ``dtype``: values outside ``-max..max`` are written
+    ``min`` (which no kept value takes) and listed apart as (positions, values in ``a``'s dtype)."""
+    info = np.iinfo(dtype)
+    wide = (a < -info.max) | (a > info.max)
+    at = np.flatnonzero(wide)
+    narrow = a.astype(dtype)
+    narrow[at] = info.min
+    return narrow, at.astype(np.int32 if a.size < 2**31 else np.int64), a[at]
+
+
+def _unescaped(narrow: np.ndarray, at: np.ndarray, wide: np.ndarray, dtype) -> np.ndarray:
+    out = narrow.astype(dtype)
+    out[at] = wide
+    return out
+
+
+def _cheapest(options):
+    """The option of fewest bytes among ``(bytes, build)`` pairs, built."""
+    return min(options, key=lambda o: o[0])[1]()
+
+
 class PackedRow:
     """A stored row ``(indices, values, scale)`` in fewer bytes for the trip, restored exactly.
 
-    The indices are sorted, so they travel as the first one and the gaps between them, in the
-    narrowest unsigned type that holds the largest gap (uint8 below 256, uint16 below 65536);
-    integer counts travel as int8 when they fit. :meth:`unpack` gives back arrays of the original
-    dtypes and values, bit for bit (what the worker's rebuild needs to match the engine's).
+    The indices are sorted. Strictly increasing ones travel in the smallest of these forms:
+
+    - ``"bitmap"``: one bit per coordinate from the first index to the last (a row dense in its
+      span: more than one nonzero in 8 coordinates, as the cuts of the first iterations are);
+    - ``"gaps"``: the first index and the gaps between them, each in one byte (uint8) or two
+      (uint16); a gap too large for them is written 0 (gaps are >= 1, so 0 is free) and listed
+      apart with its position;
+    - ``"raw"``: the indices as they are (also when they are not strictly increasing).
+
+    Integer values travel as int8 (or int16), a value outside ``-127..127`` (``-32767..32767``)
+    written ``-128`` (``-32768``) and listed apart, when that is smaller than their own type.
+    :meth:`unpack` gives back arrays of the original dtypes and values, bit for bit (what the
+    worker's rebuild needs to match the engine's).
 
     Parameters
     ----------
     indices : ndarray of int32 or int64 of shape (nnz,)
-        Sorted: strictly increasing ones travel as gaps, others as they are.
     values : ndarray of shape (nnz,)
         int16 / int32 counts or float64 (:func:`cutplane.working_set.sparse_rows.quantize`).
     scale : float
     """
 
-    __slots__ = ("nnz", "first", "gaps", "index_dtype", "values", "values_dtype", "scale")
+    __slots__ = (
+        "nnz",
+        "form",
+        "first",
+        "span",
+        "body",
+        "body_at",
+        "body_wide",
+        "index_dtype",
+        "values",
+        "values_at",
+        "values_wide",
+        "values_dtype",
+        "scale",
+    )
 
     def __init__(self, indices, values, scale):
-        self.nnz = int(len(indices))
+        indices, values = np.asarray(indices), np.asarray(values)
+        self.nnz = n = int(len(indices))
         self.index_dtype = np.dtype(indices.dtype).str
         self.values_dtype = np.dtype(values.dtype).str
         self.scale = float(scale)
-        self.first: int | None = int(indices[0]) if self.nnz else 0
-        gaps = np.diff(indices)
-        if gaps.size and int(gaps.min()) < 1:  # not strictly increasing: the indices travel as they are
-            self.first, self.gaps = None, np.asarray(indices)
+        self.first = int(indices[0]) if n else 0
+        self.span = int(indices[-1]) - self.first + 1 if n else 0
+        none = np.zeros(0, dtype=np.int32)
+        self.body_at, self.body_wide = none, none
+        gaps = np.diff(indices.astype(np.int64, copy=False))
+        if gaps.size and int(gaps.min()) < 1:  # not strictly increasing
+            self.form, self.body = "raw", indices
         else:
-            top = int(gaps.max()) if gaps.size else 0
-            self.gaps = gaps.astype(np.uint8 if top < 2**8 else np.uint16 if top < 2**16 else indices.dtype)
-        small = values.dtype.kind == "i" and values.size and -128 <= int(values.min()) and int(values.max()) <= 127
-        self.values = values.astype(np.int8) if small else values
+            n8, n16 = int(np.count_nonzero(gaps > 255)), int(np.count_nonzero(gaps > 65535))
+            self.form, (self.body, self.body_at, self.body_wide) = _cheapest(
+                [
+                    (indices.nbytes, lambda: ("raw", (indices, none, none))),
+                    ((self.span + 7) // 8, lambda: ("bitmap", (self._bitmap(indices), none, none))),
+                    (gaps.size + 12 * n8, lambda: ("gaps", self._gaps(gaps, np.uint8))),
+                    (2 * gaps.size + 12 * n16, lambda: ("gaps", self._gaps(gaps, np.uint16))),
+                ]
+            )
+        self.values, self.values_at, self.values_wide = values, none, none
+        if values.dtype.kind == "i" and values.size:
+            options = [(values.nbytes, lambda: (values, none, none))]
+            for narrow in (np.int8, np.int16):
+                if np.dtype(narrow).itemsize < values.dtype.itemsize:
+                    limit = np.iinfo(narrow).max
+                    wide = int(np.count_nonzero((values < -limit) | (values > limit)))
+                    size = values.size * np.dtype(narrow).itemsize + wide * (4 + values.dtype.itemsize)
+                    options.append((size, lambda narrow=narrow: _escaped(values, narrow)))
+            self.values, self.values_at, self.values_wide = _cheapest(options)
+
+    def _bitmap(self, indices):
+        mask = np.zeros(self.span, dtype=bool)
+        mask[indices - self.first] = True
+        return np.packbits(mask)
+
+    @staticmethod
+    def _gaps(gaps, dtype):
+        top = np.iinfo(dtype).max
+        at = np.flatnonzero(gaps > top)
+        body = gaps.astype(dtype)
+        body[at] = 0
+        return body, at.astype(np.int32 if gaps.size < 2**31 else np.int64), gaps[at]
 
     @property
     def nbytes(self) -> int:
         """Bytes of the arrays and the few numbers that travel."""
-        return int(self.gaps.nbytes + self.values.nbytes + 32)
+        arrays = (self.body, self.body_at, self.body_wide, self.values, self.values_at, self.values_wide)
+        return int(sum(a.nbytes for a in arrays) + 40)
 
     def unpack(self):
         """``(indices, values, scale)`` with the dtypes and values given to the constructor."""
-        if self.first is None:
-            return self.gaps, self.values.astype(np.dtype(self.values_dtype), copy=False), self.scale
-        idx = np.empty(self.nnz, dtype=np.dtype(self.index_dtype))
-        if self.nnz:
-            idx[0] = self.first
-            idx[1:] = self.first + np.cumsum(self.gaps, dtype=np.int64)
-        return idx, self.values.astype(np.dtype(self.values_dtype), copy=False), self.scale
+        index_dtype = np.dtype(self.index_dtype)
+        if self.form == "raw":
+            idx = self.body
+        elif self.form == "bitmap":
+            on = np.flatnonzero(np.unpackbits(self.body, count=self.span))
+            idx = (on + self.first).astype(index_dtype)
+        else:
+            idx = np.empty(self.nnz, dtype=index_dtype)
+            if self.nnz:
+                gaps = self.body.astype(np.int64)
+                gaps[self.body_at] = self.body_wide
+                idx[0] = self.first
+                idx[1:] = self.first + np.cumsum(gaps)
+        values_dtype = np.dtype(self.values_dtype)
+        if self.values.dtype == values_dtype:
+            values = self.values
+        else:
+            values = _unescaped(self.values, self.values_at, self.values_wide, values_dtype)
+        return idx, values, self.scale
 
     def __getstate__(self):
         return {k: getattr(self, k) for k in self.__slots__}
