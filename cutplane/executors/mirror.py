@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import sys
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -227,13 +229,13 @@ class PackedRow:
             )
         self.values, self.values_at, self.values_wide = values, none, none
         if values.dtype.kind == "i" and values.size:
-            options = [(values.nbytes, lambda: (values, none, none))]
+            options: list[tuple[int, Callable[[], tuple]]] = [(values.nbytes, lambda: (values, none, none))]
             for narrow in (np.int8, np.int16):
                 if np.dtype(narrow).itemsize < values.dtype.itemsize:
                     limit = np.iinfo(narrow).max
                     wide = int(np.count_nonzero((values < -limit) | (values > limit)))
                     size = values.size * np.dtype(narrow).itemsize + wide * (4 + values.dtype.itemsize)
-                    options.append((size, lambda narrow=narrow: _escaped(values, narrow)))
+                    options.append((size, functools.partial(_escaped, values, narrow)))
             self.values, self.values_at, self.values_wide = _cheapest(options)
 
     def _bitmap(self, indices):
