@@ -2,12 +2,14 @@
 
 For each dataset (CoNLL-2000 with CRF++'s chunking templates; CoNLL-2002 Spanish with the 134
 templates of MTL sec. 3.3), the engine runs BMRM (``L2``, ``lam = 1 / C``) from ``w = 0`` for
-``--iters`` iterations with each arm of ``--arms``, all in this one run:
+``--iters`` iterations with each arm of ``--arms``, all in this one run, ``--rounds`` times
+(interleaved: each round runs every arm once, and an arm's speed-ups are taken against the
+serial arm of its own round, so that a slow minute of this shared machine weighs on both):
 
 - ``serial``, ``threads:K``, ``processes:K``: the in-machine executors;
 - ``dask:K``: a ``LocalCluster`` of K worker processes with the mirror (the workers rebuild
   ``w`` from the cuts they hold, :mod:`cutplane.executors.mirror`), 2 chunks per worker (the
-  default); ``dask:K/c``: c chunks per worker;
+  default); ``dask:K/c``: c chunks per worker; ``dask:KxT``: T threads per worker (2T chunks);
 - ``dask-dense:K``: the same cluster sending ``w`` at every call (the executor before the mirror).
 
 Every arm follows the same iterates (the cuts are integer counts; the values are summed per chunk
@@ -15,7 +17,10 @@ in another order, so a borderline decision can differ in the last digits). Repor
 the iterations after the first (the first sends ``w = 0`` to every worker and binds the chunks):
 median seconds per oracle call and per engine iteration, speed-ups against serial (same run),
 bytes sent per iteration (median) and against shipping the dense ``w`` to every worker, and, for
-the mirror, the workers' rebuild seconds.
+the mirror, per call: the slowest worker's seconds in its chunk tasks and in the rebuild, and the
+rest (the trip). The serial call over the worker tasks alone is the speed-up the arm would have if
+the trip and the rebuild cost nothing: on a machine whose client, scheduler and workers share the
+cores, the most it allows.
 
 The cost model at N workers (per iteration after the first, one new cut of ``z`` stored
 nonzeros, ``t`` cuts with a nonzero dual of ``Z`` stored nonzeros in all, ``n`` coordinates):
@@ -163,27 +168,56 @@ def fit_model(records, cores):
     return dict(alpha=float(coef[0]), beta=float(coef[1]), n_calls=len(rows))
 
 
-def summarise(records, cores):
-    serial = next((r for r in records if r["arm"] == "serial"), None)
-    s_or = _median_after_first(serial["oracle_s"]) if serial else math.nan
-    s_it = _median_after_first(serial["iteration_s"]) if serial else math.nan
-    model = fit_model(records, cores)
-    one = next((r for r in records if r["arm"] == "dask:1"), None)
-    rows = []
+def _rounds(records):
+    """The records by arm, in the order of the first round: ``{arm: [record of each round]}``."""
+    by_arm: dict = {}
     for rec in records:
-        orc, it = _median_after_first(rec["oracle_s"]), _median_after_first(rec["iteration_s"])
+        by_arm.setdefault(rec["arm"], []).append(rec)
+    return by_arm
+
+
+def _spread(values):
+    """``(median, min, max)`` of per-round figures."""
+    v = np.asarray(values, dtype=float)
+    return float(np.median(v)), float(v.min()), float(v.max())
+
+
+def summarise(records, cores):
+    """Per arm, the medians over its rounds; speed-ups are taken round by round against that
+    round's serial arm (the arms of a round run one after the other, so they share the machine's
+    state), then their median, least and largest are reported."""
+    by_arm = _rounds(records)
+    serials = by_arm.get("serial", [])
+    s_ors = [_median_after_first(r["oracle_s"]) for r in serials]
+    s_its = [_median_after_first(r["iteration_s"]) for r in serials]
+    s_or = float(np.median(s_ors)) if s_ors else math.nan
+    s_it = float(np.median(s_its)) if s_its else math.nan
+    model = fit_model(records, cores)
+    one = by_arm.get("dask:1")
+    rows = []
+    for arm, recs in by_arm.items():
+        rec = recs[0]
+        ors = [_median_after_first(r["oracle_s"]) for r in recs]
+        its = [_median_after_first(r["iteration_s"]) for r in recs]
+        base_or = s_ors if len(s_ors) == len(recs) else [s_or] * len(recs)
+        base_it = s_its if len(s_its) == len(recs) else [s_it] * len(recs)
+        orc, it = float(np.median(ors)), float(np.median(its))
         dense = 8 * rec["dim"] * rec["workers"]
-        mirrored = [c for c in rec["calls"] if c["mirrored"]]
+        mirrored = [c for r in recs for c in r["calls"] if c["mirrored"]]
         row = dict(
-            arm=rec["arm"],
+            arm=arm,
             workers=rec["workers"],
+            rounds=len(recs),
             oracle_s=orc,
             iteration_s=it,
-            oracle_speedup=s_or / orc,
-            iteration_speedup=s_it / it,
+            oracle_speedup=float(np.median([b / x for b, x in zip(base_or, ors)])),
+            iteration_speedup=float(np.median([b / x for b, x in zip(base_it, its)])),
+            oracle_speedup_range=_spread([b / x for b, x in zip(base_or, ors)])[1:],
+            iteration_speedup_range=_spread([b / x for b, x in zip(base_it, its)])[1:],
             bytes_median=_median_after_first(rec["bytes_sent"]),
             dense_bytes=dense,
             objective=rec["objective"],
+            load=(min(r["load_before"] for r in recs), max(r["load_after"] for r in recs)),
         )
         row["reduction"] = dense / row["bytes_median"] if row["bytes_median"] else math.nan
         after_first = np.asarray(rec["bytes_sent"][1:], dtype=float)
@@ -191,6 +225,12 @@ def summarise(records, cores):
         if mirrored:
             late = mirrored[1:] or mirrored
             row["rebuild_s"] = float(np.median([c["rebuild_s"] for c in late]))
+            computes = [c.get("compute_s", 0.0) for c in late]
+            if all(computes):  # the workers' own seconds in the chunk tasks (newer records)
+                row["compute_s"] = float(np.median(computes))
+                row["trip_s"] = float(np.median([c["seconds"] - c["rebuild_s"] - c["compute_s"] for c in late]))
+                # the speed-up if sending, rebuilding and gathering cost nothing
+                row["compute_speedup"] = s_or / row["compute_s"]
             row["new_nnz"] = float(np.median([c["new_nnz"] for c in late]))
             row["combined_rows"] = float(np.median([c["combined_rows"] for c in late]))
             row["combined_nnz"] = float(np.median([c["combined_nnz"] for c in late]))
@@ -224,6 +264,7 @@ def summarise(records, cores):
             out["bytes_per_worker_model"] = b
             out["N_star_mirror"] = math.sqrt(LINK_BYTES_PER_S * s_or / b)
             out["N_star_dense"] = math.sqrt(LINK_BYTES_PER_S * s_or / (8 * records[0]["dim"]))
+    out["rounds"] = max((r["rounds"] for r in rows), default=1)
     return out
 
 
@@ -243,7 +284,7 @@ def bytes_per_nonzero(record):
     """``q`` of an arm: the bytes one worker receives per stored nonzero of a new cut, over its
     mirrored calls (a ratio of sums). It falls with the number of workers: each is sent the
     entries its own chunks read."""
-    calls = [c for c in record["calls"] if c["mirrored"] and c["new_nnz"]]
+    calls = [c for c in record["calls"] if c["mirrored"] and c["new_nnz"]]  # (bytes: the same every round)
     total = sum(c["new_nnz"] for c in calls) * record["workers"]
     return sum(c["new_bytes"] for c in calls) / total if total else math.nan
 
@@ -254,10 +295,18 @@ def render(results, cores) -> str:
         "",
         "Written by `python -m benchmarks.dask_scaling` (method and model in its docstring).",
         "",
-        f"- machine: {cores} cores; every arm in one run, one after the other; load average (1 min) before and "
-        "after each arm in the tables",
-        "- `dask:K`: `LocalCluster` of K worker processes, the workers rebuild `w` from the cuts they hold; "
-        "`dask-dense:K`: the same, `w` sent at every call",
+        f"- machine: {cores} cores, shared with other machines' work (the same arm varies by 10 to 20% from run "
+        "to run); every arm in one run, one after the other, in rounds (each round runs every arm once); times "
+        "are medians over the rounds, speed-ups are taken against the serial arm of the same round (median, "
+        "and least to largest over the rounds); load average (1 min) from the least before an arm to the most "
+        "after",
+        "- `dask:K`: `LocalCluster` of K worker processes (one thread each), the workers rebuild `w` from the "
+        "cuts they hold, 2 chunks per worker; `dask:K/c`: c chunks per worker; `dask:KxT`: T threads per worker "
+        "(2T chunks); `dask-dense:K`: `w` sent at every call",
+        "- worker tasks s, rebuild s, trip s: per mirrored call, the slowest worker's seconds in its chunk "
+        "tasks and in the rebuild of `w`, and the rest of the call (sending, the actors' round trip, the "
+        "partial sums coming back); the speed-up at zero trip and rebuild is the serial call over the worker "
+        "tasks alone, the most this machine allows that arm",
         "- medians over the iterations after the first (the first sends `w = 0` and binds the chunks)",
         "",
     ]
@@ -270,23 +319,27 @@ def render(results, cores) -> str:
             f"(dense `w`: {8 * res['dim'] / 1e6:.1f} MB), C = {res['C']:g}, {res['iters']} iterations of BMRM from "
             f"`w = 0`; loaded and featurised in {res['load_s']:.1f} s.",
             "",
-            "| arm | chunks | oracle s/call | speed-up | iteration s | speed-up | bytes/iteration | vs dense `w` | "
-            "rebuild s | final F | load before/after |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+            "| arm | chunks | oracle s/call | speed-up | iteration s | speed-up | bytes/iteration | vs dense `w` "
+            "(median, least) | worker tasks s | rebuild s | trip s | speed-up at zero trip and rebuild | final F "
+            "| load |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
-        for row, rec in zip(s["rows"], res["records"]):
+        chunks = {rec["arm"]: rec["n_chunks"] for rec in res["records"]}
+        for row in s["rows"]:
             lines.append(
-                f"| {row['arm']} | {rec['n_chunks']} | {row['oracle_s']:.3f} | {row['oracle_speedup']:.2f} | "
-                f"{row['iteration_s']:.3f} | {row['iteration_speedup']:.2f} | {_mb(row['bytes_median'])} | "
-                f"{_ratio(row['reduction'])} | {_fmt(row.get('rebuild_s'))} | {row['objective']:.6g} | "
-                f"{rec['load_before']:.2f} / {rec['load_after']:.2f} |"
+                f"| {row['arm']} | {chunks[row['arm']]} | {row['oracle_s']:.3f} | {_speedup(row, 'oracle')} | "
+                f"{row['iteration_s']:.3f} | {_speedup(row, 'iteration')} | {_mb(row['bytes_median'])} | "
+                f"{_reductions(row)} | {_fmt(row.get('compute_s'), 3)} | "
+                f"{_fmt(row.get('rebuild_s'), 3)} | {_fmt(row.get('trip_s'), 3)} | "
+                f"{_fmt(row.get('compute_speedup'), 2)} | {row['objective']:.6g} | "
+                f"{row['load'][0]:.2f} to {row['load'][1]:.2f} |"
             )
         lines.append("")
         for row in s["rows"]:
-            if row["arm"] in ("dask:2", "dask:2/1"):
+            if row["arm"] in ("dask:2", "dask:2/1", "dask:1x2"):
                 lines.append(
-                    f"- {row['arm']} against serial, same run: oracle phase {row['oracle_speedup']:.2f}x, engine "
-                    f"iteration {row['iteration_speedup']:.2f}x; bytes per iteration after the first "
+                    f"- {row['arm']} against serial, same rounds: oracle phase {_speedup(row, 'oracle')}x, engine "
+                    f"iteration {_speedup(row, 'iteration')}x; bytes per iteration after the first "
                     f"{_ratio(row['reduction'])} fewer than the dense `w` to every worker (median), "
                     f"{_ratio(row['reduction_min'])} at the least"
                 )
@@ -336,8 +389,24 @@ def render(results, cores) -> str:
     return "\n".join(lines)
 
 
-def _fmt(x):
-    return "" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.4f}"
+def _fmt(x, digits=4):
+    return "" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def _reductions(row):
+    """``median, least`` bytes reduction, or nothing for an arm that sends no bytes."""
+    if math.isnan(row["reduction"]):
+        return ""
+    return f"{_ratio(row['reduction'])}, {_ratio(row['reduction_min'])}"
+
+
+def _speedup(row, what):
+    """The median speed-up, with its least and largest over the rounds when there are several."""
+    text = f"{row[what + '_speedup']:.2f}"
+    lo, hi = row.get(what + "_speedup_range", (None, None))
+    if row.get("rounds", 1) < 2 or lo is None or row["arm"] == "serial":
+        return text
+    return f"{text} ({lo:.2f} to {hi:.2f})"
 
 
 def _mb(b):
@@ -352,10 +421,21 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", nargs="+", default=["conll2000", "conll2002"], choices=sorted(DATA))
     ap.add_argument("--iters", type=int, default=40)
+    ap.add_argument("--rounds", type=int, default=1, help="run every arm this many times, interleaved")
     ap.add_argument(
         "--arms",
         nargs="+",
-        default=["serial", "threads:2", "processes:2", "dask:1", "dask:2", "dask:2/1", "dask:4", "dask-dense:2"],
+        default=[
+            "serial",
+            "threads:2",
+            "processes:2",
+            "dask:1",
+            "dask:2",
+            "dask:2/1",
+            "dask:1x2",
+            "dask:4",
+            "dask-dense:2",
+        ],
     )
     ap.add_argument("--out", default=str(ROOT / "docs" / "results" / "dask_scaling.md"))
     ap.add_argument("--render", nargs="*", help="only render these JSON files to --out")
@@ -373,21 +453,24 @@ def main(argv=None):
         C = DATA[name]["C"]
         print(f"{name}: {task['n_sentences']} sentences loaded in {task['load_s']:.1f} s", flush=True)
         records = []
-        for arm in args.arms:
-            rec = run_arm(task, arm, C, args.iters)
-            records.append(rec)
-            print(
-                f"  {arm}: oracle {_median_after_first(rec['oracle_s']):.3f} s, iteration "
-                f"{_median_after_first(rec['iteration_s']):.3f} s, bytes {_median_after_first(rec['bytes_sent']):.3g}, "
-                f"F {rec['objective']:.6g}",
-                flush=True,
-            )
+        for round_ in range(args.rounds):
+            for arm in args.arms:
+                rec = run_arm(task, arm, C, args.iters)
+                rec["round"] = round_
+                records.append(rec)
+                print(
+                    f"  round {round_ + 1}, {arm}: oracle {_median_after_first(rec['oracle_s']):.3f} s, iteration "
+                    f"{_median_after_first(rec['iteration_s']):.3f} s, bytes {_median_after_first(rec['bytes_sent']):.3g}, "
+                    f"F {rec['objective']:.6g}",
+                    flush=True,
+                )
         results.append(
             dict(
                 data=name,
                 label=DATA[name]["label"],
                 C=C,
                 iters=args.iters,
+                rounds=args.rounds,
                 dim=records[0]["dim"],
                 n_sentences=task["n_sentences"],
                 n_tokens=task["n_tokens"],
