@@ -20,6 +20,7 @@ __all__ = [
     "BoundTasks",
     "check_workers",
     "check_chunks_per_worker",
+    "check_count",
     "ClosingContext",
     "wrap_error",
 ]
@@ -72,11 +73,16 @@ def check_workers(n_workers):
     return int(n_workers)
 
 
-def check_chunks_per_worker(value, field="chunks_per_worker") -> int:
+def check_count(value, field: str) -> int:
     """``value`` as an int >= 1 (:class:`InputError` naming ``field`` otherwise)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise InputError(f"{field} must be an integer >= 1, got {value!r}", field=field)
     return int(value)
+
+
+def check_chunks_per_worker(value) -> int:
+    """``chunks_per_worker`` as an int >= 1 (:class:`InputError` naming it otherwise)."""
+    return check_count(value, "chunks_per_worker")
 
 
 class ClosingContext:

@@ -5,8 +5,8 @@ Per call, ``w`` is broadcast to tasks, or, when the engine says that ``w`` is a 
 its cuts, only the new cuts and the coefficients go to one actor per worker (straight from the
 client, without the scheduler's round trip of a task), which rebuilds ``w`` bit for bit
 (:mod:`cutplane.executors.mirror`) and runs the chunk tasks there on the worker's threads; the
-partial sums come back. Registered in
-:data:`cutplane.executors.EXECUTORS`; dask is imported only when this executor is created.
+partial sums come back. Registered in :data:`cutplane.executors.EXECUTORS`; dask is imported
+only when this executor is created.
 
 A worker that dies mid-run takes its scattered chunks with it: they cannot be recomputed, so
 the call fails at once with one :class:`ExecutorError` (:func:`dask_failure`) that says so and
@@ -28,7 +28,15 @@ from typing import NamedTuple
 import numpy as np
 
 from ..exceptions import CutplaneError, InputError
-from .base import BoundTasks, ClosingContext, ExecutorError, check_chunks_per_worker, check_workers, wrap_error
+from .base import (
+    BoundTasks,
+    ClosingContext,
+    ExecutorError,
+    check_chunks_per_worker,
+    check_count,
+    check_workers,
+    wrap_error,
+)
 from .mirror import MirrorMismatch, MirrorPlanner, RowMirror, current_query
 
 logger = logging.getLogger(__name__)
@@ -80,9 +88,9 @@ def dask_failure(exc: BaseException, where: str) -> CutplaneError:
 
     A worker lost with its data (a cancelled future: ``distributed.client.FutureCancelledError``,
     reasons such as "lost dependencies" or "already forgotten"; ``KilledWorker``; a message about
-    lost or scattered data; an actor call that could not reach its worker) or a lost connection (a future cancelled for
-    "scheduler-connection-lost", ``CommClosedError``, ``TimeoutError``, an ``OSError`` of dask's
-    comms) becomes ONE :class:`ExecutorError` whose message says what
+    lost or scattered data; an actor call that could not reach its worker) or a lost connection
+    (a future cancelled for "scheduler-connection-lost", ``CommClosedError``, ``TimeoutError``,
+    an ``OSError`` of dask's comms) becomes ONE :class:`ExecutorError` whose message says what
     happened in user terms and what to do (:data:`RESUME_ADVICE`), on one line.
 
     Parameters
@@ -525,7 +533,7 @@ class DaskExecutor(ClosingContext):
                 field="client",
             )
         self.chunks_per_worker = check_chunks_per_worker(chunks_per_worker)
-        self.threads_per_worker = check_chunks_per_worker(threads_per_worker, "threads_per_worker")
+        self.threads_per_worker = check_count(threads_per_worker, "threads_per_worker")
         self.timeout = float(timeout)
         if n_workers is not None:
             n_workers = check_workers(n_workers)
