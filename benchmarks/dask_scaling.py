@@ -8,8 +8,8 @@ serial arm of its own round, so that a slow minute of this shared machine weighs
 
 - ``serial``, ``threads:K``, ``processes:K``: the in-machine executors;
 - ``dask:K``: a ``LocalCluster`` of K worker processes with the mirror (the workers rebuild
-  ``w`` from the cuts they hold, :mod:`cutplane.executors.mirror`), 2 chunks per worker (the
-  default); ``dask:K/c``: c chunks per worker; ``dask:KxT``: T threads per worker (2T chunks);
+  ``w`` from the cuts they hold, :mod:`cutplane.executors.mirror`), one chunk per worker thread
+  (the default); ``dask:K/c``: c chunks per worker; ``dask:KxT``: T threads per worker;
 - ``dask-dense:K``: the same cluster sending ``w`` at every call (the executor before the mirror).
 
 Every arm follows the same iterates (the cuts are integer counts; the values are summed per chunk
@@ -26,12 +26,14 @@ The cost model at N workers (per iteration after the first, one new cut of ``z``
 nonzeros, ``t`` cuts with a nonzero dual of ``Z`` stored nonzeros in all, ``n`` coordinates):
 
 - bytes to each worker: ``b = q z + 16 t + c0`` (``q`` bytes per nonzero of the packed new cut,
-  measured: index gaps and counts in the narrowest types; a row id and a coefficient per
+  measured: :class:`cutplane.executors.mirror.PackedRow`; a row id and a coefficient per
   combined cut; ``c0`` fixed), so ``N b`` per iteration in all, against ``8 n N`` for the dense
   ``w``;
-- rebuild seconds per worker: ``r = alpha n + beta Z`` (zero the output, add the rows), with
-  ``alpha`` and ``beta`` fitted on the measured calls of every ``dask:K`` arm;
-- oracle seconds: ``T(N) = T_1 / min(N, cores) + r + o``, with ``T_1`` the one-worker cluster's
+- rebuild seconds per worker: ``r = alpha n + beta Z`` (a pass over the output, add the rows;
+  the output is zeroed ahead while the client solves, so ``alpha n`` is what is left of that
+  pass), with ``alpha`` and ``beta`` fitted on the measured calls of every ``dask:K`` arm;
+- oracle seconds: ``T(N) = T_1 / min(N, cores) + r + o`` (N: workers times their threads), with
+  ``T_1`` the one-worker cluster's
   call minus its rebuild and ``o`` the per-call overhead measured on ``dask:1``;
 - a 10 Gbit/s link out of the client carries ``N b`` bytes per call in ``N b / 1.25e9`` s; it is the
   bottleneck once that exceeds the workers' compute ``T_s / N``:
@@ -93,11 +95,11 @@ def make_executor(arm):
     k, _, threads = k.partition("x")
     k = int(k) if k else None
     threads = int(threads) if threads else 1
-    per = int(per) if per else 2 * threads
+    per = int(per) if per else None  # the executor's default: one chunk per worker thread
     if name == "dask":
         return DaskExecutor(k, mirror=True, chunks_per_worker=per, threads_per_worker=threads)
     if name == "dask-dense":
-        return DaskExecutor(k, mirror=False, chunks_per_worker=per)
+        return DaskExecutor(k, mirror=False, chunks_per_worker=per, threads_per_worker=threads)
     return get_executor(name, k)
 
 
@@ -131,6 +133,7 @@ def run_arm(task, arm, C, iters):
     return dict(
         arm=arm,
         workers=int(getattr(ex, "n_workers", 1)),
+        threads=int(getattr(ex, "threads_per_worker", 1)),
         n_chunks=len(oracle.chunks),
         dim=int(oracle.dim),
         iterations=int(res.n_iter),
@@ -207,6 +210,7 @@ def summarise(records, cores):
         row = dict(
             arm=arm,
             workers=rec["workers"],
+            threads=rec.get("threads", 1),
             rounds=len(recs),
             oracle_s=orc,
             iteration_s=it,
@@ -252,7 +256,7 @@ def summarise(records, cores):
         out["overhead_s"] = dask_serial_gap
         for row in rows:
             if row["arm"].startswith("dask:"):
-                n = row["workers"]
+                n = row["workers"] * row["threads"]  # cores the tasks can use
                 row["oracle_model_s"] = (
                     s_or / min(n, cores) + max(dask_serial_gap, 0.0) + row.get("rebuild_model_s", 0.0)
                 )
@@ -301,8 +305,8 @@ def render(results, cores) -> str:
         "and least to largest over the rounds); load average (1 min) from the least before an arm to the most "
         "after",
         "- `dask:K`: `LocalCluster` of K worker processes (one thread each), the workers rebuild `w` from the "
-        "cuts they hold, 2 chunks per worker; `dask:K/c`: c chunks per worker; `dask:KxT`: T threads per worker "
-        "(2T chunks); `dask-dense:K`: `w` sent at every call",
+        "cuts they hold, one chunk per worker thread (the default); `dask:K/c`: c chunks per worker; `dask:KxT`: "
+        "T threads per worker; `dask-dense:K`: `w` sent at every call",
         "- worker tasks s, rebuild s, trip s: per mirrored call, the slowest worker's seconds in its chunk "
         "tasks and in the rebuild of `w`, and the rest of the call (sending, the actors' round trip, the "
         "partial sums coming back); the speed-up at zero trip and rebuild is the serial call over the worker "
@@ -336,7 +340,7 @@ def render(results, cores) -> str:
             )
         lines.append("")
         for row in s["rows"]:
-            if row["arm"] in ("dask:2", "dask:2/1", "dask:1x2"):
+            if row["arm"] in ("dask:2", "dask:2/2", "dask:1x2"):
                 lines.append(
                     f"- {row['arm']} against serial, same rounds: oracle phase {_speedup(row, 'oracle')}x, engine "
                     f"iteration {_speedup(row, 'iteration')}x; bytes per iteration after the first "
@@ -431,7 +435,7 @@ def main(argv=None):
             "processes:2",
             "dask:1",
             "dask:2",
-            "dask:2/1",
+            "dask:2/2",
             "dask:1x2",
             "dask:4",
             "dask-dense:2",

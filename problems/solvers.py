@@ -306,8 +306,8 @@ class CuttingPlane(OptionSet):
     chunks_per_worker : int, optional
         Chunks of the oracle's examples per worker of an executor given by name
         (:func:`cutplane.executors.get_executor`); more balance uneven workers, fewer send fewer
-        tasks per call. None: the executor's default (2 for ``dask``; for the others, the
-        oracle's own, 1 chunk when serial). Refused with an executor instance (set it there,
+        tasks per call. None: the executor's default (for ``dask``, one per thread of a worker;
+        for the others, the oracle's own, 1 chunk when serial). Refused with an executor instance (set it there,
         e.g. ``DaskExecutor(chunks_per_worker=4)``).
     """
 

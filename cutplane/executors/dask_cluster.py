@@ -463,11 +463,13 @@ class DaskExecutor(ClosingContext):
     timeout : float, default=30
         Seconds to wait for the scheduler, and for a broadcast of ``w`` (or of a mirror update)
         to reach every worker.
-    chunks_per_worker : int, default=2
+    chunks_per_worker : int, optional
         Chunks of an oracle's examples per worker: an oracle built on this executor without
         its own ``n_chunks`` splits its data into ``chunks_per_worker * n_workers`` chunks
-        (:func:`cutplane.executors.default_n_chunks`). More chunks balance uneven workers
-        better; fewer send fewer tasks per call.
+        (:func:`cutplane.executors.default_n_chunks`). Default: one per thread of a worker
+        (``threads_per_worker`` for a ``LocalCluster``; the most threads of a connected worker
+        otherwise). A chunk stays on its worker (it keeps state between calls), so more chunks
+        than threads do not balance the workers; they add partial sums to send back and merge.
     mirror : bool, optional
         Let the workers rebuild ``w`` from the cuts they were sent when the engine says how ``w``
         was made (:mod:`cutplane.executors.mirror`): each call then sends the new cuts and the
@@ -524,7 +526,7 @@ class DaskExecutor(ClosingContext):
         processes: bool = True,
         threads_per_worker: int = 1,
         timeout: float = 30.0,
-        chunks_per_worker: int = 2,
+        chunks_per_worker: int | None = None,
         mirror: bool | None = None,
     ):
         if scheduler is not None and client is not None:
@@ -532,7 +534,7 @@ class DaskExecutor(ClosingContext):
                 "give a scheduler address or a client, not both (the client already knows its scheduler)",
                 field="client",
             )
-        self.chunks_per_worker = check_chunks_per_worker(chunks_per_worker)
+        self.chunks_per_worker = None if chunks_per_worker is None else check_chunks_per_worker(chunks_per_worker)
         self.threads_per_worker = check_count(threads_per_worker, "threads_per_worker")
         self.timeout = float(timeout)
         if n_workers is not None:
@@ -564,6 +566,13 @@ class DaskExecutor(ClosingContext):
             self.n_workers = (
                 n_workers if n_workers is not None else max(1, len(self.client.scheduler_info().get("workers", {})))
             )
+            if self.chunks_per_worker is None:  # one chunk per thread of a worker
+                threads = (
+                    self.threads_per_worker
+                    if self._cluster is not None
+                    else max(self.client.nthreads().values(), default=1)
+                )
+                self.chunks_per_worker = max(1, int(threads))
         except CutplaneError:
             raise
         except Exception as exc:  # noqa: BLE001

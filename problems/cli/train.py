@@ -35,8 +35,8 @@ structured oracles over sentences (:data:`cutplane.executors.EXECUTORS`); left o
 structured tasks use threads on every usable core when there is more than one
 (:func:`problems.command_options.resolve_executor`), ``--executor serial`` one core.
 ``--chunks-per-worker K`` splits the structured oracle's examples into ``K`` chunks per worker
-(:func:`cutplane.executors.default_n_chunks`; default 2 for ``dask``, 2 for the sequence tasks
-and 4 for parsing on the other executors). A Dask worker lost mid-run ends the training with
+(:func:`cutplane.executors.default_n_chunks`; default: for ``dask`` one per thread of a worker,
+2 for the sequence tasks and 4 for parsing on the other executors). A Dask worker lost mid-run ends the training with
 one error line (status 1) that says to resume: the checkpoint of the last boundary is kept,
 and ``--resume`` continues from it on any executor.
 ``--min-count`` is the feature cutoff (``auto`` for the sequence tasks:
@@ -208,8 +208,8 @@ def add_arguments(p):
         default=None,
         dest="chunks_per_worker",
         metavar="K",
-        help="structured tasks: split the oracle's examples into K chunks per worker of the executor (default 2 "
-        "for dask; sequence tasks 2, parse 4 on threads and processes; one chunk when serial)",
+        help="structured tasks: split the oracle's examples into K chunks per worker of the executor (default: dask "
+        "one per worker thread; sequence tasks 2, parse 4 on threads and processes; one chunk when serial)",
     )
     p.add_argument(
         "--checkpoint",

@@ -47,7 +47,7 @@ def tagging():
 # -- client= and scheduler= ------------------------------------------------------------------------
 def test_callers_client_stays_open_after_close(client):
     with DaskExecutor(client=client) as ex:
-        assert ex.client is client and ex.n_workers == 2 and ex.chunks_per_worker == 2
+        assert ex.client is client and ex.n_workers == 2 and ex.chunks_per_worker == 1  # one per worker thread
         assert ex.map(abs, [-1, 2, -3]) == [1, 2, 3]
         assert ex.bind([np.sum, np.max]).map(np.arange(4.0)) == [6.0, 3.0]
     assert client.status == "running" and client.submit(abs, -5).result() == 5
@@ -56,8 +56,20 @@ def test_callers_client_stays_open_after_close(client):
         ex.close()
     assert client.status == "running" and client.submit(abs, -6).result() == 6
     ex = DaskExecutor(client=client, n_workers=5)  # the workers the chunks are planned for
-    assert ex.n_workers == 5 and default_n_chunks(ex) == 10
+    assert ex.n_workers == 5 and default_n_chunks(ex) == 5
     ex.close()
+
+
+def test_default_chunks_are_one_per_worker_thread():
+    """A worker's chunks stay on it: the default gives each of its threads one."""
+    with DaskExecutor(2, processes=False, threads_per_worker=3) as ex:
+        assert ex.chunks_per_worker == 3 and default_n_chunks(ex) == 6
+        cluster = dd.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None)
+        with dd.Client(cluster, set_as_default=False) as two_threads, DaskExecutor(client=two_threads) as ex2:
+            assert ex2.chunks_per_worker == 2 and default_n_chunks(ex2) == 2
+        cluster.close()
+    with DaskExecutor(1, processes=False, threads_per_worker=2, chunks_per_worker=5) as ex:
+        assert ex.chunks_per_worker == 5  # given: kept
 
 
 def test_own_client_is_closed():
@@ -119,7 +131,7 @@ def test_chunks_per_worker_sets_the_oracles_chunk_count(client, tagging):
             assert_same_result(par(w), serial(w))
             assert len(seq_oracle(tagging, ex, n_chunks=5).chunks) == 5  # an explicit n_chunks wins
     with DaskExecutor(client=client) as ex:
-        assert len(seq_oracle(tagging, ex).chunks) == 4  # default 2 per worker
+        assert len(seq_oracle(tagging, ex).chunks) == 2  # default: one per worker thread
     with get_executor("threads", 2, chunks_per_worker=3) as ex:
         assert ex.chunks_per_worker == 3 and len(seq_oracle(tagging, ex).chunks) == 6
     ser = get_executor("serial", chunks_per_worker=2)
