@@ -16,6 +16,7 @@ how to go on (resume from the checkpoint, on any executor).
 from __future__ import annotations
 
 import collections
+import contextlib
 import logging
 import queue
 import re
@@ -556,12 +557,13 @@ class DaskExecutor(ClosingContext):
                 self.client = dd.Client(scheduler, timeout=timeout, set_as_default=False)
             else:
                 n_workers = check_workers(n_workers)
-                self._cluster = dd.LocalCluster(
-                    n_workers=n_workers,
-                    threads_per_worker=self.threads_per_worker,
-                    processes=bool(processes),
-                    dashboard_address=None,
-                )
+                with _worker_environ():
+                    self._cluster = dd.LocalCluster(
+                        n_workers=n_workers,
+                        threads_per_worker=self.threads_per_worker,
+                        processes=bool(processes),
+                        dashboard_address=None,
+                    )
                 self.client = dd.Client(self._cluster, set_as_default=False)
             self.n_workers = (
                 n_workers if n_workers is not None else max(1, len(self.client.scheduler_info().get("workers", {})))
@@ -607,6 +609,26 @@ class DaskExecutor(ClosingContext):
         """Close the client and the ``LocalCluster`` this executor started; a client passed as
         ``client=`` (the caller's) and a cluster reached by its address stay up."""
         self._finalizer()
+
+
+#: Variables of Dask's ``distributed.nanny.pre-spawn-environ`` left out of the environment of
+#: the workers of a ``LocalCluster`` this executor starts. Dask sets ``MALLOC_TRIM_THRESHOLD_``
+#: (64 KiB) to hand freed memory back to the system at once; setting it also turns off glibc's
+#: adaptive mmap threshold, so every large temporary array of an oracle call is mapped afresh
+#: and its pages faulted in again, at every call. Without it the oracle's own seconds on a
+#: worker come close to the same work in this process (docs/results/dask_scaling.md).
+WORKER_ENV_DROPPED = ("MALLOC_TRIM_THRESHOLD_",)
+
+
+@contextlib.contextmanager
+def _worker_environ():
+    """Dask's config for the nannies started in the block, without :data:`WORKER_ENV_DROPPED`."""
+    import dask
+
+    environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", default={}) or {})
+    kept = {k: v for k, v in environ.items() if k not in WORKER_ENV_DROPPED}
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": kept}):
+        yield
 
 
 def _close_dask(client, cluster):

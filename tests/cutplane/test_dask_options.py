@@ -72,6 +72,20 @@ def test_default_chunks_are_one_per_worker_thread():
         assert ex.chunks_per_worker == 5  # given: kept
 
 
+def test_own_local_cluster_workers_start_without_dasks_malloc_trim_threshold():
+    """Dask's MALLOC_TRIM_THRESHOLD_ turns off glibc's adaptive mmap threshold (every large
+    temporary of an oracle call is then mapped and faulted in afresh); the executor's own
+    LocalCluster leaves it out, keeps Dask's other variables, and leaves Dask's config as it was."""
+    import dask
+
+    before = dask.config.get("distributed.nanny.pre-spawn-environ")
+    assert "MALLOC_TRIM_THRESHOLD_" in before  # what Dask sets (else this test checks nothing)
+    with DaskExecutor(1) as ex:
+        env = ex.client.run(lambda: (os.environ.get("MALLOC_TRIM_THRESHOLD_"), os.environ.get("OMP_NUM_THREADS")))
+    assert list(env.values()) == [(None, str(before["OMP_NUM_THREADS"]))]
+    assert dask.config.get("distributed.nanny.pre-spawn-environ") == before
+
+
 def test_own_client_is_closed():
     ex = DaskExecutor(1, processes=False)
     own = ex.client
