@@ -18,6 +18,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import logging
+import os
 import queue
 import re
 import time
@@ -267,13 +268,14 @@ class _DaskBinding:
             self._positions.setdefault(address, []).append(j)
         self._hosts: dict = {}
         self._host_futures: list = []
+        self._update_pool: ThreadPoolExecutor | None = None
 
     def map(self, w, *args):
         client = self._executor.client
         query = current_query(w) if self._mirror and self._futures else None
         plan = None if query is None else self._planner.plan(query)
         if plan is not None:
-            updates = {at: self._planner.update(plan, self._support(at, plan)) for at in self._workers()}
+            updates = self._updates(plan)
             dense = int(getattr(w, "nbytes", 0)) * len(updates)
             if not updates or sum(u.nbytes for u in updates.values()) >= dense:  # w is the smaller message
                 plan = None
@@ -333,6 +335,20 @@ class _DaskBinding:
         combined = (len(plan.row_ids), self._planner.combined_nnz(plan))
         ex.calls.append(DaskCall(True, sent, *new, *combined, rebuild, time.perf_counter() - t0, compute))
         return out
+
+    def _updates(self, plan):
+        """Worker address -> its update of ``plan``, made on threads (the workers wait for them:
+        the client's cores are free)."""
+        workers = self._workers()
+
+        def update(at):
+            return self._planner.update(plan, self._support(at, plan))
+
+        if len(workers) < 2 or (os.cpu_count() or 1) < 2:
+            return {at: update(at) for at in workers}
+        if self._update_pool is None:
+            self._update_pool = ThreadPoolExecutor(min(len(workers), os.cpu_count() or 1), "cutplane-updates")
+        return dict(zip(workers, self._update_pool.map(update, workers)))
 
     def _actors(self, client):
         """Worker address -> the :class:`_ChunkHost` actor holding that worker's chunk tasks
@@ -422,6 +438,9 @@ class _DaskBinding:
     def close(self):
         self._hosts, self._host_futures = {}, []  # the actors (and their rows) go with their futures
         self._futures = []
+        if self._update_pool is not None:
+            self._update_pool.shutdown(wait=False)
+            self._update_pool = None
 
 
 def check_chunks_alive(futures) -> None:
