@@ -380,8 +380,9 @@ class _DaskBinding:
                     out[at] = call.result(timeout=_WATCH_S)
                     break
                 except TimeoutError:
-                    if call.done():
-                        raise
+                    if call.done():  # it finished as the wait timed out: its result, or its own error
+                        out[at] = call.result()
+                        break
                     self._check_workers(client)
         return out
 

@@ -424,3 +424,22 @@ def test_dask_with_the_mirror_converges_to_the_serial_objective_within_eps():
     assert res.status == "converged"
     assert abs(res.objective - ref.objective) <= eps
     assert res.lower_bound <= ref.objective + 1e-12 and ref.lower_bound <= res.objective + 1e-12
+
+
+def test_a_call_that_ends_as_the_watch_times_out_is_not_an_error(monkeypatch):
+    """The client waits for each actor in slices of ``_WATCH_S`` (checking the cluster between
+    them). A call that finishes just as a slice times out must give its result, not a lost
+    connection: with slices of 0.1 ms nearly every call ends at such a boundary."""
+    pytest.importorskip("dask.distributed")
+    import cutplane.executors.dask_cluster as dc
+    from cutplane.executors import DaskExecutor, ThreadExecutor
+
+    monkeypatch.setattr(dc, "_WATCH_S", 1e-4)
+    make = _wide_tagging(seed=8)
+    with pytest.warns(ConvergenceWarning):
+        ref = minimize(make(ThreadExecutor(2), 2), L2(), 0.05, eps=1e-9, max_iter=12)
+    with DaskExecutor(2, processes=False, mirror=True) as ex:
+        with pytest.warns(ConvergenceWarning):
+            res = minimize(make(ex, n_chunks=2), L2(), 0.05, eps=1e-9, max_iter=12)
+        assert ex.mirrored_calls == res.n_iter - 1
+    np.testing.assert_array_equal(res.history.upper, ref.history.upper)
