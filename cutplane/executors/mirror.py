@@ -27,9 +27,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
-import sys
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -459,10 +457,6 @@ class MirrorMismatch(ExecutorError):
 class RowMirror:
     """Worker side: the rows sent so far and ``w`` rebuilt at the last update.
 
-    ``w`` is rebuilt into one of two buffers of shape (dim,), in turn: while the tasks read one,
-    the other can be zeroed ahead of the next update, off the critical path
-    (:meth:`zero_spare`, in a thread of its own); the rebuild then only adds the rows.
-
     Parameters
     ----------
     dim : int
@@ -477,11 +471,6 @@ class RowMirror:
         self.w = None
         self._store = SparseRows(self.dim, None, 1)
         self._store.n_threads = max(1, int(n_threads))
-        self._buffers: list = [None, None]  # w is the one at self._at; the other is the spare
-        self._at = 1
-        self._spare_zero = False  # the spare holds zeros only
-        self._zeroing: Future | None = None
-        self._pool: ThreadPoolExecutor | None = None
 
     def apply(self, update: MirrorUpdate) -> np.ndarray:
         """Fold ``update`` in and return ``w`` (read-only; the same array for a repeated version).
@@ -507,11 +496,10 @@ class RowMirror:
             raise ExecutorError(
                 f"a worker lacks cut {exc.args[0]} of the working set (it was restarted or replaced)"
             ) from None
+        self.w = None  # let combine() reuse the previous output buffer
         self._store.set_rows([(idx, values) for idx, values, _ in picked], [s for _, _, s in picked])
-        w = self._store.combine(update.coefficients, out=self._zeros())
-        self._at, self._spare_zero = 1 - self._at, False
+        w = self._store.combine(update.coefficients)
         if not np.array_equal(w[update.probe_at], update.probe_values):
-            self.w, self.version = None, -1
             raise MirrorMismatch(
                 f"rebuilt w differs from the engine's at {int(np.sum(w[update.probe_at] != update.probe_values))} "
                 f"of {len(update.probe_at)} probed coordinates"
@@ -519,39 +507,3 @@ class RowMirror:
         w.flags.writeable = False
         self.w, self.version = w, update.version
         return w
-
-    def zero_spare(self) -> None:
-        """Start zeroing the buffer ``w`` is not in, in a thread, for the next :meth:`apply`
-        (which waits for it); a buffer that something else still refers to is left alone (the
-        next :meth:`apply` rebuilds into a new one)."""
-        if self._zeroing is not None or self._spare_zero:
-            return
-        spare = self._buffers[1 - self._at]
-        if spare is None or sys.getrefcount(spare) > _SPARE_REFS:
-            return
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cutplane-mirror")
-        spare.flags.writeable = True
-        self._zeroing = self._pool.submit(spare.fill, 0.0)
-
-    def _zeros(self) -> np.ndarray:
-        """The spare buffer, all zeros (zeroed now unless :meth:`zero_spare` did it)."""
-        spare_at = 1 - self._at
-        if self._zeroing is not None:
-            self._zeroing.result()
-            self._zeroing, self._spare_zero = None, True
-        spare = self._buffers[spare_at]
-        if spare is not None and not self._spare_zero and sys.getrefcount(spare) > _SPARE_REFS:
-            spare = None  # still read elsewhere: leave it to its readers
-        if spare is None:
-            spare = self._buffers[spare_at] = np.zeros(self.dim)  # fresh pages are zeros
-        elif not self._spare_zero:
-            spare.flags.writeable = True
-            spare.fill(0.0)
-        self._spare_zero = True
-        return spare
-
-
-#: ``sys.getrefcount`` of a spare buffer only the mirror's list refers to (the list, the local
-#: name, the call's argument).
-_SPARE_REFS = 3

@@ -335,12 +335,8 @@ class SparseRows:
         else:
             run(0, n)
 
-    def combine(self, alpha, out=None) -> np.ndarray:
+    def combine(self, alpha) -> np.ndarray:
         """``sum_r alpha_r a_r``, ndarray of shape (dim,).
-
-        ``out``, when given, is an array of shape (dim,) of zeros that receives the sum in place
-        (it is not zeroed again: a caller that zeroed it ahead of time, off the critical path,
-        saves that pass; :class:`cutplane.executors.mirror.RowMirror`); the same sums as without.
 
         Above ``_PARALLEL_NNZ`` nonzeros the coordinates are split into disjoint ranges, one per
         thread (each coordinate is still summed in one order by one thread: storage type, then
@@ -351,7 +347,7 @@ class SparseRows:
         """
         sel = [r for r, a in enumerate(alpha) if a != 0.0]
         coef = np.array([float(alpha[r]) * self.scale[r] for r in sel], dtype=np.float64)[:, None]
-        return self._scatter_rows(sel, coef, np.zeros(0, dtype=self._kgroups.dtype), out)  # one group
+        return self._scatter_rows(sel, coef, np.zeros(0, dtype=self._kgroups.dtype))  # one group
 
     def combine_by_group(self, beta) -> np.ndarray:
         """``w_c = sum_r beta[g(c), r] a_rc``: each group's own combination of the rows, shape (dim,).
@@ -383,31 +379,29 @@ class SparseRows:
             out.append((positions, idx_addr, val_addr, lengths, np.empty(0, ir0.dtype), np.empty(0, dr0.dtype)))
         return out
 
-    def _scatter_rows(self, sel, coef, groups, zeros=None):
+    def _scatter_rows(self, sel, coef, groups):
         """``out_c = sum_j coef[j, groups[c]] a_{sel_j, c}`` of shape (dim,): ``coef`` of shape
         (len(sel), n_groups or more), one coefficient per row and group; ``groups`` empty: one
         group, ``coef`` of shape (len(sel), 1).
 
         Coordinate ranges go to threads above ``_PARALLEL_NNZ`` nonzeros plus coordinates (each
-        thread zeroes its range, unless ``zeros``, an array of zeros, is the output), one compiled
-        call per thread and storage type; within a range the rows are added one block of
-        ``_BLOCK`` coordinates at a time beyond ``_SCRATCH_MAX_DIM`` (see :meth:`combine`). Each
-        coordinate is summed in the same order (storage type, then row) whatever the thread count.
+        thread zeroes its range), one compiled call per thread and storage type; within a range
+        the rows are added one block of ``_BLOCK`` coordinates at a time beyond
+        ``_SCRATCH_MAX_DIM`` (see :meth:`combine`). Each coordinate is summed in the same order
+        (storage type, then row) whatever the thread count.
         """
-        out = self._output() if zeros is None else zeros
+        out = self._output()
         if not sel:
-            if zeros is None:
-                out.fill(0.0)
+            out.fill(0.0)
             return out
-        total = sum(self.nnz[r] for r in sel) + (self.dim if zeros is None else 0)  # + zeroing
+        total = sum(self.nnz[r] for r in sel) + self.dim  # the output is zeroed too: a pass over dim
         workers = self._threads() if total >= _PARALLEL_NNZ else 1
         step = _BLOCK if self.dim > _SCRATCH_MAX_DIM else max(self.dim, 1)
         edges = np.linspace(0, self.dim, max(workers, 1) + 1).astype(np.int64)
         kinds = self._row_kinds(sel)
 
         def run(c0, c1):
-            if zeros is None:
-                out[c0:c1] = 0.0  # each thread zeroes its own range (a memset; numpy lets the GIL go)
+            out[c0:c1] = 0.0  # each thread zeroes its own range (a memset; numpy lets the GIL go)
             for positions, idx_at, val_at, lengths, idx_proto, val_proto in kinds:
                 c = np.ascontiguousarray(coef[positions])
                 cursor = np.empty(len(positions), dtype=np.int64)
