@@ -52,6 +52,14 @@ def test_a_chunk_reads_only_the_coordinates_it_lists(seed, n_chunks):
     for task in oracle.tasks:
         coords = task.coordinates()
         assert np.all(np.diff(coords) > 0) and coords.max() < oracle.dim
+        # no more than it reads: the label weights of the features its tokens have, and the transitions
+        t0, t1 = task.sentence_ptr[task.s0], task.sentence_ptr[task.s1]
+        feats = np.unique(task.indices[task.indptr[t0] : task.indptr[t1]]).astype(np.int64)
+        K, nf = task.n_labels, task.n_features
+        read = (feats[:, None] * K + np.arange(K)).ravel()
+        np.testing.assert_array_equal(coords[: read.size], read)
+        transitions = np.arange(nf * K, nf * K + K * K) if task.transitions else []
+        np.testing.assert_array_equal(coords[read.size :], transitions)
         w = rng.standard_normal(oracle.dim)
         other = w + 5 * rng.standard_normal(oracle.dim)
         other[coords] = w[coords]
