@@ -112,8 +112,8 @@ def get_executor(
     chunks_per_worker : int, optional
         Chunks of an oracle's examples per worker (:func:`default_n_chunks`). The executor
         created keeps it as its ``chunks_per_worker`` attribute; None: the executor's default
-        (for ``dask``, one per thread of a worker; the oracle's own rule for the others). Not with an executor instance
-        (set it on that executor).
+        (for ``dask``, one per thread of a worker; the oracle's own rule for the others). Not
+        with an executor instance (set it on that executor).
 
     Raises
     ------
