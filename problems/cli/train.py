@@ -38,8 +38,7 @@ structured tasks use threads on every usable core when there is more than one
 (:func:`cutplane.executors.default_n_chunks`; default: for ``dask`` one per thread of a worker,
 2 for the sequence tasks and 4 for parsing on the other executors). A Dask worker lost mid-run
 ends the training with one error line (status 1) that says to resume: the checkpoint of the last
-boundary is kept,
-and ``--resume`` continues from it on any executor.
+boundary is kept, and ``--resume`` continues from it on any executor.
 ``--min-count`` is the feature cutoff (``auto`` for the sequence tasks:
 :data:`problems.template_learning.DEFAULT_MIN_COUNTS`).
 
