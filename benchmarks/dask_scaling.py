@@ -29,9 +29,8 @@ nonzeros, ``t`` cuts with a nonzero dual of ``Z`` stored nonzeros in all, ``n`` 
   measured: :class:`cutplane.executors.mirror.PackedRow`; a row id and a coefficient per
   combined cut; ``c0`` fixed), so ``N b`` per iteration in all, against ``8 n N`` for the dense
   ``w``;
-- rebuild seconds per worker: ``r = alpha n + beta Z`` (a pass over the output, add the rows;
-  the output is zeroed ahead while the client solves, so ``alpha n`` is what is left of that
-  pass), with ``alpha`` and ``beta`` fitted on the measured calls of every ``dask:K`` arm;
+- rebuild seconds per worker: ``r = alpha n + beta Z`` (zero the output, add the rows), with
+  ``alpha`` and ``beta`` fitted on the measured calls of every ``dask:K`` arm;
 - oracle seconds: ``T(N) = T_1 / min(N, cores) + r + o`` (N: workers times their threads), with
   ``T_1`` the one-worker cluster's
   call minus its rebuild and ``o`` the per-call overhead measured on ``dask:1``;
@@ -286,6 +285,7 @@ def summarise(records, cores):
             out["N_star_mirror"] = math.sqrt(LINK_BYTES_PER_S * s_or / b)
             out["N_star_dense"] = math.sqrt(LINK_BYTES_PER_S * s_or / (8 * records[0]["dim"]))
     out["rounds"] = max((r["rounds"] for r in rows), default=1)
+    out["serial_oracle_range"] = (min(s_ors), max(s_ors)) if s_ors else None
     return out
 
 
@@ -316,8 +316,8 @@ def render(results, cores) -> str:
         "",
         "Written by `python -m benchmarks.dask_scaling` (method and model in its docstring).",
         "",
-        f"- machine: {cores} cores, shared with other machines' work (the same arm varies by 10 to 20% from run "
-        "to run); every arm in one run, one after the other, in rounds (each round runs every arm once); times "
+        f"- machine: {cores} cores, shared with other machines' work (the serial arm's spread over the rounds "
+        "is given under each table); every arm in one run, one after the other, in rounds (each round runs every arm once); times "
         "are medians over the rounds, speed-ups are taken against the serial arm of the same round (median, "
         "and least to largest over the rounds); load average (1 min) from the least before an arm to the most "
         "after",
@@ -356,6 +356,12 @@ def render(results, cores) -> str:
                 f"{row['load'][0]:.2f} to {row['load'][1]:.2f} |"
             )
         lines.append("")
+        spread = s.get("serial_oracle_range")
+        if spread is not None and s.get("rounds", 1) > 1:
+            lines.append(
+                f"- the serial call took {spread[0]:.3f} to {spread[1]:.3f} s over the {s['rounds']} rounds "
+                f"({100 * (spread[1] / spread[0] - 1):.0f}% apart): this machine's run-to-run spread"
+            )
         for row in s["rows"]:
             if row["arm"] in ("dask:2", "dask:2/2", "dask:1x2"):
                 lines.append(
