@@ -139,21 +139,28 @@ def current_query(w) -> CombinationQuery | None:
     return None
 
 
-def _escaped(a: np.ndarray, dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``a`` (integers) in the narrow signed ``dtype``: values outside ``-max..max`` are written
-    ``min`` (which no kept value takes) and listed apart as (positions, values in ``a``'s dtype)."""
-    info = np.iinfo(dtype)
-    wide = (a < -info.max) | (a > info.max)
+def _narrowed(a: np.ndarray, dtype, wide: np.ndarray, sentinel: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``a`` in the narrow ``dtype``, the entries where ``wide`` is true written ``sentinel`` (a
+    value no kept entry takes) and listed apart: ``(narrow, their positions, their values in
+    ``a``'s dtype)``; :func:`_widened` undoes it."""
     at = np.flatnonzero(wide)
     narrow = a.astype(dtype)
-    narrow[at] = info.min
+    narrow[at] = sentinel
     return narrow, at.astype(np.int32 if a.size < 2**31 else np.int64), a[at]
 
 
-def _unescaped(narrow: np.ndarray, at: np.ndarray, wide: np.ndarray, dtype) -> np.ndarray:
+def _widened(narrow: np.ndarray, at: np.ndarray, wide: np.ndarray, dtype) -> np.ndarray:
+    """The array :func:`_narrowed` was given, in ``dtype``."""
     out = narrow.astype(dtype)
     out[at] = wide
     return out
+
+
+def _escaped(a: np.ndarray, dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Integers ``a`` in the narrow signed ``dtype``: values outside ``-max..max`` are written
+    ``min`` and listed apart (:func:`_narrowed`)."""
+    info = np.iinfo(dtype)
+    return _narrowed(a, dtype, (a < -info.max) | (a > info.max), info.min)
 
 
 def _cheapest(options):
@@ -243,11 +250,8 @@ class PackedRow:
 
     @staticmethod
     def _gaps(gaps, dtype):
-        top = np.iinfo(dtype).max
-        at = np.flatnonzero(gaps > top)
-        body = gaps.astype(dtype)
-        body[at] = 0
-        return body, at.astype(np.int32 if gaps.size < 2**31 else np.int64), gaps[at]
+        """Gaps (>= 1) in the unsigned ``dtype``, those above its top written 0 and listed apart."""
+        return _narrowed(gaps, dtype, gaps > np.iinfo(dtype).max, 0)
 
     @property
     def nbytes(self) -> int:
@@ -266,15 +270,14 @@ class PackedRow:
         else:
             idx = np.empty(self.nnz, dtype=index_dtype)
             if self.nnz:
-                gaps = self.body.astype(np.int64)
-                gaps[self.body_at] = self.body_wide
+                gaps = _widened(self.body, self.body_at, self.body_wide, np.int64)
                 idx[0] = self.first
                 idx[1:] = self.first + np.cumsum(gaps)
         values_dtype = np.dtype(self.values_dtype)
         if self.values.dtype == values_dtype:
             values = self.values
         else:
-            values = _unescaped(self.values, self.values_at, self.values_wide, values_dtype)
+            values = _widened(self.values, self.values_at, self.values_wide, values_dtype)
         return idx, values, self.scale
 
     def __getstate__(self):
