@@ -195,10 +195,10 @@ def _rounds(records):
     return by_arm
 
 
-def _spread(values):
-    """``(median, min, max)`` of per-round figures."""
-    v = np.asarray(values, dtype=float)
-    return float(np.median(v)), float(v.min()), float(v.max())
+def _ratios(base, times):
+    """Per-round speed-ups ``base / time``: ``(median, (least, largest))``."""
+    r = np.asarray(base, dtype=float) / np.asarray(times, dtype=float)
+    return float(np.median(r)), (float(r.min()), float(r.max()))
 
 
 def summarise(records, cores):
@@ -221,6 +221,8 @@ def summarise(records, cores):
         base_or = s_ors if len(s_ors) == len(recs) else [s_or] * len(recs)
         base_it = s_its if len(s_its) == len(recs) else [s_it] * len(recs)
         orc, it = float(np.median(ors)), float(np.median(its))
+        oracle_speedup, oracle_range = _ratios(base_or, ors)
+        iteration_speedup, iteration_range = _ratios(base_it, its)
         dense = 8 * rec["dim"] * rec["workers"]
         mirrored = [c for r in recs for c in r["calls"] if c["mirrored"]]
         row = dict(
@@ -230,10 +232,10 @@ def summarise(records, cores):
             rounds=len(recs),
             oracle_s=orc,
             iteration_s=it,
-            oracle_speedup=float(np.median([b / x for b, x in zip(base_or, ors)])),
-            iteration_speedup=float(np.median([b / x for b, x in zip(base_it, its)])),
-            oracle_speedup_range=_spread([b / x for b, x in zip(base_or, ors)])[1:],
-            iteration_speedup_range=_spread([b / x for b, x in zip(base_it, its)])[1:],
+            oracle_speedup=oracle_speedup,
+            iteration_speedup=iteration_speedup,
+            oracle_speedup_range=oracle_range,
+            iteration_speedup_range=iteration_range,
             bytes_median=_median_after_first(rec["bytes_sent"]),
             dense_bytes=dense,
             objective=rec["objective"],
