@@ -24,21 +24,18 @@ format, version, checksum, shapes and the fingerprint and raises
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from .exceptions import InputError, ModelFormatError
 from .fingerprint import update_hash
-from .result import FallbackRecord
+from .npz_io import write_npz_atomic
+from .result import FallbackRecord, HistoryRow
 from .working_set import WorkingSet, working_set_from_state, working_set_state
 
 __all__ = [
@@ -77,8 +74,8 @@ class EngineState:
         Best upper bound ``F(best_w)`` and the certified lower bound.
     exact : bool
         False once an oracle returned an inexact cut.
-    rows : list of tuple
-        Per-iteration history rows (see :meth:`cutplane.result.History.from_rows`).
+    rows : list of HistoryRow
+        Per-iteration history rows (:class:`cutplane.result.HistoryRow`).
     fallbacks : list of FallbackRecord
     n_calls, n_searches : int
         Oracle calls and line searches so far.
@@ -141,6 +138,13 @@ def _checksum(arrays, meta) -> str:
     return h.hexdigest()
 
 
+def _history_row(values) -> HistoryRow:
+    """A saved history row (older files have fewer columns: the missing ones are NaN)."""
+    row = list(values) + [np.nan] * (_HISTORY_COLUMNS - len(values))
+    row[6] = int(row[6])  # n_cuts
+    return HistoryRow(*row)
+
+
 def _opt(value):
     return np.zeros(0) if value is None else np.asarray(value, dtype=np.float64).ravel()
 
@@ -184,27 +188,7 @@ def save_checkpoint(path, state: EngineState, *, fingerprint: str, method: str) 
     }
     meta["checksum"] = _checksum(arrays, meta)
     text = json.dumps(meta, sort_keys=True)
-    folder = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=folder)
-    try:
-        os.chmod(tmp, 0o644)  # mkstemp's 0600 would make the checkpoint unreadable to the group
-        with os.fdopen(fd, "wb") as f:
-            payload: dict[str, Any] = {**arrays, _META: np.array(text)}
-            np.savez(f, **payload)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    with contextlib.suppress(OSError):  # make the rename durable (POSIX); not available everywhere
-        dfd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-    return path
+    return write_npz_atomic(path, {**arrays, _META: np.array(text)})
 
 
 def _fail(msg, path, field=None):
@@ -336,7 +320,7 @@ def load_checkpoint(path, *, dim, fingerprint, groups=None) -> EngineState:
             best_upper=float(s[0]),
             lower=float(s[1]),
             exact=bool(meta["exact"]),
-            rows=[tuple(row) + (np.nan,) * (_HISTORY_COLUMNS - len(row)) for row in arrays["history"].tolist()],
+            rows=[_history_row(row) for row in arrays["history"].tolist()],
             fallbacks=[FallbackRecord(int(i), str(b), str(r)) for i, b, r in meta["fallbacks"]],
             n_calls=int(meta["n_calls"]),
             n_searches=int(meta["n_searches"]),

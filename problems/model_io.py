@@ -23,7 +23,6 @@ mismatch, a truncated or corrupted archive, or invalid JSON raises one
 from __future__ import annotations
 
 import json
-import os
 import struct
 import tokenize
 import warnings
@@ -35,6 +34,7 @@ from typing import NamedTuple
 import numpy as np
 
 from cutplane.exceptions import InputError, ModelFormatError
+from cutplane.npz_io import write_npz_atomic
 from problems.model_schemas import MODEL_SCHEMAS, ModelSchema, check_schema, register_schema
 
 __all__ = [
@@ -95,8 +95,9 @@ def save_model(path, arrays, meta) -> Path:
     Parameters
     ----------
     path : str or os.PathLike
-        Destination; written to a temporary file first, then renamed, so a crash never
-        leaves a half-written model under ``path``.
+        Destination; written to a temporary file beside it, flushed to disk, then renamed
+        over it (:func:`cutplane.npz_io.write_npz_atomic`), so a crash or an error never leaves
+        a half-written model under ``path`` nor a stray temporary file.
     arrays : dict of str to array-like
         Numeric, boolean or unicode arrays (no object arrays).
     meta : dict
@@ -122,12 +123,7 @@ def save_model(path, arrays, meta) -> Path:
         text = json.dumps(full, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise InputError(f"metadata is not JSON-serialisable: {exc}", field="meta") from None
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        np.savez_compressed(f, **checked, **{_META_KEY: np.array(text)})
-    os.replace(tmp, path)
-    return path
+    return write_npz_atomic(path, {**checked, _META_KEY: np.array(text)}, compress=True)
 
 
 def _reject_constant(name):

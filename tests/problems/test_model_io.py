@@ -47,7 +47,22 @@ def test_round_trip(tmp_path):
     assert meta["params"] == META["params"]
     assert meta["format"] == "cutplane-model" and meta["format_version"] == FORMAT_VERSION
     assert meta["arrays"]["coef"] == {"shape": [2, 3], "dtype": "<f8"}
-    assert not (tmp_path / "m.npz.tmp").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.npz"]
+
+
+def test_a_failed_save_keeps_the_old_model(tmp_path, monkeypatch):
+    path = _save(tmp_path)
+    before = path.read_bytes()
+
+    def disk_full(f, **arrays):
+        f.write(b"PK half an archive")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(np, "savez_compressed", disk_full)
+    with pytest.raises(OSError):
+        save_model(path, {"coef": np.zeros((2, 3))}, {"estimator": "Toy"})
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.npz"]
 
 
 def test_truncated_and_corrupted_files(tmp_path):
