@@ -36,19 +36,16 @@ __all__ = [
     "UnseenFeatureWarning",
     "warn_unseen_labels",
     "check_label_overlap",
-    "check_finite_array",
     "check_consistent_length",
     "check_sequences",
     "check_fraction",
     "check_features",
     "check_X_y",
-    "check_n_features",
     "check_positive",
     "check_int",
     "check_choice",
     "check_bool",
     "check_classification_targets",
-    "check_finite_vector",
 ]
 
 
@@ -243,20 +240,6 @@ def check_target(y, *, n_samples=None, owner="the estimator"):
     return y
 
 
-def check_finite_vector(v, *, name, length=None):
-    """A finite float64 vector of shape (length,)."""
-    arr = np.asarray(v)
-    if arr.dtype.kind not in "biuf":
-        raise InputError(f"expected numbers, got dtype {arr.dtype}", field=name)
-    arr = arr.astype(np.float64)
-    if arr.ndim != 1 or (length is not None and arr.shape[0] != length):
-        want = f"({length},)" if length is not None else "a 1-d array"
-        raise InputError(f"expected shape {want}, got {arr.shape}", field=name)
-    if not np.all(np.isfinite(arr)):
-        raise InputError("contains NaN or infinite values", field=name)
-    return arr
-
-
 def check_X_y(X, y, *, accept_sparse=True):
     """Features and 1-d targets with matching numbers of rows.
 
@@ -278,15 +261,6 @@ def check_X_y(X, y, *, accept_sparse=True):
     if y.dtype.kind == "O" and any(v is None or (isinstance(v, float) and not np.isfinite(v)) for v in y):
         raise InputError("contains missing (None/NaN) labels", field="y")
     return X, y
-
-
-def check_n_features(X, n_features, *, name="X"):
-    """Raise when ``X`` does not have the ``n_features`` columns seen during fit."""
-    if X.shape[1] != n_features:
-        raise InputError(
-            f"X has {X.shape[1]} features, but the model was fitted with {n_features} features", field=name
-        )
-    return X
 
 
 def check_classification_targets(y, *, min_classes=2):
@@ -356,51 +330,6 @@ def check_int(value, name, *, min_value=1, max_value=None, allow_none=False):
 def _short(value) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:60] + "..."
-
-
-def check_finite_array(a, *, name, ndim=None, shape=None, dtype_kinds="biuf", allow_empty=False):
-    """A numeric ndarray, finite, with the given number of dimensions / shape.
-
-    Parameters
-    ----------
-    a : array-like
-    name : str
-        Argument name for error messages.
-    ndim : int, optional
-        Required number of dimensions.
-    shape : tuple of (int or None), optional
-        Required shape; None entries match any size.
-    dtype_kinds : str, default="biuf"
-        Accepted numpy dtype kinds (no strings, no objects).
-    allow_empty : bool, default=False
-
-    Returns
-    -------
-    ndarray
-        ``a`` as an ndarray (float kinds kept as they are; nothing is cast).
-    """
-    if sp.issparse(a):
-        raise InputError("expected a dense array, got a sparse matrix", field=name)
-    arr = np.asarray(a)
-    if arr.dtype.kind not in dtype_kinds:
-        raise InputError(f"expected numbers (dtype kind in {dtype_kinds!r}), got dtype {arr.dtype}", field=name)
-    if ndim is not None and arr.ndim != ndim:
-        raise InputError(f"expected {ndim} dimension(s), got shape {arr.shape}", field=name)
-    if shape is not None and (
-        arr.ndim != len(shape) or any(s is not None and s != d for s, d in zip(shape, arr.shape))
-    ):
-        want = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
-        raise InputError(f"expected shape {want}, got {arr.shape}", field=name)
-    if arr.size == 0 and not allow_empty:
-        raise InputError(f"is empty (shape {arr.shape})", field=name)
-    if arr.dtype.kind in "fc":
-        bad = ~np.isfinite(arr)
-        if bad.any():
-            first = tuple(int(i) for i in np.argwhere(bad)[0])
-            raise InputError(
-                f"contains NaN or infinite values ({int(bad.sum())} entries; first at index {first})", field=name
-            )
-    return arr
 
 
 def check_consistent_length(*arrays, names=None):

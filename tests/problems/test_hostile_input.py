@@ -21,7 +21,6 @@ from problems.solvers import CuttingPlane
 from problems.validation import (
     UnseenLabelWarning,
     check_consistent_length,
-    check_finite_array,
     check_fraction,
     check_int,
     check_positive,
@@ -218,34 +217,6 @@ def test_check_fraction_and_absurd_values():
         check_fraction(1.0, "f", allow_one=False)
     with pytest.raises(InputError, match="<= 1000"):
         check_positive(1e300, "C", max_value=1000)
-
-
-@settings(max_examples=100, deadline=None)
-@given(st.lists(st.floats(allow_nan=True, allow_infinity=True, width=64), min_size=0, max_size=12), st.integers(1, 3))
-def test_check_finite_array_finds_every_non_finite_entry(values, ncols):
-    a = np.array(values[: len(values) // ncols * ncols], dtype=float).reshape(-1, ncols)
-    finite = bool(np.all(np.isfinite(a)))
-    if a.size and finite:
-        np.testing.assert_array_equal(check_finite_array(a, name="X", ndim=2, shape=(None, ncols)), a)
-    else:
-        with pytest.raises(InputError, match="NaN|empty") as info:
-            check_finite_array(a, name="X", ndim=2)
-        assert info.value.field == "X"
-        if a.size:  # names the first bad entry
-            first = tuple(int(i) for i in np.argwhere(~np.isfinite(a))[0])
-            assert str(first) in str(info.value)
-
-
-def test_check_finite_array_shapes_and_types():
-    with pytest.raises(InputError, match=r"shape \(any, 3\)"):
-        check_finite_array(np.zeros((2, 2)), name="W", shape=(None, 3))
-    with pytest.raises(InputError, match="dimension"):
-        check_finite_array(np.zeros(3), name="W", ndim=2)
-    with pytest.raises(InputError, match="dtype"):
-        check_finite_array(np.array(["1.0"]), name="W")
-    with pytest.raises(InputError, match="dtype"):
-        check_finite_array(np.array([1.0, None], dtype=object), name="W")
-    assert check_finite_array(np.zeros((0, 2)), name="W", allow_empty=True).shape == (0, 2)
 
 
 def test_check_consistent_length():
