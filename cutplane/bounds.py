@@ -1,7 +1,7 @@
 """The certified lower bound of the cutting-plane loop: running maximum, clipping, sanity checks.
 
 Every reduced problem's value ``F_t(w_t)`` is a lower bound on ``min F`` when the cuts are
-minorants of the risk (chapter sec. 1.2, weak duality); :func:`cutplane.minimize` keeps their
+minorants of the risk (Franc et al. 2012, sec. 1.2, weak duality); :func:`cutplane.minimize` keeps their
 running maximum, never above the best upper bound. A bound above the best upper bound by more
 than round-off means a cut was not a minorant: an oracle error for exact cuts (raised), an
 artefact of the approximation for inexact ones (logged and clipped).

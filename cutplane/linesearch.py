@@ -1,4 +1,4 @@
-"""Line search along a direction for LS-BMRM / OCAS (chapter Alg. 1.4, line 7, eq. 15-16).
+"""Line search along a direction for LS-BMRM / OCAS (Franc et al. 2012, Alg. 1.4, line 7, eq. 15-16).
 
 Along ``w(k) = w_b + k d`` the objective ``F(w) = lam/2 ||w||^2 + R(w)`` becomes, up to the
 constant ``lam/2 ||w_b||^2``,

@@ -170,7 +170,7 @@ def risk_floor(oracle: object) -> float | None:
 
 @runtime_checkable
 class ExampleOracle(Protocol):
-    """The per-example oracle SPOM calls once per round (seed 000, Alg. 3 lines 4-7).
+    """The per-example oracle SPOM calls once per round (Martins et al. 2011, Alg. 3 lines 4-7).
 
     Attributes
     ----------
@@ -272,7 +272,7 @@ class Regularizer(Protocol):
 
 @runtime_checkable
 class ReducedSolver(Protocol):
-    """Solves the reduced problem of a working set (chapter eq. 14); never sees an oracle."""
+    """Solves the reduced problem of a working set (Franc et al. 2012, eq. 14); never sees an oracle."""
 
     def solve(
         self, working_set: WorkingSet, lam: float, warm_start: np.ndarray | None = None

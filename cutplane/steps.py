@@ -2,7 +2,7 @@
 
 After each reduced solve the engine asks its method's strategy for the next query point.
 BMRM and Kelley query the reduced minimiser ``w_t`` (:class:`DirectStep`). LS-BMRM / OCAS
-(chapter Alg. 1.4, lines 7-9) first searches the line from the best-so-far point ``w^b``
+(Franc et al. 2012, Alg. 1.4, lines 7-9) first searches the line from the best-so-far point ``w^b``
 through ``w_t``::
 
     k_t = argmin_{k >= 0} F(w^b + k (w_t - w^b)),      w^b <- w^b + k_t (w_t - w^b),
@@ -95,7 +95,7 @@ def _is_half_squared_l2(regularizer) -> bool:
 
 
 class LineSearchStep:
-    """LS-BMRM / OCAS (chapter Alg. 1.4): line search from ``w^b`` through ``w_t``, query ``w^c``.
+    """LS-BMRM / OCAS (Franc et al. 2012, Alg. 1.4): line search from ``w^b`` through ``w_t``, query ``w^c``.
 
     The search is exact (Franc & Sonnenburg, :func:`cutplane.linesearch.exact_line_search`)
     when the regulariser is ``L2`` and the oracle declares ``supports_line_search`` (risk of
@@ -107,7 +107,7 @@ class LineSearchStep:
     ----------
     theta : float, default=0.1
         Cutting point ``w^c = (1 - theta) w^b + theta w_t``, ``0 < theta <= 1`` (``theta = 0``
-        would query ``w^b`` itself, which breaks convergence; chapter sec. 1.2.2).
+        would query ``w^b`` itself, which breaks convergence; Franc et al. 2012, sec. 1.2.2).
     xtol : float, default=1e-8
         Tolerance of the generic search on ``k``.
     max_evals : int, default=60

@@ -1,4 +1,4 @@
-"""Numba kernels of max-sum diffusion (chapter sec. 1.4.4, Alg. 1.6) on pairwise models with cycles.
+"""Numba kernels of max-sum diffusion (Franc et al. 2012, sec. 1.4.4, Alg. 1.6) on pairwise models with cycles.
 
 Layout (all flat float64 / int64 arrays, so one compiled kernel serves any graph):
 

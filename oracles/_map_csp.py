@@ -1,4 +1,4 @@
-"""The CSP formed by the active joint states (chapter sec. 1.4.3) and labelling decoders.
+"""The CSP formed by the active joint states (Franc et al. 2012, sec. 1.4.3) and labelling decoders.
 
 The relaxation is tight exactly when this CSP is satisfiable: variables are the nodes, a node's
 domain is its set of active states, an edge allows its active state pairs, and an added zero

@@ -1,8 +1,8 @@
-"""Graphs, candidate cycles and random instances for MAP inference (chapter sec. 1.4).
+"""Graphs, candidate cycles and random instances for MAP inference (Franc et al. 2012, sec. 1.4).
 
 * :func:`grid_edges` - the 4-connected ``rows x cols`` grid (node ``r * cols + c``);
 * :func:`grid_cycles` - its ``(rows - 1) * (cols - 1)`` cycles of length 4 (the candidate
-  extensions of the chapter's Fig. 1.4);
+  extensions of Franc et al. 2012, Fig. 1.4);
 * :func:`short_cycles` - triangles and 4-cycles of any graph (the candidates by default);
 * :func:`random_grid_instance` - seeded random frustrated instances on a grid.
 """
@@ -54,7 +54,7 @@ def grid_cycles(rows, cols, max_size=1):
     rows, cols : int
     max_size : int, default=1
         1 gives the ``(rows - 1) * (cols - 1)`` unit squares (4-cycles, the candidate extensions of
-        the chapter's Fig. 1.4); 2 adds the 6-cycles around 1 x 2 and 2 x 1 cells and the 8-cycles
+        Franc et al. 2012, Fig. 1.4); 2 adds the 6-cycles around 1 x 2 and 2 x 1 cells and the 8-cycles
         around 2 x 2 cells, and so on.
 
     Returns

@@ -16,7 +16,7 @@ The oracle returns the 1-slack cut of MTL eq. 5,
 (a dense slope of dim ``n_features * n_labels + n_labels ** 2``) and the per-example interface
 SPOM and PEGASOS use (:class:`cutplane.protocols.ExampleOracle`).
 
-Feature *blocks* (e.g. the linear, quadratic and Gaussian maps of one character, seed 000
+Feature *blocks* (e.g. the linear, quadratic and Gaussian maps of one character, Martins et al. 2011,
 sec. 4.1) become coordinate groups: ``feature_groups[f]`` is the block of column ``f`` and the
 coordinates ``W[f, :]`` belong to it; the transition block is the last group. ``groups`` is
 the array :class:`cutplane.regularizers.MixedNorm` and SPOM's group prox take.

@@ -1,10 +1,10 @@
-r"""The per-example protocol of kernelised SPOM over precomputed Gram matrices (seed 000, sec. 3.4).
+r"""The per-example protocol of kernelised SPOM over precomputed Gram matrices (Martins et al. 2011, sec. 3.4).
 
 :class:`PrecomputedKernelExamples` holds the training Gram matrices ``K_m`` (one per group,
 sparse ones kept sparse) and the labels of a binary or multiclass hinge, and gives what a
 round of an online method over kernel expansions (kernelised SPOM) needs about example ``i``: the coefficients its
 scores read (:meth:`~PrecomputedKernelExamples.example_support`), the loss-augmented decoding
-and the subgradient in coefficient space with the terms of eq. (17) of seed 000
+and the subgradient in coefficient space with the terms of eq. (17) of Martins et al. 2011
 (:meth:`~PrecomputedKernelExamples.example_subgradient`, a :class:`KernelSubgradient`); and for
 the whole data set the exact group norms ``||theta_m||^2 = sum_y A_m[:, y]^T K_m A_m[:, y]`` and
 the hinge of every example. Coefficient ``A_m[j, y]`` sits at ``(m * n + j) * K + y``.

@@ -5,7 +5,7 @@ each over the data (no Python loop over examples), on dense ``ndarray`` or
 ``scipy.sparse`` features (stored as CSR). The slope of a linear model's risk is a dense
 vector, so the cuts carry dense slopes.
 
-Both also expose the risk in the form (16) of the cutting-plane chapter,
+Both also expose the risk in the form (16) of Franc et al. 2012,
 ``R(w) = sum_i max_j (u_ij + <v_ij, w>)``, restricted to a line ``w + k d``: see
 :meth:`BinaryHinge.line_search_pieces`. An exact line search (OCAS / LS-BMRM) consumes it.
 """
@@ -153,7 +153,7 @@ class _ProductsOnLine:
 
 
 class BinaryHinge:
-    """Mean hinge loss of a linear classifier without bias (chapter Example 1.1).
+    """Mean hinge loss of a linear classifier without bias (Franc et al. 2012, Example 1.1).
 
     ``R(w) = (1/n) sum_i max(0, 1 - y_i <x_i, w>)``.
 

@@ -1,4 +1,4 @@
-"""MAP inference by max-sum diffusion and the dual cutting-plane algorithm (chapter sec. 1.4).
+"""MAP inference by max-sum diffusion and the dual cutting-plane algorithm (Franc et al. 2012, sec. 1.4).
 
 The problem (31) is ``max_x sum_v theta_v(x_v) + sum_{(u,v) in E} theta_uv(x_u, x_v)`` with weights in
 R or -inf (hard constraints). Its LP relaxation is minimised in the dual, eq. (37), over

@@ -1,4 +1,4 @@
-"""The SVM-dual oracle of Kelley MKL (SILP; chapter sec. 1.3, eq. 24-30, Alg. 1.5).
+"""The SVM-dual oracle of Kelley MKL (SILP; Franc et al. 2012, sec. 1.3, eq. 24-30, Alg. 1.5).
 
 For base Gram matrices ``K_1..K_K`` (n, n), labels ``y`` in {-1, +1} and ``C > 0``, the MKL
 problem (26) is ``min_{beta in simplex} D(beta)`` with
@@ -9,8 +9,8 @@ problem (26) is ``min_{beta in simplex} D(beta)`` with
 
 convex in ``beta`` (a maximum of linear functions). At ``beta`` the oracle solves the SVM
 dual with the combined kernel ``K_beta = sum_k beta_k K_k`` by libsvm
-(scikit-learn's ``SVC(kernel="precomputed")``; the chapter: existing SVM solvers are directly
-applicable) and returns the cut of eq. 28-29: slope ``(S_1(alpha), ..., S_K(alpha))``,
+(scikit-learn's ``SVC(kernel="precomputed")``; Franc et al. 2012: existing SVM solvers are
+directly applicable) and returns the cut of eq. 28-29: slope ``(S_1(alpha), ..., S_K(alpha))``,
 offset 0.
 
 How the inner approximation is bounded

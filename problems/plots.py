@@ -1,4 +1,4 @@
-"""Figures of a training run: template weights (seed 004 Fig. 2/5/6 style) and the certified bounds.
+"""Figures of a training run: template weights (Mao and Tsang 2013, Fig. 2/5/6 style) and the certified bounds.
 
 matplotlib is a dependency of the package (an environment may still lack it:
 :func:`matplotlib_available`); every function imports it lazily, uses the non-interactive Agg

@@ -213,7 +213,7 @@ def markdown(rows, args, baseline, n_dev, n_test, n_dev_tok, n_test_tok):
             for r in rows
         )
         + ".",
-        "SPOM (when run) minimises MTL^parse's objective online (seed 000 Alg. 1, proximal steps on the "
+        "SPOM (when run) minimises MTL^parse's objective online (Martins et al. 2011, Alg. 1, proximal steps on the "
         "squared group-l1 norm): no lower bound, its iterations column counts epochs; compare its "
         "objective F with MTL^parse's certified lower bound at the same C.",
         "Training-set UAS: " + ", ".join(f"{r['name']} (C={r['C']:g}) {pct(r['train_uas'])}" for r in rows) + ".",

@@ -196,7 +196,7 @@ def main(argv=None):
     )
     print(f"kernel weights: L {beta[0]:.4f}  Q {beta[1]:.4f}  G {beta[2]:.4f}")
     print(f"  time in libsvm oracle {res.oracle_time_s:.1f} s, in LP {res.solver_time_s:.1f} s ({res.backend})")
-    mkl_rows = [("Kelley (SILP, chapter Alg. 1.5)", model, t_fit, acc)]
+    mkl_rows = [("Kelley (SILP, Franc et al. 2012, Alg. 1.5)", model, t_fit, acc)]
     mkl_rows += [(name, wm, t_w, a) for (name, wm, t_w), a in zip(wrappers, accs[1:])]
     print("same objective sum_c D_c(beta), same eps, three methods:")
     for name, m, t_m, a in mkl_rows:
@@ -246,10 +246,10 @@ def write_report(args, n, n_fold, n_test, t_gram, psd, rows, model, eps, per_cla
         + ", ".join(f"{k} {r.min_eigenvalue:.2e} (largest {r.max_eigenvalue:.3g})" for k, r in psd.items())
         + ".",
         f'- SVM: libsvm (scikit-learn `SVC(kernel="precomputed")`), C = {args.C} on the summed hinge loss '
-        "(chapter eq. 21), one-vs-rest, bias averaged over the free support vectors (eq. 27). C was **not** "
+        "(Franc et al. 2012, eq. 21), one-vs-rest, bias averaged over the free support vectors (eq. 27). C was **not** "
         "cross-validated (SPOM picked it by 5-fold CV from {0.1, ..., 10^4}).",
         '- MKL: `MKL(multiclass="shared", solver=CuttingPlane(method="kelley"))`: one beta for the 26 one-vs-rest problems, Kelley\'s '
-        "method (chapter Alg. 1.5) on sum_c D_c(beta), LP master through cvxpy. "
+        "method (Franc et al. 2012, Alg. 1.5) on sum_c D_c(beta), LP master through cvxpy. "
         f"eps = {args.rel_eps:g} x the average kernel's objective = {eps:.4g} for the single-kernel and MKL "
         f"fits ({args.rel_eps:g} x C x n = {args.rel_eps * args.C * n:.4g} for the average-kernel fit itself).",
         "",

@@ -1,7 +1,7 @@
 """Executors for an oracle's map over chunks of examples.
 
 A risk that is a sum over examples is evaluated as a sum of partial sums over chunks of
-examples (chapter sec. 1.2.3). Two ways to run such a map share one executor:
+examples (Franc et al. 2012, sec. 1.2.3). Two ways to run such a map share one executor:
 
 ``executor.map(fn, items) -> list``
     ``[fn(item) for item in items]`` in order (the simple route, anything picklable);

@@ -1,7 +1,7 @@
 """Ship the duals, not ``w``: workers that rebuild the query point from the cuts they hold.
 
 The reduced QP's minimiser is a combination of the working set's cuts: with a self-conjugate
-regulariser (``L2``), ``w = v = A c`` with ``c = -alpha / lam`` (chapter eq. 14, ``w = grad
+regulariser (``L2``), ``w = v = A c`` with ``c = -alpha / lam`` (Franc et al. 2012, eq. 14, ``w = grad
 Omega^*(v)``). An executor whose workers are reached over a network (Dask) can therefore send,
 instead of the dense ``w`` (8 bytes per coordinate, 81 MB on CoNLL-2000), each new cut once (its
 stored form, int32 indices and int16 counts, packed for the trip as index gaps and small counts:

@@ -3,7 +3,7 @@ r"""Adapters from the package's structured oracles to SPOM's per-example protoco
 The protocol itself is :class:`cutplane.protocols.ExampleOracle` and its result type
 :class:`cutplane.cuts.ExampleSubgradient` (both re-exported here).
 
-SPOM (seed 000, Alg. 3 lines 4-7) needs, for one training example ``i`` at the current ``w``,
+SPOM (Martins et al. 2011, Alg. 3 lines 4-7) needs, for one training example ``i`` at the current ``w``,
 the structured hinge ``L_i(w) = max_y [Delta(y_i, y) + <w, Phi(x_i, y) - Phi(x_i, y_i)>]`` and a
 subgradient ``g = Phi(x_i, y^_i) - Phi(x_i, y_i)`` from loss-augmented decoding.
 The protocol::

@@ -1,6 +1,6 @@
 r"""Regulariser terms that depend on ``w`` only through its group norms, for SPOM.
 
-SPOM's proximal steps (seed 000, Alg. 1 line 7 and Alg. 3 lines 8-10) act on the vector of
+SPOM's proximal steps (Martins et al. 2011, Alg. 1 line 7 and Alg. 3 lines 8-10) act on the vector of
 group norms ``b = (||w_1||, ..., ||w_m||)`` and then rescale each group (Prop. 1), which is
 what makes the lazily scaled weight vector (:mod:`cutplane.online.lazy_groups`) O(m) per step.
 Each term here gives, on group norms:
@@ -11,7 +11,7 @@ Each term here gives, on group norms:
 - ``strong_convexity``: ``sigma_k`` with ``Omega_k`` sigma_k-strongly convex w.r.t. ``||.||_2``
   (0 when it is not), for the step ``eta_t = 1 / (sigma t)``;
 - ``norm_bound(budget)``: the largest ``||w||_2`` with ``Omega_k(w) <= budget`` (inf when
-  unbounded), for the projection radius of seed 002, App. E.
+  unbounded), for the projection radius of Martins et al. 2010, App. E.
 
 A composite regulariser ``Omega = sum_k c_k Omega_k`` is a list of ``(term, c_k)`` pairs
 (:func:`as_group_terms`); SPOM applies the J proximal steps in the order given.
@@ -30,7 +30,7 @@ __all__ = ["SquaredGroupNorm", "GroupLasso", "GroupPower", "WeightedTerm", "as_g
 
 
 def _squared_l1_on_norms(b: np.ndarray, tau: float) -> np.ndarray:
-    """Alg. 2 of seed 000 on a non-negative vector (once per SPOM round, so without the input
+    """Alg. 2 of Martins et al. 2011 on a non-negative vector (once per SPOM round, so without the input
     checks of :func:`cutplane.prox.prox_squared_l1`, which it equals; tested against it)."""
     y = -np.sort(-b)
     cums = np.cumsum(y)
@@ -45,7 +45,7 @@ def _squared_l1_on_norms(b: np.ndarray, tau: float) -> np.ndarray:
 class SquaredGroupNorm:
     r"""``Omega(w) = 1/2 (sum_j ||w_j||^p)^(2/p) = 1/2 ||b||_p^2``, ``1 <= p <= inf``.
 
-    ``p = 1``: sparse MKL / MTL^struct (prox: Alg. 2 of seed 000 on ``b``); ``p = 2``:
+    ``p = 1``: sparse MKL / MTL^struct (prox: Alg. 2 of Martins et al. 2011 on ``b``); ``p = 2``:
     ``1/2 ||w||^2`` (prox ``b / (1 + tau)``); other ``p``: :func:`cutplane.prox.prox_squared_lp`.
     For ``1 < p <= 2`` it is ``(p - 1)``-strongly convex w.r.t. ``||.||_2`` (``||.||_p >= ||.||_2``
     and ``1/2 ||.||_p^2`` is ``(p-1)``-strongly convex w.r.t. ``||.||_p``); for ``p = 1`` and
@@ -91,7 +91,7 @@ class SquaredGroupNorm:
 
 
 class GroupLasso:
-    r"""``Omega(w) = sum_j d_j ||w_j||`` (group soft threshold ``max(0, b_j - tau d_j)``, seed 000 eq. 11)."""
+    r"""``Omega(w) = sum_j d_j ||w_j||`` (soft threshold ``max(0, b_j - tau d_j)``; Martins et al. 2011, eq. 11)."""
 
     strong_convexity = 0.0
 
@@ -126,7 +126,7 @@ class GroupLasso:
 
 
 class GroupPower:
-    r"""``Omega(w) = sum_j ||w_j||^q``, ``q > 1`` (the l_{2,q}^q term; prox by Newton, seed 000 sec. 3.2).
+    r"""``Omega(w) = sum_j ||w_j||^q``, ``q > 1`` (the l_{2,q}^q term; prox by Newton, Martins et al. 2011, sec. 3.2).
 
     For ``q = 2`` it is ``||w||^2``, 2-strongly convex; otherwise SPOM uses 0.
     """

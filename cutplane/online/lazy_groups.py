@@ -1,6 +1,6 @@
 r"""A group-structured weight vector stored lazily as per-group scale times unnormalised vector.
 
-SPOM (seed 000, Alg. 3 and the last paragraph of sec. 3.4) touches ``w`` in two ways per round:
+SPOM (Martins et al. 2011, Alg. 3 and the last paragraph of sec. 3.4) touches ``w`` in two ways per round:
 
 - a sparse gradient step ``w <- w - eta g`` with ``g`` supported on a few coordinates;
 - a proximal step and a projection that, by Prop. 1, only *rescale whole groups*:
@@ -218,7 +218,7 @@ class LazyGroupVector:
         self._check_scales()
 
     def set_group_norms(self, new_norms, old_norms=None) -> None:
-        """Rescale every group to the given norms (Prop. 1 of seed 000); groups of norm 0 stay 0.
+        """Rescale every group to the given norms (Prop. 1 of Martins et al. 2011); groups of norm 0 stay 0.
         ``old_norms``: the current :meth:`norms`, when the caller has them."""
         old = self.norms() if old_norms is None else old_norms
         new = np.asarray(new_norms, dtype=np.float64)

@@ -1,6 +1,6 @@
 """Choice of SPOM's step-size constant ``eta0`` (``eta_t = eta0 / sqrt(t)``).
 
-Seed 000 (Table 1) picks ``eta0`` from ``{0.01, 0.1, 1, 10}`` as the value that most decreases
+Martins et al. 2011 (Table 1) picks ``eta0`` from ``{0.01, 0.1, 1, 10}`` as the value that most decreases
 the objective after 5 epochs. :func:`tune_eta0` applies the same rule on a random subsample
 of the examples (a few hundred to a thousand), so that tuning costs a fraction of one epoch
 on the full data; the objective is measured on that subsample,

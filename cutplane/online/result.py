@@ -82,7 +82,7 @@ class SPOMResult:
     ----------
     w : ndarray of shape (dim,)
         The returned model: the average of the iterates ``w_1..w_T`` (``averaged=True``,
-        seed 000 Alg. 1 line 11) or the last iterate ``w_{T+1}``.
+        Martins et al. 2011, Alg. 1 line 11) or the last iterate ``w_{T+1}``.
     w_last : ndarray of shape (dim,)
         The last iterate.
     objective : float

@@ -1,6 +1,6 @@
 r"""SPOM: the online proximal subgradient method for block-norm regularised structured losses.
 
-Seed 000 (Martins et al.), Alg. 1 and its structured instance Alg. 3. The problem is
+Martins et al. 2011, Alg. 1 and its structured instance Alg. 3. The problem is
 
 .. math:: \min_w \; F(w) = \lambda\,\Omega(w) + \frac1n \sum_{i=1}^n L_i(w),
           \qquad \Omega = \sum_{k=1}^J c_k \Omega_k,
@@ -23,7 +23,7 @@ Learning rates: ``eta_t = eta0 / sqrt(t)`` (``schedule="sqrt"``, Prop. 3.2) or
 ``np.random.default_rng(seed)``. The returned model is the average of ``w_1..w_T`` (Alg. 1
 line 11) or the last iterate.
 
-Projection radius ``gamma="auto"`` (seed 002, App. E, Prop. 8, for the SVM loss): at the
+Projection radius ``gamma="auto"`` (Martins et al. 2010, App. E, Prop. 8, for the SVM loss): at the
 optimum ``lam * c_k * Omega_k(w*) <= F(w*) <= F(0) = R(0)`` (the mean of the largest costs,
 since ``Omega(0) = 0`` and the losses are >= 0), so ``||w*|| <= min_k B_k(R(0) / (lam c_k))`` with
 ``B_k(b)`` the largest norm with ``Omega_k <= b``; for ``1/2 ||w||_{2,p}^2``, ``p <= 2``,
@@ -214,7 +214,7 @@ def spom(
     tune_samples=1000,
     tune_epochs=2,
 ) -> SPOMResult:
-    """Run SPOM (seed 000, Alg. 1 / 3) for ``epochs`` passes; see the module docstring.
+    """Run SPOM (Martins et al. 2011, Alg. 1 / 3) for ``epochs`` passes; see the module docstring.
 
     Parameters
     ----------
@@ -232,7 +232,7 @@ def spom(
     eta0 : float or None, default=None
         ``eta_t = eta0 / sqrt(t)``. None: the candidate of ``eta_grid`` whose run of
         ``tune_epochs`` passes over a random subsample of ``tune_samples`` examples gives the
-        smallest objective on that subsample (the selection rule of seed 000, Table 1, on a
+        smallest objective on that subsample (the selection rule of Martins et al. 2011, Table 1, on a
         subsample); its time is reported as ``tune_time_s``.
     schedule : {"sqrt", "inverse"}, default="sqrt"
     averaged : bool, default=True

@@ -4,13 +4,13 @@ For a convex ``Omega`` and a step ``tau >= 0`` the proximity operator is
 
 .. math:: \mathrm{prox}_{\tau\Omega}(v) = \arg\min_w \tfrac12 \|w - v\|_2^2 + \tau\,\Omega(w).
 
-Conventions. Squared norms carry the factor 1/2, as in SPOM (seed 000, sec. 2: the MKL
-regulariser is ``lambda/2 (sum_j ||w_j||)^2``) and in MTL (seed 004, eq. 4 and 10):
-``prox_squared_l1`` is the prox of ``tau * 1/2 ||w||_1^2``, exactly Alg. 2 of seed 000 with
+Conventions. Squared norms carry the factor 1/2, as in SPOM (Martins et al. 2011, sec. 2: the MKL
+regulariser is ``lambda/2 (sum_j ||w_j||)^2``) and in MTL (Mao and Tsang 2013, eq. 4 and 10):
+``prox_squared_l1`` is the prox of ``tau * 1/2 ||w||_1^2``, exactly Alg. 2 of Martins et al. 2011 with
 its ``lambda = tau``. Groups follow :mod:`cutplane.groups` (an int array of group ids, or a
 list of index arrays; an empty group stays empty and changes nothing).
 
-Block norms use Prop. 1 of seed 000: if ``Omega(w) = phi(||w_1||, ..., ||w_m||)`` then
+Block norms use Prop. 1 of Martins et al. 2011: if ``Omega(w) = phi(||w_1||, ..., ||w_m||)`` then
 ``[prox_{tau Omega}(v)]_j = [prox_{tau phi}(b)]_j * v_j / ||v_j||`` with ``b_j = ||v_j||``
 (a group with ``v_j = 0`` maps to 0).
 
@@ -66,7 +66,7 @@ def _rescale_groups(v: np.ndarray, ids: np.ndarray, b0: np.ndarray, b: np.ndarra
 def prox_l1(v, tau):
     r"""Soft threshold, the prox of ``Omega(w) = ||w||_1``.
 
-    ``[prox_{tau ||.||_1}(v)]_i = sign(v_i) max(0, |v_i| - tau)`` (seed 000, eq. 11).
+    ``[prox_{tau ||.||_1}(v)]_i = sign(v_i) max(0, |v_i| - tau)`` (Martins et al. 2011, eq. 11).
 
     Parameters
     ----------
@@ -85,7 +85,7 @@ def prox_l1(v, tau):
 def prox_group_l21(v, tau, groups):
     r"""Group soft threshold, the prox of the group lasso ``Omega(w) = sum_j ||w_j||_2``.
 
-    By Prop. 1 (seed 000) it is the soft threshold of the group norms:
+    By Prop. 1 (Martins et al. 2011) it is the soft threshold of the group norms:
     ``w_j = max(0, 1 - tau / ||v_j||) v_j``.
 
     Parameters
@@ -106,7 +106,7 @@ def prox_group_l21(v, tau, groups):
 
 # --------------------------------------------------------------------------- squared l1
 def _squared_l1_threshold(y_sorted: np.ndarray, inv_tau: float) -> float:
-    """Alg. 2 of seed 000, steps 3-4, on ``y_1 >= ... >= y_M >= 0``: the threshold ``tau * ||w||_1``.
+    """Alg. 2 of Martins et al. 2011, steps 3-4, on ``y_1 >= ... >= y_M >= 0``: the threshold ``tau * ||w||_1``.
 
     Takes ``1 / tau`` (``inf`` for ``tau = 0``). The test of step 3,
     ``y_j - tau/(1 + j tau) sum_{r<=j} y_r > 0``, is evaluated as ``y_j / tau > D_j`` with
@@ -125,12 +125,12 @@ def _squared_l1_threshold(y_sorted: np.ndarray, inv_tau: float) -> float:
 
 
 def prox_squared_l1(v, tau):
-    r"""Prox of the squared l1 norm ``Omega(w) = 1/2 ||w||_1^2`` by sorting (seed 000, Alg. 2).
+    r"""Prox of the squared l1 norm ``Omega(w) = 1/2 ||w||_1^2`` by sorting (Martins et al. 2011, Alg. 2).
 
     Optimality gives ``w = soft(v, tau * ||w||_1)``. Sort ``y = |v|`` decreasingly and let
     ``rho = max{j : y_j - tau/(1 + j tau) sum_{r<=j} y_r > 0}``; then
     ``w = soft(v, theta)`` with ``theta = tau/(1 + rho tau) sum_{r<=rho} y_r``.
-    Cost O(n log n). This is the ``lambda/2 ||.||_1^2`` prox of the seed with ``lambda = tau``.
+    Cost O(n log n). This is the ``lambda/2 ||.||_1^2`` prox of Martins et al. 2011 with ``lambda = tau``.
 
     Parameters
     ----------
@@ -149,9 +149,11 @@ def prox_squared_l1(v, tau):
 
 
 def prox_squared_weighted_l1(v, tau, weights):
-    r"""Prox of the squared weighted l1 norm ``Omega(w) = 1/2 (sum_i d_i |w_i|)^2`` (seed 002, App. F, Alg. 4).
+    r"""Prox of the squared weighted l1 norm ``Omega(w) = 1/2 (sum_i d_i |w_i|)^2``.
 
-    Optimality (the solution agrees in sign with ``v``, Lemma 9 of seed 002) gives
+    Martins et al. 2010, App. F, Alg. 4.
+
+    Optimality (the solution agrees in sign with ``v``, Lemma 9 of Martins et al. 2010) gives
     ``w_i = sign(v_i) max(0, |v_i| - d_i theta)`` with ``theta = tau sum_i d_i |w_i|``.
     Sort the ratios ``|v_i| / d_i`` decreasingly; with prefix sums ``A_j = sum_{r<=j} d_r |v_r|``
     and ``B_j = sum_{r<=j} d_r^2``, ``rho = max{j : |v_j|/d_j - tau A_j / (1 + tau B_j) > 0}`` and
@@ -198,7 +200,7 @@ def prox_squared_weighted_l1(v, tau, weights):
 def prox_squared_group_l1(v, tau, groups, weights=None):
     r"""Prox of ``Omega(w) = 1/2 (sum_j d_j ||w_j||_2)^2`` (sparse MKL, MTL^struct with p = 1).
 
-    Prop. 1 (seed 000): apply Alg. 2 (unit weights, the default) or Alg. 4 (``weights``
+    Prop. 1 (Martins et al. 2011): apply Alg. 2 (unit weights, the default) or Alg. 4 (``weights``
     given) to the vector of group norms and rescale each group.
 
     Parameters
@@ -224,7 +226,7 @@ def prox_squared_group_l1(v, tau, groups, weights=None):
 
 # --------------------------------------------------------------------------- powers
 def prox_group_l2q(v, tau, groups, q):
-    r"""Prox of ``Omega(w) = sum_j ||w_j||_2^q``, ``q > 1`` (the l_{2,q}^q regulariser of seed 000, sec. 3.2).
+    r"""Prox of ``Omega(w) = sum_j ||w_j||_2^q``, ``q > 1`` (l_{2,q}^q; Martins et al. 2011, sec. 3.2).
 
     By Prop. 1 each group norm ``b0 = ||v_j||`` becomes the root ``b in [0, b0]`` of
     ``b - b0 + tau q b^(q-1) = 0`` (valid for every ``q > 1``), found by safeguarded Newton,
@@ -266,7 +268,7 @@ def _prox_half_sq_lp_nonneg(b0: np.ndarray, tau: float, p: float) -> np.ndarray:
 def prox_squared_lp(v, tau, p):
     r"""Prox of ``Omega(w) = 1/2 ||w||_p^2``, ``1 <= p <= inf``.
 
-    ``p = 1``: Alg. 2 (seed 000); ``p = 2``: ``v / (1 + tau)``; ``p = inf``: Moreau's identity
+    ``p = 1``: Alg. 2 (Martins et al. 2011); ``p = 2``: ``v / (1 + tau)``; ``p = inf``: Moreau's identity
     with the conjugate ``1/2 ||.||_1^2`` (``|w_i| = min(|v_i|, theta)``, theta from Alg. 2 with
     step ``1/tau``). Other ``p``: optimality ``x_i + lam |x_i|^(p-1) = |v_i|`` (signs of ``v``)
     with ``lam = tau ||x||_p^(2-p)``; each ``x_i`` given ``lam`` by safeguarded Newton, ``lam``
@@ -290,9 +292,9 @@ def prox_squared_lp(v, tau, p):
 
 
 def prox_squared_group_lp(v, tau, groups, p):
-    r"""Prox of the p-block norm ``Omega(w) = 1/2 (sum_j ||w_j||_2^p)^(2/p)`` (seed 004, eq. 10).
+    r"""Prox of the p-block norm ``Omega(w) = 1/2 (sum_j ||w_j||_2^p)^(2/p)`` (Mao and Tsang 2013, eq. 10).
 
-    Prop. 1 (seed 000) reduces it to :func:`prox_squared_lp` on the group norms.
+    Prop. 1 (Martins et al. 2011) reduces it to :func:`prox_squared_lp` on the group norms.
     ``p = 1`` is :func:`prox_squared_group_l1`, ``p = 2`` is ``v / (1 + tau)``.
 
     Parameters

@@ -1,7 +1,7 @@
 r"""Euclidean projections onto the simplex and the capped simplex.
 
 They are the projection steps of the projected-gradient solver of the smooth dual (11)
-of pMTL^struct (seed 004, sec. 2), whose feasible set is
+of pMTL^struct (Mao and Tsang 2013, sec. 2), whose feasible set is
 ``A_s = {alpha >= 0, sum alpha <= C}``.
 
 Simplex (Duchi, Shalev-Shwartz, Singer and Chandra, 2008, Fig. 1). The projection of ``v``

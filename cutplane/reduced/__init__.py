@@ -1,4 +1,4 @@
-"""Reduced-problem solvers (the dual of chapter eq. 14), their registry and the cvxpy backends.
+"""Reduced-problem solvers (the dual of Franc et al. 2012, eq. 14), their registry and the cvxpy backends.
 
 ``registry``: the reduced solver of each regulariser kind, in preference order;
 ``qp``: the quadratic regulariser's QP over the simplex; ``lp``: L1 and indicator sets;

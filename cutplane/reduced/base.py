@@ -3,7 +3,7 @@
 The contract itself is :class:`cutplane.protocols.ReducedSolver`.
 
 A reduced solver minimises ``F_t(w) = lam * Omega(w) + max_r <a_r, w> + b_r`` over the cuts
-of a :class:`~cutplane.working_set.WorkingSet`, in its dual (chapter eq. 14)::
+of a :class:`~cutplane.working_set.WorkingSet`, in its dual (Franc et al. 2012, eq. 14)::
 
     max_{alpha in simplex}  b^T alpha - lam * Omega^*(-A alpha / lam)
 

@@ -1,6 +1,6 @@
 """Linear-programming reduced problems: ``Omega = ||w||_1`` (BMRM) and indicator sets (Kelley).
 
-Solved in the primal epigraph form (chapter eq. 13 and eq. 5)::
+Solved in the primal epigraph form (Franc et al. 2012, eq. 13 and eq. 5)::
 
     min_{w, xi}  lam * Omega(w) + xi   s.t.  <a_r, w> + b_r <= xi  (all cuts),  w in dom Omega,
 

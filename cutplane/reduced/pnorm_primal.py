@@ -1,7 +1,7 @@
 """The reduced primal of the p-block norm on the span of the cuts' group parts (pMTL, p > 1).
 
 The reduced problem ``min_w lam/2 ||w||_{2,p}^2 + max_r <a_r, w> + b_r`` has its minimiser in
-``{w : w_j = A_j^T beta_j}`` (eq. 13 of seed 004 writes ``w_j`` as a multiple of
+``{w : w_j = A_j^T beta_j}`` (eq. 13 of Mao and Tsang 2013 writes ``w_j`` as a multiple of
 ``A_j^T alpha``), and restricting ``beta_j`` to a set ``S`` of cuts that holds the support of
 the optimal ``alpha`` loses nothing. With ``Q^j_SS = V diag(s) V^T`` (eigenvalues above 1e-10
 of the largest) and ``beta_j = V s^(-1/2) z_j``: ``||w_j|| = ||z_j||`` and the cut values are

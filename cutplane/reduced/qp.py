@@ -1,4 +1,4 @@
-"""The quadratic reduced problem of BMRM with ``Omega = 1/2 ||w||^2`` (chapter Example 1.2).
+"""The quadratic reduced problem of BMRM with ``Omega = 1/2 ||w||^2`` (Franc et al. 2012, Example 1.2).
 
 Dual over the simplex::
 

@@ -1,7 +1,7 @@
 """The registry of reduced solvers, keyed by the regulariser's ``kind``.
 
 A regulariser declares its ``kind`` (:class:`cutplane.protocols.Regularizer`); the engine asks
-:func:`make_reduced_solver` for the solver of the dual reduced problem (chapter eq. 14), which
+:func:`make_reduced_solver` for the solver of the dual reduced problem (Franc et al. 2012, eq. 14), which
 takes the first available entry registered for that kind, in preference order (as cvxpy's
 solver registry picks the first installed solver for a problem class). Regularisers and reduced
 solvers thus never import each other.

@@ -1,6 +1,6 @@
 """A native active-set solver for the dense QP over the probability simplex.
 
-The reduced problem of BMRM with ``Omega = 1/2 ||w||^2`` (chapter eq. 14) is, in minimisation
+The reduced problem of BMRM with ``Omega = 1/2 ||w||^2`` (Franc et al. 2012, eq. 14) is, in minimisation
 form with ``H = G / lam`` (``G = A A^T``, the cuts' Gram matrix) and ``c = b`` (the offsets)::
 
     min_{alpha >= 0, sum alpha = 1}  f(alpha) = 1/2 alpha^T H alpha - c^T alpha.

@@ -1,7 +1,7 @@
 """The smooth reduced dual of the p-block norm, ``1 < p``, by accelerated projected gradient.
 
 For ``Omega(w) = 1/2 (sum_j ||w_j||^p)^(2/p)`` and ``q = p / (p - 1)`` the dual of the reduced
-problem (seed 004 eq. 11, in the engine's scale ``lam = 1/C``) is::
+problem (Mao and Tsang 2013, eq. 11, in the engine's scale ``lam = 1/C``) is::
 
     max_{alpha in simplex}  g(alpha) = b^T alpha - 1/(2 lam) (sum_j n_j(alpha)^q)^(2/q),
     n_j(alpha) = sqrt(alpha^T Q^j alpha)

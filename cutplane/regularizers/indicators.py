@@ -1,6 +1,6 @@
 """Indicator sets ``Simplex`` and ``Box``: ``Omega`` is 0 inside the set, ``inf`` outside.
 
-They turn the engine into Kelley's cutting-plane method (chapter Alg. 1.2):
+They turn the engine into Kelley's cutting-plane method (Franc et al. 2012, Alg. 1.2):
 ``lam * Omega = Omega`` so ``lam`` plays no role. Their ``kind`` is ``"indicator"``: the
 registry (:mod:`cutplane.reduced.registry`) gives them the LP reduced solver.
 """

@@ -4,9 +4,9 @@ For a partition of ``w`` into groups ``j = 1..m`` (templates, kernels)::
 
     Omega(w) = 1/2 (sum_j ||w_j||_2^p)^(2/p)            p >= 1
 
-- ``p = 1``: ``1/2 (sum_j ||w_j||)^2``, MTL's showcase and sparse MKL (Mao & Tsang, seed 004,
+- ``p = 1``: ``1/2 (sum_j ||w_j||)^2``, MTL's showcase and sparse MKL (Mao and Tsang 2013,
   sec. 1.3); group-sparse solutions; the reduced problem is the QCQP (6).
-- ``1 < p``: the p-block norms of seed 004 sec. 2; the reduced dual (11) is smooth and is
+- ``1 < p``: the p-block norms of Mao and Tsang 2013, sec. 2; the reduced dual (11) is smooth and is
   solved by projected gradient; ``p = 2`` is ``1/2 ||w||^2``, the plain structural SVM;
   large ``p`` (the paper uses 100) approximates ``p -> inf``.
 
@@ -15,7 +15,7 @@ Conjugate (the dual norm of ``||.||_{2,p}`` is ``||.||_{2,q}`` with ``1/p + 1/q 
     Omega^*(v) = 1/2 ||v||_{2,q}^2 = 1/2 (sum_j ||v_j||^q)^(2/q)     (q = inf for p = 1)
 
 and its gradient ``w_j = mu_j v_j`` with the group weights
-``mu_j = (||v_j|| / ||v||_{2,q})^(q-2)`` (seed 004 eq. 12-13 up to the scale ``lam``);
+``mu_j = (||v_j|| / ||v||_{2,q})^(q-2)`` (Mao and Tsang 2013, eq. 12-13 up to the scale ``lam``);
 for ``p = 1`` any ``mu`` on the simplex supported on the groups of largest norm is a
 subgradient, and the QCQP gives the right one through its constraint duals (eq. 7).
 """
@@ -149,7 +149,7 @@ class MixedNorm(RegularizerBase):
         return self.__dict__["_runs_cache"]
 
     def from_group_weights(self, v, mu, *, overwrite_v=False) -> np.ndarray:
-        """``w_j = mu_j v_j`` for given group weights (seed 004 eq. 7 with ``v = -A alpha / lam``).
+        """``w_j = mu_j v_j`` for given group weights (Mao and Tsang 2013, eq. 7 with ``v = -A alpha / lam``).
 
         With ``overwrite_v=True`` and a contiguous float64 ``v``, ``v`` itself is scaled and
         returned (no new vector of size dim: for the reduced solvers' own dual points).
@@ -171,7 +171,7 @@ class MixedNorm(RegularizerBase):
         return v
 
     def prox(self, v, step) -> np.ndarray:
-        """``argmin_x step * Omega(x) + 1/2 ||x - v||^2`` (seed 000 Prop. 1 on the group norms)."""
+        """``argmin_x step * Omega(x) + 1/2 ||x - v||^2`` (Martins et al. 2011, Prop. 1 on the group norms)."""
         from ..prox import prox_squared_group_l1, prox_squared_group_lp
 
         v = self._vec(v, "v")

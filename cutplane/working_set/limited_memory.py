@@ -1,4 +1,4 @@
-"""Limited-memory BMRM (chapter sec. 1.2.3): the duals recorded per cut, pruning, aggregation.
+"""Limited-memory BMRM (Franc et al. 2012, sec. 1.2.3): the duals recorded per cut, pruning, aggregation.
 
 :class:`LimitedMemoryMixin` holds the operations of :class:`~cutplane.working_set.WorkingSet`
 that bound the number of cuts: :meth:`~LimitedMemoryMixin.record_duals` keeps the duals of the

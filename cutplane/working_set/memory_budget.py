@@ -4,7 +4,7 @@ With ``memory_limit`` (bytes), :func:`cutplane.minimize` checks before each orac
 working set (:attr:`~cutplane.working_set.WorkingSet.nbytes`: slopes, Gram blocks, offsets,
 duals) will still fit once the next cut is added (:func:`bytes_after_add`), and otherwise makes
 room (:func:`fit_memory`): arrays grown far beyond the cuts they hold are compacted, then the
-oldest cuts are aggregated into one (limited-memory BMRM, chapter sec. 1.2.3), which keeps the
+oldest cuts are aggregated into one (limited-memory BMRM, Franc et al. 2012, sec. 1.2.3), which keeps the
 lower bound valid. The peak stays within the limit plus one cut.
 """
 

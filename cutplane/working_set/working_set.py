@@ -5,7 +5,7 @@ The cutting-plane model is ``R_t(w) = max_r <a_r, w> + b_r``. The reduced solver
 gives them without ever recomputing the Gram matrix from scratch: adding a cut costs one
 row of inner products against the stored cuts. Cuts are kept in age order (index 0 is the
 oldest); pruning drops cuts idle for k iterations and aggregation merges the oldest cuts
-into one convex combination (limited-memory BMRM, chapter sec. 1.2.3). A convex
+into one convex combination (limited-memory BMRM, Franc et al. 2012, sec. 1.2.3). A convex
 combination of minorants is a minorant, and merging with the reduced problem's duals as
 weights keeps the reduced optimum unchanged, so neither operation breaks a bound. Those
 operations (``record_duals``, ``prune``, ``aggregate``, ``set_duals``) are inherited from

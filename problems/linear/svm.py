@@ -69,7 +69,7 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
     """Linear SVM without bias, binary or multiclass (Crammer-Singer), with a certified gap.
 
     Minimises ``F(w) = Omega(w) + C * (1/n) sum_i loss_i(w)`` by a bundle method (BMRM,
-    chapter Alg. 1.3) until ``F(w) - min F <= eps`` is certified by the method's lower bound.
+    Franc et al. 2012, Alg. 1.3) until ``F(w) - min F <= eps`` is certified by the method's lower bound.
     Binary problems use the hinge loss ``max(0, 1 - y_i <x_i, w>)`` with ``y_i = +1`` for
     ``classes_[1]``; three or more classes use the Crammer-Singer loss
     ``max_y [y != y_i] + <w_y - w_{y_i}, x_i>`` on one weight vector per class.

@@ -1,4 +1,4 @@
-r"""Kernelised SPOM (seed 000, sec. 3.4): online MKL on precomputed per-group Gram matrices.
+r"""Kernelised SPOM (Martins et al. 2011, sec. 3.4): online MKL on precomputed per-group Gram matrices.
 
 With implicit features the model of group ``m`` is a kernel expansion over the training
 examples. For the multiclass hinge, ``phi_m(x, y) = e_y (x) psi_m(x)`` and
@@ -8,11 +8,11 @@ examples. For the multiclass hinge, ``phi_m(x, y) = e_y (x) psi_m(x)`` and
 
 so the model is a table of coefficients over (example, output part) pairs, here the label of
 one character. A round on example ``i`` with loss-augmented output ``y^`` adds ``-eta`` to
-``A_m[i, y^]`` and ``+eta`` to ``A_m[i, y_i]`` (the gradient step of Alg. 3 line 7; the seed
+``A_m[i, y^]`` and ``+eta`` to ``A_m[i, y_i]`` (the gradient step of Alg. 3 line 7; the paper
 writes the same thing as one coefficient ``alpha_{m,s}`` per stored pair ``(x_s, y^_s)``). The
 binary hinge ``max(0, 1 - y_i f(x_i))`` has one coefficient per example (``K = 1``).
 
-Group norms without features, eq. (17) of seed 000:
+Group norms without features, eq. (17) of Martins et al. 2011:
 
 .. math:: \|\theta_m - \eta g_m\|^2 = \|\theta_m\|^2 - 2\eta \langle \theta_m, g_m\rangle + \eta^2 \|g_m\|^2,
 
@@ -26,7 +26,7 @@ norms are recomputed exactly, ``||theta_m||^2 = sum_y A_m[:, y]^T K_m A_m[:, y]`
 
 Sparse Gram matrices (scipy.sparse, e.g. the B1-spline kernel of sec. 4.1) are kept sparse:
 a round reads only the coefficients of the examples ``j`` with ``K_m(x_i, x_j) != 0``, so
-its cost is O(K * nnz of row i) per group instead of O(K n) (the seed's remark after eq. 17).
+its cost is O(K * nnz of row i) per group instead of O(K n) (the remark of Martins et al. 2011 after eq. 17).
 
 Everything else (epochs, step sizes, eta0 tuning, averaging, projection, J proximal steps,
 history) is the explicit SPOM's (:func:`cutplane.online.epoch_loop.run_epochs`): on explicit

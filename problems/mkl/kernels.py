@@ -1,6 +1,6 @@
 """Kernels for multiple kernel learning: Gram matrices, explicit feature maps, PSD check.
 
-The base kernels of the MKL experiments (chapter sec. 1.3; SPOM sec. 4.1, Table 1):
+The base kernels of the MKL experiments (Franc et al. 2012, sec. 1.3; Martins et al. 2011, sec. 4.1, Table 1):
 linear, polynomial (the quadratic kernel ``(x.y + 1)^2``), Gaussian and the generalised
 B1-spline ``K(x, x') = max(0, 1 - ||x - x'|| / h)``, whose bandwidth ``h`` is chosen for a
 target fraction of zeros (:func:`b1spline_bandwidth`). Each kernel is a callable

@@ -1,6 +1,6 @@
 r"""Kernel-weight updates of the wrapper MKL methods (:mod:`problems.mkl.wrappers`): Gauss-Seidel and SimpleMKL.
 
-The l1 MKL problem (seed 000, eq. 5) couples kernel weights ``beta`` on the simplex
+The l1 MKL problem (Martins et al. 2011, eq. 5) couples kernel weights ``beta`` on the simplex
 ``Delta = {beta >= 0, sum_k beta_k = 1}`` with one weight block ``v_k`` per kernel:
 
 .. math::

@@ -19,7 +19,7 @@ SVM with the kernel ``K_beta = sum_k beta_k K_k`` (equivalently, features of blo
 ``solver=Wrapper(...)``). The oracle is one of :mod:`oracles.mkl` (one libsvm solve with
 ``K_beta``, the primal value ``P(beta) >= D(beta)`` and ``S_k(alpha) = 1^T alpha - 1/2 q_k``,
 ``q_k = (y o alpha)^T K_k (y o alpha)``, so ``||v_k||^2 = beta_k^2 q_k``); the wrappers minimise
-exactly what Kelley's method minimises, ``min_{beta in simplex} D(beta)`` (chapter eq. 26, summed
+exactly what Kelley's method minimises, ``min_{beta in simplex} D(beta)`` (Franc et al. 2012, eq. 26, summed
 over the one-vs-rest classes when ``beta`` is shared). Since ``D`` and its slope along a
 direction are available at every SVM solve, SimpleMKL's step is a line search on ``D`` itself:
 first SimpleMKL's "descent all the way" (go to where the first weight reaches 0 along the

@@ -1,4 +1,4 @@
-"""The QCQP reduced problem of ``MixedNorm(groups, p=1)`` (MTL^struct, seed 004 eq. 6-7).
+"""The QCQP reduced problem of ``MixedNorm(groups, p=1)`` (MTL^struct, Mao and Tsang 2013, eq. 6-7).
 
 - :mod:`~cutplane.reduced.qcqp.solver`: :class:`QCQPReducedSolver`, the reduced solver of the
   registry kind ``"mixed-norm-1"`` (group generation, backends, fallback);

@@ -1,4 +1,4 @@
-"""The QCQP reduced problem of MTL^struct with ``Omega = 1/2 (sum_j ||w_j||)^2`` (seed 004 eq. 6-7).
+"""The QCQP reduced problem of MTL^struct with ``Omega = 1/2 (sum_j ||w_j||)^2`` (Mao and Tsang 2013, eq. 6-7).
 
 In the engine's scale (``F_t(w) = lam * Omega(w) + max_r <a_r, w> + b_r``; MTL's ``C = 1/lam``
 up to the overall factor ``C``) the dual of the reduced problem is::
