@@ -5,7 +5,7 @@ Runs ``cutplane compare`` on
 1. the generated tagging task of :func:`problems.synthetic.make_tagging_task` (always);
 2. CoNLL-2002 Spanish NER (train ``esp.train``, test ``esp.testa``) and CoNLL-2000 chunking,
    with the CRF++ chunking template set (words and POS), when the data folder is present
-   (``CUTPLANE_DATA`` or ``../shared/data``); ``--max-train`` limits the training sentences.
+   (``CUTPLANE_DATA``, else ``~/cutplane_data``); ``--max-train`` limits the training sentences.
 
 Each run writes ``<out>/<name>/report.json`` (+ ``report.md``) and the PNG curves (objective
 vs time and vs passes, test metric vs time) beside them, and prints the table.
@@ -98,7 +98,7 @@ def main(argv=None):
 
         home = data_home()
         if home is None:
-            sys.stdout.write("datasets absent (CUTPLANE_DATA or ../shared/data): real runs skipped\n")
+            sys.stdout.write("datasets absent (CUTPLANE_DATA, else ~/cutplane_data): real runs skipped\n")
         else:
             es = home / "conll2002-ner-es"
             codes.append(run("conll2002-es", es / "esp.train.gz", es / "esp.testa.gz", "chunking", args.out, args))

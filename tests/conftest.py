@@ -1,4 +1,5 @@
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,8 +11,15 @@ settings.register_profile(
 )
 settings.load_profile("ci" if os.environ.get("CI") else "default")
 
+# The library finds the datasets by CUTPLANE_DATA or ~/cutplane_data (problems.datasets); the
+# project's copy, ../shared/data beside the checkout (the repository root, not the working
+# directory), is the suite's own fallback: named here for the session, and inherited by the
+# commands the tests run.
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+if not os.environ.get("CUTPLANE_DATA") and SHARED_DATA.is_dir():
+    os.environ["CUTPLANE_DATA"] = str(SHARED_DATA)
 
-DATA_ABSENT = "datasets absent: set CUTPLANE_DATA or provide ../shared/data"
+DATA_ABSENT = "datasets absent: set CUTPLANE_DATA (or provide ~/cutplane_data, or ../shared/data beside the checkout)"
 
 
 def pytest_runtest_setup(item):
