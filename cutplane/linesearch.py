@@ -139,9 +139,10 @@ _SORT_BELOW = 4096
 #: pass of :mod:`cutplane._linesearch_kernel` (below it, numpy: a small fit loads no kernel) ...
 COMPILED_MIN_TERMS = 4096
 #: ... once this many such searches have run in numpy in the process: the compiled pass's first
-#: call costs about 0.25 s of loading from numba's disk cache, the price of some 70 numpy searches
-#: of 100000 terms (3.5 ms more each), so a fit of a few iterations never pays it and a long one
-#: pays at most twice the best choice in hindsight (the ski-rental rule).
+#: call loads it from numba's disk cache, which costs about as much as this many numpy searches of
+#: a large fit lose against it, so a fit of a few iterations never pays it and a long one pays at
+#: most twice the best choice in hindsight (the ski-rental rule). The fresh-process fits of
+#: ``python -m benchmarks.linear_svm --fresh-process`` time it (``docs/results/linear_svm_fresh.md``).
 COMPILED_AFTER = 70
 _numpy_searches = 0  # searches of at least COMPILED_MIN_TERMS terms run in numpy in this process
 

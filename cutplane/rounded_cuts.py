@@ -3,7 +3,7 @@
 With dense slopes of tens of thousands of coordinates and hundreds of cuts, the two products
 over the stored slopes in every iteration (the Gram row of the new cut, ``A a``, and the
 combination ``w = -A^T alpha / lam``) stream the whole block from memory. Stored as float32 the
-block is half the bytes, and the products, accumulated in float64, take half the time
+block is half the bytes, and the products, accumulated in float64, read half as much
 (:mod:`cutplane.working_set._single_kernels`). The rounded slope ``a~ = fl32(a)`` is not the
 oracle's slope, so the offset is lowered to keep the rounded cut below the exact one on a region
 known to hold the optimum ``w*``:

@@ -45,9 +45,9 @@ _ACTIVE_ROWS_SLICE = 0.5
 def _rows_transposed_product(X, coef, active):
     """``X^T coef`` (ndarray of shape (n_features,)) where ``coef`` is zero outside ``active``.
 
-    For a CSR ``X`` with few active rows (hinge losses near the optimum: 10-15% of the examples
-    on the sparse benchmark of ``benchmarks/linear_svm.py``) only those rows are read, in the
-    same order, so each output is the same sum with the zero terms left out.
+    For a CSR ``X`` with few active rows (hinge losses near the optimum are nonzero on a small
+    part of the examples, as on the sparse set of ``benchmarks/linear_svm.py``) only those rows
+    are read, in the same order, so each output is the same sum with the zero terms left out.
     """
     if sp.issparse(X) and np.count_nonzero(active) < _ACTIVE_ROWS_SLICE * X.shape[0]:
         return np.asarray(X[active].T @ coef[active], dtype=np.float64).ravel()

@@ -5,7 +5,7 @@
 (loss-augmented) Viterbi on its sentences in numba (the kernels release the GIL) and sums
 ``Phi(x_i, y^_i) - Phi(x_i, y_i)`` over them as exact integer counts, returned as a
 :class:`ChunkPartial`. The weight layout is that of :mod:`oracles.sequence`, which re-exports
-both classes (they were moved here from it).
+both classes.
 """
 
 from __future__ import annotations
@@ -541,7 +541,8 @@ class SequenceChunk:
         W = w[: nf * K].reshape(nf, K)
         T = w[nf * K :].reshape(K, K) if self.transitions else np.zeros((K, K))
         # read-only views: the kernels are compiled once, for the engine's frozen queries and
-        # for a model's writable weights alike (each specialisation costs a compile of ~1 s)
+        # for a model's writable weights alike (each specialisation is one more compile in a new
+        # process; the compile times of a first fit: docs/results/cold_start.md)
         W.flags.writeable = False
         T.flags.writeable = False
         yhat = np.empty(self.n_tokens, dtype=np.int32)

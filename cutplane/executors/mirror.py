@@ -1,16 +1,16 @@
 """Ship the duals, not ``w``: workers that rebuild the query point from the cuts they hold.
 
 The reduced QP's minimiser is a combination of the working set's cuts: with a self-conjugate
-regulariser (``L2``), ``w = v = A c`` with ``c = -alpha / lam`` (Franc et al. 2012, eq. 14, ``w = grad
-Omega^*(v)``). An executor whose workers are reached over a network (Dask) can therefore send,
-instead of the dense ``w`` (8 bytes per coordinate, 81 MB on CoNLL-2000), each new cut once (its
-stored form, int32 indices and int16 counts, packed for the trip as index gaps and small counts:
-about 2 to 4 bytes per nonzero, :class:`PackedRow`) and per call the ``t`` coefficients; every
-worker keeps a copy of the rows it was sent and rebuilds ``w`` with the same compiled loop, on
-the same rows in the same order, as the engine did
-(:meth:`cutplane.working_set.sparse_rows.SparseRows.combine`): the rebuilt ``w`` is the engine's
-``w`` bit for bit, so the cuts are the serial ones. A few coordinates of ``w`` travel with each
-update and every worker checks its rebuild against them.
+regulariser (``L2``), ``w = v = A c`` with ``c = -alpha / lam`` (Franc et al. 2012, eq. 14,
+``w = grad Omega^*(v)``). An executor whose workers are reached over a network (Dask) can
+therefore send, instead of the dense ``w`` (8 bytes per coordinate), each new cut once (its
+stored form, int32 indices and int16 counts, packed for the trip as index gaps and small
+counts, :class:`PackedRow`) and per call the ``t`` coefficients (the bytes per iteration of
+both: ``docs/results/dask_scaling.md``); every worker keeps a copy of the rows it was sent
+and rebuilds ``w`` with the same compiled loop, on the same rows in the same order, as the
+engine did (:meth:`cutplane.working_set.sparse_rows.SparseRows.combine`): the rebuilt ``w``
+is the engine's ``w`` bit for bit, so the cuts are the serial ones. A few coordinates of ``w``
+travel with each update and every worker checks its rebuild against them.
 
 Three parts:
 

@@ -215,8 +215,9 @@ def preferred_backends(kind: str = "qp") -> list:
     Like ``resolve_backends(None, kind)``, except that when a native backend of ``kind`` is
     usable (``ACTIVESET`` for the simplex QP) the cvxpy backends are listed without probing
     them: :func:`backend_available` runs when a solve first falls back to them. A run that
-    the native solver answers then never imports cvxpy (about 2.7 s in a fresh process, most
-    of a small linear SVM's fit). When no native backend is usable, every backend is probed
+    the native solver answers then never imports cvxpy, whose import takes longer than a
+    small linear SVM's fit in a fresh process (``benchmarks/cold_start.py`` times a fresh
+    process's import and fit). When no native backend is usable, every backend is probed
     now, as :func:`resolve_backends` does.
     """
     names = [n for n in _ORDER if BACKENDS[n].handles(kind)]

@@ -4,8 +4,8 @@ The working set stores dense slopes as float32 when every stored slope is a floa
 (:mod:`cutplane.rounded_cuts`). numpy would multiply a float32 block by a float64 vector by
 converting the whole block to float64 first (a temporary as large as the block, written and read
 again); these loops read each float32 entry once and accumulate in float64, so the products are
-those of the float64 block up to the order of the additions, in about half the time of
-float64 BLAS (the block is half the bytes):
+those of the float64 block up to the order of the additions, reading half the bytes of
+float64 BLAS's products over a float64 block:
 
 - :func:`rows_dot`: ``out[r] = <S[r], v>`` for the first ``n`` rows, eight rows at a time (one
   load of ``v`` serves eight rows);

@@ -21,8 +21,9 @@ and streams a temporary. These kernels do each operation in one pass without tem
   compiled loop per row and block spent more time handing the GIL over than adding);
   :func:`gram_blocks`: a Gram row's share of many cache blocks, in one call. These take the rows
   as addresses and lengths (:func:`row_addresses`) of arrays the caller keeps alive during the
-  call: numba's typed lists would compile their own methods in every new process (about 1 s),
-  where these loops come from the on-disk cache;
+  call: numba's typed lists would compile their own methods in every new process, where these
+  loops come from the on-disk cache (compile times of a fresh process:
+  ``docs/results/cold_start.md``);
 - :func:`sparse_dot`: ``sum(data * w[idx])``;
 - :func:`group_sq_sums`: per-group sums of squares of a sparse row;
 - :func:`group_norms_kernel`: ``||v_j||_2`` per group, rescaled where the squares could under-

@@ -292,8 +292,7 @@ def compact_rows(block, sel) -> None:
     reordering). For an increasing subset, ``sel[i] >= i``, so copying the rows forwards,
     one at a time and only those that move, never reads a row already overwritten: the
     rows before the first dropped one stay where they are, and no (n_cuts, dim) array is
-    allocated (with dense slopes of 50000 coordinates and 500 cuts, the fancy-indexed
-    copy allocated and zero-filled 200 MB at every pruning).
+    allocated (a fancy-indexed copy would allocate and zero-fill one at every pruning).
     """
     sel = np.asarray(sel, dtype=np.intp)
     if sel.size > 1 and not np.all(sel[1:] > sel[:-1]):  # not increasing: general permutation

@@ -190,11 +190,12 @@ class SparseRows:
     def _output(self) -> np.ndarray:
         """A (dim,) float64 array for :meth:`combine` to fill (its content is arbitrary).
 
-        A fresh 10^7-coordinate array costs more to map (the kernel zeroes every page at the
-        first write: 7 ms for 80 MB here) than to fill, and the engine asks for one at every
-        reduced solve. So the last :data:`_OUTPUTS_KEPT` outputs are kept, and one is reused once
-        nothing but this list refers to it any more (CPython's reference count: the engine let
-        it go; a caller that kept it, or a view of it, keeps it from being reused).
+        A fresh array of millions of coordinates costs more to map (the kernel zeroes every page
+        at the first write) than to fill, and the engine asks for one at every reduced solve
+        (the engine's share of an iteration: ``benchmarks/engine_overhead.py``). So the last
+        :data:`_OUTPUTS_KEPT` outputs are kept, and one is reused once nothing but this list
+        refers to it any more (CPython's reference count: the engine let it go; a caller that
+        kept it, or a view of it, keeps it from being reused).
         """
         for a in self._outputs:
             if sys.getrefcount(a) <= _ONLY_HERE:

@@ -601,8 +601,8 @@ def _dense_combination(alpha, rows):
     """``alpha @ rows`` reading only the rows of nonzero ``alpha``.
 
     The reduced problem's duals are sparse (a few dozen of hundreds of cuts carry weight), and
-    with dense slopes the product is bound by reading the rows: of 500 slopes of 50000
-    coordinates, the 200 MB of the full product against the 20 MB of 50 rows.
+    with dense slopes the product is bound by reading the rows: the full product reads every
+    slope, this one only the slopes whose dual is nonzero.
     """
     nz = np.flatnonzero(alpha)
     if nz.size * 2 >= alpha.size:
