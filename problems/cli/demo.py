@@ -11,10 +11,10 @@ position and ``B`` already say, since a word depends on its own label alone), ``
 the same features and oracle:
 
 - MTL^struct (``regularizer="mtl"``, cutting planes): ``F = 1/2 (sum_j ||w_j||)^2 + C mean hinge``,
-  certified gap ``<= eps``; it can set whole templates to zero (seed 004): the noise ones, and
+  certified gap ``<= eps``; it can set whole templates to zero (Mao and Tsang 2013): the noise ones, and
   also the redundant previous-token ones;
 - SPOM (``regularizer="mtl"``, ``solver=SPOM(...)``): the same ``F`` by the online proximal method
-  (seed 000), no certificate of its own; its gap is measured against MTL^struct's certified lower
+  (Martins et al. 2011), no certificate of its own; its gap is measured against MTL^struct's certified lower
   bound of the same ``F``;
 - SSVM (``regularizer="ssvm"``): ``F = 1/2 ||w||^2 + C mean hinge`` (a different ``F``).
 

@@ -1,18 +1,18 @@
 """Multiple kernel learning: :class:`MKL`, one estimator with a solver choice.
 
 :class:`MKL` learns a convex combination ``sum_k beta_k K_k`` of base kernels and an SVM on it
-by solving the min-max problem (26) of the chapter, ``min_{beta in simplex} D(beta)``. Every
+by solving the min-max problem (26) of Franc et al. 2012, ``min_{beta in simplex} D(beta)``. Every
 solver uses the same oracle (:mod:`oracles.mkl`: one libsvm solve with the combined kernel per
 call, with its inner duality gap measured) and stops on a certified gap ``eps``; they differ
 in the update of ``beta``:
 
 - ``solver=CuttingPlane(method="kelley", ...)`` (the default): Kelley's cutting-plane method
-  (SILP; chapter sec. 1.3, Alg. 1.5) by the engine, :func:`cutplane.minimize`: each oracle
+  (SILP; Franc et al. 2012, sec. 1.3, Alg. 1.5) by the engine, :func:`cutplane.minimize`: each oracle
   call adds a cut, the reduced problem is the LP (30) over the simplex;
 - ``solver=Wrapper(method="gauss-seidel" | "simplemkl", ...)``: the wrapper baselines of
   :mod:`problems.mkl.wrappers` (Gauss-Seidel alternation, SimpleMKL's reduced gradient).
 
-Scale convention: ``C`` is the constant of the chapter's primal (21),
+Scale convention: ``C`` is the constant of the primal (21) of Franc et al. 2012,
 ``1/2 sum_k ||w_k||^2 / beta_k + C sum_i xi_i`` (summed hinge loss), i.e. libsvm's / scikit-
 learn's ``SVC(C=...)`` and SPOM's ``C = 1/(lambda N)``. (The linear estimators of this
 package weight the *mean* loss: their ``C`` is this ``C`` times ``n_samples``.) The solver's
@@ -33,9 +33,8 @@ what prediction needs (kernel weights, ``dual_coef_``, ``support_``, intercepts)
 model predicts from test-vs-train Gram matrices as before; a model of ``kernels="precomputed"``
 keeps that string and can be refitted on new Gram matrices, one of Gram matrices given as
 ``kernels`` cannot be refitted without new ``kernels``. The solver is saved by class name and
-parameters. Files written by the estimators of cutplane 0.x before this one (``estimator``
-``"KelleyMKL"``, ``"GaussSeidelMKL"`` or ``"SimpleMKL"``, model format version 1) load as
-:class:`MKL` with the equivalent solver.
+parameters. Model files of format version 1 (``estimator`` ``"KelleyMKL"``,
+``"GaussSeidelMKL"`` or ``"SimpleMKL"``) load as :class:`MKL` with the equivalent solver.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Arc-factored dependency parsing by the 1-slack structural SVM, MTL^parse and pMTL^parse.
 
 One estimator, three regularisers on the same MSTParser-style arc templates, features and
-oracle (Mao & Tsang, seed 004, sec. 3.1 and 3.4), as :class:`problems.SequenceTagger` does
+oracle (Mao and Tsang 2013, sec. 3.1 and 3.4), as :class:`problems.SequenceTagger` does
 for chains:
 
 - ``"ssvm"``: ``Omega(w) = 1/2 ||w||^2``, the plain 1-slack structural SVM;
@@ -21,7 +21,7 @@ it fixes the set of trees the argmax runs over, in training and prediction alike
 
 Two solvers minimise the same ``F`` with the same decoder: ``solver=CuttingPlane(...)`` (the
 engine, certified gap; the default) and ``solver=SPOM(...)`` (the online proximal baseline of
-Martins et al., seed 000 Alg. 3, one sentence per round, no certificate), as for the tagger
+Martins et al. 2011, Alg. 3, one sentence per round, no certificate), as for the tagger
 (:class:`~problems.template_learning.TemplateLearnerMixin`, :mod:`problems.solvers`). SPOM
 reads each sentence through :class:`oracles.parse_examples.ParseExampleOracle`, which touches
 only the weights of the features occurring on that sentence's arcs.
@@ -168,7 +168,7 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         (:data:`problems.template_learning.DEFAULT_C_GRIDS`; see
         ``docs/results/danish_parsing.md`` for why MTL^parse's best C is larger than the
         SSVM's) on :data:`DEFAULT_VALIDATION_FRACTION` of the training trees unless ``fit`` is
-        given validation data. (The default was ``C=1.0`` before; see CHANGELOG.md.)
+        given validation data.
     regularizer : {"mtl", "ssvm", "pmtl"}, default="mtl"
     p : float, default=1.0
         Exponent of the p-block norm for ``regularizer="pmtl"`` (``p > 1``).
@@ -189,7 +189,7 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
     solver : CuttingPlane, SPOM or None, default=None
         How ``F`` is minimised (:mod:`problems.solvers`): :class:`~problems.solvers.CuttingPlane`
         (the engine: MTL^parse / SSVM / pMTL^parse by cutting planes, certified gap) or
-        :class:`~problems.solvers.SPOM` (online proximal subgradient, seed 000 Alg. 3, same
+        :class:`~problems.solvers.SPOM` (online proximal subgradient, Martins et al. 2011, Alg. 3, same
         regulariser and decoder). None: ``CuttingPlane()`` with ``eps=0.1`` and ``max_iter=500``
         for one C; for a grid see :class:`problems.SequenceTagger` (``eps``, ``max_iter`` per
         point, ``time_limit`` for the whole grid, SPOM once per C).
