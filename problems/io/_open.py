@@ -1,8 +1,8 @@
 """Open a text file for the readers: transparent gzip, strict decoding with line-numbered errors.
 
 Every reader in :mod:`problems.io` goes through :func:`open_text` (a file-like object for
-libraries that want one, e.g. ``conllu.parse_incr``) or :func:`iter_lines` (numbered lines
-for hand-written parsers). Both
+code that wants one, e.g. :mod:`problems.io.sniff`) or :func:`iter_lines` (numbered lines
+for the hand-written parsers). Both
 
 - decompress gzip input transparently (``.gz`` suffix or the gzip magic bytes ``1f 8b``);
 - decode strictly, one line at a time, so a bad byte raises
