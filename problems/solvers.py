@@ -510,9 +510,9 @@ def _check_chunks_with_executor(prm) -> None:
 
 #: The solver classes by the name stored in model files.
 SOLVERS: dict = {"CuttingPlane": CuttingPlane, "SPOM": SPOM}
-#: What a solver's ``solver`` name was in the constructor keywords before solver objects.
+#: The solver class named by the ``solver`` keyword of a format-version-1 model file.
 _LEGACY_NAMES = {None: "CuttingPlane", "cutting-plane": "CuttingPlane", "spom": "SPOM"}
-#: Constructor keywords of the estimators (model files of format version 1) that are now
+#: Constructor keywords of the estimators (model files of format version 1) that map to
 #: options of a solver object.
 LEGACY_SOLVER_KEYS = frozenset(
     {
@@ -565,7 +565,7 @@ def checked_solver(solver, *, eps: float, max_iter: int, kinds=(CuttingPlane, SP
     ------
     InputError
         ``field="solver"`` for anything but an instance of ``kinds`` (a string such as
-        ``"spom"``, the keyword's meaning before solver objects, included); a bad option of
+        ``"spom"``, a format-version-1 keyword's value, included); a bad option of
         the solver names that option.
     """
     solver = CuttingPlane() if solver is None else solver
@@ -622,11 +622,11 @@ def solver_from_legacy_params(params: dict) -> tuple:
     """Split the constructor keywords of a format-version-1 model file into the estimator's
     own and a solver object.
 
-    Before solver objects, the estimators took the solver's options as keywords: ``solver`` was
-    ``"cutting-plane"`` / ``"spom"`` (or None), or, in older files, the reduced-problem backend
-    (now ``CuttingPlane(backend=...)``); ``eps``, ``max_iter``, ... were the engine's options and
+    In such a file the solver's options are estimator keywords: ``solver`` is
+    ``"cutting-plane"`` / ``"spom"`` (or None), or the name of a reduced-problem backend (read as
+    ``CuttingPlane(backend=...)``); ``eps``, ``max_iter``, ... are the engine's options and
     ``epochs``, ``eta0``, ``averaged``, ``seed`` SPOM's. The options of the other solver are
-    dropped (they did not apply).
+    dropped (they do not apply).
 
     Returns
     -------

@@ -4,7 +4,7 @@
 two kinds: *informative* columns whose words depend on the label (with noise), and *noise*
 columns of words drawn independently of the labels. With one CRF++ template per column
 (plus ``B``), a template-selecting learner should keep the informative templates and drop
-the noise ones (Mao & Tsang's point, seed 004).
+the noise ones (the point of Mao and Tsang 2013).
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """What the template-weighted structured estimators share (sequence tagger, dependency parser).
 
 Both train ``F(w) = Omega(w) + C * mean structured hinge`` with ``Omega`` chosen by name:
-``"ssvm"`` (``1/2 ||w||^2``), ``"mtl"`` (``MixedNorm(p=1)`` over template groups, seed 004
-eq. 6-7) or ``"pmtl"`` (``MixedNorm(p)``, ``p > 1``), and report per-template weights.
+``"ssvm"`` (``1/2 ||w||^2``), ``"mtl"`` (``MixedNorm(p=1)`` over template groups, Mao and
+Tsang 2013, eq. 6-7) or ``"pmtl"`` (``MixedNorm(p)``, ``p > 1``), and report per-template weights.
 Both take a solver object (:mod:`problems.solvers`): :class:`~problems.solvers.CuttingPlane`
 (the engine, certified gap; the default) or :class:`~problems.solvers.SPOM` (the online
-proximal baseline of seed 000, one example per round through the task's per-example oracle,
+proximal baseline of Martins et al. 2011, one example per round through the task's per-example oracle,
 no certificate).
 
 :data:`TemplateLearnerMixin.PARAMETERS` is the declarative table of the parameters both

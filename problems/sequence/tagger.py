@@ -1,7 +1,7 @@
 """Sequence labelling by the 1-slack structural SVM, MTL^struct and pMTL^struct.
 
 One estimator, three regularisers on the same templates, features and oracle, so the
-methods compare like for like (Mao & Tsang, seed 004):
+methods compare like for like (Mao and Tsang 2013):
 
 - ``"ssvm"``: ``Omega(w) = 1/2 ||w||^2``, the plain 1-slack structural SVM (SVM^hmm's model);
 - ``"mtl"``: ``Omega(w) = 1/2 (sum_j ||w_j||)^2`` over template groups, the QCQP reduced
@@ -10,7 +10,7 @@ methods compare like for like (Mao & Tsang, seed 004):
 
 Two solvers minimise the same ``F`` with the same oracle: ``solver=CuttingPlane(...)`` (the
 engine, certified gap; the default) and ``solver=SPOM(...)`` (the online proximal baseline of
-Martins et al., seed 000, :func:`cutplane.online.spom`, one sentence per round through
+Martins et al. 2011, :func:`cutplane.online.spom`, one sentence per round through
 :class:`oracles.sequence_examples.SequenceExampleOracle`, no certificate); see
 :mod:`problems.solvers`.
 
@@ -98,8 +98,7 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
     min_count : int or "auto", default="auto"
         Drop features seen fewer times in training (CRF++'s ``-f``). ``"auto"``: 2 for
         ``"mtl"`` and ``"pmtl"``, 1 for ``"ssvm"``
-        (:data:`problems.template_learning.DEFAULT_MIN_COUNTS`, with why). (The default was 1
-        before; see CHANGELOG.md.)
+        (:data:`problems.template_learning.DEFAULT_MIN_COUNTS`, with why).
     active_rtol : float, default=1e-5
         A template is active when its weight norm exceeds ``active_rtol`` times the largest.
     solver : CuttingPlane, SPOM or None, default=None
@@ -107,7 +106,7 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         (the engine: MTL^struct / SSVM / pMTL^struct by cutting planes, certified gap; its options
         ``eps``, ``max_iter``, ``time_limit``, ``max_cuts``, ``prune_after``, ``risk_floor_cut``,
         ``backend``, ``executor``, ``checkpoint``, ``memory_limit``, ...) or
-        :class:`~problems.solvers.SPOM` (online proximal subgradient, seed 000 Alg. 3, on the same
+        :class:`~problems.solvers.SPOM` (online proximal subgradient, Martins et al. 2011, Alg. 3, on the same
         regulariser and oracle: ``epochs``, ``eta0``, ``averaged``, ``seed``). None:
         ``CuttingPlane()`` with ``eps=0.1`` and ``max_iter=500`` (one C); with a grid of C, an
         ``eps`` left None is ``0.01 * C`` at each point (:data:`DEFAULT_PATH_EPS` on the

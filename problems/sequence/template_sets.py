@@ -1,13 +1,13 @@
-"""Named CRF++ template sets of the seeds' experiments.
+"""Named CRF++ template sets of Mao and Tsang 2013's experiments and of the benchmarks.
 
-- ``TP1`` and ``TP2``: Chinese word segmentation, Mao & Tsang (seed 004) Table 2, on one column
+- ``TP1`` and ``TP2``: Chinese word segmentation, Mao and Tsang 2013, Table 2, on one column
   of characters. TP2 adds seven character bi-gram templates to TP1.
-- ``CHUNKING``: the CoNLL-2000 set of ``shared/ANCHORS.md`` (CRF++'s chunking example).
+- ``CHUNKING``: the CoNLL-2000 set of CRF++'s chunking example.
 - ``CHUNKING_EXT``: ``CHUNKING`` plus eleven CRF++ templates on the same two columns: word
   bi-grams left, right and around the token, word x POS conjunctions at offsets -1..1, the POS
   pair around the token and the word tri-gram around it (33 templates). Redundant by design:
   MTL^struct is meant to pick among them.
-- ``NER134``: the CoNLL-2002 set of Mao & Tsang sec. 3.3 on ``word POS`` columns: uni-grams of
+- ``NER134``: the CoNLL-2002 set of Mao and Tsang 2013, sec. 3.3, on ``word POS`` columns: uni-grams of
   words and of POS at offsets -3..3 (14), bi-grams of words and of POS over every ordered pair
   of distinct offsets (2 x 42), POS tri-grams over every set of three offsets (35) and ``B``:
   134 templates. The paper does not list them; this enumeration is the one that gives its
