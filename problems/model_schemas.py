@@ -11,6 +11,7 @@ adds a schema to :data:`MODEL_SCHEMAS`, consulted when ``load_model`` is given n
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection
 from typing import NamedTuple
 
 from cutplane.exceptions import InputError, ModelFormatError
@@ -41,8 +42,8 @@ class ModelSchema(NamedTuple):
 
     arrays: dict
     meta: dict
-    params_of: str | None = None
-    check: object = None
+    params_of: str | Collection[str] | None = None
+    check: Callable[..., None] | None = None
     optional_meta: dict = {}
 
 

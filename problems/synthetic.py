@@ -95,7 +95,9 @@ def make_tagging_task(
     X, Y = _draw(
         rng, n_train + n_test, int(length), int(n_labels), int(n_informative), int(n_noise), float(signal), int(vocab)
     )
-    lines, informative, noise = [], [], []
+    lines: list[str] = []
+    informative: list[str] = []
+    noise: list[str] = []
     for j in range(n_informative + n_noise):
         name = f"U0{j}"
         lines.append(f"{name}:%x[0,{j}]")

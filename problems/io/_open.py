@@ -38,6 +38,7 @@ import re
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import cast
 
 from cutplane.exceptions import InputError
 
@@ -131,13 +132,19 @@ class LineReader(io.TextIOBase):
         self.path = os.fspath(path)
         self.lineno = 0
         self._stream = _open_binary(self.path)
-        self._inner = self._stream.fileobj if isinstance(self._stream, gzip.GzipFile) else None
+        # The file _open_binary opened under the gzip layer (typeshed types GzipFile.fileobj as a
+        # protocol without close()); closed by close().
+        self._inner: io.BufferedIOBase | None = (
+            cast(io.BufferedIOBase, self._stream.fileobj) if isinstance(self._stream, gzip.GzipFile) else None
+        )
 
     # -- io.TextIOBase interface ---------------------------------------------------------
     def readable(self) -> bool:
         return True
 
-    def readline(self, size=-1) -> str:
+    # typeshed's io.TextIOBase inherits IOBase's bytes-returning readline/__next__ (it ignores the
+    # conflict itself); a text stream returns str.
+    def readline(self, size=-1) -> str:  # type: ignore[override]
         if size is not None and size >= 0:
             raise io.UnsupportedOperation("readline(size) is not supported; read whole lines")
         try:
@@ -175,7 +182,7 @@ class LineReader(io.TextIOBase):
     def __iter__(self):
         return self
 
-    def __next__(self) -> str:
+    def __next__(self) -> str:  # type: ignore[override]  # typeshed gap, see readline
         line = self.readline()
         if not line:
             raise StopIteration

@@ -216,7 +216,9 @@ def read_conll(
         differs from the first one, a labelled file with one column, bytes not valid in
         ``encoding`` or a corrupt gzip stream, a missing file or a directory.
     """
-    inputs, labels, firsts = [], ([] if labeled else None), []
+    inputs: list[list] = []
+    labels: list[list[str]] = []
+    firsts: list[int] = []
     for sent in iter_column_sentences(path, n_columns=n_columns, skip_docstart=skip_docstart, encoding=encoding):
         if labeled:
             if len(sent.rows[0]) < 2:
@@ -233,7 +235,7 @@ def read_conll(
         firsts.append(sent.first_line)
     if not inputs:
         raise no_records(path, "sentences")
-    return ColumnCorpus(inputs, labels, firsts, os.fspath(path))
+    return ColumnCorpus(inputs, labels if labeled else None, firsts, os.fspath(path))
 
 
 def read_crfpp(path, *, labeled: bool = True, n_columns: int | None = None, encoding: str = "utf-8") -> ColumnCorpus:

@@ -93,7 +93,9 @@ def sniff_format(path, *, max_lines: int = 200, encoding: str = "utf-8") -> Snif
     InputError
         The file cannot be opened or decoded (naming the line).
     """
-    data, blocks, current = [], [], []
+    data: list[tuple[int, str]] = []
+    blocks: list[list[str]] = []
+    current: list[str] = []
     with open_text(path, encoding) as reader:
         for lineno, raw in enumerate(reader, start=1):
             if lineno > max_lines:

@@ -25,12 +25,15 @@ import numbers
 import os
 import zlib
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from cutplane.exceptions import InputError
 from problems.io._open import iter_lines, no_records, parse_int
+
+if TYPE_CHECKING:  # scipy is imported when a file is read (the package imports fast)
+    import scipy.sparse as sp
 
 __all__ = [
     "read_svmlight",
@@ -56,7 +59,7 @@ class SvmlightData(NamedTuple):
     y : ndarray of float64 of shape (n_samples,)
     """
 
-    X: object
+    X: sp.csr_matrix
     y: np.ndarray
 
 
@@ -72,7 +75,7 @@ class SvmlightFile(NamedTuple):
         Whether the indices were read as 0-based (given, or detected by ``"auto"``).
     """
 
-    X: object
+    X: sp.csr_matrix
     y: np.ndarray
     zero_based: bool
 
@@ -169,7 +172,10 @@ def _read_python(path, *, zero_based, n_features):
     import scipy.sparse as sp
 
     lowest = 0 if zero_based in (None, True) else 1
-    labels, indptr, indices, values = [], [0], [], []
+    labels: list[float] = []
+    indptr = [0]
+    indices: list[int] = []
+    values: list[float] = []
     for line_no, text in iter_lines(path):
         row = _parse_line(text, path=path, line=line_no, zero_based=zero_based, n_features=n_features)
         if row is None:
@@ -272,7 +278,7 @@ def read_svmlight_file(path, n_features=None, *, zero_based="auto") -> SvmlightF
     if n_features is not None and (
         isinstance(n_features, bool)
         or not isinstance(n_features, numbers.Integral)
-        or not 1 <= n_features <= MAX_INDEX + 1
+        or not 1 <= int(n_features) <= MAX_INDEX + 1
     ):
         raise InputError(f"must be an integer in 1..{MAX_INDEX + 1}, got {n_features!r}", field="n_features")
     if not (zero_based is True or zero_based is False or zero_based == "auto"):

@@ -343,7 +343,13 @@ def check_width(info, n_examples, meta, *, path, model) -> None:
     """
     report = meta.get("report") if isinstance(meta.get("report"), dict) else {}
     narrowest, n_train = report.get("min_last_feature"), report.get("n_samples")
-    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (narrowest, n_train)) or narrowest < 0:
+    if (
+        not isinstance(narrowest, int)
+        or not isinstance(n_train, int)
+        or isinstance(narrowest, bool)
+        or isinstance(n_train, bool)
+        or narrowest < 0
+    ):
         return
     largest = info["largest_column"]
     if largest >= narrowest or n_examples * math.log(n_train + 2) < -math.log(NARROW_FILE_PROBABILITY):

@@ -248,7 +248,7 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         )
         self.validation_ = None
         X_val = y_val = None
-        if plan.source == "fraction":
+        if plan.source == "fraction" and plan.fraction is not None:  # a "fraction" plan always has one
             keep, held = holdout_split(X.shape[0], plan.fraction, plan.seed, unit="samples")
             X, y, X_val, y_val = take(X, keep), take(y, keep), take(X, held), take(y, held)
         elif plan.source == "data":
@@ -263,6 +263,7 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         n_features = X.shape[1]
         Xb = X if p["bias"] is None else self._append_bias(X, p["bias"])
         n_classes = classes.shape[0]
+        oracle: BinaryHinge | MulticlassHinge
         if n_classes == 2:
             oracle = BinaryHinge(Xb, np.where(y_idx == 1, 1.0, -1.0))
         else:

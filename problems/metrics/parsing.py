@@ -133,7 +133,7 @@ def uas(
         n_words += g.shape[0]
         n_correct += int(ok.sum())
         complete += bool(ok.all())
-        if labelled:
+        if gold_deprels is not None and pred_deprels is not None:  # labelled
             gl = np.asarray(gold_deprels[i], dtype=object)
             pl = np.asarray(pred_deprels[i], dtype=object)
             if gl.shape != g.shape or pl.shape != g.shape:

@@ -190,6 +190,8 @@ class KernelSPOMResult:
                 )
             part = np.asarray(G @ self.coef[m])
             out = part if out is None else out + part
+        if out is None:  # a model of no kernel (coef of shape (0, ...)) scores nothing
+            raise InputError("expected at least one cross Gram matrix, got none", field="cross_grams")
         return out[:, 0] if self.loss == "binary" else out
 
     def predict(self, cross_grams) -> np.ndarray:

@@ -54,10 +54,21 @@ class Kernel:
         ``K(x, x) = 0`` cannot be normalised and raises :class:`InputError`.
     """
 
-    has_feature_map = False
-
     def __init__(self, normalize=False):
         self.normalize = bool(normalize)
+
+    @property
+    def has_feature_map(self) -> bool:
+        """Whether :meth:`feature_map` gives finite explicit features (a subclass says so)."""
+        return False
+
+    def _gram(self, X, Y, same):
+        """The Gram matrix of the checked ``X`` and ``Y`` (``same``: ``Y`` is ``X``); by subclasses."""
+        raise NotImplementedError
+
+    def _diag(self, X):
+        """``K(x, x)`` for each row of the checked ``X``; by subclasses."""
+        raise NotImplementedError
 
     def __call__(self, X, Y=None):
         X, Y, same = _check_pair(X, Y)

@@ -69,7 +69,7 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from cutplane.exceptions import InputError
+from cutplane.exceptions import InputError, SolverError
 from problems.mkl.steps import (
     check_simplex,
     gauss_seidel_weights,
@@ -387,24 +387,36 @@ class _Stop(Exception):
     """Raised by the evaluation that ends the run (status in ``args[0]``)."""
 
 
+@dataclass
+class _DualRunState:
+    """What the evaluations of a libsvm wrapper run keep: the bounds, the best point so far
+    (``(beta, argmax)``), the oracle's seconds and whether every call was exact."""
+
+    best_upper: float = np.inf
+    lower: float = -np.inf
+    best: tuple[np.ndarray, Any] | None = None
+    oracle: float = 0.0
+    exact: bool = True
+
+
 def _dual_run(oracle, method, eps, max_iter, time_limit, beta0, callback) -> WrapperResult:
     K = int(oracle.dim)
     beta = np.full(K, 1.0 / K) if beta0 is None else check_simplex(beta0, K)
     t0 = time.perf_counter()
     rows = []
-    st = {"best_upper": np.inf, "lower": -np.inf, "best": None, "oracle": 0.0, "exact": True}
+    st = _DualRunState()
 
     def evaluate(b):
         """One oracle call at ``b``: bounds, history, stopping rules; returns the OracleResult."""
         tic = time.perf_counter()
         res = oracle(b)
-        st["oracle"] += time.perf_counter() - tic
-        st["exact"] = st["exact"] and bool(res.exact)
+        st.oracle += time.perf_counter() - tic
+        st.exact = st.exact and bool(res.exact)
         S = np.asarray(res.cut.slope, dtype=np.float64).ravel()
-        if res.value < st["best_upper"]:
-            st["best_upper"], st["best"] = float(res.value), (b.copy(), res.argmax)
-        st["lower"] = max(st["lower"], float(S.min()))  # any feasible alpha bounds min D from below
-        up, lo = st["best_upper"], st["lower"]
+        if res.value < st.best_upper:
+            st.best_upper, st.best = float(res.value), (b.copy(), res.argmax)
+        st.lower = max(st.lower, float(S.min()))  # any feasible alpha bounds min D from below
+        up, lo = st.best_upper, st.lower
         rows.append((b.copy(), float(res.value), up, lo, up - lo, time.perf_counter() - t0))
         logger.info(
             "%s call %d: P %.10g, best %.10g, lower %.10g, gap %.3g", method, len(rows), res.value, up, lo, up - lo
@@ -444,8 +456,10 @@ def _dual_run(oracle, method, eps, max_iter, time_limit, beta0, callback) -> Wra
     )
     distinct = [0] + [i for i in range(1, len(rows)) if not np.array_equal(betas[i], betas[i - 1])]
     elapsed = time.perf_counter() - t0
-    up, lo = st["best_upper"], st["lower"]
-    best_beta, argmax = st["best"]
+    up, lo = st.best_upper, st.lower
+    if st.best is None:  # every value was NaN or +inf
+        raise SolverError(f"the SVM oracle returned no finite value in {len(rows)} call(s)")
+    best_beta, argmax = st.best
     return WrapperResult(
         w=best_beta,
         beta=best_beta.copy(),
@@ -454,15 +468,15 @@ def _dual_run(oracle, method, eps, max_iter, time_limit, beta0, callback) -> Wra
         gap=up - lo,
         n_iter=len(rows),
         status=status,
-        exact=st["exact"],
+        exact=st.exact,
         method=method,
         history=hist,
         beta_history=betas[distinct],
         passes=None,
         argmax=argmax,
         time_s=elapsed,
-        oracle_time_s=st["oracle"],
-        solver_time_s=elapsed - st["oracle"],
+        oracle_time_s=st.oracle,
+        solver_time_s=elapsed - st.oracle,
         backend="closed form" if method == "gauss-seidel" else "reduced gradient",
     )
 

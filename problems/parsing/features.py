@@ -355,7 +355,12 @@ class ArcFeaturizer:
     dim_ : int
     vocab_ : dict
         ``{"w": {...}, "l": {...}, "p": {...}}`` string -> id.
+    columns_ : ndarray of int
+        Only on a featurizer made by :meth:`restrict`: the columns of the original's features it
+        keeps.
     """
+
+    columns_: np.ndarray  # set by restrict() on the featurizer it returns
 
     def __init__(
         self,
@@ -420,12 +425,12 @@ class ArcFeaturizer:
         sentences = list(sentences)
         if not sentences:
             raise InputError("no training sentences", field="sentences")
-        counts = {"w": {}, "l": {}, "p": {}}
+        counts: dict[str, dict[str, int]] = {"w": {}, "l": {}, "p": {}}
         for s in sentences:
             for key, col in zip("wlp", self._columns(s)):
-                c = counts[key]
+                seen = counts[key]
                 for v in col:
-                    c[v] = c.get(v, 0) + 1
+                    seen[v] = seen.get(v, 0) + 1
         self.vocab_ = {}
         for key in "wlp":
             thr = 1 if key == "p" else int(self.word_min_count)
@@ -475,20 +480,37 @@ class ArcFeaturizer:
     def _keys(self, sentences, gold_only, lookup=False):
         T, row_ptr, lengths = self._encode(sentences)
         if gold_only:
-            heads = []
+            trees = []
             for s in sentences:
                 if getattr(s, "heads", None) is None:
                     raise InputError(
                         "feature_source='gold' needs gold heads for every training sentence", field="heads"
                     )
-                heads.append(np.concatenate(([-1], np.asarray(s.heads, np.int64))))
-            heads = np.concatenate(heads)
+                trees.append(np.concatenate(([-1], np.asarray(s.heads, np.int64))))
+            heads = np.concatenate(trees)
         else:
             heads = np.full(int(lengths.sum() + lengths.size), -1, np.int64)
         head_ptr = np.concatenate(([0], np.cumsum(lengths + 1)))
         table, bits = self._hash if lookup else (np.full((2, 2), -1, np.int64), 1)
+        a_col, a_anchor, a_off, a_shift, natoms, bshift, conj = self._tables
         return _arc_keys(
-            T, row_ptr, lengths, heads, head_ptr, gold_only, *self._tables, len(self.vocab_["p"]), lookup, table, bits
+            T,
+            row_ptr,
+            lengths,
+            heads,
+            head_ptr,
+            gold_only,
+            a_col,
+            a_anchor,
+            a_off,
+            a_shift,
+            natoms,
+            bshift,
+            conj,
+            len(self.vocab_["p"]),
+            lookup,
+            table,
+            bits,
         )
 
     # -- transforming -------------------------------------------------------------------
@@ -503,7 +525,9 @@ class ArcFeaturizer:
         if not hasattr(self, "keys_"):
             raise NotFittedError("ArcFeaturizer is not fitted; call fit first")
         sentences = list(sentences)
-        indptr_parts, index_parts, lengths = [], [], []
+        indptr_parts: list[np.ndarray] = []
+        index_parts: list[np.ndarray] = []
+        n_words: list[int] = []
         offset = 0
         for start in range(0, len(sentences), int(self.chunk_size)):
             batch = sentences[start : start + int(self.chunk_size)]
@@ -511,11 +535,11 @@ class ArcFeaturizer:
             index_parts.append(ids.astype(np.int32))
             indptr_parts.append(offset + np.cumsum(counts))
             offset += int(counts.sum())
-            lengths.extend(len(s.forms) for s in batch)
-        lengths = np.asarray(lengths, np.int64)
-        indptr = np.concatenate([[0]] + indptr_parts).astype(np.int64)
+            n_words.extend(len(s.forms) for s in batch)
+        lengths = np.asarray(n_words, np.int64)
+        indptr = np.concatenate([np.zeros(1, np.int64), *indptr_parts]).astype(np.int64)
         indices = np.concatenate(index_parts) if index_parts else np.empty(0, np.int32)
-        arc_ptr = np.concatenate(([0], np.cumsum((lengths + 1) ** 2)))
+        arc_ptr = np.concatenate((np.zeros(1, np.int64), np.cumsum((lengths + 1) ** 2)))
         return ArcFeatures(lengths, arc_ptr, indptr, indices, self.dim_)
 
     def fit_transform(self, sentences, y=None) -> ArcFeatures:
@@ -609,7 +633,7 @@ class ArcFeaturizer:
         arrays = {"keys": np.asarray(self.keys_, np.int64)}
         for key in "wlp":
             voc = self.vocab_[key]
-            arrays["vocab_" + key] = np.array(sorted(voc, key=voc.get), dtype=str)
+            arrays["vocab_" + key] = np.array(sorted(voc, key=voc.__getitem__), dtype=str)
         # name/spec pairs, not a JSON object: the order of the templates is their group id
         items = (
             [[str(k), str(v)] for k, v in self.templates.items()]

@@ -238,11 +238,13 @@ def evaluate_model(est, task, path, *, train_words=None, encoding="utf-8", model
     from problems.validation import check_label_overlap, warn_unseen_labels
 
     corpus = read_conll(path, encoding=encoding)
+    labels = corpus.labels
+    assert labels is not None  # read_conll reads a label column unless told labeled=False
     _check_model_columns(est, corpus, path, model_path or "the model")
-    check_label_overlap(corpus.labels, est.labels_.labels, path=path, model=f"the {task} model")
-    warn_unseen_labels(corpus.labels, est.labels_.labels, path=path)
+    check_label_overlap(labels, est.labels_.labels, path=path, model=f"the {task} model")
+    warn_unseen_labels(labels, est.labels_.labels, path=path)
     pred = est.predict(corpus.inputs)
-    s = chunk_f1(corpus.labels, pred)
+    s = chunk_f1(labels, pred)
     return {
         "precision": s.precision,
         "recall": s.recall,

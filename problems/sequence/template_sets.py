@@ -61,7 +61,7 @@ CHUNKING_EXT = (
 
 def _ner134() -> str:
     offsets = range(-3, 4)
-    lines = []
+    lines: list[str] = []
 
     def add(cells):
         lines.append(f"U{len(lines):03d}:" + "/".join(f"%x[{o},{c}]" for o, c in cells))
