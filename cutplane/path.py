@@ -14,8 +14,8 @@ for the cost only, never for the certificates. ``order="auto"`` runs them by dec
 (increasing ``C = 1/lam``): the small-``C`` points are cheap, and the cuts they leave describe
 ``R`` near the origin, where the next, larger-``C`` point starts its search; the largest ``C``,
 the expensive point, runs last with every cut collected before. The measurements that chose it
-(CoNLL-2000 chunking, SSVM and MTL, both directions, against cold runs at each ``C``) are on
-the page ``docs/results/c_path.md`` (``python -m benchmarks.c_path``).
+(both directions, against cold runs at each ``C``) are on the page ``docs/results/c_path.md``
+(``python -m benchmarks.c_path``).
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .engine import minimize, minimize_with_working_set
+from .engine import METHODS, Problem, run_problem
 from .exceptions import InputError
-from .nslack import NSLACK
+from .options import check_options, merge_options, positive_number
 from .protocols import ReducedSolver, Regularizer
 from .reduced.registry import make_reduced_solver
 from .working_set import WorkingSet
@@ -182,28 +182,20 @@ def regularization_path(
     lams,
     *,
     eps,
-    method="bmrm",
-    max_iter=1000,
-    time_limit=None,
-    max_cuts=None,
-    prune_after=50,
-    solver=None,
-    verbose=False,
-    progress_scale="F",
-    risk_lower_bound=None,
-    memory_limit=None,
     order="auto",
     callback=None,
     on_point: Callable | None = None,
-    rtol=None,
-    cache_steps=0,
+    risk_lower_bound=None,
+    progress_scale="F",
+    **options,
 ) -> PathResult:
     """Minimise ``F_lam(w) = lam * Omega(w) + R(w)`` at every ``lam`` of ``lams``, each to its certified gap.
 
     The points run one after the other (``order``); each starts from the working set and the
     best ``w`` of the point before (:class:`WarmStart`), so its first reduced solve already
     gives a certified lower bound at its ``lam``. Each point's result is certified on its own,
-    exactly as a cold :func:`cutplane.minimize` at that ``lam`` would be.
+    exactly as a cold :func:`cutplane.minimize` at that ``lam`` would be. A method without a
+    shared working set (``"n-slack"``) runs each point cold.
 
     Parameters
     ----------
@@ -214,24 +206,6 @@ def regularization_path(
     eps : float or sequence of float
         Absolute gap on the engine's scale ``F_lam``: one for every point, or one per point
         aligned with ``lams``.
-    rtol : float, optional
-        Relative gap at every point (:func:`cutplane.minimize`): a point stops once its
-        certified gap is at most ``max(eps, rtol * |F_lam(w_best)|)``. Along a path the scale
-        of ``F_lam`` changes by orders of magnitude, so a relative gap asks the same accuracy
-        of every point where one absolute ``eps`` is tighter at some points than at others.
-    method : {"bmrm", "ls-bmrm", "n-slack"}
-        ``"n-slack"`` (:mod:`cutplane.nslack`) keeps per-example working sets that are not
-        carried from one point to the next: each point starts cold.
-    max_iter : int
-        Oracle-call budget of each point.
-    time_limit : float, optional
-        Seconds for the whole path: each point gets what remains. A point that is not started
-        because nothing remains, or that comes after a point stopped by the limit, does not
-        run (its result is None) and the path's status is ``"time_limit"``.
-    max_cuts, prune_after, solver, verbose, progress_scale, risk_lower_bound, memory_limit, cache_steps
-        As for :func:`cutplane.minimize`, applied at every point (``progress_scale="F/lam"``
-        shows each point on ``F / lam`` at its own ``lam``). One reduced solver is built
-        for the whole path (its compiled problems are reused).
     order : {"auto", "increasing", "decreasing", "given"}
         Run order (:func:`run_order`); ``"auto"`` is decreasing ``lam`` (see the module
         docstring for why).
@@ -241,31 +215,50 @@ def regularization_path(
     on_point : callable, optional
         ``on_point(index, lam, result)`` after each point that ran (``index`` into ``lams``);
         returning True stops the path (status ``"stopped"``).
+    risk_lower_bound, progress_scale
+        As for :func:`cutplane.minimize`, at every point.
+    **options
+        The engine's options (:data:`cutplane.options.OPTIONS`), applied at every point, but
+        ``time_limit``: seconds for the whole path (each point gets what remains; a point not
+        started because nothing remains, or after a point stopped by the limit, does not run and
+        the path's status is ``"time_limit"``). ``max_iter`` is each point's budget. One reduced
+        solver is built for the whole path (its compiled problems are reused).
 
     Returns
     -------
     PathResult
     """
     t0 = time.perf_counter()
+    options = merge_options(None, options, owner="regularization_path")
     lams = _check_lams(lams)
     eps_all = _check_eps(eps, len(lams))
+    time_limit = options.pop("time_limit", None)
     if time_limit is not None:
-        if isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real) or not float(time_limit) > 0:
-            raise InputError(f"must be a positive number of seconds, got {time_limit!r}", field="time_limit")
-        time_limit = float(time_limit)
+        time_limit = positive_number(time_limit, "time_limit")
     if on_point is not None and not callable(on_point):
         raise InputError(f"must be callable, got {type(on_point).__name__}", field="on_point")
-    is_regularizer = isinstance(regularizer, Regularizer)  # anything else: minimize refuses it, naming what lacks
-    if (is_regularizer and regularizer.is_indicator) or method == "kelley":
+    method = check_options(options)["method"]
+    if (isinstance(regularizer, Regularizer) and regularizer.is_indicator) or METHODS[method].needs_indicator:
         raise InputError("a path over lam needs a norm regulariser (an indicator set has no lam)", field="regularizer")
-    order_idx = run_order(lams, order)
-    reduced = solver
-    if not isinstance(solver, ReducedSolver) and is_regularizer and method != NSLACK:
-        reduced = make_reduced_solver(regularizer, solver)  # one for the path: compiled problems are reused
+    if METHODS[method].warm_starts and isinstance(regularizer, Regularizer):
+        solver = options.get("solver")  # one for the path: compiled problems are reused
+        options["solver"] = solver if isinstance(solver, ReducedSolver) else make_reduced_solver(regularizer, solver)
+    call = dict(risk_lower_bound=risk_lower_bound, progress_scale=progress_scale)
+    results, ran, status = _run_points(
+        oracle, regularizer, lams, eps_all, run_order(lams, order), options, call, callback, on_point, t0, time_limit
+    )
+    return PathResult(
+        lams=lams, results=tuple(results), run_order=tuple(ran), seconds=time.perf_counter() - t0, status=status
+    )
+
+
+def _run_points(oracle, regularizer, lams, eps_all, order_idx, options, call, callback, on_point, t0, time_limit):
+    """The points in their order, each warm from the one before (when the method carries a
+    working set); returns the results aligned with ``lams``, the indices run and the status."""
+    warm = METHODS[options.get("method", "bmrm")].warm_starts
     results: list = [None] * len(lams)
     ran: list = []
-    status = "converged"
-    ws, w = None, None
+    status, ws, w = "converged", None, None
     for i in order_idx:
         remaining = None
         if time_limit is not None:
@@ -273,26 +266,9 @@ def regularization_path(
             if remaining <= 0:
                 status = "time_limit"
                 break
-        common = dict(
-            method=method,
-            eps=eps_all[i],
-            rtol=rtol,
-            cache_steps=cache_steps,
-            max_iter=max_iter,
-            time_limit=remaining,
-            max_cuts=max_cuts,
-            prune_after=prune_after,
-            callback=callback,
-            verbose=verbose,
-            progress_scale=progress_scale,
-            risk_lower_bound=risk_lower_bound,
-            memory_limit=memory_limit,
-        )
-        if method == NSLACK:  # per-example working sets: each point starts cold; what does not apply to
-            # n-slack is refused by minimize, naming it
-            res = minimize(oracle, regularizer, lams[i], solver=solver, **common)
-        else:
-            res, ws = _warm_point(oracle, regularizer, lams[i], ws, w, solver=reduced, **common)
+        start = WarmStart(ws, w) if (warm and ws is not None) else None
+        problem = Problem(oracle, regularizer, lams[i], warm_start=start, **call)
+        res, ws = run_problem(problem, {**options, "eps": eps_all[i], "time_limit": remaining}, callback=callback)
         w = res.w
         results[i] = res
         ran.append(i)
@@ -305,17 +281,4 @@ def regularization_path(
         if stop and len(ran) < len(lams):
             status = "stopped"
             break
-    return PathResult(
-        lams=lams,
-        results=tuple(results),
-        run_order=tuple(ran),
-        seconds=time.perf_counter() - t0,
-        status=status,
-    )
-
-
-def _warm_point(oracle, regularizer, lam, ws, w, **kwargs):
-    """One point of the path from the previous point's working set and ``w`` (none at the first)."""
-    return minimize_with_working_set(
-        oracle, regularizer, lam, warm_start=None if ws is None else WarmStart(ws, w), **kwargs
-    )
+    return results, ran, status

@@ -13,7 +13,16 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["History", "FallbackRecord", "IterationInfo", "Result", "STATUSES", "gap_tolerance"]
+__all__ = [
+    "History",
+    "HistoryRow",
+    "FallbackRecord",
+    "IterationInfo",
+    "Result",
+    "STATUSES",
+    "gap_tolerance",
+    "make_result",
+]
 
 STATUSES = ("converged", "max_iter", "time_limit", "interrupted", "callback")
 
@@ -71,6 +80,24 @@ class IterationInfo(NamedTuple):
     elapsed: float
     w: np.ndarray
     lam: float | None = None
+
+
+class HistoryRow(NamedTuple):
+    """One iteration of the history, the columns of :class:`History` (see there)."""
+
+    upper: float
+    best_upper: float
+    lower: float
+    gap: float
+    oracle_time: float
+    solver_time: float
+    n_cuts: int
+    step_time: float = 0.0
+    line_search_value: float = np.nan
+    step_length: float = np.nan
+    wall_time: float = np.nan
+    cpu_time: float = np.nan
+    bytes_sent: float = np.nan
 
 
 def gap_tolerance(eps: float, rtol: float | None, upper: float) -> float:
@@ -142,21 +169,7 @@ class History:
     cpu_time: np.ndarray | None = None  # None: filled by __post_init__ (NaN)
     bytes_sent: np.ndarray | None = None  # None: filled by __post_init__ (NaN)
 
-    _NAMES = (
-        "upper",
-        "best_upper",
-        "lower",
-        "gap",
-        "oracle_time",
-        "solver_time",
-        "n_cuts",
-        "step_time",
-        "line_search_value",
-        "step_length",
-        "wall_time",
-        "cpu_time",
-        "bytes_sent",
-    )
+    _NAMES = HistoryRow._fields
 
     def __post_init__(self):
         n = int(np.shape(self.upper)[0])
@@ -166,8 +179,8 @@ class History:
 
     @classmethod
     def from_rows(cls, rows) -> History:
-        """Build from a list of tuples ordered as the attributes (the last six optional; a row
-        shorter than another is padded with NaN)."""
+        """Build from :class:`HistoryRow` records (or tuples ordered as its fields, the last six
+        optional; a row shorter than another is padded with NaN)."""
         names: tuple[str, ...] = cls._NAMES
         if not rows:
             return cls(*(np.zeros(0, dtype=np.int64 if n == "n_cuts" else np.float64) for n in names))
@@ -301,3 +314,40 @@ class Result:
         )
 
     __str__ = summary
+
+
+def make_result(state, *, status: str, method: str, eps: float, rtol: float | None, time_s: float) -> Result:
+    """The :class:`Result` of a run from its state: the one place results are built.
+
+    ``state`` has ``best_w``, ``best_upper``, ``lower``, ``rows`` (:class:`HistoryRow` records)
+    and the counters of :class:`cutplane.checkpoint.EngineState`; those a method does not keep
+    (an n-slack run has no backend, fallbacks or line searches) take the defaults of
+    :class:`Result`.
+    """
+    history = History.from_rows(state.rows)
+    return Result(
+        w=np.array(state.best_w, dtype=np.float64),
+        objective=float(state.best_upper),
+        lower_bound=float(state.lower),
+        gap=float(state.best_upper - state.lower),
+        n_iter=len(state.rows),
+        status=status,
+        history=history,
+        backend=getattr(state, "backend", None),
+        fallbacks=list(getattr(state, "fallbacks", ())),
+        exact=bool(getattr(state, "exact", True)),
+        alpha=getattr(state, "alpha", None),
+        mu=getattr(state, "mu", None),
+        time_s=float(time_s),
+        oracle_time_s=float(state.oracle_time),
+        solver_time_s=float(state.solver_time),
+        peak_working_set_bytes=int(state.peak_bytes),
+        method=method,
+        eps=eps,
+        rtol=rtol,
+        n_cached_cuts=int(getattr(state, "n_cached_cuts", 0)),
+        cache_time_s=float(getattr(state, "cache_time", 0.0)),
+        n_oracle_calls=int(state.n_calls),
+        n_line_searches=int(getattr(state, "n_searches", 0)),
+        step_time_s=0.0 if history.step_time is None else float(history.step_time.sum()),
+    )

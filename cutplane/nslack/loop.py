@@ -35,40 +35,29 @@ from __future__ import annotations
 import logging
 import numbers
 import time
-import warnings
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..bounds import clip_lower, update_lower
-from ..exceptions import ConvergenceWarning, InputError
-from ..progress import ProgressReporter, display_factor
-from ..protocols import ExampleCutsOracle
-from ..result import History, IterationInfo, Result, gap_tolerance
+from ..driver import Budget, Clock
+from ..exceptions import InputError
+from ..interrupt import InterruptGuard
+from ..options import NSLACK
+from ..protocols import ExampleCutsOracle, Regularizer
+from ..result import HistoryRow, IterationInfo
+from ..run_inputs import check_lam
 from . import _kernels
-from .example_working_sets import DEFAULT_MAX_IDLE, DEFAULT_PLANES, ExampleWorkingSets
+from .example_working_sets import ExampleWorkingSets
 
-__all__ = ["minimize_nslack", "NSLACK_OPTIONS", "NSLACK"]
-
-#: The method's name in :func:`cutplane.minimize`.
-NSLACK = "n-slack"
+__all__ = ["NSlack", "NSlackState", "NSLACK"]
 
 logger = logging.getLogger("cutplane")
 
-#: The keyword options of ``minimize(..., method="n-slack")`` beyond the common ones.
-NSLACK_OPTIONS = (
-    "planes",
-    "max_idle",
-    "max_sweeps",
-    "sweep_time_ratio",
-    "inner_gap",
-    "seed",
-    "sweep_threads",
-    "average_every",
-    "average_decay",
-    "average_below",
-    "bound_every",
-)
+#: The options of :func:`cutplane.minimize` that only the one-working-set methods take, refused
+#: here when given at all (those with a default are refused by :func:`cutplane.options.check_options`).
+_CALL_ARGUMENTS = ("w0", "warm_start", "risk_lower_bound")
 
 
 def _check_example_cuts(ex, n, dim, w):
@@ -103,179 +92,104 @@ def _check_example_cuts(ex, n, dim, w):
     return values, offsets, slopes
 
 
-def _count(value, name, minimum):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < minimum:
-        raise InputError(f"must be an integer >= {minimum}, got {value!r}", field=name)
-    return int(value)
+@dataclass
+class NSlackState:
+    """The state of an n-slack run: the bounds, the best point, the history, the counters (what
+    :func:`cutplane.result.make_result` reads)."""
+
+    best_w: np.ndarray
+    lower: float
+    best_upper: float = np.inf
+    rows: list = field(default_factory=list)
+    n_calls: int = 0
+    oracle_time: float = 0.0
+    solver_time: float = 0.0
+    peak_bytes: int = 0
+
+    @property
+    def n_iter(self) -> int:
+        return len(self.rows)
 
 
-def _positive_number(value, name):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 < float(value) <= 1e6:
-        raise InputError(f"must be a positive number, got {value!r}", field=name)
-    return float(value)
+class NSlack:
+    """The n-slack method as an initial state (:meth:`start`) and a step (:meth:`step`), run by
+    :func:`cutplane.driver.drive`."""
 
+    mid_iteration = False  # every iteration runs whole (no checkpoints to resume from)
+    at_boundary = True
 
-def minimize_nslack(
-    oracle,
-    lam,
-    *,
-    eps,
-    max_iter,
-    time_limit=None,
-    rtol=None,
-    callback=None,
-    verbose=False,
-    progress_scale="F",
-    planes=DEFAULT_PLANES,
-    max_idle=DEFAULT_MAX_IDLE,
-    max_sweeps=50,
-    sweep_time_ratio=1.0,
-    inner_gap=0.1,
-    seed=0,
-    sweep_threads=None,
-    average_every=3,
-    average_decay=0.8,
-    average_below=0.1,
-    bound_every=2,
-    stacklevel=2,
-) -> Result:
-    """Minimise ``F(w) = lam/2 ||w||^2 + (1/n) sum_i R_i(w)`` to a certified gap by the n-slack method.
+    def __init__(self, oracle, lam, options, sets, *, clock):
+        self.oracle, self.lam, self.options, self.sets, self.clock = oracle, lam, options, sets, clock
+        self.budget = Budget(options["eps"], options["rtol"], options["max_iter"], options["time_limit"])
+        self.n = sets.n
+        self.rng = np.random.default_rng(options["seed"])
+        self.state = NSlackState(best_w=sets.w.copy(), lower=sets.lower_bound(), peak_bytes=sets.nbytes)
+        self.average = None  # the running average of the query points w(alpha)
+        self.guard = InterruptGuard(enabled=False)
+        self.observed = True  # IterationInfo.w is a copy of the query point (the driver clears it without a callback)
 
-    Called by :func:`cutplane.minimize` with ``method="n-slack"`` (which validates ``lam``,
-    ``eps``, ``max_iter``, ``time_limit``, ``rtol`` and the regulariser, ``L2``); the options
-    are those of :data:`NSLACK_OPTIONS`.
-
-    Parameters
-    ----------
-    oracle : ExampleCutsOracle
-    lam, eps, max_iter, time_limit, rtol, callback, verbose, progress_scale
-        As in :func:`cutplane.minimize`.
-    planes : int, default=8
-        Cuts kept per example besides the floor.
-    max_idle : int, default=3
-        Iterations a cut's dual may stay zero before the cut is dropped (0: never).
-    max_sweeps : int, default=50
-        Most passes of dual steps per iteration.
-    sweep_time_ratio : float or None, default=1.0
-        The passes stop once they took this many times the iteration's oracle seconds. None:
-        no time rule, so that a run is reproducible to the bit (the number of passes then does
-        not depend on the machine's speed).
-    inner_gap : float, default=0.1
-        The passes stop once the reduced problem's gap is below this fraction of the certified gap.
-    seed : int, default=0
-        Seed of the order of the examples in the passes (:func:`numpy.random.default_rng`).
-    sweep_threads : int, optional
-        Threads of each pass (:meth:`ExampleWorkingSets.sweep`), and of the insertion of the cuts.
-        None: the workers of the oracle's executor (``oracle.executor.n_workers``), 1 without one. With one thread and
-        ``sweep_time_ratio=None`` a run is reproducible to the bit.
-    average_every : int, default=3
-        Every this many iterations, the query point is the running average of the earlier query
-        points ``w(alpha)`` (0: never; 1 is refused, as it would leave nothing to average).
-    average_decay : float, default=0.8
-        The average's ``avg = average_decay avg + (1 - average_decay) w(alpha)``, in ``[0, 1)``.
-    average_below : float, default=0.1
-        The queries at the average begin once the certified gap is at most this fraction of the
-        objective: far from the optimum the query points move fast, and their average lags.
-    bound_every : int, default=2
-        The lower bound (``w(alpha)`` and ``D(alpha)`` recomputed from the duals, and the scale
-        step) every this many iterations (and at the first); between them the sweeps' own ``w``
-        serves as the next query point and the last certified bound stands.
-
-    Returns
-    -------
-    Result
-        ``method="n-slack"``; ``n_cached_cuts`` is 0 (no constraint cache: the per-example
-        working sets play its part); the cuts added and merged are logged at DEBUG.
-    """
-    t_start, cpu_start = time.perf_counter(), time.process_time()
-    if not isinstance(oracle, ExampleCutsOracle):
-        raise InputError(
-            f"method 'n-slack' needs an oracle with example_cuts(w), n_samples and example_lower_bound "
-            f"(cutplane.protocols.ExampleCutsOracle), got {type(oracle).__name__}",
-            field="oracle",
+    @classmethod
+    def start(cls, problem, options: dict, clock: Clock) -> NSlack:
+        """Check the problem (``L2``, an :class:`~cutplane.protocols.ExampleCutsOracle`) and start
+        from the floors: every example's dual on its floor cut, ``w = 0``."""
+        for name in _CALL_ARGUMENTS:
+            if getattr(problem, name) is not None:
+                raise InputError(f"does not apply to method {NSLACK!r} (see cutplane.minimize)", field=name)
+        regularizer, oracle = problem.regularizer, problem.oracle
+        if not isinstance(regularizer, Regularizer) or regularizer.kind != "l2":
+            raise InputError(f"method {NSLACK!r} needs the L2 regulariser, got {regularizer!r}", field="regularizer")
+        lam = check_lam(problem.lam)
+        if not isinstance(oracle, ExampleCutsOracle):
+            raise InputError(
+                f"method {NSLACK!r} needs an oracle with example_cuts(w), n_samples and example_lower_bound "
+                f"(cutplane.protocols.ExampleCutsOracle), got {type(oracle).__name__}",
+                field="oracle",
+            )
+        floor = float(oracle.example_lower_bound)
+        if not np.isfinite(floor):
+            raise InputError(f"example_lower_bound must be finite, got {floor!r}", field="oracle")
+        threads = options["sweep_threads"]
+        if threads is None:
+            workers = getattr(getattr(oracle, "executor", None), "n_workers", 1)
+            threads = int(workers) if isinstance(workers, numbers.Integral) and not isinstance(workers, bool) else 1
+        sets = ExampleWorkingSets(
+            int(oracle.n_samples),
+            int(oracle.dim),
+            lam,
+            floor,
+            planes=options["planes"],
+            max_idle=options["max_idle"],
+            threads=threads,
         )
-    planes = _count(planes, "planes", 2)
-    max_idle = _count(max_idle, "max_idle", 0)
-    max_sweeps = _count(max_sweeps, "max_sweeps", 1)
-    sweep_time_ratio = None if sweep_time_ratio is None else _positive_number(sweep_time_ratio, "sweep_time_ratio")
-    inner_gap = _positive_number(inner_gap, "inner_gap")
-    if sweep_threads is None:
-        workers = getattr(getattr(oracle, "executor", None), "n_workers", 1)
-        sweep_threads = workers if isinstance(workers, numbers.Integral) and not isinstance(workers, bool) else 1
-    sweep_threads = _count(sweep_threads, "sweep_threads", 1)
-    n, dim = int(oracle.n_samples), int(oracle.dim)
-    floor = float(oracle.example_lower_bound)
-    if not np.isfinite(floor):
-        raise InputError(f"example_lower_bound must be finite, got {floor!r}", field="oracle")
-    average_every = _count(average_every, "average_every", 0)
-    if average_every == 1:
-        raise InputError(
-            "must be 0 (never) or >= 2: every query at the average leaves nothing to average", field="average_every"
-        )
-    is_number = isinstance(average_decay, numbers.Real) and not isinstance(average_decay, bool)
-    if not is_number or not 0.0 <= float(average_decay) < 1.0:
-        raise InputError(f"must be a number in [0, 1), got {average_decay!r}", field="average_decay")
-    average_decay = float(average_decay)
-    average_below = _positive_number(average_below, "average_below")
-    bound_every = _count(bound_every, "bound_every", 1)
-    rng = np.random.default_rng(seed)
-    sets = ExampleWorkingSets(n, dim, lam, floor, planes=planes, max_idle=max_idle, threads=sweep_threads)
-    reporter = ProgressReporter(verbose, "n-slack", scale=display_factor(progress_scale, lam), eps=eps)
-    lower = sets.lower_bound()  # the floor: D at alpha on the floors, w = 0
-    best_upper, best_w = np.inf, sets.w.copy()
-    rows: list[tuple] = []
-    status = "max_iter"
-    t_oracle_total = t_solve_total = 0.0
-    peak = sets.nbytes
-    average = None  # the running average of the query points w(alpha)
-    for it in range(1, max_iter + 1):
-        if time_limit is not None and time.perf_counter() - t_start >= time_limit:
-            status = "time_limit"
-            break
-        averaged = False
-        if (
-            average is not None
-            and average_every > 0
-            and it % average_every == 0
-            and best_upper - lower <= average_below * abs(best_upper)
-        ):
-            w, averaged = average, True
-        else:
-            w = sets.w
-            if average_every > 0:
-                if average is None:
-                    average = w.copy()
-                else:
-                    _kernels.blend(average, w, average_decay)
+        return cls(oracle, lam, options, sets, clock=clock)
+
+    @property
+    def n_iter(self) -> int:
+        return self.state.n_iter
+
+    def step(self) -> IterationInfo:
+        """One iteration: the oracle's per-example cuts at the query point, their insertion, passes
+        of dual steps, the certified lower bound (every ``bound_every``), the idle cuts retired."""
+        st, sets, it = self.state, self.sets, self.state.n_iter + 1
+        w, averaged = self._query_point(it)
         w.flags.writeable = False
-        query = w.copy() if callback is not None else None  # IterationInfo.w (the sweeps move sets.w)
+        query = w.copy() if self.observed else None  # IterationInfo.w (the sweeps move sets.w)
         t0 = time.perf_counter()
-        values, offsets, slopes = _check_example_cuts(oracle.example_cuts(w), n, dim, w)
+        values, offsets, slopes = _check_example_cuts(self.oracle.example_cuts(w), self.n, sets.dim, w)
         t_oracle = time.perf_counter() - t0
         w.flags.writeable = True
-        upper = 0.5 * lam * float(w @ w) + float(values.mean())
-        if upper < best_upper:
-            best_upper, best_w = upper, w.copy()
-            lower = clip_lower(lower, best_upper, True, it)
+        upper = 0.5 * self.lam * float(w @ w) + float(values.mean())
+        if upper < st.best_upper:
+            st.best_upper, st.best_w = upper, w.copy()
+            st.lower = clip_lower(st.lower, st.best_upper, True, it)
         t1 = time.perf_counter()
         n_new = sets.add(values, offsets, slopes, at=w)
         del slopes
         t2 = time.perf_counter()
-        t_add = t2 - t1
-        tol = gap_tolerance(eps, rtol, best_upper)
-        estimate = lower
-        passes = 0
-        while passes < max_sweeps:
-            inc, block_gap = sets.sweep(rng.permutation(n))
-            passes += 1
-            estimate += inc
-            if block_gap <= inner_gap * max(best_upper - estimate, tol) or (
-                sweep_time_ratio is not None and time.perf_counter() - t2 >= sweep_time_ratio * t_oracle
-            ):
-                break
+        passes, block_gap = self._sweeps(t_oracle)
         t_pass = time.perf_counter() - t2
-        if it % bound_every == 0 or it == 1:
-            lower = update_lower(lower, sets.scale_step(sets.lower_bound()), best_upper, True, it)
+        if it % self.options["bound_every"] == 0 or it == 1:
+            st.lower = update_lower(st.lower, sets.scale_step(sets.lower_bound()), st.best_upper, True, it)
         n_dropped = sets.retire_idle()
         logger.debug(
             "n-slack it %d%s: oracle %.3g s, add %.3g s (%s), %d passes in %.3g s, bound %.3g s, reduced gap %.3g, "
@@ -283,7 +197,7 @@ def minimize_nslack(
             it,
             " (averaged query)" if averaged else "",
             t_oracle,
-            t_add,
+            t2 - t1,
             ", ".join(f"{k} {v:.2g}" for k, v in sets.add_seconds.items()),
             passes,
             t_pass,
@@ -296,45 +210,64 @@ def minimize_nslack(
             sets.live_nnz,
         )
         t_solve = time.perf_counter() - t1
-        t_oracle_total += t_oracle
-        t_solve_total += t_solve
-        peak = max(peak, sets.nbytes)
-        gap = best_upper - lower
-        wall, cpu = time.perf_counter() - t_start, time.process_time() - cpu_start
-        rows.append((upper, best_upper, lower, gap, t_oracle, t_solve, sets.n_cuts, 0.0, np.nan, np.nan, wall, cpu))
-        info = IterationInfo(
-            it, upper, best_upper, lower, gap, sets.n_cuts, wall, best_w if query is None else query, lam
+        st.n_calls += 1
+        st.oracle_time += t_oracle
+        st.solver_time += t_solve
+        st.peak_bytes = max(st.peak_bytes, sets.nbytes)
+        gap, wall = st.best_upper - st.lower, self.clock.elapsed()
+        st.rows.append(
+            HistoryRow(
+                upper,
+                st.best_upper,
+                st.lower,
+                gap,
+                t_oracle,
+                t_solve,
+                sets.n_cuts,
+                wall_time=wall,
+                cpu_time=self.clock.cpu(),
+            )
         )
-        reporter.update(info)
-        if gap <= gap_tolerance(eps, rtol, best_upper):
-            status = "converged"
-            break
-        if callback is not None and callback(info):
-            status = "callback"
-            break
-    result = Result(
-        w=best_w,
-        objective=best_upper,
-        lower_bound=lower,
-        gap=best_upper - lower,
-        n_iter=len(rows),
-        status=status,
-        history=History.from_rows(rows),
-        time_s=time.perf_counter() - t_start,
-        oracle_time_s=t_oracle_total,
-        solver_time_s=t_solve_total,
-        peak_working_set_bytes=peak,
-        method="n-slack",
-        eps=eps,
-        rtol=rtol,
-        n_oracle_calls=len(rows),
-    )
-    reporter.close(status, result)
-    if status in ("max_iter", "time_limit"):
-        warnings.warn(
-            f"n-slack stopped ({status}) after {result.n_iter} iterations with gap {result.gap:.3g} > "
-            f"eps = {result.tolerance:.3g}",
-            ConvergenceWarning,
-            stacklevel=stacklevel,
-        )
-    return result
+        w_info = st.best_w if query is None else query
+        return IterationInfo(it, upper, st.best_upper, st.lower, gap, sets.n_cuts, wall, w_info, self.lam)
+
+    def _query_point(self, it: int) -> tuple[np.ndarray, bool]:
+        """``(w, averaged)``: ``w(alpha)``, or every ``average_every``-th iteration once the
+        relative gap is below ``average_below``, the running average of the earlier query points
+        (updated here)."""
+        opts, st = self.options, self.state
+        every = opts["average_every"]
+        near = st.best_upper - st.lower <= opts["average_below"] * abs(st.best_upper)
+        if self.average is not None and every > 0 and it % every == 0 and near:
+            return self.average, True
+        w = self.sets.w
+        if every > 0:
+            if self.average is None:
+                self.average = w.copy()
+            else:
+                _kernels.blend(self.average, w, opts["average_decay"])
+        return w, False
+
+    def _sweeps(self, t_oracle: float) -> tuple[int, float]:
+        """Passes of block-coordinate dual steps in random order, until the reduced problem's gap
+        is below ``inner_gap`` of the certified gap, they took ``sweep_time_ratio`` times the
+        oracle's seconds, or ``max_sweeps`` passes. Returns the passes and the reduced gap."""
+        opts, st, sets = self.options, self.state, self.sets
+        tol = self.budget.tolerance(st.best_upper)
+        ratio, t2 = opts["sweep_time_ratio"], time.perf_counter()
+        estimate, passes = st.lower, 0
+        while passes < opts["max_sweeps"]:
+            inc, block_gap = sets.sweep(self.rng.permutation(self.n))
+            passes += 1
+            estimate += inc
+            if block_gap <= opts["inner_gap"] * max(st.best_upper - estimate, tol) or (
+                ratio is not None and time.perf_counter() - t2 >= ratio * t_oracle
+            ):
+                break
+        return passes, block_gap
+
+    def boundary(self) -> None:
+        """Nothing between iterations: the next query point is the sweeps' ``w(alpha)``."""
+
+    def interrupted(self) -> None:
+        """An interrupted iteration leaves the bounds as they were certified."""
