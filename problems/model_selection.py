@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 import warnings
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -436,7 +436,7 @@ SELECTION_META = {"C_": (float,), "path": (dict,), "validation": (dict, type(Non
 def selection_meta(est) -> dict:
     """``C_``, ``path`` (the ``path_`` table) and ``validation`` of a fitted estimator, for its
     model file (JSON)."""
-    out = {}
+    out: dict[str, Any] = {}
     if getattr(est, "C_", None) is not None:
         out["C_"] = float(est.C_)
     if getattr(est, "path_", None) is not None:

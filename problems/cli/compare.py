@@ -452,6 +452,7 @@ def run(args):
 
     templates = templates_text(args.templates, "chunking")
     train, test = read_conll(args.train), read_conll(args.test)
+    assert train.labels is not None and test.labels is not None  # read_conll reads the label column
     Xtr, ytr = train.inputs[: args.max_train], train.labels[: args.max_train]
     Xte, yte = test.inputs[: args.max_test], test.labels[: args.max_test]
     if not Xtr or not Xte:

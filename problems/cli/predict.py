@@ -61,6 +61,8 @@ def run(args):
         if task.encodings:
             return task.predict_to(args.model, args.input, args.output, encoding=args.encoding)
         return task.predict_to(args.model, args.input, args.output)
+    if task.predict is None:
+        raise InputError(f"task {task_name!r} has no predict command", path=args.model, field="task")
     labels, truth, info = task.predict(args.model, args.input, args)
     text = "".join(label + "\n" for label in labels)
     if args.output is None:

@@ -514,6 +514,7 @@ class MKL(ClassifierMixin, BaseEstimator):
                     )
                 specs.append({"name": name, "params": kern.params()})
             SV = self.support_vectors_
+            assert SV is not None  # fit keeps the support vectors whenever the kernels are callables
             if sp.issparse(SV):
                 SV = SV.tocsr()
                 arrays.update(
