@@ -11,7 +11,9 @@ import importlib
 _LAZY = {
     "LinearSVM": ("problems.linear", "LinearSVM"),
     "SequenceTagger": ("problems.sequence", "SequenceTagger"),
+    "SequenceTaggerCV": ("problems.sequence", "SequenceTaggerCV"),
     "DependencyParser": ("problems.parsing", "DependencyParser"),
+    "DependencyParserCV": ("problems.parsing", "DependencyParserCV"),
     "TreeDecoder": ("problems.parsing", "TreeDecoder"),
     "CuttingPlane": ("problems.solvers", "CuttingPlane"),
     "SPOM": ("problems.solvers", "SPOM"),

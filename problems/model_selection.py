@@ -55,6 +55,8 @@ __all__ = [
     "SELECTION_META",
     "SELECTION_ATTRIBUTES",
     "refit_at_chosen",
+    "is_single_C",
+    "cv_params_of_grid_file",
 ]
 
 logger = logging.getLogger("problems.model_selection")
@@ -136,6 +138,24 @@ def check_C(value, name="C", *, auto_grid: Sequence[float] | None = None) -> CGr
             raise InputError(f"the grid of C has duplicate values {dup}", field=name)
         return CGrid(out, "single" if len(out) == 1 else "grid")
     return CGrid((check_positive(value, name),), "single")
+
+
+def is_single_C(value) -> bool:
+    """Whether ``value`` has the form of one C (a number, not a string, sequence or array)."""
+    return not isinstance(value, (str, bytes, list, tuple, np.ndarray)) and np.ndim(value) == 0
+
+
+def cv_params_of_grid_file(params: dict, validation) -> dict:
+    """The constructor keywords of a ``...CV`` estimator from those stored by its single-C twin
+    when it still took a grid of C (model files written before the CV estimators): ``C`` (a
+    sequence or ``"auto"``) becomes ``Cs``, and a held-out fraction with its seed, read from the
+    file's ``validation`` record, becomes ``validation_fraction`` / ``validation_seed``."""
+    out = {k: v for k, v in params.items() if k != "C"}
+    out["Cs"] = params["C"]
+    if isinstance(validation, dict) and validation.get("source") == "fraction":
+        out["validation_fraction"] = validation.get("fraction")
+        out["validation_seed"] = validation.get("seed") or 0
+    return out
 
 
 class ValidationPlan(NamedTuple):
@@ -488,7 +508,7 @@ def load_selection(est, meta, path) -> None:
 SELECTION_ATTRIBUTES = ("C_", "best_index_", "path_", "path_result_", "validation_", "solver_options_")
 
 
-def refit_at_chosen(est, X, y, *, started: float, time_limit: float | None) -> bool:
+def refit_at_chosen(est, X, y, *, started: float, time_limit: float | None, estimator=None) -> bool:
     """Train ``est`` again at its chosen ``C_`` on all the training examples (scikit-learn's
     ``refit``), after a grid scored on examples held out of them.
 
@@ -510,6 +530,9 @@ def refit_at_chosen(est, X, y, *, started: float, time_limit: float | None) -> b
         ``time.perf_counter()`` when ``fit`` started.
     time_limit : float or None
         The solver's time limit for the whole ``fit``: the refit gets what remains.
+    estimator : callable, optional
+        ``estimator(C, solver)``: the unfitted estimator the refit trains (a CV estimator's
+        single-C twin); None: ``est``'s class with ``C`` and ``solver`` replaced.
 
     Returns
     -------
@@ -520,7 +543,6 @@ def refit_at_chosen(est, X, y, *, started: float, time_limit: float | None) -> b
     import time
 
     from cutplane.exceptions import ConvergenceWarning
-    from problems.solvers import CuttingPlane
 
     remaining = None
     if time_limit is not None:
@@ -535,13 +557,13 @@ def refit_at_chosen(est, X, y, *, started: float, time_limit: float | None) -> b
             est.validation_ = dict(est.validation_, refit=False)
             return False
     eps = est.path_["eps"][est.best_index_]
-    # shallow copies (not sklearn's clone, which deep-copies parameters): an executor instance the
+    # a shallow copy (not sklearn's clone, which deep-copies parameters): an executor instance the
     # user passed in the solver stays the user's and is used as given
-    solver = CuttingPlane() if est.solver is None else type(est.solver)(**est.solver.get_params(deep=False))
-    if isinstance(solver, CuttingPlane):
-        solver.set_params(eps=eps, max_iter=est.solver_options_.max_iter)
-    solver.set_params(time_limit=remaining)
-    single = type(est)(**dict(est.get_params(deep=False), C=float(est.C_), solver=solver))
+    solver = est.solver_options_.refit_solver(est.solver, eps=eps, time_limit=remaining)
+    if estimator is None:
+        single = type(est)(**dict(est.get_params(deep=False), C=float(est.C_), solver=solver))
+    else:
+        single = estimator(float(est.C_), solver)
     t0 = time.perf_counter()
     single.fit(X, y)
     seconds = time.perf_counter() - t0

@@ -20,11 +20,16 @@ the validated options, a bad one raises :class:`~cutplane.exceptions.InputError`
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 import os
-from collections.abc import Callable, Mapping
+import time
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import numpy as np
 from sklearn.base import BaseEstimator
 
 from cutplane.exceptions import InputError
@@ -48,6 +53,9 @@ __all__ = [
     "params_from_meta",
     "make_executor",
     "release_executor",
+    "TrainingProblem",
+    "TrainedPoint",
+    "PathRun",
 ]
 
 #: ``CuttingPlane(cache_steps=None)`` with an oracle that keeps a cache of its recent outputs:
@@ -57,6 +65,124 @@ __all__ = [
 #: at the largest C measured and cost time at the smaller ones
 #: (``docs/results/constraint_cache.md``); ``cache_steps=5`` turns it on.
 DEFAULT_CACHE_STEPS = 0
+
+
+#: The path's log lines (one per point) go where the C selection logs them.
+_path_logger = logging.getLogger("problems.model_selection")
+
+
+@dataclass(frozen=True)
+class TrainingProblem:
+    """What an estimator gives its solver to minimise: ``F(w) = Omega(w) + C * R(w)``.
+
+    The solver object trains it (:meth:`CuttingPlaneOptions.train`, :meth:`SPOMOptions.train`
+    and their ``train_path``); the estimator never asks which solver it holds.
+
+    Parameters
+    ----------
+    oracle : Oracle
+        ``R`` at a point: value and a cut (the batch oracle; SPOM evaluates its objective
+        with it). Its ``risk_lower_bound`` is the floor cut of ``risk_floor_cut``.
+    regularizer : Regularizer
+        ``Omega``.
+    examples : callable, optional
+        ``examples() -> ExampleOracle``: the per-example losses SPOM steps on (built only
+        when SPOM runs, once per run).
+    groups : ndarray of int of shape (dim,), optional
+        Feature groups (SPOM's proximity operator).
+    n_groups : int, optional
+    group_weights : callable, optional
+        ``group_weights(coef) -> ndarray or None``: the group weights ``mu`` of a model
+        trained without the reduced problem's duals (SPOM); None gives None.
+    """
+
+    oracle: Any
+    regularizer: Any
+    examples: Callable | None = None
+    groups: Any = None
+    n_groups: int | None = None
+    group_weights: Callable | None = None
+
+
+@dataclass(frozen=True)
+class TrainedPoint:
+    """One model trained at one C, on the scale of ``F``.
+
+    Attributes
+    ----------
+    C : float
+    result : cutplane.Result or cutplane.online.SPOMResult
+        The solver's result (scale ``F / C``).
+    coef : ndarray
+        A copy of the result's ``w``.
+    n_iter : int
+        Engine iterations, or SPOM's completed epochs.
+    objective : float
+    lower_bound, gap : float or None
+        None: the solver certifies nothing (SPOM).
+    eps : float or None
+        The certified tolerance the run was given (on ``F``); None without a certificate.
+    mu : ndarray or None
+        The group weights (the reduced problem's, or :attr:`TrainingProblem.group_weights`).
+    """
+
+    C: float
+    result: Any
+    coef: np.ndarray
+    n_iter: int
+    objective: float
+    lower_bound: float | None
+    gap: float | None
+    eps: float | None
+    mu: Any
+
+
+@dataclass(frozen=True)
+class PathRun:
+    """The models of a grid of C (``train_path``).
+
+    Attributes
+    ----------
+    points : list of (TrainedPoint or None)
+        Aligned with the grid; None where the run stopped before the point (time limit).
+    path_result : cutplane.PathResult or None
+        The engine's path (a cutting-plane solver); None for SPOM (runs once per C).
+    """
+
+    points: list
+    path_result: Any = None
+
+
+def _engine_point(res, C: float, eps_F: float | None) -> TrainedPoint:
+    """A :class:`TrainedPoint` from an engine result at ``C`` (scale ``F / C``)."""
+    return TrainedPoint(
+        C=C,
+        result=res,
+        coef=np.asarray(res.w, dtype=np.float64).copy(),
+        n_iter=int(res.n_iter),
+        objective=C * res.objective,
+        lower_bound=C * res.lower_bound,
+        gap=C * res.gap,
+        eps=eps_F,
+        mu=res.mu,
+    )
+
+
+class _BestArgmax:
+    """Wraps an oracle and keeps the oracle's ``argmax`` at the smallest value seen (the
+    engine's best point, by the same strict rule)."""
+
+    def __init__(self, oracle):
+        self.oracle = oracle
+        self.dim = oracle.dim
+        self.risk_lower_bound = oracle.risk_lower_bound
+        self.best_value, self.best_w, self.best_argmax = np.inf, None, None
+
+    def __call__(self, w):
+        res = self.oracle(w)
+        if res.value < self.best_value:
+            self.best_value, self.best_w, self.best_argmax = res.value, np.array(w), res.argmax
+        return res
 
 
 @dataclass(frozen=True)
@@ -248,6 +374,216 @@ class CuttingPlaneOptions:
             kwargs["cache_steps"] = steps
         return kwargs
 
+    # ------------------------------------------------------------ what the solver does
+    #: The ``solver`` field of a training report.
+    REPORT_NAME: ClassVar[str] = "cutting-plane"
+
+    def train(self, problem: TrainingProblem, C: float, *, callback=None) -> TrainedPoint:
+        """Minimise ``problem``'s ``F`` at one ``C``: one :func:`cutplane.minimize` on ``F / C``
+        (``lam = 1/C``, :meth:`minimize_kwargs`; ``risk_lower_bound`` from the oracle when
+        :attr:`risk_floor_cut` is set, else the regulariser decides).
+
+        The engine's ``ConvergenceWarning`` (on its scale) is suppressed: the estimator warns
+        once on ``F`` (:meth:`certified_tolerance`).
+
+        Returns
+        -------
+        TrainedPoint
+            ``eps`` is :attr:`eps` (on ``F``).
+        """
+        from cutplane import minimize
+        from cutplane.exceptions import ConvergenceWarning
+
+        oracle = problem.oracle
+        kwargs = self.minimize_kwargs(C, oracle)
+        if self.risk_floor_cut:  # else the regulariser decides (cutplane.minimize's risk_lower_bound)
+            kwargs["risk_lower_bound"] = float(oracle.risk_lower_bound)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", category=ConvergenceWarning)
+            res = minimize(oracle, problem.regularizer, 1.0 / C, callback=callback, **kwargs)
+        return _engine_point(res, C, float(self.eps))
+
+    def path_eps(self, values: Sequence[float], *, user_eps: bool, default_eps: float) -> list:
+        """The certified tolerance of each point of a grid on the engine's scale ``F / C``
+        (:func:`problems.model_selection.path_eps`)."""
+        from problems.model_selection import path_eps
+
+        return path_eps(self, values, user_eps=user_eps, default_eps=default_eps)
+
+    def train_path(
+        self, problem: TrainingProblem, values: Sequence[float], *, eps: list, on_point: Callable, callback=None
+    ) -> PathRun:
+        """Train along the grid ``values`` of C: one :func:`cutplane.regularization_path`
+        (:func:`problems.model_selection.run_cutting_plane_path`), each point warm-started from
+        the working set of the previous one and certified on its own.
+
+        Parameters
+        ----------
+        problem : TrainingProblem
+        values : sequence of float
+            The grid of C.
+        eps : list of float
+            Per point, on the engine's scale (:meth:`path_eps`).
+        on_point : callable
+            ``on_point(index, C, point)`` after each point, with its :class:`TrainedPoint`.
+        callback : callable, optional
+            ``callback(IterationInfo)`` per iteration (``info.lam`` is ``1 / C``); True stops.
+
+        Returns
+        -------
+        PathRun
+        """
+        from cutplane.exceptions import ConvergenceWarning
+        from problems.model_selection import run_cutting_plane_path
+
+        points: list = [None] * len(values)
+
+        def point_done(i, C, res):
+            points[i] = _engine_point(res, C, eps[i] * C)
+            on_point(i, C, points[i])
+
+        oracle = problem.oracle
+        rlb = float(oracle.risk_lower_bound) if self.risk_floor_cut else None
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", category=ConvergenceWarning)
+            path = run_cutting_plane_path(
+                oracle,
+                problem.regularizer,
+                values,
+                self,
+                eps,
+                on_point=point_done,
+                callback=callback,
+                risk_lower_bound=rlb,
+            )
+        return PathRun(points, path)
+
+    def minimize_simplex(self, oracle) -> tuple:
+        """Minimise ``oracle``'s value over the simplex (Kelley's method on the MKL outer problem,
+        ``lam = 1``, :meth:`minimize_kwargs` at ``C = 1``).
+
+        Returns
+        -------
+        result : cutplane.Result
+        argmax : object
+            The oracle's ``argmax`` at the returned ``w`` (recorded at the best point; the
+            oracle is called once more at ``w`` if the engine's best was not a queried point).
+        """
+        from cutplane import minimize
+        from cutplane.exceptions import ConvergenceWarning
+        from cutplane.regularizers import Simplex
+
+        rec = _BestArgmax(oracle)
+        with warnings.catch_warnings():
+            # reported once by the estimator, with the number of runs concerned
+            warnings.filterwarnings("ignore", category=ConvergenceWarning)
+            res = minimize(rec, Simplex(oracle.dim), 1.0, **self.minimize_kwargs(1.0))
+        argmax = rec.best_argmax
+        if rec.best_w is None or not np.array_equal(rec.best_w, res.w):
+            # the engine skipped a point (e.g. outside the simplex by round-off): solve at its w
+            argmax = oracle(res.w).argmax
+        return res, argmax
+
+    def certified_tolerance(self, eps: float, objective: float) -> float:
+        """The gap a run given ``eps`` (on ``F``) was asked to certify: ``eps``, or with
+        :attr:`rtol` ``max(eps, rtol * |F|)``."""
+        if self.rtol is not None:
+            return max(eps, self.rtol * abs(objective))
+        return eps
+
+    def refit_solver(self, solver, *, eps: float, time_limit: float | None):
+        """A shallow copy of ``solver`` (None: ``CuttingPlane()``) for one more run at a point
+        chosen on a path: that point's ``eps`` (on ``F``) and :attr:`max_iter`, ``time_limit``.
+        Shallow (not scikit-learn's ``clone``): an executor instance stays the user's."""
+        solver = CuttingPlane() if solver is None else type(solver)(**solver.get_params(deep=False))
+        return solver.set_params(eps=eps, max_iter=self.max_iter, time_limit=time_limit)
+
+    def report(self, result, *, C: float, eps: float) -> dict:
+        """The training report's fields of this solver for ``result`` (trained at ``C`` with
+        ``eps`` on ``F``): ``eps``, ``rtol``, ``solver``, then the oracle and reduced-solver
+        times, backend, cache, exactness, peak working-set bytes and the bounds per
+        iteration (``history``, on ``F``)."""
+        hist = result.history
+        return {
+            "eps": float(eps),
+            "rtol": self.rtol,
+            "solver": self.REPORT_NAME,
+            "oracle_time_s": float(result.oracle_time_s),
+            "solver_time_s": float(result.solver_time_s),
+            "backend": result.backend,
+            "n_cached_cuts": int(result.n_cached_cuts),
+            "cache_time_s": float(result.cache_time_s),
+            "exact": bool(result.exact),
+            "peak_working_set_bytes": int(getattr(result, "peak_working_set_bytes", 0)),
+            "history": {
+                "upper": (C * hist.upper).tolist(),
+                "best_upper": (C * hist.best_upper).tolist(),
+                "lower": (C * hist.lower).tolist(),
+                "gap": (C * hist.gap).tolist(),
+                "oracle_time": hist.oracle_time.tolist(),
+                "solver_time": hist.solver_time.tolist(),
+                "n_cuts": hist.n_cuts.tolist(),
+                "wall_time": hist.wall_time.tolist(),
+                "cpu_time": hist.cpu_time.tolist(),
+            },
+        }
+
+
+#: The solver object's own parameters (not engine options): default and check.
+_OWN_PARAMETERS: dict = {
+    "risk_floor_cut": (False, Param(check_bool, "add the cut R >= 0 for the plain L2 regulariser too")),
+    "executor": (None, Param(_executor, "map of the oracle over chunks of examples", allow_none=True)),
+    "n_workers": (None, Param(_count, "workers of the executor", allow_none=True)),
+    "scheduler": (None, Param(_scheduler, "Dask scheduler address (executor='dask')", allow_none=True)),
+    "chunks_per_worker": (None, Param(_count, "oracle chunks per worker of an executor by name", allow_none=True)),
+}
+#: Engine options whose default in the solver object is None, "the estimator's" (``eps``,
+#: ``max_iter``) or "decided by the oracle" (``cache_steps``).
+_ESTIMATOR_DEFAULTS = ("eps", "max_iter", "cache_steps")
+
+
+def _engine_parameters() -> dict:
+    """The engine's options as the solver object's parameters: public name to (default, Param)."""
+    from cutplane.options import OPTIONS
+
+    out = {}
+    for opt in OPTIONS:
+        estimator_default = opt.name in _ESTIMATOR_DEFAULTS
+        default = None if estimator_default else opt.default
+        out[opt.public_name] = (default, Param(opt.check, opt.doc, allow_none=opt.allow_none or estimator_default))
+    return out
+
+
+def _keyword_init(parameters: dict, owner: str):
+    """An ``__init__`` that stores its keyword-only arguments (scikit-learn's contract), with the
+    signature ``get_params`` reads (:func:`inspect.signature`)."""
+    import inspect
+
+    def __init__(self, **kwargs):
+        unknown = sorted(set(kwargs) - set(parameters))
+        if unknown:
+            raise TypeError(f"{owner}.__init__() got an unexpected keyword argument {unknown[0]!r}")
+        for name, (default, _) in parameters.items():
+            setattr(self, name, kwargs.get(name, default))
+
+    kind = inspect.Parameter.KEYWORD_ONLY
+    __init__.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        + [inspect.Parameter(name, kind, default=default) for name, (default, _) in parameters.items()]
+    )
+    return __init__
+
+
+def _parameters_doc(parameters: dict) -> str:
+    lines = []
+    for name, (default, row) in parameters.items():
+        lines.append(f"    {name} : default={default!r}")
+        lines.append(f"        {row.doc[:1].upper()}{row.doc[1:]}.")
+    return "\n".join(lines)
+
+
+_CUTTING_PLANE_PARAMETERS = {**_engine_parameters(), **_OWN_PARAMETERS}
+
 
 class CuttingPlane(OptionSet):
     """The cutting-plane engine (:func:`cutplane.minimize`) as an estimator's solver: certified gap.
@@ -410,6 +746,130 @@ class SPOMOptions:
     scheduler: str | None
     verbose: bool
     chunks_per_worker: int | None = None
+
+    #: The ``solver`` field of a training report.
+    REPORT_NAME: ClassVar[str] = "spom"
+
+    def train(self, problem: TrainingProblem, C: float, *, callback=None) -> TrainedPoint:
+        """SPOM on ``f_i = Omega / C + L_i`` (mean over examples: ``F / C``), one example per
+        round through ``problem.examples()``, the objective evaluated with ``problem.oracle``.
+
+        Returns
+        -------
+        TrainedPoint
+            ``lower_bound``, ``gap`` and ``eps`` None (no certificate); ``n_iter`` the
+            completed epochs; ``mu`` from ``problem.group_weights``.
+        """
+        from cutplane.online import spom
+
+        res = spom(
+            problem.examples(),
+            problem.regularizer,
+            1.0 / C,
+            groups=problem.groups,
+            n_groups=problem.n_groups,
+            epochs=self.epochs,
+            eta0=self.eta0,
+            averaged=self.averaged,
+            seed=self.seed,
+            batch_oracle=problem.oracle,
+            callback=callback,
+            time_limit=self.time_limit,
+            verbose=self.verbose,
+            progress_scale="F/lam",  # the bar and the log on F = Omega + C * loss
+        )
+        coef = np.asarray(res.w, dtype=np.float64).copy()
+        mu = None if problem.group_weights is None else problem.group_weights(coef)
+        return TrainedPoint(
+            C=C,
+            result=res,
+            coef=coef,
+            n_iter=int(res.epochs),
+            objective=C * res.objective,
+            lower_bound=None,
+            gap=None,
+            eps=None,
+            mu=mu,
+        )
+
+    def path_eps(self, values: Sequence[float], *, user_eps: bool, default_eps: float) -> list:
+        """No tolerance: SPOM certifies nothing (None per point)."""
+        return [None] * len(values)
+
+    def train_path(
+        self, problem: TrainingProblem, values: Sequence[float], *, eps=None, on_point: Callable, callback=None
+    ) -> PathRun:
+        """SPOM once per C of the grid, cold (no working set to carry over), the time limit
+        shared by the whole grid: each run gets the time that remains, and the points after
+        it ran out are not run.
+
+        Parameters
+        ----------
+        problem : TrainingProblem
+        values : sequence of float
+        eps : ignored
+        on_point : callable
+            ``on_point(index, C, point)`` after each point.
+        callback : callable, optional
+
+        Returns
+        -------
+        PathRun
+            ``path_result`` None.
+        """
+        points: list = [None] * len(values)
+        t0 = time.perf_counter()
+        for i, C in enumerate(values):
+            run = self
+            if self.time_limit is not None:
+                remaining = self.time_limit - (time.perf_counter() - t0)
+                if remaining <= 0:
+                    break
+                run = dataclasses.replace(self, time_limit=remaining)
+            points[i] = run.train(problem, C, callback=callback)
+            on_point(i, C, points[i])
+            _path_logger.info(
+                "C=%g (%d of %d) SPOM %s after %d epochs: objective %.6g",
+                C,
+                i + 1,
+                len(values),
+                points[i].result.status,
+                points[i].n_iter,
+                points[i].objective,
+            )
+        return PathRun(points, None)
+
+    def certified_tolerance(self, eps, objective):
+        """None: SPOM certifies nothing."""
+        return None
+
+    def refit_solver(self, solver, *, eps, time_limit: float | None):
+        """A shallow copy of the :class:`SPOM` ``solver`` with ``time_limit`` (``eps`` does not
+        apply)."""
+        return type(solver)(**solver.get_params(deep=False)).set_params(time_limit=time_limit)
+
+    def report(self, result, *, C: float, eps) -> dict:
+        """The training report's fields of SPOM: ``eps`` and ``rtol`` null (no certificate),
+        ``solver``, the step size, averaging, seed, evaluation and tuning times and the
+        objective per evaluation (``history``: passes, objective on ``F``, seconds)."""
+        hist = result.history
+        return {
+            "eps": None,
+            "rtol": None,
+            "solver": self.REPORT_NAME,
+            "epochs": int(result.epochs),
+            "eta0": float(result.eta0),
+            "averaged": bool(result.averaged),
+            "seed": self.seed,
+            "eval_time_s": float(result.eval_time_s),
+            "tune_time_s": float(result.tune_time_s),
+            "history": {
+                "passes": hist.passes.tolist(),
+                "objective": (C * hist.objective).tolist(),
+                "train_time": hist.train_time.tolist(),
+                "wall_time": hist.wall_time.tolist(),
+            },
+        }
 
 
 class SPOM(OptionSet):

@@ -6,10 +6,15 @@ Tsang 2013, eq. 6-7) or ``"pmtl"`` (``MixedNorm(p)``, ``p > 1``), and report per
 Both take a solver object (:mod:`problems.solvers`): :class:`~problems.solvers.CuttingPlane`
 (the engine, certified gap; the default) or :class:`~problems.solvers.SPOM` (the online
 proximal baseline of Martins et al. 2011, one example per round through the task's per-example oracle,
-no certificate).
+no certificate). The solver object trains the estimator's
+:class:`~problems.solvers.TrainingProblem` (its ``train`` at one C, its ``train_path`` along a
+grid): the estimators never ask which solver they hold.
 
-:data:`TemplateLearnerMixin.PARAMETERS` is the declarative table of the parameters both
-estimators share; each estimator extends it with its own and checks the whole table at
+A plain estimator (:class:`TemplateLearnerMixin`) trains one model at one number ``C``; its
+``...CV`` twin (:class:`TemplateLearnerCVMixin`, scikit-learn's ``LogisticRegressionCV``
+convention) trains the certified path over a grid ``Cs``, chooses C on held-out data and
+refits. :data:`TemplateLearnerMixin.PARAMETERS` is the declarative table of the parameters
+both estimators share; each estimator extends it with its own and checks the whole table at
 ``fit`` (:meth:`TemplateLearnerMixin._checked_params`).
 """
 
@@ -23,14 +28,21 @@ import numpy as np
 
 from cutplane.exceptions import ConvergenceWarning, InputError
 from problems import model_selection as ms
-from problems.solvers import CuttingPlane, Param, SPOMOptions, check_params, checked_solver
-from problems.validation import check_choice, check_int, check_positive
+from problems.solvers import Param, TrainingProblem, check_params, checked_solver
+from problems.validation import check_bool, check_choice, check_int, check_positive
 
-__all__ = ["TemplateLearnerMixin", "REGULARIZERS", "DEFAULT_C_GRIDS", "DEFAULT_MIN_COUNTS", "make_regularizer"]
+__all__ = [
+    "TemplateLearnerMixin",
+    "TemplateLearnerCVMixin",
+    "REGULARIZERS",
+    "DEFAULT_C_GRIDS",
+    "DEFAULT_MIN_COUNTS",
+    "make_regularizer",
+]
 
 REGULARIZERS = ("mtl", "ssvm", "pmtl")
 
-#: The grid ``C="auto"`` stands for, by regulariser. MTL^struct's penalty
+#: The grid ``Cs="auto"`` of the CV estimators stands for, by regulariser. MTL^struct's penalty
 #: ``(sum_j ||w_j||)^2 / 2`` is up to m (the number of templates) times the SSVM's
 #: ``||w||^2 / 2`` at equal C, so its best C is larger: one to two decades above the SSVM's
 #: on the measured tasks (``docs/results/conll2000_chunking.md``,
@@ -77,11 +89,24 @@ def _opt_float(v):
 
 
 def _check_C(value, name):
-    """``C`` as a :class:`problems.model_selection.CGrid` (``"auto"``: resolved at ``fit``,
-    where the regulariser is known)."""
+    """``C`` / ``Cs`` as a :class:`problems.model_selection.CGrid` (``"auto"``: resolved at
+    ``fit``, where the regulariser is known)."""
     if isinstance(value, str) and value == ms.AUTO:
         return ms.CGrid((), "auto")
     return ms.check_C(value, name)
+
+
+def _group_weights(coef, regularizer, p, groups, n_groups):
+    """The template weights of a model trained without the reduced problem's duals (SPOM):
+    ``mu_j = (||w_j|| / ||w||_p)^(2 - p)`` (the simplex for p = 1); None for ``"ssvm"``."""
+    if regularizer == "ssvm":
+        return None
+    from cutplane.groups import group_norms, group_runs
+
+    q = 1.0 if regularizer == "mtl" else p
+    norms = group_norms(coef, groups, n_groups, runs=group_runs(groups, n_groups))
+    total = float(np.sum(norms**q)) ** (1.0 / q)
+    return (norms / total) ** (2.0 - q) if total > 0 else np.zeros(n_groups)
 
 
 def make_regularizer(name, p, groups, n_groups):
@@ -94,31 +119,31 @@ def make_regularizer(name, p, groups, n_groups):
 
 
 class TemplateLearnerMixin:
-    """Parameter table, solver dispatch, C grid and template statistics of a structured estimator.
+    """Parameter table, C, solver run and template statistics of a structured estimator.
 
-    The estimator stores ``C``, ``regularizer``, ``p``, ``min_count``, ``active_rtol`` and
-    ``solver`` (a :class:`~problems.solvers.CuttingPlane`, a :class:`~problems.solvers.SPOM`
-    or None for ``CuttingPlane()``). ``C`` is one value (one run, as before), a sequence of
-    values or ``"auto"`` (:data:`DEFAULT_C_GRIDS`): the estimator then trains along the grid
-    and keeps the point of the best validation score (:mod:`problems.model_selection`).
+    The estimator stores ``C`` (one number), ``regularizer``, ``p``, ``min_count``,
+    ``active_rtol`` and ``solver`` (a :class:`~problems.solvers.CuttingPlane`, a
+    :class:`~problems.solvers.SPOM` or None for ``CuttingPlane()``) and trains one model at ``C``;
+    its ``...CV`` twin (:class:`TemplateLearnerCVMixin`) takes a grid ``Cs`` instead. The solver
+    object trains (:class:`~problems.solvers.TrainingProblem`): the estimator never asks which
+    one it holds.
     """
 
-    #: Certified tolerance and iteration limit of a ``CuttingPlane`` that leaves them None
-    #: (one C).
-    DEFAULT_EPS: ClassVar[float] = 0.1
-    DEFAULT_MAX_ITER: ClassVar[int] = 500
-    #: With a grid of C and a ``CuttingPlane`` that leaves them None: the tolerance of each
-    #: point on the engine's scale ``F / C`` (``DEFAULT_PATH_EPS * C`` on ``F``) and the
-    #: iteration limit of each point.
+    #: A ``CuttingPlane`` that leaves ``eps`` / ``max_iter`` None: the certified tolerance of one
+    #: run on the engine's scale ``F / C`` (``DEFAULT_PATH_EPS * C`` on ``F``) and its iteration
+    #: limit, at one C and at each point of a grid of C alike (a plain fit at C is the CV path's
+    #: point at C): the tolerance of the measured default models, ``docs/results/default_models.md``.
     DEFAULT_PATH_EPS: ClassVar[float] = 0.01
     DEFAULT_PATH_MAX_ITER: ClassVar[int] = 1000
-    #: Share of the training sentences / trees held out to choose C when ``C="auto"`` and
-    #: ``fit`` is given no validation data.
+    #: Share of the training sentences / trees a CV estimator holds out to choose C when
+    #: ``validation_fraction`` is None and ``fit`` is given no validation data.
     DEFAULT_VALIDATION_FRACTION: ClassVar[float] = 0.1
+    #: The class that trains a grid of C (named when a grid is given to this one).
+    CV_NAME: ClassVar[str] = ""
 
     #: The declarative table of the shared parameters (checked at ``fit``).
     PARAMETERS: ClassVar[dict] = {
-        "C": Param(_check_C, "weight of the mean structured hinge: a number, a sequence or 'auto'"),
+        "C": Param(_check_C, "weight of the mean structured hinge: a number > 0"),
         "regularizer": Param(lambda v, n: check_choice(v, n, REGULARIZERS), "Omega by name"),
         "p": Param(lambda v, n: check_positive(v, n), "exponent of the p-block norm (pmtl)"),
         "min_count": Param(_check_min_count, "feature count threshold: an integer or 'auto'"),
@@ -128,15 +153,27 @@ class TemplateLearnerMixin:
     def _checked_params(self) -> dict:
         """The estimator's own parameters, checked against :data:`PARAMETERS` (a bad one raises
         :class:`~cutplane.exceptions.InputError` naming it; ``"pmtl"`` needs ``p > 1``).
-        ``prm["C"]`` is a :class:`~problems.model_selection.CGrid`, ``"auto"`` resolved to the
-        regulariser's grid."""
+        ``prm["C"]`` is a :class:`~problems.model_selection.CGrid` (:meth:`_C_grid`)."""
         prm = check_params(self, type(self).PARAMETERS)
         if prm["regularizer"] == "pmtl" and not prm["p"] > 1.0:
             raise InputError(f"regularizer='pmtl' needs p > 1, got {prm['p']}", field="p")
-        if prm["C"].kind == "auto":
-            prm["C"] = ms.check_C(ms.AUTO, auto_grid=DEFAULT_C_GRIDS[prm["regularizer"]])
+        prm["C"] = self._C_grid(prm)
         prm["min_count"] = _resolve_min_count(prm["min_count"], prm["regularizer"])
         return prm
+
+    def _C_grid(self, prm) -> ms.CGrid:
+        """One C: a number > 0; a grid (``"auto"`` or a sequence) is refused, naming
+        :attr:`CV_NAME`."""
+        grid = prm["C"]
+        if grid.kind != "single" or not ms.is_single_C(self.C):
+            owner = type(self).__name__
+            raise InputError(
+                f"{owner} trains one model at one C: give a number > 0, got C={self.C!r:.60}; a grid of C "
+                f"('auto' or a list of values) is {self.CV_NAME or owner + 'CV'}(Cs=...)'s, which trains the "
+                "certified path and chooses C on held-out data",
+                field="C",
+            )
+        return grid
 
     def _resolved_min_count(self) -> int:
         """``min_count`` as an integer: ``"auto"`` is :data:`DEFAULT_MIN_COUNTS` of the
@@ -146,60 +183,30 @@ class TemplateLearnerMixin:
             return value
         return _resolve_min_count(value, check_choice(self.regularizer, "regularizer", REGULARIZERS))
 
-    def _checked_solver(self, *, path=False):
-        """The checked options of ``solver`` (``CuttingPlaneOptions`` or ``SPOMOptions``); with
-        ``path``, a ``max_iter`` left None is :data:`DEFAULT_PATH_MAX_ITER` (per point)."""
+    def _checked_solver(self, *, C: float = 1.0):
+        """The checked options of ``solver`` (``CuttingPlaneOptions`` or ``SPOMOptions``); an
+        ``eps`` left None is :data:`DEFAULT_PATH_EPS` ``* C`` on ``F``, a ``max_iter`` left None
+        :data:`DEFAULT_PATH_MAX_ITER`."""
         return checked_solver(
             self.solver,
-            eps=self.DEFAULT_EPS,
-            max_iter=self.DEFAULT_PATH_MAX_ITER if path else self.DEFAULT_MAX_ITER,
+            eps=self.DEFAULT_PATH_EPS * C,
+            max_iter=self.DEFAULT_PATH_MAX_ITER,
             owner=type(self).__name__,
         )
 
-    def _validation_plan(self, grid, validation_data, validation_fraction, validation_seed):
-        """Where ``fit``'s validation data come from (:func:`problems.model_selection.plan_validation`)."""
-        return ms.plan_validation(
-            grid,
-            validation_data,
-            validation_fraction,
-            validation_seed,
-            default_fraction=self.DEFAULT_VALIDATION_FRACTION,
-            owner=type(self).__name__,
-        )
+    def _fit_one(self, X, y, *, callback=None):
+        """The single-C ``fit``: one model at ``C`` on all of ``X`` (no validation)."""
+        prm = self._checked_params()
+        options = self._checked_solver(C=prm["C"].values[0])
+        self.validation_ = None
+        plan = ms.ValidationPlan(None, None, 0)  # no validation data: the model is trained on all of X
+        self._fit_task(X, y, prm=prm, options=options, plan=plan, validation_data=None, callback=callback)
+        return self
 
     def _train(self, oracle, examples: Callable, groups, names, *, prm, options, scorer=None, callback=None):
-        """One run at a single C (:meth:`_solve`) or a path over a grid (:meth:`_solve_grid`);
-        sets ``C_``, ``path_``, ``best_index_`` and the model at ``C_``.
-
-        Parameters
-        ----------
-        scorer : callable, optional
-            ``scorer() -> float`` in [0, 1]: the validation score of the model the estimator's
-            attributes hold (its ``predict`` on the validation data). Needed for a grid.
-
-        Returns
-        -------
-        Regularizer
-            The ``Omega`` that was minimised.
-        """
-        grid = prm["C"]
-        kw = dict(regularizer=prm["regularizer"], p=prm["p"], active_rtol=prm["active_rtol"], options=options)
-        if grid.is_path:
-            return self._solve_grid(
-                oracle, examples, groups, names, values=grid.values, scorer=scorer, callback=callback, **kw
-            )
-        C = grid.values[0]
-        reg = self._solve(oracle, examples, groups, names, C=C, callback=callback, **kw)
-        eps_F = None if isinstance(options, SPOMOptions) else float(options.eps)
-        row = self._current_row(C, eps_F, None if scorer is None else float(scorer()))
-        self.C_, self.best_index_, self.path_result_ = float(C), 0, None
-        self.path_ = ms.path_table([row], PATH_COLUMNS)
-        return reg
-
-    def _solve(
-        self, oracle, examples: Callable, groups, names, *, C, regularizer, p, active_rtol, options, callback=None
-    ):
-        """Minimise ``F`` with the chosen solver; sets the fitted attributes on the scale of ``F``.
+        """One run at a single C or a path over a grid (:meth:`_train_grid`), by the solver
+        (:meth:`~problems.solvers.CuttingPlaneOptions.train` / ``train_path``); sets ``C_``,
+        ``path_``, ``best_index_`` and the model at ``C_``.
 
         Parameters
         ----------
@@ -210,9 +217,12 @@ class TemplateLearnerMixin:
         groups : ndarray of int of shape (dim,)
         names : list of str
             Template names, one per group.
-        C, regularizer, p, active_rtol
-            The checked estimator parameters (one C).
+        prm : dict
+            The checked parameters (:meth:`_checked_params`).
         options : CuttingPlaneOptions or SPOMOptions
+        scorer : callable, optional
+            ``scorer() -> float`` in [0, 1]: the validation score of the model the estimator's
+            attributes hold (its ``predict`` on the validation data). Needed for a grid.
         callback : callable, optional
 
         Returns
@@ -220,147 +230,68 @@ class TemplateLearnerMixin:
         Regularizer
             The ``Omega`` that was minimised.
         """
+        grid = prm["C"]
+        regularizer, p, active_rtol = prm["regularizer"], prm["p"], prm["active_rtol"]
         n_groups = len(names)
         reg = make_regularizer(regularizer, p, groups, n_groups)
+        problem = TrainingProblem(
+            oracle,
+            reg,
+            examples=examples,
+            groups=groups,
+            n_groups=n_groups,
+            group_weights=lambda coef: _group_weights(coef, regularizer, p, groups, n_groups),
+        )
         self.solver_options_ = options
-        if isinstance(options, SPOMOptions):
-            self._run_spom(examples(), oracle, reg, groups, n_groups, C=C, options=options, callback=callback)
-            mu = self._spom_mu(regularizer, p, groups, n_groups)
-        else:
-            res = self._run_cutting_plane(oracle, reg, C=C, options=options, callback=callback)
-            mu = None if regularizer == "ssvm" else res.mu
-        self._set_template_stats(names, groups, n_groups, mu, active_rtol)
+
+        def adopt(point):
+            self._adopt_point(point, names, groups, None if regularizer == "ssvm" else point.mu, active_rtol)
+
+        if grid.is_path:
+            self._train_grid(problem, grid.values, options=options, adopt=adopt, scorer=scorer, callback=callback)
+            return reg
+        C = grid.values[0]
+        point = options.train(problem, C, callback=callback)
+        adopt(point)
+        row = self._current_row(C, point.eps, None if scorer is None else float(scorer()))
+        self.C_, self.best_index_, self.path_result_ = float(C), 0, None
+        self.path_ = ms.path_table([row], PATH_COLUMNS)
         return reg
 
-    def _spom_mu(self, regularizer, p, groups, n_groups):
-        """SPOM's template weights from ``coef_``: ``mu_j = (||w_j|| / ||w||_p)^(2 - p)`` (the
-        simplex for p = 1); None for ``"ssvm"``."""
-        if regularizer == "ssvm":
-            return None
-        from cutplane.groups import group_norms, group_runs
+    def _train_grid(self, problem, values, *, options, adopt, scorer, callback):
+        """Train along the grid ``values`` of C (the solver's ``train_path``: the cutting plane's
+        certified warm-started path, or SPOM once per C), score each point, keep the best.
 
-        q = 1.0 if regularizer == "mtl" else p
-        norms = group_norms(self.coef_, groups, n_groups, runs=group_runs(groups, n_groups))
-        total = float(np.sum(norms**q)) ** (1.0 / q)
-        return (norms / total) ** (2.0 - q) if total > 0 else np.zeros(n_groups)
-
-    def _solve_grid(
-        self,
-        oracle,
-        examples: Callable,
-        groups,
-        names,
-        *,
-        values,
-        regularizer,
-        p,
-        active_rtol,
-        options,
-        scorer,
-        callback,
-    ):
-        """Train along the grid ``values`` of C, score each point, keep the best.
-
-        The cutting-plane solver runs one :func:`cutplane.regularization_path` (each point
-        warm-started from the working set of the previous one and certified on its own; ``eps``
-        per point from :func:`problems.model_selection.path_eps`, ``max_iter`` per point,
-        ``time_limit`` for the whole path). SPOM keeps no working set: it runs once per C,
-        cold, each run with the time that remains.
-
-        Returns
-        -------
-        Regularizer
+        ``eps`` per point from the solver's ``path_eps`` (a tolerance the user gave is absolute
+        on ``F``; else :data:`DEFAULT_PATH_EPS` on the engine's scale), ``max_iter`` per point,
+        ``time_limit`` for the whole path.
         """
         if scorer is None:  # plan_validation refuses a grid without validation data first
             raise InputError("a grid of C needs validation data", field="validation_data")
-        n_groups = len(names)
-        reg = make_regularizer(regularizer, p, groups, n_groups)
-        self.solver_options_ = options
-        if isinstance(options, SPOMOptions):
-            rows, states = self._spom_grid(
-                oracle,
-                examples,
-                reg,
-                groups,
-                names,
-                values=values,
-                regularizer=regularizer,
-                p=p,
-                active_rtol=active_rtol,
-                options=options,
-                scorer=scorer,
-                callback=callback,
-            )
-            table = ms.path_table(rows, PATH_COLUMNS)
-            best = ms.choose_best(table["validation_score"], values)
-            res, coef, mu = states[best]
-            self.result_, self.coef_, self.n_iter_ = res, coef, int(res.epochs)
-            self.objective_, self.lower_bound_, self.gap_ = values[best] * res.objective, None, None
-            self._set_template_stats(names, groups, n_groups, mu, active_rtol)
-            self.path_result_ = None
-        else:
-            user_eps = isinstance(self.solver, CuttingPlane) and self.solver.eps is not None
-            eps = ms.path_eps(options, values, user_eps=user_eps, default_eps=self.DEFAULT_PATH_EPS)
-            rows = [ms.not_run_row(C, e * C) for C, e in zip(values, eps)]
+        user_eps = getattr(self.solver, "eps", None) is not None
+        eps = options.path_eps(values, user_eps=user_eps, default_eps=self.DEFAULT_PATH_EPS)
+        rows = [ms.not_run_row(C, None if e is None else e * C) for C, e in zip(values, eps)]
 
-            def on_point(i, C, res):
-                self._adopt_result(res, C)
-                self._set_template_stats(
-                    names, groups, n_groups, None if regularizer == "ssvm" else res.mu, active_rtol
-                )
-                rows[i] = self._current_row(C, eps[i] * C, float(scorer()))
+        def on_point(i, C, point):
+            adopt(point)
+            rows[i] = self._current_row(C, point.eps, float(scorer()))
 
-            rlb = float(oracle.risk_lower_bound) if options.risk_floor_cut else None
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", category=ConvergenceWarning)
-                path = ms.run_cutting_plane_path(
-                    oracle, reg, values, options, eps, on_point=on_point, callback=callback, risk_lower_bound=rlb
-                )
-            table = ms.path_table(rows, PATH_COLUMNS)
-            best = ms.choose_best(table["validation_score"], values)
-            res = path.results[best]
-            self._adopt_result(res, values[best])
-            self._set_template_stats(names, groups, n_groups, None if regularizer == "ssvm" else res.mu, active_rtol)
-            self.path_result_ = path
+        run = options.train_path(problem, values, eps=eps, on_point=on_point, callback=callback)
+        table = ms.path_table(rows, PATH_COLUMNS)
+        best = ms.choose_best(table["validation_score"], values)
+        adopt(run.points[best])
+        self.path_result_ = run.path_result
         self.C_, self.best_index_, self.path_ = float(values[best]), int(best), table
         ms.warn_path(type(self).__name__, table, best, category=ConvergenceWarning)
-        return reg
 
-    def _spom_grid(
-        self, oracle, examples, reg, groups, names, *, values, regularizer, p, active_rtol, options, scorer, callback
-    ):
-        """SPOM once per C (cold), the time limit shared by the whole grid; the rows and the
-        ``(result, coef, mu)`` of each point (None where the time ran out)."""
-        import dataclasses
-        import time
-
-        n_groups = len(names)
-        rows = [ms.not_run_row(C, None) for C in values]
-        states: list = [None] * len(values)
-        t0 = time.perf_counter()
-        for i, C in enumerate(values):
-            run = options
-            if options.time_limit is not None:
-                remaining = options.time_limit - (time.perf_counter() - t0)
-                if remaining <= 0:
-                    break
-                run = dataclasses.replace(options, time_limit=remaining)
-            res = self._run_spom(examples(), oracle, reg, groups, n_groups, C=C, options=run, callback=callback)
-            mu = self._spom_mu(regularizer, p, groups, n_groups)
-            self._set_template_stats(names, groups, n_groups, mu, active_rtol)
-            rows[i] = self._current_row(C, None, float(scorer()))
-            states[i] = (res, self.coef_.copy(), mu)
-            ms.logger.info(
-                "C=%g (%d of %d) SPOM %s after %d epochs: objective %.6g, validation score %.4f",
-                C,
-                i + 1,
-                len(values),
-                res.status,
-                self.n_iter_,
-                self.objective_,
-                rows[i]["validation_score"],
-            )
-        return rows, states
+    def _adopt_point(self, point, names, groups, mu, active_rtol):
+        """Set ``result_``, ``coef_``, ``n_iter_``, the bounds (scale ``F``) and the template
+        statistics from a :class:`~problems.solvers.TrainedPoint`."""
+        self.result_ = point.result
+        self.coef_ = point.coef
+        self.n_iter_ = point.n_iter
+        self.objective_, self.lower_bound_, self.gap_ = point.objective, point.lower_bound, point.gap
+        self._set_template_stats(names, groups, len(names), mu, active_rtol)
 
     def _current_row(self, C, eps_F, score) -> dict:
         """The ``path_`` row of the model the estimator's attributes hold (trained at ``C``)."""
@@ -379,43 +310,15 @@ class TemplateLearnerMixin:
             active_templates=list(self.active_templates_),
         )
 
-    def _run_cutting_plane(self, oracle, reg, *, C, options, callback=None):
-        """:func:`cutplane.minimize` on ``F / C`` (``lam = 1/C``, ``eps / C``); sets ``coef_``,
-        ``n_iter_``, ``result_`` and the bounds on the scale of ``F``.
-
-        The engine's ``ConvergenceWarning`` (on its scale) is suppressed: call
-        :meth:`_warn_uncertified` once the attributes are final.
-        """
-        from cutplane import minimize
-
-        kwargs = options.minimize_kwargs(C, oracle)
-        if options.risk_floor_cut:  # else the regulariser decides (cutplane.minimize's risk_lower_bound)
-            kwargs["risk_lower_bound"] = float(oracle.risk_lower_bound)
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", category=ConvergenceWarning)
-            res = minimize(oracle, reg, 1.0 / C, callback=callback, **kwargs)
-        self._adopt_result(res, C)
-        return res
-
-    def _adopt_result(self, res, C):
-        """Set ``result_``, ``coef_``, ``n_iter_`` and the bounds (scale ``F``) from an engine
-        result at ``C``."""
-        self.result_ = res
-        self.coef_ = np.asarray(res.w, dtype=np.float64).copy()
-        self.n_iter_ = int(res.n_iter)
-        self.objective_, self.lower_bound_, self.gap_ = C * res.objective, C * res.lower_bound, C * res.gap
-
     def _warn_uncertified(self):
-        """``ConvergenceWarning`` (on the scale of ``F``) when the cutting-plane run of the
-        chosen C stopped before convergence or its final gap exceeds its ``eps`` (beyond
-        round-off); nothing for SPOM."""
-        options = self.solver_options_
-        if isinstance(options, SPOMOptions):
+        """``ConvergenceWarning`` (on the scale of ``F``) when the run of the chosen C stopped
+        before convergence or its final gap exceeds the tolerance it was given (beyond
+        round-off; the solver's ``certified_tolerance``); nothing for a solver that certifies
+        nothing (SPOM)."""
+        eps = self.solver_options_.certified_tolerance(self.path_["eps"][self.best_index_], self.objective_)
+        if eps is None:
             return
         res = self.result_
-        eps = self.path_["eps"][self.best_index_]
-        if options.rtol is not None:  # the run's own tolerance: max(eps, rtol |F|)
-            eps = max(eps, options.rtol * abs(self.objective_))
         if res.status != "converged" or self.gap_ > eps * (1.0 + 1e-9):
             where = f" at C={self.C_:g}" if len(self.path_["C"]) > 1 else ""
             warnings.warn(
@@ -424,42 +327,6 @@ class TemplateLearnerMixin:
                 ConvergenceWarning,
                 stacklevel=3,
             )
-
-    def _run_spom(self, examples, batch_oracle, reg, groups, n_groups, *, C, options, callback=None):
-        """SPOM on ``f_i = Omega / C + L_i`` (mean over examples: ``F / C``); sets ``coef_``,
-        ``n_iter_`` (epochs), ``result_`` and ``objective_`` on the scale of ``F``
-        (``lower_bound_`` and ``gap_`` None: no certificate).
-
-        Parameters
-        ----------
-        examples : ExampleOracle
-            Per-example losses (:class:`cutplane.protocols.ExampleOracle`).
-        batch_oracle : Oracle
-            ``R(w)`` for the objective evaluations (once per epoch).
-        """
-        from cutplane.online import spom
-
-        res = spom(
-            examples,
-            reg,
-            1.0 / C,
-            groups=groups,
-            n_groups=n_groups,
-            epochs=options.epochs,
-            eta0=options.eta0,
-            averaged=options.averaged,
-            seed=options.seed,
-            batch_oracle=batch_oracle,
-            callback=callback,
-            time_limit=options.time_limit,
-            verbose=options.verbose,
-            progress_scale="F/lam",  # the bar and the log on F = Omega + C * loss
-        )
-        self.result_ = res
-        self.coef_ = np.asarray(res.w, dtype=np.float64).copy()
-        self.n_iter_ = int(res.epochs)
-        self.objective_, self.lower_bound_, self.gap_ = C * res.objective, None, None
-        return res
 
     def _set_template_stats(self, names, groups, n_groups, mu, active_rtol):
         """``template_weights_`` (``mu``; all 1 when None), ``template_norms_`` (``||w_j||``),
@@ -475,3 +342,101 @@ class TemplateLearnerMixin:
         active = norms > active_rtol * top if top > 0 else np.zeros(n_groups, bool)
         self.active_templates_ = [nm for nm, a in zip(names, active) if a]
         self.n_active_templates_ = int(active.sum())
+
+
+def _check_validation_fraction(value, name):
+    from problems.validation import check_fraction
+
+    return check_fraction(value, name, allow_one=False)
+
+
+class TemplateLearnerCVMixin:
+    """A structured estimator's ``...CV`` twin: the certified path over a grid of C, C chosen on
+    held-out data (scikit-learn's ``LogisticRegressionCV`` convention).
+
+    Put before the single-C estimator in the bases (``class SequenceTaggerCV(
+    TemplateLearnerCVMixin, SequenceTagger)``); the estimator stores ``Cs`` instead of ``C``
+    and ``validation_fraction``, ``validation_seed``, ``refit`` besides, and sets
+    :attr:`SINGLE` to the single-C class (the refit trains one of those at ``C_``).
+    ``fit(X, y, *, validation_data=None, callback=None)`` trains along the grid with the
+    estimator's solver (the cutting plane's warm-started path, each point certified; SPOM once
+    per C), scores every point on the validation data, keeps the best and, when the validation
+    data were held out of the training examples, refits at ``C_`` on all of them.
+    """
+
+    #: The single-C estimator class (set by each CV class).
+    SINGLE: ClassVar[type]
+    #: The parameters of the CV estimator that the single-C one has not.
+    CV_PARAMETERS: ClassVar[dict] = {
+        "Cs": Param(_check_C, "the grid of C: 'auto' (the regulariser's grid) or a sequence of numbers > 0"),
+        "validation_fraction": Param(
+            _check_validation_fraction, "share of the training examples held out", allow_none=True
+        ),
+        "validation_seed": Param(lambda v, n: check_int(v, n, min_value=0), "seed of the held-out examples"),
+        "refit": Param(check_bool, "train again at C_ on all the training examples"),
+    }
+
+    def _C_grid(self, prm) -> ms.CGrid:
+        """``Cs`` as a :class:`~problems.model_selection.CGrid`, ``"auto"`` resolved to the
+        regulariser's grid (:data:`DEFAULT_C_GRIDS`)."""
+        grid = prm.pop("Cs")
+        if grid.kind == "auto":
+            grid = ms.check_C(ms.AUTO, auto_grid=DEFAULT_C_GRIDS[prm["regularizer"]])
+        return grid
+
+    def fit(self, X, y=None, *, validation_data=None, callback=None):
+        """Train along the grid ``Cs``, choose C on validation data, refit at ``C_``.
+
+        Parameters
+        ----------
+        X, y
+            The training examples, as the single-C estimator's ``fit`` takes them.
+        validation_data : optional
+            Labelled examples to choose C on (the task's form: ``(X_dev, y_dev)`` sentences
+            and labels for the tagger, sentences with gold heads for the parser). None: hold
+            out ``validation_fraction`` of the training examples (None:
+            :data:`DEFAULT_VALIDATION_FRACTION`), seeded by ``validation_seed``.
+        callback : callable, optional
+            Passed to the solver: ``callback(IterationInfo)`` per engine iteration
+            (``info.lam`` is ``1 / C`` of the running point), ``callback(SPOMInfo)`` per SPOM
+            evaluation; returning True stops.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        InputError
+            Both ``validation_data`` and ``validation_fraction``, a fraction with fewer than
+            two examples, malformed validation data, or a bad parameter.
+        """
+        import time
+
+        started = time.perf_counter()
+        prm = self._checked_params()
+        options = self._checked_solver(C=prm["C"].values[0])  # its eps: of one C (a path's is per point)
+        self.validation_ = None
+        fraction = prm["validation_fraction"]
+        if fraction is None and validation_data is None:
+            fraction = self.DEFAULT_VALIDATION_FRACTION
+        plan = ms.plan_validation(
+            prm["C"],
+            validation_data,
+            fraction,
+            prm["validation_seed"],
+            default_fraction=None,
+            owner=type(self).__name__,
+        )
+        self._fit_task(X, y, prm=prm, options=options, plan=plan, validation_data=validation_data, callback=callback)
+        if prm["refit"] and plan.source == "fraction" and prm["C"].is_path:
+            ms.refit_at_chosen(
+                self, X, y, started=started, time_limit=options.time_limit, estimator=self._single_estimator
+            )
+        self._warn_uncertified()
+        return self
+
+    def _single_estimator(self, C: float, solver):
+        """The single-C estimator with this one's parameters, at ``C`` with ``solver`` (the refit)."""
+        params = {k: v for k, v in self.get_params(deep=False).items() if k not in self.CV_PARAMETERS}
+        return self.SINGLE(**dict(params, C=C, solver=solver))

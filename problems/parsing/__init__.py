@@ -1,5 +1,5 @@
 """Arc-factored dependency parsing: the parser, its decoder choice and its arc features."""
 
-from problems.parsing.parser import DependencyParser, TreeDecoder
+from problems.parsing.parser import DependencyParser, DependencyParserCV, TreeDecoder
 
-__all__ = ["DependencyParser", "TreeDecoder"]
+__all__ = ["DependencyParser", "DependencyParserCV", "TreeDecoder"]

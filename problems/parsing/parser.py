@@ -34,7 +34,6 @@ in :mod:`problems.parsing.features` and re-exported here).
 
 from __future__ import annotations
 
-import time
 import warnings
 from typing import ClassVar
 
@@ -43,8 +42,14 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from cutplane.exceptions import InputError, ModelFormatError
-from problems.model_schemas import ModelSchema
-from problems.model_selection import SELECTION_META, load_selection, selection_meta
+from problems.model_schemas import ModelSchema, check_schema
+from problems.model_selection import (
+    SELECTION_META,
+    cv_params_of_grid_file,
+    is_single_C,
+    load_selection,
+    selection_meta,
+)
 from problems.parsing.features import parse_arc_templates
 from problems.solvers import (
     LEGACY_SOLVER_KEYS,
@@ -56,12 +61,13 @@ from problems.solvers import (
     params_to_meta,
     release_executor,
 )
-from problems.template_learning import TemplateLearnerMixin
+from problems.template_learning import TemplateLearnerCVMixin, TemplateLearnerMixin
 from problems.validation import check_bool, check_choice
 
-__all__ = ["DependencyParser", "TreeDecoder", "parse_arc_templates", "MODEL_SCHEMA"]
+__all__ = ["DependencyParser", "DependencyParserCV", "TreeDecoder", "parse_arc_templates", "MODEL_SCHEMA"]
 
 _MODEL_NAME = "DependencyParser"
+_CV_MODEL_NAME = "DependencyParserCV"
 _FZ_PREFIX = "fz_"
 
 
@@ -159,16 +165,13 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
     templates : dict, list of str, str or None, default=None
         Arc templates (see the module docstring); None: the built-in MSTParser-style set
         :data:`problems.parsing.features.DEFAULT_TEMPLATES` (24 templates).
-    C : float, sequence of float or "auto", default="auto"
-        Weight of the mean structured hinge loss. One value: one run. A sequence: ``fit``
-        trains along the grid (one certified run per C, each warm-started from the cuts of
-        the previous one), scores every point by UAS on validation data and keeps the best
-        (``C_``, ``path_``); it needs ``validation_data`` or ``validation_fraction``.
-        ``"auto"``: the regulariser's grid
-        (:data:`problems.template_learning.DEFAULT_C_GRIDS`; see
-        ``docs/results/danish_parsing.md`` for why MTL^parse's best C is larger than the
-        SSVM's) on :data:`DEFAULT_VALIDATION_FRACTION` of the training trees unless ``fit`` is
-        given validation data.
+    C : float, default=1000.0
+        Weight of the mean structured hinge loss: ``fit`` trains one model at this C. The
+        default is the C that the certified path chose on held-out trees for MTL^parse, the
+        default regulariser, on UD Danish-DDT (``docs/results/default_models.md``); the SSVM's
+        UAS there is flat from C = 30 to 3000 (``docs/results/danish_parsing.md``). To choose C
+        on held-out data, use :class:`DependencyParserCV` (a grid or ``"auto"`` given here is
+        refused).
     regularizer : {"mtl", "ssvm", "pmtl"}, default="mtl"
     p : float, default=1.0
         Exponent of the p-block norm for ``regularizer="pmtl"`` (``p > 1``).
@@ -190,9 +193,8 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         How ``F`` is minimised (:mod:`problems.solvers`): :class:`~problems.solvers.CuttingPlane`
         (the engine: MTL^parse / SSVM / pMTL^parse by cutting planes, certified gap) or
         :class:`~problems.solvers.SPOM` (online proximal subgradient, Martins et al. 2011, Alg. 3, same
-        regulariser and decoder). None: ``CuttingPlane()`` with ``eps=0.1`` and ``max_iter=500``
-        for one C; for a grid see :class:`problems.SequenceTagger` (``eps``, ``max_iter`` per
-        point, ``time_limit`` for the whole grid, SPOM once per C).
+        regulariser and decoder). None: ``CuttingPlane()``; an ``eps`` left None is ``0.01 * C``
+        on ``F`` and a ``max_iter`` left None 1000, as for :class:`problems.SequenceTagger`.
         The solver's ``executor`` also maps the decoder in :meth:`predict`. Its options are
         reachable as ``solver__eps`` etc.; see :class:`problems.SequenceTagger` for
         ``risk_floor_cut``.
@@ -220,8 +222,8 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
     solver_options_ : CuttingPlaneOptions or SPOMOptions
         The solver's checked options at ``fit`` (the defaults filled in).
     C_ : float
-        The C of the model (the one chosen on the validation data, for a grid); the
-        attributes above are those of the model at ``C_``.
+        The C of the model (``C``; for :class:`DependencyParserCV`, the one chosen on the
+        validation trees); the attributes above are those of the model at ``C_``.
     best_index_ : int
         Index of ``C_`` in ``path_``.
     path_ : dict of str to list
@@ -231,7 +233,7 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         The engine's path for a grid trained by ``CuttingPlane``; None otherwise.
     validation_ : dict or None
         The validation data used (``source``, ``fraction``, ``seed``, ``n_examples``,
-        ``metric="uas"``).
+        ``metric="uas"``); None for a single C.
     """
 
     #: The declarative parameter table (checked at ``fit``; the decoder and the solver check
@@ -241,12 +243,15 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         "normalize_loss": Param(check_bool, "loss per word"),
         "pos": Param(lambda v, n: check_choice(v, n, ("upos", "xpos")), "POS column"),
     }
+    CV_NAME = "DependencyParserCV"
+    #: The ``estimator`` field of the model files.
+    MODEL_NAME = _MODEL_NAME
 
     def __init__(
         self,
         templates=None,
         *,
-        C="auto",
+        C=1000.0,
         regularizer="mtl",
         p=1.0,
         decoder=None,
@@ -335,18 +340,9 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         )
         return oracle, feats, trees
 
-    def fit(
-        self,
-        sentences,
-        y=None,
-        *,
-        validation_data=None,
-        validation_fraction=None,
-        validation_seed=0,
-        refit=True,
-        callback=None,
-    ):
-        """Train on sentences with gold heads (e.g. :func:`problems.io.conllu.read_conllu`).
+    def fit(self, sentences, y=None, *, callback=None):
+        """Train one model at ``C`` on sentences with gold heads (e.g.
+        :func:`problems.io.conllu.read_conllu`).
 
         Parameters
         ----------
@@ -354,24 +350,10 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
             Objects with ``forms``, ``lemmas``, ``upos``, ``xpos`` and ``heads`` (shape (n,),
             0 = root) forming a tree.
         y : ignored
-        validation_data : list of ConlluSentence or (sentences, None), optional
-            Sentences with gold heads to choose C on (a grid of C) or to score the model on
-            (one C), by UAS without punctuation.
-        validation_fraction : float, optional
-            Hold out this share of the training trees (whole trees, at least one) instead; the
-            model is trained on the rest. ``C="auto"`` without validation data holds out
-            :data:`DEFAULT_VALIDATION_FRACTION`.
-        validation_seed : int, default=0
-            Seed of the held-out trees (``np.random.default_rng(validation_seed)``).
-        refit : bool, default=True
-            After a grid of C scored on held-out trees (``validation_fraction`` or
-            ``C="auto"``), train again at ``C_`` on all the training trees
-            (:func:`problems.model_selection.refit_at_chosen`), as scikit-learn's
-            ``GridSearchCV(refit=True)``; False keeps the model trained without them.
         callback : callable, optional
-            Passed to the solver: ``callback(IterationInfo)`` per engine iteration (with a grid,
-            ``info.lam`` is ``1 / C`` of the running point), ``callback(SPOMInfo)`` per SPOM
-            evaluation (objectives on the scale ``F / C``); returning True stops.
+            Passed to the solver: ``callback(IterationInfo)`` per engine iteration,
+            ``callback(SPOMInfo)`` per SPOM evaluation (objectives on the scale ``F / C``);
+            returning True stops.
 
         Returns
         -------
@@ -380,20 +362,21 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         Raises
         ------
         InputError
-            A grid of C without validation data, both ``validation_data`` and
-            ``validation_fraction``, a fraction with fewer than two trees, validation sentences
-            without gold heads, or a bad parameter.
+            A bad parameter (a grid of C names :class:`DependencyParserCV`) or sentences
+            without gold heads or not forming trees.
         """
-        from oracles.parse_examples import ParseExampleOracle
-        from problems.model_selection import holdout_split, refit_at_chosen, take
+        self._fit_one(sentences, y, callback=callback)
+        self._warn_uncertified()
+        return self
 
-        started = time.perf_counter()
-        all_sentences = sentences
-        prm = self._checked_params()
+    def _fit_task(self, sentences, y, *, prm, options, plan, validation_data, callback):
+        """Hold out the validation trees of ``plan`` (or read ``validation_data``), build the
+        oracle, train (:meth:`_train`) and zero the inactive templates; the executor is
+        released."""
+        from oracles.parse_examples import ParseExampleOracle
+        from problems.model_selection import holdout_split, take
+
         dec = _checked_decoder(self.decoder)
-        options = self._checked_solver(path=prm["C"].is_path)
-        self.validation_ = None
-        plan = self._validation_plan(prm["C"], validation_data, validation_fraction, validation_seed)
         val = None
         if plan.source == "fraction":
             sentences = _check_sentences(sentences, need_heads=True)
@@ -433,10 +416,6 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
                 self.path_[key][self.best_index_] = None if value is None else float(value)
         finally:
             release_executor(options, oracle.executor)  # worker pools / processes do not outlive fit
-        if refit and plan.source == "fraction" and prm["C"].is_path:
-            refit_at_chosen(self, all_sentences, None, started=started, time_limit=options.time_limit)
-        self._warn_uncertified()
-        return self
 
     def _validation_scorer(self, val, plan):
         """``scorer() -> float``: UAS without punctuation of :meth:`predict` on the validation
@@ -537,7 +516,7 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         meta = dict(extra_meta or {})
         meta.update(
             {
-                "estimator": _MODEL_NAME,
+                "estimator": self.MODEL_NAME,
                 "featurizer": fz_meta,
                 "params": params,
                 "template_weights": self.template_weights_,
@@ -554,11 +533,26 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
 
     @classmethod
     def load(cls, path):
-        """Read a model written by :meth:`save`; validated, never unpickled."""
+        """Read a model written by :meth:`save`; validated, never unpickled.
+
+        Returns an estimator of the class that wrote the file, whichever of
+        ``DependencyParser.load`` / ``DependencyParserCV.load`` is called: a
+        :class:`DependencyParserCV` for its files and for those of a ``DependencyParser`` fitted
+        on a grid of C before the CV estimator (``C`` a sequence or ``"auto"``: it becomes
+        ``Cs``, with the stored ``C_``, ``path_`` and ``validation_``), else a
+        :class:`DependencyParser`.
+        """
         from problems.model_io import load_model
         from problems.parsing.features import ArcFeaturizer
 
-        arrays, meta = load_model(path, estimator=_MODEL_NAME, schema=MODEL_SCHEMA)
+        arrays, meta = load_model(path)
+        if meta["estimator"] not in (_MODEL_NAME, _CV_MODEL_NAME):
+            raise ModelFormatError(
+                f"the file holds a {meta['estimator'][:80]} model, expected {_MODEL_NAME} or {_CV_MODEL_NAME}",
+                path=path,
+                field="estimator",
+            )
+        check_schema(MODEL_SCHEMA, arrays, meta, path)
         try:
             fz_meta = meta["featurizer"]
             fz = ArcFeaturizer.from_state(
@@ -570,7 +564,10 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
                     params["decoder"] = {k: params.pop(k) for k in ("projective", "single_root") if k in params}
                 decoder = params.pop("decoder", None)
                 decoder = None if decoder is None else TreeDecoder(**decoder)
-                est = cls(fz.templates, decoder=decoder, solver=solver, **params)
+                klass = DependencyParserCV if meta["estimator"] == _CV_MODEL_NAME else DependencyParser
+                if klass is DependencyParser and "C" in params and not is_single_C(params["C"]):
+                    klass, params = DependencyParserCV, cv_params_of_grid_file(params, meta.get("validation"))
+                est = klass(fz.templates, decoder=decoder, solver=solver, **params)
             except (InputError, TypeError) as exc:
                 raise ModelFormatError(
                     f"bad hyper-parameters (format_version {meta['format_version']}): {getattr(exc, 'message', exc)}",
@@ -602,6 +599,102 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         return est
 
 
+class DependencyParserCV(TemplateLearnerCVMixin, DependencyParser):
+    """:class:`DependencyParser` with C chosen on held-out trees along a certified path
+    (scikit-learn's ``LogisticRegressionCV`` convention).
+
+    ``fit(sentences, y=None, *, validation_data=None, callback=None)`` trains along the grid
+    ``Cs`` (with :class:`~problems.solvers.CuttingPlane`, one
+    :func:`cutplane.regularization_path`, each point warm-started from the cuts of the previous
+    one and certified on its own; with :class:`~problems.solvers.SPOM`, once per C, cold),
+    scores every point by UAS without punctuation on the validation trees, keeps the best
+    (``C_``, ``path_``) and, when the validation trees were held out of the training ones,
+    trains again at ``C_`` on all of them (``refit``). The fitted estimator is the model at
+    ``C_``: it predicts, scores and saves as a :class:`DependencyParser` does, with the same
+    attributes.
+
+    Parameters
+    ----------
+    templates : dict, list of str, str or None, default=None
+        As :class:`DependencyParser`.
+    Cs : "auto" or sequence of float, default="auto"
+        The grid of C, in the order given. ``"auto"``: the regulariser's grid
+        (:data:`problems.template_learning.DEFAULT_C_GRIDS`; see
+        ``docs/results/danish_parsing.md`` for why MTL^parse's best C is larger than the
+        SSVM's). One value trains that C alone (scored on the validation trees, not refitted).
+    regularizer, p, decoder, normalize_loss, pos, min_count, active_rtol
+        As :class:`DependencyParser`.
+    solver : CuttingPlane, SPOM or None, default=None
+        As :class:`DependencyParser`; on the path as :class:`problems.SequenceTaggerCV`
+        (``eps`` and ``max_iter`` per point, ``time_limit`` for the whole fit).
+    validation_fraction : float, optional
+        Share of the training trees (whole trees, at least one) held out to choose C when
+        ``fit`` is given no ``validation_data`` (sentences with gold heads, or a pair
+        ``(sentences, None)``). None: :data:`DEFAULT_VALIDATION_FRACTION` without
+        ``validation_data``; giving both is refused.
+    validation_seed : int, default=0
+        Seed of the held-out trees (``np.random.default_rng(validation_seed)``).
+    refit : bool, default=True
+        After a grid scored on held-out trees, train again at ``C_`` on all the training
+        trees (:func:`problems.model_selection.refit_at_chosen`), as scikit-learn's
+        ``GridSearchCV(refit=True)``; False keeps the model trained without them.
+
+    Attributes
+    ----------
+    C_ : float
+        The C chosen on the validation trees (ties: the smaller C).
+    path_ : dict of str to list
+        One entry per C of the grid (``validation_score``: UAS in [0, 1]).
+    path_result_ : cutplane.PathResult or None
+        The engine's path; None for SPOM.
+    validation_ : dict
+        The validation data used (``source``, ``fraction``, ``seed``, ``n_examples``,
+        ``metric="uas"``; after a refit, ``refit``, ``refit_seconds``, ``n_examples_refit``).
+    coef_, template_weights_, result_, ...
+        The model at ``C_``, as :class:`DependencyParser`'s.
+    """
+
+    SINGLE = DependencyParser
+    MODEL_NAME = _CV_MODEL_NAME
+    #: The declarative parameter table (checked at ``fit``): the parser's without ``C``, with
+    #: ``Cs`` and the validation parameters.
+    PARAMETERS: ClassVar[dict] = {
+        **{k: v for k, v in DependencyParser.PARAMETERS.items() if k != "C"},
+        **TemplateLearnerCVMixin.CV_PARAMETERS,
+    }
+
+    def __init__(
+        self,
+        templates=None,
+        *,
+        Cs="auto",
+        regularizer="mtl",
+        p=1.0,
+        decoder=None,
+        normalize_loss=False,
+        pos="upos",
+        min_count=1,
+        active_rtol=1e-5,
+        solver=None,
+        validation_fraction=None,
+        validation_seed=0,
+        refit=True,
+    ):
+        self.templates = templates
+        self.Cs = Cs
+        self.regularizer = regularizer
+        self.p = p
+        self.decoder = decoder
+        self.normalize_loss = normalize_loss
+        self.pos = pos
+        self.min_count = min_count
+        self.active_rtol = active_rtol
+        self.solver = solver
+        self.validation_fraction = validation_fraction
+        self.validation_seed = validation_seed
+        self.refit = refit
+
+
 _NUM = (float, type(None))
 #: What a DependencyParser model file must hold (passed to :func:`problems.model_io.load_model`);
 #: ``params`` may hold the solver and decoder options of format-version-1 files too.
@@ -618,6 +711,9 @@ MODEL_SCHEMA = ModelSchema(
         "gap": _NUM,
         "n_iter": (int,),
     },
-    params_of=frozenset(DependencyParser._get_param_names()) | LEGACY_SOLVER_KEYS | {"projective", "single_root"},
+    params_of=frozenset(DependencyParser._get_param_names())
+    | frozenset(DependencyParserCV._get_param_names())
+    | LEGACY_SOLVER_KEYS
+    | {"projective", "single_root"},
     optional_meta=SELECTION_META,
 )

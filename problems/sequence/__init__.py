@@ -1,5 +1,5 @@
 """Sequence labelling: the tagger, CRF++ templates, the feature index, word segmentation."""
 
-from problems.sequence.tagger import SequenceTagger
+from problems.sequence.tagger import SequenceTagger, SequenceTaggerCV
 
-__all__ = ["SequenceTagger"]
+__all__ = ["SequenceTagger", "SequenceTaggerCV"]

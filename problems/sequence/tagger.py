@@ -21,23 +21,28 @@ the reported objective, bounds and ``eps`` are on the scale of ``F``.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from cutplane.exceptions import InputError, ModelFormatError
-from problems.model_schemas import ModelSchema, json_type_ok
-from problems.model_selection import SELECTION_META, load_selection, selection_meta
+from problems.model_schemas import ModelSchema, check_schema, json_type_ok
+from problems.model_selection import (
+    SELECTION_META,
+    cv_params_of_grid_file,
+    is_single_C,
+    load_selection,
+    selection_meta,
+)
 from problems.sequence.feature_index import FeatureIndex, LabelAlphabet
 from problems.solvers import LEGACY_SOLVER_KEYS, make_executor, params_from_meta, params_to_meta, release_executor
-from problems.template_learning import TemplateLearnerMixin
+from problems.template_learning import TemplateLearnerCVMixin, TemplateLearnerMixin
 from problems.validation import check_sequences, warn_unseen_labels
 
-__all__ = ["SequenceTagger", "MODEL_SCHEMA"]
+__all__ = ["SequenceTagger", "SequenceTaggerCV", "MODEL_SCHEMA"]
 
 _MODEL_NAME = "SequenceTagger"
+_CV_MODEL_NAME = "SequenceTaggerCV"
 
 
 def _check_corpus(X, y=None):
@@ -80,18 +85,15 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         templates, several ``B`` lines and input-conditioned bigrams such as ``B01:%x[0,1]``,
         which need the ``CuttingPlane`` solver); see
         :func:`problems.sequence.templates.parse_templates`.
-    C : float, sequence of float or "auto", default="auto"
-        Weight of the mean structured hinge loss (SVM^hmm's ``C``). One value: one run. A
-        sequence: ``fit`` trains along the grid (one certified run per C, each warm-started
-        from the cuts of the previous one), scores every point on validation data and keeps
-        the best (``C_``, ``path_``); it needs ``validation_data`` or ``validation_fraction``.
-        ``"auto"``: the regulariser's grid
-        (:data:`problems.template_learning.DEFAULT_C_GRIDS`: 10, 100, 1000 for ``"ssvm"``;
-        100, 1000, 10000 for ``"mtl"`` and ``"pmtl"``, whose penalty is up to m templates
-        times the SSVM's at equal C, so its best C is larger; see
-        ``docs/results/conll2000_chunking.md`` and ``docs/results/conll2002_ner_table5a.md``),
-        on :data:`DEFAULT_VALIDATION_FRACTION` of the training sentences unless ``fit`` is
-        given validation data. (The default was ``C=1.0`` before; see CHANGELOG.md.)
+    C : float, default=10000.0
+        Weight of the mean structured hinge loss (SVM^hmm's ``C``): ``fit`` trains one model
+        at this C. The default is the C that the certified path chose on held-out data for
+        MTL^struct, the default regulariser, on CoNLL-2000 chunking and CoNLL-2002 NER
+        (``docs/results/default_models.md``). The structural SVM's penalty is smaller at equal
+        C, so its best C is smaller: give ``C=1000.0`` with ``regularizer="ssvm"``
+        (``docs/results/conll2000_chunking.md``, ``docs/results/conll2002_ner_table5a.md``).
+        To choose C on held-out data, use :class:`SequenceTaggerCV` (a grid or ``"auto"``
+        given here is refused).
     regularizer : {"mtl", "ssvm", "pmtl"}, default="mtl"
     p : float, default=1.0
         Exponent of the p-block norm for ``regularizer="pmtl"`` (``p > 1``).
@@ -108,12 +110,10 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         ``backend``, ``executor``, ``checkpoint``, ``memory_limit``, ...) or
         :class:`~problems.solvers.SPOM` (online proximal subgradient, Martins et al. 2011, Alg. 3, on the same
         regulariser and oracle: ``epochs``, ``eta0``, ``averaged``, ``seed``). None:
-        ``CuttingPlane()`` with ``eps=0.1`` and ``max_iter=500`` (one C); with a grid of C, an
-        ``eps`` left None is ``0.01 * C`` at each point (:data:`DEFAULT_PATH_EPS` on the
-        engine's scale) and ``max_iter`` is per point (default
-        :data:`DEFAULT_PATH_MAX_ITER`), ``time_limit`` for the whole grid; a grid refuses
-        ``checkpoint``. SPOM runs once per C of a grid, cold (no working set to carry over, no
-        certificate), the time limit shared. Its options are reachable as
+        ``CuttingPlane()``. An ``eps`` left None is ``0.01 * C`` on ``F``
+        (:data:`DEFAULT_PATH_EPS` on the engine's scale, the tolerance of the measured default
+        models) and a ``max_iter`` left None is :data:`DEFAULT_PATH_MAX_ITER`, as at each point
+        of :class:`SequenceTaggerCV`'s path. Its options are reachable as
         ``solver__eps`` etc. through ``get_params`` / ``set_params``. ``risk_floor_cut`` adds the
         cut ``R(w) >= 0`` for ``regularizer="ssvm"`` too (``"mtl"`` and ``"pmtl"`` with
         ``p != 2`` always take it); ``docs/results/risk_floor_ab.md`` measures when it pays.
@@ -144,29 +144,33 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
     solver_options_ : CuttingPlaneOptions or SPOMOptions
         The solver's checked options at ``fit`` (the defaults filled in).
     C_ : float
-        The C of the model (the one chosen on the validation data, for a grid). The
-        attributes above are those of the model at ``C_``.
+        The C of the model (``C``; for :class:`SequenceTaggerCV`, the one chosen on the
+        validation data). The attributes above are those of the model at ``C_``.
     best_index_ : int
         Index of ``C_`` in ``path_``.
     path_ : dict of str to list
-        One entry per C, in the order given (``pandas.DataFrame(est.path_)`` is the table):
-        ``C``, ``eps`` (on ``F``; None for SPOM), ``objective``, ``lower_bound``, ``gap`` (None
-        for SPOM), ``status`` (``"not_run"`` where the time limit ran out first), ``n_iter``,
-        ``seconds``, ``validation_score`` (in [0, 1]; None without validation data),
-        ``n_active_templates``, ``active_templates``.
+        One entry per C, in the order given (``pandas.DataFrame(est.path_)`` is the table; one
+        row for a single C): ``C``, ``eps`` (on ``F``; None for SPOM), ``objective``,
+        ``lower_bound``, ``gap`` (None for SPOM), ``status`` (``"not_run"`` where the time limit
+        ran out first), ``n_iter``, ``seconds``, ``validation_score`` (in [0, 1]; None without
+        validation data), ``n_active_templates``, ``active_templates``.
     path_result_ : cutplane.PathResult or None
         The engine's path (every point's result and history) for a grid trained by
         ``CuttingPlane``; None otherwise.
     validation_ : dict or None
-        The validation data used: ``source`` (``"data"`` or ``"fraction"``), ``fraction``,
-        ``seed``, ``n_examples`` and ``metric`` (``"chunk_f1"`` or ``"token_accuracy"``).
+        The validation data used (None for a single C): ``source`` (``"data"`` or
+        ``"fraction"``), ``fraction``, ``seed``, ``n_examples`` and ``metric``
+        (``"chunk_f1"`` or ``"token_accuracy"``).
     """
 
     #: The declarative parameter table (checked at ``fit``; the solver checks its own).
     PARAMETERS = TemplateLearnerMixin.PARAMETERS
+    CV_NAME = "SequenceTaggerCV"
+    #: The ``estimator`` field of the model files.
+    MODEL_NAME = _MODEL_NAME
 
     def __init__(
-        self, templates, *, C="auto", regularizer="mtl", p=1.0, min_count="auto", active_rtol=1e-5, solver=None
+        self, templates, *, C=10000.0, regularizer="mtl", p=1.0, min_count="auto", active_rtol=1e-5, solver=None
     ):
         self.templates = templates
         self.C = C
@@ -212,33 +216,18 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
             executor=executor,
         )
 
-    def fit(
-        self, X, y, *, validation_data=None, validation_fraction=None, validation_seed=0, refit=True, callback=None
-    ):
-        """Train on sentences ``X`` (lists of token rows of str) with label sequences ``y``.
+    def fit(self, X, y, *, callback=None):
+        """Train one model at ``C`` on sentences ``X`` (lists of token rows of str) with label
+        sequences ``y``.
 
         Parameters
         ----------
         X : list of list of tuple of str
         y : list of list of str
-        validation_data : (X_dev, y_dev), optional
-            Labelled sentences to choose C on (a grid of C) or to score the model on (one C).
-        validation_fraction : float, optional
-            Hold out this share of the training sentences (whole sentences, at least one) as
-            validation data instead; the model is trained on the rest. ``C="auto"`` without
-            validation data holds out :data:`DEFAULT_VALIDATION_FRACTION`.
-        validation_seed : int, default=0
-            Seed of the held-out sentences (``np.random.default_rng(validation_seed)``): the
-            same seed holds out the same sentences.
-        refit : bool, default=True
-            After a grid of C scored on held-out sentences (``validation_fraction`` or
-            ``C="auto"``), train again at ``C_`` on all the training sentences
-            (:func:`problems.model_selection.refit_at_chosen`), as scikit-learn's
-            ``GridSearchCV(refit=True)``; False keeps the model trained without them.
         callback : callable, optional
-            Passed to the solver: ``callback(IterationInfo)`` per engine iteration (with a grid,
-            ``info.lam`` is ``1 / C`` of the running point), ``callback(SPOMInfo)`` per SPOM
-            evaluation (objectives on the scale ``F / C``); returning True stops.
+            Passed to the solver: ``callback(IterationInfo)`` per engine iteration,
+            ``callback(SPOMInfo)`` per SPOM evaluation (objectives on the scale ``F / C``);
+            returning True stops.
 
         Returns
         -------
@@ -247,20 +236,18 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         Raises
         ------
         InputError
-            A grid of C without validation data, both ``validation_data`` and
-            ``validation_fraction``, a fraction with fewer than two sentences, malformed
-            validation data, or a bad parameter. Validation labels never seen in training are
-            scored as wrong, with an :class:`~problems.validation.UnseenLabelWarning`.
+            A bad parameter (a grid of C names :class:`SequenceTaggerCV`) or malformed data.
         """
-        from oracles.sequence_examples import SequenceExampleOracle
-        from problems.model_selection import holdout_split, refit_at_chosen, take
+        self._fit_one(X, y, callback=callback)
+        self._warn_uncertified()
+        return self
 
-        started = time.perf_counter()
-        X_all, y_all = X, y
-        prm = self._checked_params()
-        options = self._checked_solver(path=prm["C"].is_path)
-        self.validation_ = None
-        plan = self._validation_plan(prm["C"], validation_data, validation_fraction, validation_seed)
+    def _fit_task(self, X, y, *, prm, options, plan, validation_data, callback):
+        """Hold out the validation sentences of ``plan`` (or read ``validation_data``), build
+        the oracle and train (:meth:`_train`); the executor is released."""
+        from oracles.sequence_examples import SequenceExampleOracle
+        from problems.model_selection import holdout_split, take
+
         X_val = y_val = None
         if plan.source == "fraction":
             X, y = _check_corpus(X, y)
@@ -284,10 +271,6 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
             )
         finally:
             release_executor(options, oracle.executor)  # worker pools / processes do not outlive fit
-        if refit and plan.source == "fraction" and prm["C"].is_path:
-            refit_at_chosen(self, X_all, y_all, started=started, time_limit=options.time_limit)
-        self._warn_uncertified()
-        return self
 
     def _validation_scorer(self, X_val, y_val, plan):
         """``scorer() -> float``: chunk F1 / 100 (BIO / IOB tag sets,
@@ -297,7 +280,7 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         from problems.metrics.chunking import chunk_f1, is_chunk_tagset
 
         X_val, y_val = check_sequences(X_val, y_val, name="validation_data")
-        warn_unseen_labels(y_val, self.labels_.labels, stacklevel=4)
+        warn_unseen_labels(y_val, self.labels_.labels, stacklevel=5)
         chunked = is_chunk_tagset(self.labels_.labels)
         self.validation_ = {
             "source": plan.source,
@@ -376,7 +359,7 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         meta = dict(extra_meta or {})
         meta.update(
             {
-                "estimator": _MODEL_NAME,
+                "estimator": self.MODEL_NAME,
                 "templates": "\n".join(t.text for t in idx.templates),
                 "params": params,
                 "template_weights": self.template_weights_,
@@ -392,13 +375,30 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
 
     @classmethod
     def load(cls, path):
-        """Read a model written by :meth:`save`; validated, never unpickled."""
+        """Read a model written by :meth:`save`; validated, never unpickled.
+
+        Returns an estimator of the class that wrote the file, whichever of
+        ``SequenceTagger.load`` / ``SequenceTaggerCV.load`` is called: a
+        :class:`SequenceTaggerCV` for its files and for those of a ``SequenceTagger`` fitted on a
+        grid of C before the CV estimator (``C`` a sequence or ``"auto"``: it becomes ``Cs``,
+        with the stored ``C_``, ``path_`` and ``validation_``), else a :class:`SequenceTagger`.
+        """
         from problems.model_io import load_model
 
-        arrays, meta = load_model(path, estimator=_MODEL_NAME, schema=MODEL_SCHEMA)
+        arrays, meta = load_model(path)
+        if meta["estimator"] not in (_MODEL_NAME, _CV_MODEL_NAME):
+            raise ModelFormatError(
+                f"the file holds a {meta['estimator'][:80]} model, expected {_MODEL_NAME} or {_CV_MODEL_NAME}",
+                path=path,
+                field="estimator",
+            )
+        check_schema(MODEL_SCHEMA, arrays, meta, path)
         try:
             params, solver = params_from_meta(meta["params"], meta["format_version"])
-            est = cls(meta["templates"], solver=solver, **params)
+            klass = SequenceTaggerCV if meta["estimator"] == _CV_MODEL_NAME else SequenceTagger
+            if klass is SequenceTagger and "C" in params and not is_single_C(params["C"]):
+                klass, params = SequenceTaggerCV, cv_params_of_grid_file(params, meta.get("validation"))
+            est = klass(meta["templates"], solver=solver, **params)
             est.min_count_ = est._resolved_min_count()  # "auto" needs a valid regulariser
         except (InputError, TypeError) as exc:
             raise ModelFormatError(
@@ -429,6 +429,106 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         est.n_iter_ = meta["n_iter"]
         load_selection(est, meta, path)
         return est
+
+
+class SequenceTaggerCV(TemplateLearnerCVMixin, SequenceTagger):
+    """:class:`SequenceTagger` with C chosen on held-out data along a certified path (scikit-learn's
+    ``LogisticRegressionCV`` convention).
+
+    ``fit`` trains along the grid ``Cs`` (with :class:`~problems.solvers.CuttingPlane`, one
+    :func:`cutplane.regularization_path`: each point warm-started from the cuts of the previous
+    one and certified on its own; with :class:`~problems.solvers.SPOM`, once per C, cold),
+    scores every point on the validation sentences (chunk F1 for BIO / IOB / IOBES tag sets,
+    else token accuracy), keeps the best (``C_``, ``path_``) and, when the validation sentences
+    were held out of the training ones, trains again at ``C_`` on all of them (``refit``). The
+    fitted estimator is the model at ``C_``: it predicts, scores and saves as a
+    :class:`SequenceTagger` does, with the same attributes.
+
+    Parameters
+    ----------
+    templates : str
+        CRF++ template text (as :class:`SequenceTagger`).
+    Cs : "auto" or sequence of float, default="auto"
+        The grid of C, in the order given. ``"auto"``: the regulariser's grid
+        (:data:`problems.template_learning.DEFAULT_C_GRIDS`; MTL^struct's best C is larger than
+        the SSVM's, see ``docs/results/conll2000_chunking.md`` and
+        ``docs/results/conll2002_ner_table5a.md``). One value trains that C alone (scored on the
+        validation sentences, not refitted).
+    regularizer, p, min_count, active_rtol
+        As :class:`SequenceTagger`.
+    solver : CuttingPlane, SPOM or None, default=None
+        As :class:`SequenceTagger`. On the path, an ``eps`` left None is ``0.01 * C`` at each
+        point (:data:`DEFAULT_PATH_EPS` on the engine's scale; an ``eps`` given is absolute on
+        ``F`` at every point), ``max_iter`` is per point, ``time_limit`` for the whole fit
+        (the refit included); a path refuses ``checkpoint``. SPOM's time limit is shared by its
+        runs.
+    validation_fraction : float, optional
+        Share of the training sentences (whole sentences, at least one) held out to choose C
+        when ``fit`` is given no ``validation_data``. None: :data:`DEFAULT_VALIDATION_FRACTION`
+        without ``validation_data``; giving both is refused.
+    validation_seed : int, default=0
+        Seed of the held-out sentences (``np.random.default_rng(validation_seed)``).
+    refit : bool, default=True
+        After a grid scored on held-out sentences, train again at ``C_`` on all the training
+        sentences (:func:`problems.model_selection.refit_at_chosen`, the tolerance of that
+        point on the path), as scikit-learn's ``GridSearchCV(refit=True)``; False keeps the
+        model trained without them.
+
+    Attributes
+    ----------
+    C_ : float
+        The C chosen on the validation sentences (ties: the smaller C).
+    path_ : dict of str to list
+        One entry per C of the grid (``validation_score`` in [0, 1]); see
+        :class:`SequenceTagger`.
+    path_result_ : cutplane.PathResult or None
+        The engine's path (every point's result and history); None for SPOM.
+    validation_ : dict
+        The validation data used (``source``, ``fraction``, ``seed``, ``n_examples``,
+        ``metric``; after a refit, ``refit``, ``refit_seconds``, ``n_examples_refit``).
+    coef_, template_weights_, result_, ...
+        The model at ``C_``, as :class:`SequenceTagger`'s.
+
+    Examples
+    --------
+    ``SequenceTaggerCV(templates, Cs=[100, 1000, 10000]).fit(X, y, validation_data=(X_dev, y_dev))``
+    chooses C on a development set; ``SequenceTaggerCV(templates).fit(X, y)`` on 10% of the
+    training sentences, then refits at ``C_`` on all of them.
+    """
+
+    SINGLE = SequenceTagger
+    MODEL_NAME = _CV_MODEL_NAME
+    #: The declarative parameter table (checked at ``fit``): the tagger's without ``C``, with
+    #: ``Cs`` and the validation parameters.
+    PARAMETERS = {
+        **{k: v for k, v in SequenceTagger.PARAMETERS.items() if k != "C"},
+        **TemplateLearnerCVMixin.CV_PARAMETERS,
+    }
+
+    def __init__(
+        self,
+        templates,
+        *,
+        Cs="auto",
+        regularizer="mtl",
+        p=1.0,
+        min_count="auto",
+        active_rtol=1e-5,
+        solver=None,
+        validation_fraction=None,
+        validation_seed=0,
+        refit=True,
+    ):
+        self.templates = templates
+        self.Cs = Cs
+        self.regularizer = regularizer
+        self.p = p
+        self.min_count = min_count
+        self.active_rtol = active_rtol
+        self.solver = solver
+        self.validation_fraction = validation_fraction
+        self.validation_seed = validation_seed
+        self.refit = refit
 
 
 def _check_tagger_file(arrays, meta, path):
@@ -545,7 +645,9 @@ MODEL_SCHEMA = ModelSchema(
         "gap": _NUM,
         "n_iter": (int,),
     },
-    params_of=frozenset(SequenceTagger._get_param_names()) | LEGACY_SOLVER_KEYS,
+    params_of=frozenset(SequenceTagger._get_param_names())
+    | frozenset(SequenceTaggerCV._get_param_names())
+    | LEGACY_SOLVER_KEYS,
     check=_check_tagger_file,
     optional_meta=SELECTION_META,
 )
