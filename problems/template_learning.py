@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -140,6 +140,14 @@ class TemplateLearnerMixin:
     DEFAULT_VALIDATION_FRACTION: ClassVar[float] = 0.1
     #: The class that trains a grid of C (named when a grid is given to this one).
     CV_NAME: ClassVar[str] = ""
+
+    # What the mixin reads of the estimator: its constructor's parameters and its task's
+    # training step (declared for the type checker; each estimator sets or defines them).
+    C: Any
+    regularizer: str
+    min_count: int | str
+    solver: Any
+    _fit_task: Callable[..., Any]
 
     #: The declarative table of the shared parameters (checked at ``fit``).
     PARAMETERS: ClassVar[dict] = {
@@ -366,6 +374,15 @@ class TemplateLearnerCVMixin:
 
     #: The single-C estimator class (set by each CV class).
     SINGLE: ClassVar[type]
+
+    # What the mixin uses of the single-C estimator it is put before (its TemplateLearnerMixin
+    # and scikit-learn's BaseEstimator); declared for the type checker.
+    DEFAULT_VALIDATION_FRACTION: ClassVar[float]
+    _checked_params: Callable[[], dict]
+    _checked_solver: Callable[..., Any]
+    _fit_task: Callable[..., Any]
+    _warn_uncertified: Callable[[], None]
+    get_params: Callable[..., dict]
     #: The parameters of the CV estimator that the single-C one has not.
     CV_PARAMETERS: ClassVar[dict] = {
         "Cs": Param(_check_C, "the grid of C: 'auto' (the regulariser's grid) or a sequence of numbers > 0"),
