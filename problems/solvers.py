@@ -27,7 +27,7 @@ import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -762,6 +762,10 @@ class SPOMOptions:
         """
         from cutplane.online import spom
 
+        if problem.examples is None:
+            raise InputError(
+                "SPOM steps on one example at a time: this task gives no per-example losses", field="solver"
+            )
         res = spom(
             problem.examples(),
             problem.regularizer,
@@ -1038,7 +1042,7 @@ def checked_solver(solver, *, eps: float, max_iter: int, kinds=(CuttingPlane, SP
             else ""
         )
         raise InputError(f"{owner} takes solver={names} or None, got {type(solver).__name__}{hint}", field="solver")
-    return solver.checked(eps=eps, max_iter=max_iter)
+    return cast("CuttingPlane | SPOM", solver).checked(eps=eps, max_iter=max_iter)  # an instance of kinds
 
 
 def solver_to_meta(solver) -> dict | None:
