@@ -39,6 +39,9 @@ __all__ = [
     "fraction",
     "resolve_C",
     "validation_kwargs",
+    "chooses_C",
+    "cv_estimator_kwargs",
+    "cv_fit_kwargs",
     "check_holdout",
     "selection_report",
     "format_scores",
@@ -366,24 +369,21 @@ def solver_report(est) -> dict:
     working-set bytes and the bounds per iteration; SPOM its step size, averaging, seed and
     the objective per evaluation (passes, seconds).
     """
-    from problems.solvers import SPOMOptions
-
     res, C = est.result_, float(est.C_)
-    hist = res.history
-    options = est.solver_options_
-    spom = isinstance(options, SPOMOptions)
+    # the solver's own fields (eps, rtol, its name, its times and history): its report
+    fields = est.solver_options_.report(res, C=C, eps=est.path_["eps"][est.best_index_])
     out = {
         "objective": est.objective_,
         "lower_bound": est.lower_bound_,
         "gap": est.gap_,
-        "eps": None if spom else float(est.path_["eps"][est.best_index_]),
-        "rtol": None if spom else options.rtol,
+        "eps": fields.pop("eps"),
+        "rtol": fields.pop("rtol"),
         "C": C,
         "iterations": est.n_iter_,
         "status": res.status,
         "converged": res.status == "converged",
         "time_s": float(res.time_s),
-        "solver": "spom" if spom else "cutting-plane",
+        "solver": fields.pop("solver"),
         "regularizer": est.regularizer,
         "p": float(est.p),
         "n_templates": len(est.template_weights_),
@@ -391,42 +391,7 @@ def solver_report(est) -> dict:
         "active_templates": est.active_templates_,
         "template_weights": est.template_weights_,
     }
-    if spom:
-        out.update(
-            epochs=int(res.epochs),
-            eta0=float(res.eta0),
-            averaged=bool(res.averaged),
-            seed=options.seed,
-            eval_time_s=float(res.eval_time_s),
-            tune_time_s=float(res.tune_time_s),
-            history={
-                "passes": hist.passes.tolist(),
-                "objective": (C * hist.objective).tolist(),
-                "train_time": hist.train_time.tolist(),
-                "wall_time": hist.wall_time.tolist(),
-            },
-        )
-        return out
-    out.update(
-        oracle_time_s=float(res.oracle_time_s),
-        solver_time_s=float(res.solver_time_s),
-        backend=res.backend,
-        n_cached_cuts=int(res.n_cached_cuts),
-        cache_time_s=float(res.cache_time_s),
-        exact=bool(res.exact),
-        peak_working_set_bytes=int(getattr(res, "peak_working_set_bytes", 0)),
-        history={
-            "upper": (C * hist.upper).tolist(),
-            "best_upper": (C * hist.best_upper).tolist(),
-            "lower": (C * hist.lower).tolist(),
-            "gap": (C * hist.gap).tolist(),
-            "oracle_time": hist.oracle_time.tolist(),
-            "solver_time": hist.solver_time.tolist(),
-            "n_cuts": hist.n_cuts.tolist(),
-            "wall_time": hist.wall_time.tolist(),
-            "cpu_time": hist.cpu_time.tolist(),
-        },
-    )
+    out.update(fields)
     return out
 
 
@@ -581,11 +546,39 @@ def check_holdout(args, n_examples: int, unit: str) -> None:
         )
 
 
+def chooses_C(args) -> bool:
+    """Whether the structured task builds its ``...CV`` estimator (C chosen on held-out data):
+    for a grid of ``--C`` (``auto``, the default, or several values) and for ``--dev-fraction``
+    (one C scored on the held-out share, as before); one ``--C`` value alone builds the plain
+    estimator, whose model is that C's on all the training examples."""
+    return bool(args.C_grid) or getattr(args, "dev_fraction", None) is not None
+
+
+def cv_estimator_kwargs(args) -> dict:
+    """The keywords of the ``...CV`` estimator's constructor: ``Cs`` (``--C``),
+    ``validation_fraction`` (``--dev-fraction``, None: the estimator's default share without
+    ``--dev``) and ``validation_seed`` (``--dev-seed``)."""
+    return {
+        "Cs": args.C,
+        "validation_fraction": getattr(args, "dev_fraction", None),
+        "validation_seed": getattr(args, "dev_seed", 0),
+    }
+
+
+def cv_fit_kwargs(args, read_dev) -> dict:
+    """The validation keywords of the ``...CV`` estimator's ``fit``:
+    ``validation_data=read_dev(args.dev)`` for ``--dev`` with a grid of C; none otherwise (with
+    one C the dev file is only scored after training, as before)."""
+    if getattr(args, "dev", None) is not None and args.C_grid and getattr(args, "dev_fraction", None) is None:
+        return {"validation_data": read_dev(args.dev)}
+    return {}
+
+
 def validation_kwargs(args, read_dev) -> dict:
-    """The validation keywords of the estimator's ``fit``: ``validation_fraction`` and
-    ``validation_seed`` for ``--dev-fraction``; ``validation_data=read_dev(args.dev)`` for
-    ``--dev`` with a grid of C (with one C the dev file is only scored after training, as
-    before)."""
+    """The validation keywords of a linear estimator's ``fit`` (it takes a grid of C itself):
+    ``validation_fraction`` and ``validation_seed`` for ``--dev-fraction``;
+    ``validation_data=read_dev(args.dev)`` for ``--dev`` with a grid of C (with one C the dev
+    file is only scored after training)."""
     if getattr(args, "dev_fraction", None) is not None:
         return {"validation_fraction": args.dev_fraction, "validation_seed": args.dev_seed}
     if getattr(args, "dev", None) is not None and args.C_grid:

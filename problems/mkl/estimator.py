@@ -47,9 +47,9 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from cutplane.exceptions import ConvergenceWarning, InputError, ModelFormatError
-from problems.mkl.wrappers import Wrapper, wrapper_mkl
+from problems.mkl.wrappers import Wrapper
 from problems.model_schemas import ModelSchema, check_schema
-from problems.solvers import CuttingPlane, CuttingPlaneOptions, Param, check_params
+from problems.solvers import CuttingPlane, Param, check_params
 from problems.validation import (
     check_bool,
     check_choice,
@@ -629,40 +629,10 @@ class MKL(ClassifierMixin, BaseEstimator):
 
 
 # ---------------------------------------------------------------------- one run of a solver
-class _BestRecorder:
-    """Wraps an oracle and keeps the inner solution at the smallest value seen (the engine's best)."""
-
-    def __init__(self, oracle):
-        self.oracle = oracle
-        self.dim = oracle.dim
-        self.risk_lower_bound = oracle.risk_lower_bound
-        self.best_value, self.best_beta, self.best_argmax = np.inf, None, None
-
-    def __call__(self, beta):
-        res = self.oracle(beta)
-        if res.value < self.best_value:  # same strict rule as the engine's best upper bound
-            self.best_value, self.best_beta, self.best_argmax = res.value, np.array(beta), res.argmax
-        return res
-
-
 def _run(oracle, opts):
-    """One run of the solver; returns its result and the inner SVM solution(s) at its ``w`` (= ``beta``)."""
-    if isinstance(opts, CuttingPlaneOptions):
-        from cutplane import minimize
-        from cutplane.regularizers import Simplex
-
-        rec = _BestRecorder(oracle)
-        with warnings.catch_warnings():
-            # reported once by the estimator, with the number of runs concerned
-            warnings.filterwarnings("ignore", category=ConvergenceWarning)
-            res = minimize(rec, Simplex(oracle.dim), 1.0, **opts.minimize_kwargs(1.0))
-        argmax = rec.best_argmax
-        if rec.best_beta is None or not np.array_equal(rec.best_beta, res.w):
-            # the engine skipped a point (e.g. outside the simplex by round-off): solve at its w
-            argmax = oracle(res.w).argmax
-    else:
-        res = wrapper_mkl(oracle, opts.method, eps=opts.eps, max_iter=opts.max_iter, time_limit=opts.time_limit)
-        argmax = res.argmax
+    """One run of the solver (its ``minimize_simplex``: Kelley's method or a wrapper); returns
+    its result and the inner SVM solution(s) at its ``w`` (= ``beta``)."""
+    res, argmax = opts.minimize_simplex(oracle)
     return res, (argmax if isinstance(argmax, list) else [argmax])
 
 

@@ -107,6 +107,20 @@ class WrapperOptions:
     max_iter: int
     time_limit: float | None
 
+    def minimize_simplex(self, oracle) -> tuple:
+        """Minimise ``oracle``'s ``D(beta)`` over the simplex by this wrapper
+        (:func:`wrapper_mkl`), as :meth:`problems.solvers.CuttingPlaneOptions.minimize_simplex`
+        does by Kelley's method.
+
+        Returns
+        -------
+        result : WrapperResult
+        argmax : object
+            The inner SVM solution(s) at the returned ``beta``.
+        """
+        res = wrapper_mkl(oracle, self.method, eps=self.eps, max_iter=self.max_iter, time_limit=self.time_limit)
+        return res, res.argmax
+
 
 class Wrapper(OptionSet):
     """A wrapper method (Gauss-Seidel or SimpleMKL, libsvm inside) as the solver of :class:`problems.mkl.MKL`.

@@ -38,11 +38,13 @@ from problems.command_options import (
     STRUCTURED_REGULARIZERS,
     Task,
     check_holdout,
+    chooses_C,
+    cv_estimator_kwargs,
+    cv_fit_kwargs,
     make_solver,
     percent,
     selection_report,
     solver_report,
-    validation_kwargs,
     write_plots,
 )
 
@@ -107,7 +109,7 @@ def evaluate_parser(est, path) -> dict:
 def train_parse(args):
     """``--task parse``: CoNLL-U with gold heads."""
     from problems.io.conllu import read_conllu
-    from problems.parsing.parser import DependencyParser, TreeDecoder
+    from problems.parsing.parser import DependencyParser, DependencyParserCV, TreeDecoder
 
     if args.regularizer not in STRUCTURED_REGULARIZERS:
         raise InputError(
@@ -121,16 +123,19 @@ def train_parse(args):
     decoder = TreeDecoder(
         projective=bool(getattr(args, "projective", False)), single_root=not getattr(args, "multi_root", False)
     )
-    est = DependencyParser(
-        templates,
-        C=args.C,
+    common = dict(
         regularizer=args.regularizer,
         p=args.p,
         decoder=decoder,
         min_count=1 if args.min_count is None else args.min_count,
         solver=make_solver(args),
     )
-    est.fit(sentences, **validation_kwargs(args, _read_dev))
+    if chooses_C(args):  # --C auto (the default), several values, or --dev-fraction
+        est = DependencyParserCV(templates, **cv_estimator_kwargs(args), **common)
+        est.fit(sentences, **cv_fit_kwargs(args, _read_dev))
+    else:
+        est = DependencyParser(templates, C=args.C, **common)
+        est.fit(sentences)
     report = parser_report(est, dev_file=args.dev)
     report.update(
         n_sentences=len(sentences),

@@ -40,10 +40,12 @@ from problems.command_options import (
     STRUCTURED_REGULARIZERS,
     Task,
     check_holdout,
+    chooses_C,
+    cv_estimator_kwargs,
+    cv_fit_kwargs,
     make_solver,
     selection_report,
     solver_report,
-    validation_kwargs,
     write_plots,
 )
 from problems.validation import UnseenLabelWarning
@@ -127,7 +129,7 @@ def tagger_report(est, *, dev_file=None) -> dict:
 
 
 def _fit_tagger(args, templates, X, y, read_dev):
-    from problems.sequence.tagger import SequenceTagger
+    from problems.sequence.tagger import SequenceTagger, SequenceTaggerCV
 
     reg = args.regularizer if args.regularizer in STRUCTURED_REGULARIZERS else None
     if reg is None:
@@ -135,15 +137,17 @@ def _fit_tagger(args, templates, X, y, read_dev):
             f"--regularizer {args.regularizer} is for linear tasks; use mtl, ssvm or pmtl", field="--regularizer"
         )
     check_holdout(args, len(X), "sentences")
-    est = SequenceTagger(
-        templates,
-        C=args.C,
+    common = dict(
         regularizer=reg,
         p=args.p,
         min_count="auto" if args.min_count is None else args.min_count,
         solver=make_solver(args, method=getattr(args, "method", None)),
     )
-    kwargs = validation_kwargs(args, read_dev)
+    if chooses_C(args):  # --C auto (the default), several values, or --dev-fraction
+        est = SequenceTaggerCV(templates, **cv_estimator_kwargs(args), **common)
+        kwargs = cv_fit_kwargs(args, read_dev)
+    else:
+        est, kwargs = SequenceTagger(templates, C=args.C, **common), {}
     with warnings.catch_warnings():
         if "validation_data" in kwargs:  # the dev file is scored after training too: one warning, naming it
             warnings.filterwarnings("ignore", category=UnseenLabelWarning)
