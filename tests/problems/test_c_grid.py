@@ -1,5 +1,7 @@
-"""C as a grid chosen on held-out data (issue 21): the estimators' ``C`` sequences, ``"auto"``,
-``validation_data`` / ``validation_fraction``, ``C_`` / ``path_`` and their model files."""
+"""C as a grid chosen on held-out data (issue 21; the CV estimators of issue 36): the
+``SequenceTaggerCV`` / ``DependencyParserCV`` grids ``Cs`` and ``"auto"``, LinearSVM's ``C``
+sequences, ``validation_data`` / ``validation_fraction``, ``C_`` / ``path_`` and their model
+files."""
 
 import warnings
 
@@ -14,8 +16,8 @@ from problems.linear.svm import LinearSVM
 from problems.metrics.chunking import chunk_f1, is_chunk_tagset
 from problems.model_io import load_model, save_model
 from problems.model_selection import check_C, holdout_split
-from problems.parsing.parser import DependencyParser
-from problems.sequence.tagger import SequenceTagger
+from problems.parsing.parser import DependencyParser, DependencyParserCV
+from problems.sequence.tagger import SequenceTagger, SequenceTaggerCV
 from problems.solvers import SPOM, CuttingPlane
 from problems.synthetic import make_tagging_task
 from problems.template_learning import DEFAULT_C_GRIDS
@@ -69,8 +71,8 @@ def test_check_C_forms():
 @pytest.mark.parametrize("C", [[], [1.0, 0.0], [1.0, 1.0], "often"])
 def test_estimators_refuse_bad_grids(task, C):
     with pytest.raises(InputError) as err:
-        SequenceTagger(task.templates, C=C).fit(task.X_train, task.y_train, validation_fraction=0.2)
-    assert err.value.field.startswith("C")
+        SequenceTaggerCV(task.templates, Cs=C, validation_fraction=0.2).fit(task.X_train, task.y_train)
+    assert err.value.field.startswith("Cs")
     X, y = make_binary(n_samples=60, n_features=4, n_test=0, seed=0)[:2]
     with pytest.raises(InputError):
         LinearSVM(C=C).fit(X, y, validation_fraction=0.2)
@@ -101,10 +103,11 @@ def test_holdout_split_is_seeded_and_whole():
 
 def test_validation_fraction_holds_out_whole_sentences_deterministically(task):
     X, y = task.X_train, task.y_train
-    kw = dict(C=[1.0, 10.0], solver=CuttingPlane(eps=0.05))
+    kw = dict(Cs=[1.0, 10.0], solver=CuttingPlane(eps=0.05))
+    held_out = dict(kw, validation_fraction=0.2, validation_seed=5, refit=False)
     # refit=False: the model kept is the one trained on the sentences that were not held out
-    one = SequenceTagger(task.templates, **kw).fit(X, y, validation_fraction=0.2, validation_seed=5, refit=False)
-    two = SequenceTagger(task.templates, **kw).fit(X, y, validation_fraction=0.2, validation_seed=5, refit=False)
+    one = SequenceTaggerCV(task.templates, **held_out).fit(X, y)
+    two = SequenceTaggerCV(task.templates, **held_out).fit(X, y)
     assert one.path_["validation_score"] == two.path_["validation_score"]
     assert np.array_equal(one.coef_, two.coef_)
     assert one.validation_ == {
@@ -116,12 +119,12 @@ def test_validation_fraction_holds_out_whole_sentences_deterministically(task):
     }
     # the same as training on the kept sentences and validating on the held-out ones
     keep, held = holdout_split(len(X), 0.2, 5)
-    ref = SequenceTagger(task.templates, **kw).fit(
+    ref = SequenceTaggerCV(task.templates, **kw).fit(
         [X[i] for i in keep], [y[i] for i in keep], validation_data=([X[i] for i in held], [y[i] for i in held])
     )
     assert np.array_equal(one.coef_, ref.coef_)
     assert one.path_["validation_score"] == ref.path_["validation_score"]
-    other = SequenceTagger(task.templates, **kw).fit(X, y, validation_fraction=0.2, validation_seed=6)
+    other = SequenceTaggerCV(task.templates, **kw, validation_fraction=0.2, validation_seed=6).fit(X, y)
     assert other.validation_["seed"] == 6
 
 
@@ -136,9 +139,9 @@ def test_refit_at_the_chosen_C_on_all_sentences(task, regularizer):
     same model as one run at C_ (with that point's tolerance) on the whole training set, certified;
     the selection (C_, path_) is the grid's, as with refit=False."""
     X, y = task.X_train, task.y_train
-    kw = dict(C=[1.0, 10.0, 100.0], regularizer=regularizer)
-    refit = SequenceTagger(task.templates, **kw).fit(X, y, validation_fraction=0.2)
-    kept = SequenceTagger(task.templates, **kw).fit(X, y, validation_fraction=0.2, refit=False)
+    kw = dict(Cs=[1.0, 10.0, 100.0], regularizer=regularizer)
+    refit = SequenceTaggerCV(task.templates, **kw, validation_fraction=0.2).fit(X, y)
+    kept = SequenceTaggerCV(task.templates, **kw, validation_fraction=0.2, refit=False).fit(X, y)
     _same_selection(refit, kept)
     assert refit.validation_["refit"] is True and refit.validation_["n_examples_refit"] == len(X)
     assert "refit" not in kept.validation_
@@ -151,7 +154,7 @@ def test_refit_at_the_chosen_C_on_all_sentences(task, regularizer):
     assert refit.result_.status == "converged" and refit.lower_bound_ <= refit.objective_
     assert refit.feature_index_.n_features_ == single.feature_index_.n_features_
     # explicit validation data: nothing is held out of the training set, nothing to refit
-    dev = SequenceTagger(task.templates, **kw).fit(X, y, validation_data=(task.X_test, task.y_test))
+    dev = SequenceTaggerCV(task.templates, **kw).fit(X, y, validation_data=(task.X_test, task.y_test))
     assert "refit" not in dev.validation_
 
 
@@ -164,7 +167,7 @@ def test_refit_linear_svm_and_parser():
     np.testing.assert_array_equal(clf.coef_, single.coef_)
     assert clf.validation_["refit"] is True and clf.validation_["n_examples_refit"] == 200
     train = make_treebank(30, seed=0)
-    est = DependencyParser(PARSE_TEMPLATES, C=[0.1, 10.0], regularizer="ssvm").fit(train, validation_fraction=0.2)
+    est = DependencyParserCV(PARSE_TEMPLATES, Cs=[0.1, 10.0], regularizer="ssvm", validation_fraction=0.2).fit(train)
     one = DependencyParser(
         PARSE_TEMPLATES,
         C=est.C_,
@@ -180,8 +183,8 @@ def test_refit_without_time_left_keeps_the_model_and_warns(task):
 
     from problems.model_selection import refit_at_chosen
 
-    est = SequenceTagger(task.templates, C=[1.0, 10.0]).fit(
-        task.X_train, task.y_train, validation_fraction=0.2, refit=False
+    est = SequenceTaggerCV(task.templates, Cs=[1.0, 10.0], validation_fraction=0.2, refit=False).fit(
+        task.X_train, task.y_train
     )
     coef = est.coef_.copy()
     with pytest.warns(ConvergenceWarning, match="no time left to refit"):
@@ -193,7 +196,7 @@ def test_refit_without_time_left_keeps_the_model_and_warns(task):
 # ------------------------------------------------------------------- the tagger
 def test_tagger_grid_picks_the_best_validation_score(task):
     grid = [0.1, 1.0, 10.0, 100.0]
-    est = SequenceTagger(task.templates, C=grid, regularizer="ssvm", solver=CuttingPlane(eps=0.05)).fit(
+    est = SequenceTaggerCV(task.templates, Cs=grid, regularizer="ssvm", solver=CuttingPlane(eps=0.05)).fit(
         task.X_train, task.y_train, validation_data=(task.X_test, task.y_test)
     )
     path = est.path_
@@ -219,43 +222,59 @@ def test_tagger_grid_picks_the_best_validation_score(task):
 def test_tagger_grid_scores_bio_tags_by_chunk_f1(task):
     y_tr, y_dev = _bio(task.y_train), _bio(task.y_test)
     assert is_chunk_tagset(["B-NP", "I-NP", "O"]) and not is_chunk_tagset(["B", "M", "E", "S"])
-    est = SequenceTagger(task.templates, C=[1.0, 10.0]).fit(task.X_train, y_tr, validation_data=(task.X_test, y_dev))
+    est = SequenceTaggerCV(task.templates, Cs=[1.0, 10.0]).fit(task.X_train, y_tr, validation_data=(task.X_test, y_dev))
     assert est.validation_["metric"] == "chunk_f1"
     f1 = chunk_f1(y_dev, est.predict(task.X_test)).f1 / 100
     assert est.path_["validation_score"][est.best_index_] == pytest.approx(f1)
 
 
-def test_a_grid_without_validation_data_is_refused(task):
-    with pytest.raises(InputError, match="validation") as err:
-        SequenceTagger(task.templates, C=[1.0, 10.0]).fit(task.X_train, task.y_train)
-    assert err.value.field == "validation_data"
+def test_a_grid_without_validation_data_holds_out_the_default_share(task):
+    """The CV estimators always choose C on held-out data: without ``validation_data`` nor
+    ``validation_fraction`` they hold out :data:`DEFAULT_VALIDATION_FRACTION`; LinearSVM, whose
+    ``C`` takes a grid itself, still refuses a grid without validation data."""
+    est = SequenceTaggerCV(task.templates, Cs=[1.0, 10.0]).fit(task.X_train, task.y_train)
+    assert est.validation_["source"] == "fraction" and est.validation_["fraction"] == 0.1
     with pytest.raises(InputError, match="not both"):
-        SequenceTagger(task.templates, C=[1.0, 10.0]).fit(
-            task.X_train, task.y_train, validation_data=(task.X_test, task.y_test), validation_fraction=0.1
+        SequenceTaggerCV(task.templates, Cs=[1.0, 10.0], validation_fraction=0.1).fit(
+            task.X_train, task.y_train, validation_data=(task.X_test, task.y_test)
         )
     for bad in (0.0, 1.0, 1.5, "0.1"):
-        with pytest.raises(InputError):
-            SequenceTagger(task.templates, C=[1.0, 10.0]).fit(task.X_train, task.y_train, validation_fraction=bad)
+        with pytest.raises(InputError) as err:
+            SequenceTaggerCV(task.templates, Cs=[1.0, 10.0], validation_fraction=bad).fit(task.X_train, task.y_train)
+        assert err.value.field == "validation_fraction"
+    for name, bad in (("validation_seed", -1), ("refit", "yes")):
+        with pytest.raises(InputError) as err:
+            SequenceTaggerCV(task.templates, Cs=[1.0, 10.0], **{name: bad}).fit(task.X_train, task.y_train)
+        assert err.value.field == name
     with pytest.raises(InputError, match="validation_data"):
-        SequenceTagger(task.templates, C=[1.0, 10.0]).fit(task.X_train, task.y_train, validation_data=task.X_test)
+        SequenceTaggerCV(task.templates, Cs=[1.0, 10.0]).fit(task.X_train, task.y_train, validation_data=task.X_test)
     with pytest.raises(InputError, match="at least 2"):
-        SequenceTagger(task.templates).fit(task.X_train[:1], task.y_train[:1])  # "auto" holds out 10%
+        SequenceTaggerCV(task.templates).fit(task.X_train[:1], task.y_train[:1])  # "auto" holds out 10%
     data = make_binary(n_samples=60, n_features=4, n_test=10, seed=0)
     with pytest.raises(InputError, match="validation"):
         LinearSVM(C=[0.1, 1.0]).fit(data.X_train, data.y_train)
     trees = make_treebank(6, seed=0)
-    with pytest.raises(InputError, match="validation"):
-        DependencyParser(PARSE_TEMPLATES, C=[1.0, 10.0]).fit(trees)
+    with pytest.raises(InputError, match="at least 2"):
+        DependencyParserCV(PARSE_TEMPLATES, Cs=[1.0, 10.0]).fit(trees[:1])
+
+
+@pytest.mark.parametrize("C", [[1.0, 10.0], [10.0], "auto", np.array([1.0, 10.0])])
+def test_the_plain_estimators_refuse_a_grid_naming_the_cv_estimator(task, C):
+    with pytest.raises(InputError, match="SequenceTaggerCV\\(Cs=") as err:
+        SequenceTagger(task.templates, C=C).fit(task.X_train, task.y_train)
+    assert err.value.field == "C"
+    with pytest.raises(InputError, match="DependencyParserCV\\(Cs=") as err:
+        DependencyParser(PARSE_TEMPLATES, C=C).fit(make_treebank(6, seed=0))
+    assert err.value.field == "C"
 
 
 def test_single_C_is_one_run_as_before(task):
     kw = dict(solver=CuttingPlane(eps=0.05))
     one = SequenceTagger(task.templates, C=10.0, **kw).fit(task.X_train, task.y_train)
-    seq = SequenceTagger(task.templates, C=[10.0], **kw).fit(task.X_train, task.y_train)
-    scored = SequenceTagger(task.templates, C=10.0, **kw).fit(
+    scored = SequenceTaggerCV(task.templates, Cs=[10.0], **kw).fit(
         task.X_train, task.y_train, validation_data=(task.X_test, task.y_test)
     )
-    for other in (seq, scored):
+    for other in (scored,):
         assert np.array_equal(one.coef_, other.coef_)
         assert one.objective_ == other.objective_ and one.n_iter_ == other.n_iter_
     assert one.C_ == 10.0 and one.best_index_ == 0 and one.path_result_ is None
@@ -264,10 +283,29 @@ def test_single_C_is_one_run_as_before(task):
     assert scored.path_["validation_score"][0] == pytest.approx(scored.score(task.X_test, task.y_test))
 
 
+def test_the_plain_fit_trains_one_model_at_a_number_C_on_all_sentences(task):
+    """``SequenceTagger()``'s default C is a number (the measured default of
+    ``docs/results/default_models.md``) and its fit trains one model on every sentence: nothing
+    held out, no path; eps left None is 0.01 * C on F and max_iter 1000, a point of the CV path."""
+    assert SequenceTagger(task.templates).get_params()["C"] == 10000.0
+    assert DependencyParser().get_params()["C"] == 1000.0
+    est = SequenceTagger(task.templates, C=100.0).fit(task.X_train, task.y_train)
+    assert est.validation_ is None and est.path_result_ is None and est.path_["C"] == [100.0]
+    assert est.path_["validation_score"] == [None] and est.C_ == 100.0
+    assert est.solver_options_.eps == pytest.approx(1.0) and est.solver_options_.max_iter == 1000
+    # trained on all 50 sentences: the same model as the CV refit at C = 100 with that point's eps
+    cv = SequenceTaggerCV(task.templates, Cs=[1.0, 100.0], validation_fraction=0.2).fit(task.X_train, task.y_train)
+    if cv.C_ == 100.0:
+        np.testing.assert_array_equal(cv.coef_, est.coef_)
+    same = SequenceTagger(task.templates, C=100.0, solver=CuttingPlane(eps=1.0, max_iter=1000))
+    np.testing.assert_array_equal(same.fit(task.X_train, task.y_train).coef_, est.coef_)
+    assert est.feature_index_.n_features_ == same.feature_index_.n_features_
+
+
 @pytest.mark.parametrize("regularizer", ["mtl", "ssvm"])
 def test_auto_is_the_default_grid_on_a_held_out_fraction(task, regularizer):
-    est = SequenceTagger(task.templates, regularizer=regularizer).fit(task.X_train, task.y_train)
-    assert SequenceTagger(task.templates).get_params()["C"] == "auto"
+    est = SequenceTaggerCV(task.templates, regularizer=regularizer).fit(task.X_train, task.y_train)
+    assert SequenceTaggerCV(task.templates).get_params()["Cs"] == "auto"
     assert tuple(est.path_["C"]) == DEFAULT_C_GRIDS[regularizer]
     assert est.validation_["source"] == "fraction" and est.validation_["fraction"] == 0.1
     assert est.validation_["n_examples"] == 5
@@ -275,7 +313,7 @@ def test_auto_is_the_default_grid_on_a_held_out_fraction(task, regularizer):
     # no eps given: 0.01 * C at each point (the engine's eps 0.01)
     assert est.path_["eps"] == pytest.approx([0.01 * C for C in DEFAULT_C_GRIDS[regularizer]])
     # auto with validation data uses them and holds nothing out
-    dev = SequenceTagger(task.templates, regularizer=regularizer).fit(
+    dev = SequenceTaggerCV(task.templates, regularizer=regularizer).fit(
         task.X_train, task.y_train, validation_data=(task.X_test, task.y_test)
     )
     assert dev.validation_["source"] == "data" and dev.validation_["n_examples"] == len(task.X_test)
@@ -284,14 +322,14 @@ def test_auto_is_the_default_grid_on_a_held_out_fraction(task, regularizer):
 def test_unseen_validation_labels_are_scored_wrong_with_a_warning(task):
     y_dev = [["NEW" if t == "L0" else t for t in s] for s in task.y_test]
     with pytest.warns(UnseenLabelWarning, match="NEW"):
-        est = SequenceTagger(task.templates, C=[1.0, 10.0]).fit(
+        est = SequenceTaggerCV(task.templates, Cs=[1.0, 10.0]).fit(
             task.X_train, task.y_train, validation_data=(task.X_test, y_dev)
         )
     assert all(s < 1.0 for s in est.path_["validation_score"])
 
 
 def test_grid_with_spom_runs_once_per_C_cold(task):
-    est = SequenceTagger(task.templates, C=[1.0, 10.0], solver=SPOM(epochs=3)).fit(
+    est = SequenceTaggerCV(task.templates, Cs=[1.0, 10.0], solver=SPOM(epochs=3)).fit(
         task.X_train, task.y_train, validation_data=(task.X_test, task.y_test)
     )
     assert est.path_["lower_bound"] == [None, None] and est.path_["gap"] == [None, None]
@@ -303,7 +341,7 @@ def test_grid_with_spom_runs_once_per_C_cold(task):
 def test_time_limit_is_for_the_whole_grid(task):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        est = SequenceTagger(task.templates, C=[1.0, 10.0, 100.0], solver=CuttingPlane(time_limit=1e-3)).fit(
+        est = SequenceTaggerCV(task.templates, Cs=[1.0, 10.0, 100.0], solver=CuttingPlane(time_limit=1e-3)).fit(
             task.X_train, task.y_train, validation_data=(task.X_test, task.y_test)
         )
     assert "not_run" in est.path_["status"]
@@ -313,9 +351,9 @@ def test_time_limit_is_for_the_whole_grid(task):
 
 def test_a_grid_refuses_a_checkpoint(task, tmp_path):
     with pytest.raises(InputError, match="one C"):
-        SequenceTagger(task.templates, C=[1.0, 10.0], solver=CuttingPlane(checkpoint=tmp_path / "c.ckpt")).fit(
-            task.X_train, task.y_train, validation_fraction=0.2
-        )
+        SequenceTaggerCV(
+            task.templates, Cs=[1.0, 10.0], solver=CuttingPlane(checkpoint=tmp_path / "c.ckpt"), validation_fraction=0.2
+        ).fit(task.X_train, task.y_train)
 
 
 def test_callback_sees_the_running_C(task):
@@ -324,16 +362,18 @@ def test_callback_sees_the_running_C(task):
     def cb(info):
         lams.add(info.lam)
 
-    SequenceTagger(task.templates, C=[1.0, 10.0]).fit(task.X_train, task.y_train, validation_fraction=0.2, callback=cb)
+    est = SequenceTaggerCV(task.templates, Cs=[1.0, 10.0], validation_fraction=0.2)
+    est.fit(task.X_train, task.y_train, callback=cb)
     assert lams == {1.0, 0.1}
 
 
 def test_clone_and_grid_search(task):
-    est = SequenceTagger(task.templates, C=[1.0, 10.0], solver=CuttingPlane(eps=0.1))
+    est = SequenceTaggerCV(task.templates, Cs=[1.0, 10.0], solver=CuttingPlane(eps=0.1), validation_fraction=0.25)
     twin = clone(est)
-    assert twin.get_params()["C"] == [1.0, 10.0] and twin.get_params()["solver__eps"] == 0.1
+    assert twin.get_params()["Cs"] == [1.0, 10.0] and twin.get_params()["solver__eps"] == 0.1
+    assert twin.get_params()["validation_fraction"] == 0.25 and twin.get_params()["refit"] is True
     search = GridSearchCV(est, {"regularizer": ["ssvm", "mtl"]}, cv=2)
-    search.fit(task.X_train, task.y_train, validation_fraction=0.25)
+    search.fit(task.X_train, task.y_train)
     assert search.best_estimator_.C_ in (1.0, 10.0)
     data = make_binary(n_samples=120, n_features=5, n_test=0, seed=1)
     svm = GridSearchCV(LinearSVM(), {"C": [0.1, 1.0]}, cv=2).fit(data.X_train, data.y_train)
@@ -342,17 +382,19 @@ def test_clone_and_grid_search(task):
 
 # ----------------------------------------------------------------- model files
 def test_path_models_save_and_load(task, tmp_path):
-    est = SequenceTagger(task.templates, C=[1.0, 10.0]).fit(
+    est = SequenceTaggerCV(task.templates, Cs=[1.0, 10.0]).fit(
         task.X_train, task.y_train, validation_data=(task.X_test, task.y_test)
     )
     est.save(tmp_path / "m.npz")
-    back = SequenceTagger.load(tmp_path / "m.npz")
-    assert back.C == [1.0, 10.0] and back.C_ == est.C_ and back.best_index_ == est.best_index_
+    back = SequenceTaggerCV.load(tmp_path / "m.npz")
+    assert type(back) is SequenceTaggerCV and type(SequenceTagger.load(tmp_path / "m.npz")) is SequenceTaggerCV
+    assert back.Cs == [1.0, 10.0] and back.C_ == est.C_ and back.best_index_ == est.best_index_
     assert back.path_ == est.path_ and back.validation_ == est.validation_
     assert back.predict(task.X_test) == est.predict(task.X_test)
     single = SequenceTagger(task.templates, C=3.0).fit(task.X_train, task.y_train)
     single.save(tmp_path / "s.npz")
     assert SequenceTagger.load(tmp_path / "s.npz").path_ == single.path_
+    assert type(SequenceTaggerCV.load(tmp_path / "s.npz")) is SequenceTagger  # the class that wrote it
     # a file written before C grids (no C_, path, validation) still loads: C_ is its C
     arrays, meta = load_model(tmp_path / "s.npz")
     old = {k: v for k, v in meta.items() if k not in ("C_", "path", "validation", "arrays", "format", "format_version")}
@@ -382,21 +424,22 @@ def test_linear_svm_grid(tmp_path):
 
 def test_parser_grid(tmp_path):
     train, dev = make_treebank(30, seed=0), make_treebank(15, seed=1)
-    est = DependencyParser(PARSE_TEMPLATES, C=[0.1, 1.0, 10.0], regularizer="ssvm").fit(train, validation_data=dev)
+    est = DependencyParserCV(PARSE_TEMPLATES, Cs=[0.1, 1.0, 10.0], regularizer="ssvm").fit(train, validation_data=dev)
     assert est.validation_["metric"] == "uas" and est.best_index_ == _best(est.path_)
     assert est.score(dev) == pytest.approx(est.path_["validation_score"][est.best_index_])
     assert est.objective_ == pytest.approx(est.path_["objective"][est.best_index_])
-    pair = DependencyParser(PARSE_TEMPLATES, C=[0.1, 1.0, 10.0], regularizer="ssvm").fit(
+    pair = DependencyParserCV(PARSE_TEMPLATES, Cs=[0.1, 1.0, 10.0], regularizer="ssvm").fit(
         train, validation_data=(dev, None)
     )
     assert pair.path_["validation_score"] == est.path_["validation_score"]
-    auto = DependencyParser(PARSE_TEMPLATES).fit(train)
+    auto = DependencyParserCV(PARSE_TEMPLATES).fit(train)
     assert tuple(auto.path_["C"]) == DEFAULT_C_GRIDS["mtl"] and auto.validation_["n_examples"] == 3
     auto.save(tmp_path / "p.npz")
     back = DependencyParser.load(tmp_path / "p.npz")
+    assert type(back) is DependencyParserCV and back.Cs == "auto"
     assert back.C_ == auto.C_ and back.path_ == auto.path_
     with pytest.raises(InputError, match="validation_data"):
-        DependencyParser(PARSE_TEMPLATES, C=[1.0, 10.0]).fit(train, validation_data=[object()])
+        DependencyParserCV(PARSE_TEMPLATES, Cs=[1.0, 10.0]).fit(train, validation_data=[object()])
 
 
 def test_refit_uses_the_users_executor_instance(task):
@@ -414,13 +457,15 @@ def test_refit_uses_the_users_executor_instance(task):
 
     executor.map = counting_map
     try:
-        est = SequenceTagger(task.templates, C=[1.0, 10.0], regularizer="ssvm", solver=CuttingPlane(executor=executor))
-        est.fit(task.X_train, task.y_train, validation_fraction=0.2)
+        solver = CuttingPlane(executor=executor)
+        held_out = dict(Cs=[1.0, 10.0], regularizer="ssvm", validation_fraction=0.2)
+        est = SequenceTaggerCV(task.templates, solver=solver, **held_out)
+        est.fit(task.X_train, task.y_train)
         assert est.validation_["refit"] is True and est.solver.executor is executor
         n_path = sum(est.path_["n_iter"])
         assert len(seen) >= n_path + est.n_iter_  # the path's oracle calls and the refit's went through it
-        plain = SequenceTagger(task.templates, C=[1.0, 10.0], regularizer="ssvm").fit(
-            task.X_train, task.y_train, validation_fraction=0.2
+        plain = SequenceTaggerCV(task.templates, Cs=[1.0, 10.0], regularizer="ssvm", validation_fraction=0.2).fit(
+            task.X_train, task.y_train
         )
         # the same certified optimum as the serial run (threads only change the summation order)
         assert est.C_ == plain.C_
