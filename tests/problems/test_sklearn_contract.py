@@ -40,7 +40,7 @@ from problems import MKL, LinearSVM
 from problems.mkl import Wrapper
 from problems.mkl.kernels import GaussianKernel, LinearKernel
 from problems.parsing.parser import DependencyParser, TreeDecoder
-from problems.sequence.tagger import SequenceTagger
+from problems.sequence.tagger import SequenceTagger, SequenceTaggerCV
 from problems.solvers import SPOM, CuttingPlane
 from problems.synthetic import make_tagging_task
 from tests.problems.test_dependency_parser import make_treebank
@@ -260,7 +260,7 @@ def _structured(tagging):
     quick = CuttingPlane(eps=0.5, max_iter=10)
     return [
         SequenceTagger(tagging.templates, C=1.0, solver=quick),
-        SequenceTagger(tagging.templates, C=[1.0, 10.0], regularizer="ssvm", solver=SPOM(epochs=2, seed=1)),
+        SequenceTaggerCV(tagging.templates, Cs=[1.0, 10.0], regularizer="ssvm", solver=SPOM(epochs=2, seed=1)),
         DependencyParser(PARSER_TEMPLATES, C=1.0, solver=quick),
         DependencyParser(PARSER_TEMPLATES, C=1.0, decoder=TreeDecoder(projective=True), solver=SPOM(epochs=2)),
     ]
@@ -403,14 +403,13 @@ def test_grid_search_and_cross_val_score_with_the_tagger(tagging):
     assert len(search.best_estimator_.predict(tagging.X_test)) == len(tagging.X_test)
     scores = cross_val_score(base, X, y, cv=3)
     assert scores.shape == (3,) and np.all((scores >= 0) & (scores <= 1))
-    # a grid of C inside each fold: fit's validation arguments go through `params`
-    online = SequenceTagger(tagging.templates, C=[1.0, 10.0], solver=SPOM(epochs=2, seed=0))
-    scores = cross_val_score(online, X, y, cv=2, params={"validation_fraction": 0.25}, error_score="raise")
+    # a grid of C inside each fold: the CV estimator's validation share is its parameter
+    spom = SPOM(epochs=2, seed=0)
+    online = SequenceTaggerCV(tagging.templates, Cs=[1.0, 10.0], solver=spom, validation_fraction=0.25)
+    scores = cross_val_score(online, X, y, cv=2, error_score="raise")
     assert np.all((scores >= 0) & (scores <= 1))
     # the same folds and seeds give the same scores (nothing leaks from one fit to the next)
-    np.testing.assert_array_equal(
-        scores, cross_val_score(online, X, y, cv=2, params={"validation_fraction": 0.25}, error_score="raise")
-    )
+    np.testing.assert_array_equal(scores, cross_val_score(online, X, y, cv=2, error_score="raise"))
 
 
 @pytest.mark.filterwarnings("ignore::cutplane.exceptions.ConvergenceWarning")  # tiny budgets, on purpose
