@@ -34,6 +34,7 @@ import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -77,6 +78,7 @@ __all__ = [
     "Problem",
     "OneSlack",
     "method_names",
+    "method_spec",
     "run_problem",
     "StepContext",
     "StepOutcome",
@@ -99,11 +101,11 @@ class Problem:
     ``progress_scale`` is the scale of the progress display.
     """
 
-    oracle: object
-    regularizer: object
+    oracle: Any
+    regularizer: Any
     lam: float
-    w0: object = None
-    warm_start: object = None
+    w0: Any = None
+    warm_start: Any = None
     risk_lower_bound: float | None = None
     progress_scale: str = "F"
 
@@ -164,6 +166,14 @@ METHODS = {
         _start_nslack, "a working set per example, block-coordinate dual steps (n-slack)", warm_starts=False
     ),
 }
+
+
+def method_spec(name) -> MethodSpec:
+    """The registry's entry of ``name``, or :class:`~cutplane.exceptions.InputError` naming the methods."""
+    spec = METHODS.get(name) if isinstance(name, str) else None
+    if spec is None:
+        raise InputError(f"unknown method {name!r}; accepted: {', '.join(sorted(method_names()))}", field="method")
+    return spec
 
 
 def method_names(*, indicator=True) -> tuple[str, ...]:
@@ -259,22 +269,23 @@ def minimize_with_working_set(oracle, regularizer, lam, **kwargs) -> tuple[Resul
     call = {k: kwargs.pop(k) for k in ("w0", "warm_start", "risk_lower_bound", "progress_scale") if k in kwargs}
     callback = kwargs.pop("callback", None)
     options = merge_options(kwargs.pop("options", None), kwargs, owner="minimize_with_working_set")
-    spec = METHODS.get(options.get("method", "bmrm"))
-    if spec is not None and not spec.warm_starts:
+    spec = method_spec(options.get("method", "bmrm"))
+    if not spec.warm_starts:
         raise InputError(
             f"method {options['method']!r} keeps per-example working sets, which do not warm start another run: "
             f"use minimize(..., method={options['method']!r})",
             field="method",
         )
     result, ws = run_problem(Problem(oracle, regularizer, lam, **call), options, callback=callback, stacklevel=4)
+    assert ws is not None  # a method that warm starts keeps one working set
     return result, ws
 
 
 def run_problem(problem: Problem, given: dict, *, callback=None, stacklevel=3) -> tuple[Result, WorkingSet | None]:
     """One run: the options checked, the method started, the driver to the end."""
     clock = Clock()
+    spec = method_spec(given.get("method", "bmrm"))
     options = check_options(given)
-    spec = METHODS[options["method"]]
     run, checkpointer = spec.start(problem, options, clock, stacklevel)
     lam = run.lam
     reporter = ProgressReporter(
@@ -326,7 +337,10 @@ class OneSlack:
         self.threads = oracle_workers(self.oracle)
         self.guard = InterruptGuard(enabled=False)
         self.phase = "boundary"  # where an interrupt finds the iteration (see interrupted)
-        self.solution, self.outcome, self.row_ids, self.current = None, None, None, None
+        self.solution: Any = None  # the last reduced solve's ReducedSolution
+        self.outcome: Any = None  # the step rule's StepOutcome of this iteration
+        self.current: Any = None  # this iteration's _Iteration
+        self.row_ids: Any = None
         self.query = None  # the next point as a combination of cuts (the executor mirror)
         self.cut_bytes = 0
         self.bytes_at_call = None
@@ -347,6 +361,7 @@ class OneSlack:
         w0 = check_start(w0, regularizer, dim)
         _check_run_options(options, oracle)
         floor = _floor(problem.risk_lower_bound, oracle, regularizer)
+        assert spec.step is not None  # every method started here has a step rule
         rule = spec.step(**{k: options[k] for k in spec.step_options if options[k] is not None})
         checkpointer = None
         if options["checkpoint"] is not None:

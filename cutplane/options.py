@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import numbers
 import os
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +22,6 @@ from typing import Any
 import numpy as np
 
 from .exceptions import InputError
-from .nslack.example_working_sets import DEFAULT_MAX_IDLE, DEFAULT_PLANES
 
 __all__ = [
     "Option",
@@ -37,10 +35,16 @@ __all__ = [
     "defaults",
     "options_doc",
     "parse_bytes",
+    "DEFAULT_PLANES",
+    "DEFAULT_MAX_IDLE",
 ]
 
 #: The name of the n-slack method (:mod:`cutplane.nslack`).
 NSLACK = "n-slack"
+#: n-slack: cuts kept per example (besides the floor); a full block merges its two smallest duals.
+DEFAULT_PLANES = 8
+#: n-slack: iterations a cut's dual may stay zero before the cut is dropped.
+DEFAULT_MAX_IDLE = 3
 #: The methods over one working set of aggregated cuts (:mod:`cutplane.engine`).
 ONE_SLACK_METHODS = ("bmrm", "ls-bmrm", "kelley")
 
@@ -105,11 +109,10 @@ def flag(value, name):
 
 
 def _method(value, name):
-    from .engine import method_names  # the registry lives with the loop
-
-    if isinstance(value, str) and value in method_names():
+    """A method's name (the registry, :data:`cutplane.engine.METHODS`, knows which exist)."""
+    if isinstance(value, str) and value:
         return value
-    raise InputError(f"unknown method {value!r}; accepted: {', '.join(sorted(method_names()))}", field=name)
+    return _fail(name, "a method name", value)
 
 
 def _solver(value, name):
@@ -136,18 +139,18 @@ def _average_every(value, name):
     return value
 
 
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.IGNORECASE)
-
-
 def parse_bytes(text: str) -> int:
-    """A byte count from text: ``"512M"``, ``"2G"``, ``"1.5GiB"``, ``"100000"`` (powers of 1024)."""
-    m = _SIZE.match(str(text))
-    if not m:
-        raise ValueError(f"not a byte size: {text!r} (e.g. 512M, 2G, 100000)")
-    value = float(m.group(1)) * 1024 ** " kmgt".index(m.group(2).lower() or " ")
-    if value < 1:
-        raise ValueError(f"must be at least one byte: {text!r}")
-    return int(value)
+    """A byte count from text: ``"500000"``, ``"512K"``, ``"64M"``, ``"2G"`` (powers of 1024; a
+    trailing ``B`` or ``iB`` is allowed). ValueError, saying what was expected, otherwise."""
+    t = str(text).strip().upper().removesuffix("IB").removesuffix("B")
+    scale = {"K": 2**10, "M": 2**20, "G": 2**30}.get(t[-1:], 1)
+    try:
+        v = float(t[:-1] if scale > 1 else t) * scale
+    except ValueError:
+        raise ValueError(f"expected bytes such as 500000, 512K, 64M or 2G, got {text!r}") from None
+    if not 1 <= v < float("inf"):
+        raise ValueError(f"must be at least 1 byte, got {text!r}")
+    return int(v)
 
 
 def _parse_none_or(parse: Callable[[str], Any]) -> Callable[[str], Any]:
@@ -221,16 +224,21 @@ _NS = (NSLACK,)
 
 #: Every option of the engine, in the order the documentation lists them.
 OPTIONS: tuple[Option, ...] = (
-    Option("method", "bmrm", _method, "bmrm, ls-bmrm (with a line search), kelley (an indicator set) or n-slack"),
+    Option(
+        "method",
+        "bmrm",
+        _method,
+        "bmrm, ls-bmrm (BMRM with a line search), kelley (an indicator set) or n-slack (a working set per example)",
+    ),
     Option("eps", 1e-3, positive_number, "certified absolute gap at which the run stops"),
     Option(
         "rtol",
         None,
         number_in(0.0, 1.0),
-        "also stop once the certified gap is at most rtol * |F(w_best)|, 0 < rtol < 1",
+        "also stop once the certified gap is at most rtol times the best objective's magnitude, 0 < rtol < 1",
         allow_none=True,
     ),
-    Option("max_iter", 1000, positive_integer, "oracle-call budget (counted over resumed runs too)"),
+    Option("max_iter", 1000, positive_integer, "iteration budget (oracle calls, counted over resumed runs too)"),
     Option(
         "time_limit", None, positive_number, "seconds for the run, checked before each oracle call", allow_none=True
     ),

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .engine import METHODS, Problem, run_problem
+from .engine import Problem, method_spec, run_problem
 from .exceptions import InputError
 from .options import check_options, merge_options, positive_number
 from .protocols import ReducedSolver, Regularizer
@@ -237,10 +237,11 @@ def regularization_path(
         time_limit = positive_number(time_limit, "time_limit")
     if on_point is not None and not callable(on_point):
         raise InputError(f"must be callable, got {type(on_point).__name__}", field="on_point")
-    method = check_options(options)["method"]
-    if (isinstance(regularizer, Regularizer) and regularizer.is_indicator) or METHODS[method].needs_indicator:
+    spec = method_spec(options.get("method", "bmrm"))
+    check_options(options)
+    if (isinstance(regularizer, Regularizer) and regularizer.is_indicator) or spec.needs_indicator:
         raise InputError("a path over lam needs a norm regulariser (an indicator set has no lam)", field="regularizer")
-    if METHODS[method].warm_starts and isinstance(regularizer, Regularizer):
+    if spec.warm_starts and isinstance(regularizer, Regularizer):
         solver = options.get("solver")  # one for the path: compiled problems are reused
         options["solver"] = solver if isinstance(solver, ReducedSolver) else make_reduced_solver(regularizer, solver)
     call = dict(risk_lower_bound=risk_lower_bound, progress_scale=progress_scale)
@@ -255,7 +256,7 @@ def regularization_path(
 def _run_points(oracle, regularizer, lams, eps_all, order_idx, options, call, callback, on_point, t0, time_limit):
     """The points in their order, each warm from the one before (when the method carries a
     working set); returns the results aligned with ``lams``, the indices run and the status."""
-    warm = METHODS[options.get("method", "bmrm")].warm_starts
+    warm = method_spec(options.get("method", "bmrm")).warm_starts
     results: list = [None] * len(lams)
     ran: list = []
     status, ws, w = "converged", None, None

@@ -170,16 +170,14 @@ def fraction(text):
 
 
 def byte_size(text):
-    """``--memory-limit``: a number of bytes, optionally with a K, M or G suffix (powers of 1024)."""
-    t = text.strip().upper().removesuffix("IB").removesuffix("B")
-    scale = {"K": 2**10, "M": 2**20, "G": 2**30}.get(t[-1:], 1)
+    """``--memory-limit``: a number of bytes, optionally with a K, M or G suffix (powers of 1024;
+    :func:`cutplane.options.parse_bytes`, as an argparse type)."""
+    from cutplane.options import parse_bytes
+
     try:
-        v = float(t[:-1] if scale > 1 else t) * scale
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected bytes such as 500000, 512K, 64M or 2G, got {text!r}") from None
-    if not 1 <= v < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be at least 1 byte, got {text!r}")
-    return int(v)
+        return parse_bytes(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def format_label(value) -> str:
@@ -267,6 +265,88 @@ def resolve_executor(args, task) -> None:
         args.executor = "serial"
 
 
+# ---------------------------------------------------------------------------- the engine's options
+#: What the command line says beyond an option's declaration (its scale or scope on the command line).
+_ENGINE_NOTES = {
+    "method": "; the structured tasks run bmrm, the sequence tasks also n-slack with --regularizer ssvm",
+    "eps": " on F (default 1e-3 for linear tasks, 0.1 for structured ones; on a grid of C: 1e-3 * C resp. "
+    "0.01 * C at each point)",
+    "max_iter": " at each C of a grid",
+    "time_limit": ": the whole training (every point of a grid of C)",
+    "rtol": " (on a grid of C, at each point)",
+    "cache_steps": " (structured tasks; default: problems.solvers.DEFAULT_CACHE_STEPS for the sequence tasks)",
+}
+#: Metavariables of the flags that have one other than the option's name.
+_ENGINE_METAVARS = {
+    "time_limit": "SECONDS",
+    "max_iter": "N",
+    "memory_limit": "BYTES",
+    "checkpoint": "PATH",
+    "checkpoint_every": "K",
+    "cache_steps": "K",
+}
+#: Defaults of the command line where they are not the solver object's None.
+_ENGINE_CLI_DEFAULTS = {"max_iter": 1000, "checkpoint_every": 10}
+
+
+def _option_type(opt):
+    """The argparse type of an engine option: its text parsed (``opt.parse``, or the type of its
+    default) and checked by its declaration, so a bad value is an error before training starts."""
+    parse = opt.parse
+    if parse is None:
+        parse = int if isinstance(opt.default, int) and not isinstance(opt.default, bool) else float
+
+    def convert(text):
+        try:
+            value = parse(text)
+        except ValueError as exc:
+            what = str(exc) if opt.parse is not None else f"expected a number, got {text!r}"
+            raise argparse.ArgumentTypeError(what) from None
+        try:
+            return opt.checked(value)
+        except InputError as exc:
+            raise argparse.ArgumentTypeError(exc.message) from None
+
+    convert.__name__ = opt.public_name
+    return convert
+
+
+def add_engine_options(p, *, skip=()) -> None:
+    """Declare a flag per engine option (:data:`cutplane.options.OPTIONS`: ``--max-iter`` for
+    ``max_iter``, ``--backend`` for the reduced-problem ``solver``), except those in ``skip``
+    (declared elsewhere on ``p``: ``--verbose`` among the progress options, ``--seed`` shared
+    with SPOM). Unset flags leave the solver object's default."""
+    from cutplane.options import OPTIONS
+
+    g = p.add_argument_group("cutting-plane engine (one flag per option of cutplane.options)")
+    for opt in OPTIONS:
+        if opt.name in skip:
+            continue
+        where = "" if opt.methods is None else f" [{', '.join(opt.methods)}]"
+        kw: dict = dict(dest=opt.public_name, help=opt.doc + _ENGINE_NOTES.get(opt.name, "") + where)
+        if isinstance(opt.default, bool):
+            kw.update(action="store_true", default=False)
+        else:
+            metavar = _ENGINE_METAVARS.get(opt.name, opt.public_name.upper())
+            kw.update(type=_option_type(opt), default=_ENGINE_CLI_DEFAULTS.get(opt.name), metavar=metavar)
+            if opt.name == "method":
+                kw.update(choices=engine_methods(), metavar=None, type=str)
+        g.add_argument(opt.flag, **kw)
+
+
+def engine_option_values(args) -> dict:
+    """The engine options given on the command line (:func:`add_engine_options`), by the solver
+    object's names; those left unset are not listed."""
+    from cutplane.options import OPTIONS
+
+    values = {}
+    for opt in OPTIONS:
+        value = getattr(args, opt.public_name, None)
+        if value is not None and value is not False:
+            values[opt.public_name] = str(value) if opt.name == "checkpoint" else value
+    return values
+
+
 # ---------------------------------------------------------------------------- solvers
 def add_solver_options(p, tasks):
     """Declare ``--solver``, ``--epochs``, ``--eta0``, ``--last-iterate`` and ``--seed`` on ``p``
@@ -343,19 +423,12 @@ def make_solver(args, *, method=None):
     )
     if getattr(args, "solver", "cutting-plane") == "spom":
         return SPOM(epochs=args.epochs, eta0=args.eta0, averaged=not args.last_iterate, seed=args.seed, **mapping)
-    kw = {} if method is None else {"method": method}
-    return CuttingPlane(
-        eps=args.eps,
-        max_iter=args.max_iter,
-        checkpoint=None if args.checkpoint is None else str(args.checkpoint),
-        checkpoint_every=args.checkpoint_every,
-        resume=args.resume,
-        memory_limit=args.memory_limit,
-        rtol=getattr(args, "rtol", None),
-        cache_steps=getattr(args, "cache_steps", None),
-        **kw,
-        **mapping,
-    )
+    options = engine_option_values(args)
+    for name in mapping:  # verbose: the progress options decide (show_progress); time_limit: mapped above
+        options.pop(name, None)
+    if method is not None:
+        options["method"] = method
+    return CuttingPlane(**options, **mapping)
 
 
 # ---------------------------------------------------------------------------- reports

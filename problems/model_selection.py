@@ -280,8 +280,8 @@ def run_cutting_plane_path(
     values : tuple of float
         The grid of C.
     options : CuttingPlaneOptions
-        ``method``, ``max_iter`` (per point), ``time_limit`` (for the whole path),
-        ``max_cuts``, ``prune_after``, ``backend``, ``memory_limit``, ``verbose``.
+        The engine's options (:meth:`CuttingPlaneOptions.engine_kwargs`): ``max_iter`` per
+        point, ``time_limit`` for the whole path.
     eps : list of float
         Per point, on the engine's scale (:func:`path_eps`).
     on_point : callable
@@ -326,20 +326,14 @@ def run_cutting_plane_path(
         on_point(index, C, result)
         return False
 
-    kwargs = dict(
+    kwargs = options.engine_kwargs(oracle)  # every engine option of the method, at every point
+    kwargs.update(
         eps=list(eps),
-        method=options.method,
-        max_iter=options.max_iter,
-        time_limit=options.time_limit,
-        max_cuts=options.max_cuts,
-        prune_after=options.prune_after,
         verbose=False,  # the path's own bar (PathProgress) names the running C
         progress_scale="F/lam",  # the engine's log lines on F = Omega + C * loss, as the bar
-        memory_limit=options.memory_limit,
         callback=per_iteration if (progress is not None or callback is not None) else None,
         on_point=point_done,
     )
-    kwargs.update(options.optional_kwargs(oracle))
     if risk_lower_bound is not None:
         kwargs["risk_lower_bound"] = float(risk_lower_bound)
     try:

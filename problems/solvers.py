@@ -66,7 +66,6 @@ __all__ = [
 #: (``docs/results/constraint_cache.md``); ``cache_steps=5`` turns it on.
 DEFAULT_CACHE_STEPS = 0
 
-
 #: The path's log lines (one per point) go where the C selection logs them.
 _path_logger = logging.getLogger("problems.model_selection")
 
@@ -298,33 +297,58 @@ def _max_cuts(value, name):
     return check_int(value, name, min_value=2)
 
 
+def _engine_names() -> dict:
+    from cutplane.options import OPTIONS
+
+    return {opt.public_name: opt.name for opt in OPTIONS if opt.param}
+
+
+def _engine_defaults() -> dict:
+    from cutplane.options import defaults
+
+    return defaults()
+
+
+#: The solver object's names of engine options that the engine spells otherwise (backend: solver).
+_ENGINE_NAMES: dict = _engine_names()
+_ENGINE_DEFAULTS: dict = _engine_defaults()
+
+
 @dataclass(frozen=True)
 class CuttingPlaneOptions:
     """The validated options of a :class:`CuttingPlane`, with the estimator's defaults filled in.
 
-    ``eps`` and ``max_iter`` are never None here. :meth:`minimize_kwargs` gives the keywords of
-    :func:`cutplane.minimize` on the engine's scale (``eps / C``).
+    Attributes
+    ----------
+    engine : dict
+        The engine's options (:data:`cutplane.options.OPTIONS`, by their engine names: the
+        backend is ``solver``), checked; ``eps`` on the estimator's scale ``F`` and never None,
+        nor is ``max_iter``. Each is also an attribute (``options.eps``; ``options.backend``).
+    risk_floor_cut, executor, n_workers, scheduler, chunks_per_worker
+        The solver object's own parameters (:data:`CuttingPlane.OWN_PARAMETERS`).
+    cache_steps : int or None
+        None: :meth:`cache_steps_for` decides by the oracle.
+
+    :meth:`minimize_kwargs` gives the keywords of :func:`cutplane.minimize` on the engine's
+    scale (``eps / C``).
     """
 
-    method: str
-    eps: float
-    max_iter: int
-    time_limit: float | None
-    max_cuts: int | None
-    prune_after: int
-    risk_floor_cut: bool
-    backend: str | None
-    executor: Any
-    n_workers: int | None
-    scheduler: str | None
-    checkpoint: Any
-    checkpoint_every: int
-    resume: bool
-    memory_limit: int | None
-    verbose: bool
-    rtol: float | None = None
-    cache_steps: int | None = None
+    engine: dict
+    risk_floor_cut: bool = False
+    executor: Any = None
+    n_workers: int | None = None
+    scheduler: str | None = None
     chunks_per_worker: int | None = None
+    cache_steps: int | None = None
+
+    def __getattr__(self, name):
+        engine = self.__dict__.get("engine", {})
+        key = _ENGINE_NAMES.get(name, name)
+        if key in engine:
+            return engine[key]
+        if key in _ENGINE_DEFAULTS:  # an option of another method: its default
+            return _ENGINE_DEFAULTS[key]
+        raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
 
     def cache_steps_for(self, oracle=None) -> int:
         """``cache_steps`` for ``oracle``: the given value, or with None
@@ -339,39 +363,25 @@ class CuttingPlaneOptions:
         return DEFAULT_CACHE_STEPS if isinstance(oracle, CachingOracle) else 0
 
     def minimize_kwargs(self, C: float = 1.0, oracle=None) -> dict:
-        """Keywords of :func:`cutplane.minimize` for ``F / C`` (``eps / C``; the progress shown and
-        logged on ``F``, ``progress_scale="F/lam"``); no ``risk_lower_bound``
-        (the caller adds it when :attr:`risk_floor_cut` is set: it needs the oracle). ``oracle``
-        decides ``cache_steps`` when it was left None (:meth:`cache_steps_for`)."""
-        kwargs = dict(
-            method=self.method,
-            eps=self.eps / C,
-            max_iter=self.max_iter,
-            time_limit=self.time_limit,
-            max_cuts=self.max_cuts,
-            prune_after=self.prune_after,
-            verbose=self.verbose,
-            progress_scale="F/lam",  # the bar and the log on F = Omega + C * loss, the scale of eps
-            checkpoint=self.checkpoint,
-            checkpoint_every=self.checkpoint_every,
-            resume=self.resume,
-            memory_limit=self.memory_limit,
-        )
-        kwargs.update(self.optional_kwargs(oracle))
+        """Keywords of :func:`cutplane.minimize` for ``F / C``: every engine option of the method
+        (``eps / C``; the progress shown and logged on ``F``, ``progress_scale="F/lam"``); no
+        ``risk_lower_bound`` (the caller adds it when :attr:`risk_floor_cut` is set: it needs
+        the oracle). ``oracle`` decides ``cache_steps`` when it was left None
+        (:meth:`cache_steps_for`)."""
+        kwargs = self.engine_kwargs(oracle)
+        kwargs["eps"] = self.eps / C
+        kwargs["progress_scale"] = "F/lam"  # the bar and the log on F = Omega + C * loss, the scale of eps
         return kwargs
 
-    def optional_kwargs(self, oracle=None) -> dict:
-        """The engine keywords given only when set: ``solver`` (the backend), ``rtol`` and
-        ``cache_steps`` (:meth:`cache_steps_for`); shared by :meth:`minimize_kwargs` and the
-        path over C (:func:`problems.model_selection.run_cutting_plane_path`)."""
-        kwargs: dict = {}
-        if self.backend is not None:
-            kwargs["solver"] = self.backend
-        if self.rtol is not None:
-            kwargs["rtol"] = self.rtol
-        steps = self.cache_steps_for(oracle)
-        if steps:
-            kwargs["cache_steps"] = steps
+    def engine_kwargs(self, oracle=None) -> dict:
+        """The engine options of the method as given (``eps`` on ``F``), ``cache_steps`` decided
+        for ``oracle``; shared by :meth:`minimize_kwargs` and the path over C
+        (:func:`problems.model_selection.run_cutting_plane_path`)."""
+        from cutplane.options import option_names
+
+        kwargs = {name: self.engine[name] for name in option_names(self.method) if name in self.engine}
+        if "cache_steps" in kwargs:
+            kwargs["cache_steps"] = self.cache_steps_for(oracle)
         return kwargs
 
     # ------------------------------------------------------------ what the solver does
@@ -550,7 +560,8 @@ def _engine_parameters() -> dict:
     for opt in OPTIONS:
         estimator_default = opt.name in _ESTIMATOR_DEFAULTS
         default = None if estimator_default else opt.default
-        out[opt.public_name] = (default, Param(opt.check, opt.doc, allow_none=opt.allow_none or estimator_default))
+        check = _method if opt.name == "method" else opt.check  # the registry's names (cutplane.engine)
+        out[opt.public_name] = (default, Param(check, opt.doc, allow_none=opt.allow_none or estimator_default))
     return out
 
 
@@ -586,132 +597,29 @@ _CUTTING_PLANE_PARAMETERS = {**_engine_parameters(), **_OWN_PARAMETERS}
 
 
 class CuttingPlane(OptionSet):
-    """The cutting-plane engine (:func:`cutplane.minimize`) as an estimator's solver: certified gap.
+    __doc__ = f"""The cutting-plane engine (:func:`cutplane.minimize`) as an estimator's solver: certified gap.
+
+    Its parameters are the engine's options (:data:`cutplane.options.OPTIONS`, each declared
+    once; the reduced-problem ``solver`` is ``backend`` here) and the solver object's own
+    (:data:`CuttingPlane.OWN_PARAMETERS`: the floor cut and how the oracle is mapped). What
+    differs from the engine: ``eps`` is the certified tolerance on the estimator's objective
+    ``F = Omega + C * mean loss`` (the engine gets ``eps / C``), and None means the estimator's
+    default, as for ``max_iter``; ``cache_steps=None`` is :data:`DEFAULT_CACHE_STEPS` for an
+    oracle that keeps a cache, else 0. ``chunks_per_worker`` is refused with an executor
+    instance (set it there). ``method="n-slack"`` takes neither the working-set options nor
+    checkpoints. ``docs/results/risk_floor_ab.md`` says when ``risk_floor_cut`` pays.
 
     Parameters
     ----------
-    method : {"bmrm", "ls-bmrm", "kelley", "n-slack"}, default="bmrm"
-        The loop's step rule (LS-BMRM adds an exact line search where the risk allows it).
-        ``"n-slack"`` keeps a working set per example and raises the dual by block-coordinate
-        steps (:mod:`cutplane.nslack`): far fewer oracle calls at large C, for the plain L2
-        regulariser (the structural SVM, ``regularizer="ssvm"``, and the linear SVM); it takes
-        neither ``max_cuts``, ``memory_limit``, ``checkpoint`` nor ``cache_steps``.
-    eps : float, optional
-        Certified absolute tolerance on the estimator's objective ``F`` (the engine gets
-        ``eps / C``). None: the estimator's default (0.1 for the structured estimators,
-        1e-3 for :class:`~problems.linear.LinearSVM`).
-    max_iter : int, optional
-        Iteration limit. None: the estimator's default.
-    time_limit : float, optional
-        Wall-clock limit in seconds.
-    max_cuts : int, optional
-        Working-set budget (oldest idle cuts aggregated beyond it).
-    prune_after : int, default=50
-        Drop cuts idle that many iterations.
-    risk_floor_cut : bool, default=False
-        Add the cut ``R(w) >= 0`` (the hinge risks are non-negative) for the plain L2 regulariser
-        too; the group regularisers always take it. See ``docs/results/risk_floor_ab.md`` for when
-        it pays.
-    backend : str, optional
-        Reduced-problem backend (None: the engine's preference order).
-    executor : None, str, executor or dask.distributed.Client, optional
-        Map of the oracle over chunks of examples (a name of :data:`cutplane.executors.EXECUTORS`,
-        an executor instance, which stays the user's, or a Dask client, also left open).
-    n_workers : int, optional
-    scheduler : str, optional
-        Address of a Dask scheduler (``executor="dask"`` only).
-    checkpoint : str or os.PathLike, optional
-        File where the engine saves its state every ``checkpoint_every`` iterations and on
-        Ctrl-C / SIGTERM.
-    checkpoint_every : int, default=10
-    resume : bool, default=False
-        Continue from ``checkpoint`` when it exists (same data and hyper-parameters).
-    memory_limit : int, optional
-        Bytes for the working set (oldest cuts aggregated to stay within it).
-    verbose : bool, default=False
-        Progress counter on stderr (bounds, gap and ``eps`` on ``F``); each iteration is logged
-        at INFO on ``F`` either way.
-    rtol : float, optional
-        Relative certified gap, ``0 < rtol < 1``: the run (each point of a grid of C) also stops
-        once its gap is at most ``rtol * F`` (:func:`cutplane.minimize`). None: ``eps`` alone.
-    cache_steps : int, optional
-        Cuts from the oracle's cache of recent outputs per exact oracle call
-        (:func:`cutplane.minimize`'s ``cache_steps``; the lower bound stays certified). None:
-        :data:`DEFAULT_CACHE_STEPS` for an oracle that keeps a cache (the sequence tagger's),
-        0 otherwise; 0: off.
-    chunks_per_worker : int, optional
-        Chunks of the oracle's examples per worker of an executor given by name
-        (:func:`cutplane.executors.get_executor`); more balance uneven workers, fewer send fewer
-        tasks per call. None: the executor's default (for ``dask``, one per thread of a worker;
-        for the others, the oracle's own, 1 chunk when serial). Refused with an executor instance (set it there,
-        e.g. ``DaskExecutor(chunks_per_worker=4)``).
+{_parameters_doc(_CUTTING_PLANE_PARAMETERS)}
     """
 
+    #: The solver object's own parameters beyond the engine's options.
+    OWN_PARAMETERS: ClassVar[dict] = {name: row for name, (_, row) in _OWN_PARAMETERS.items()}
     #: The declarative parameter table: checked at ``fit`` by :meth:`checked`.
-    PARAMETERS: ClassVar[dict] = {
-        "method": Param(_method, "step rule"),
-        "eps": Param(_positive, "certified tolerance on F", allow_none=True),
-        "max_iter": Param(_count, "iteration limit", allow_none=True),
-        "time_limit": Param(_positive, "wall-clock limit (s)", allow_none=True),
-        "max_cuts": Param(_max_cuts, "working-set budget", allow_none=True),
-        "prune_after": Param(_count, "idle iterations before a cut is dropped"),
-        "risk_floor_cut": Param(check_bool, "add the cut R >= 0"),
-        "backend": Param(_name, "reduced-problem backend", allow_none=True),
-        "executor": Param(_executor, "oracle map", allow_none=True),
-        "n_workers": Param(_count, "workers", allow_none=True),
-        "scheduler": Param(_scheduler, "Dask scheduler address", allow_none=True),
-        "checkpoint": Param(_path, "checkpoint file", allow_none=True),
-        "checkpoint_every": Param(_count, "iterations between checkpoints"),
-        "resume": Param(check_bool, "resume from the checkpoint"),
-        "memory_limit": Param(_count, "working-set bytes", allow_none=True),
-        "verbose": Param(check_bool, "progress display"),
-        "rtol": Param(_rtol, "relative certified tolerance", allow_none=True),
-        "cache_steps": Param(_nonnegative_count, "cached cuts per oracle call", allow_none=True),
-        "chunks_per_worker": Param(_count, "oracle chunks per worker", allow_none=True),
-    }
+    PARAMETERS: ClassVar[dict] = {name: row for name, (_, row) in _CUTTING_PLANE_PARAMETERS.items()}
 
-    def __init__(
-        self,
-        *,
-        method="bmrm",
-        eps=None,
-        max_iter=None,
-        time_limit=None,
-        max_cuts=None,
-        prune_after=50,
-        risk_floor_cut=False,
-        backend=None,
-        executor=None,
-        n_workers=None,
-        scheduler=None,
-        checkpoint=None,
-        checkpoint_every=10,
-        resume=False,
-        memory_limit=None,
-        verbose=False,
-        rtol=None,
-        cache_steps=None,
-        chunks_per_worker=None,
-    ):
-        self.method = method
-        self.eps = eps
-        self.max_iter = max_iter
-        self.time_limit = time_limit
-        self.max_cuts = max_cuts
-        self.prune_after = prune_after
-        self.risk_floor_cut = risk_floor_cut
-        self.backend = backend
-        self.executor = executor
-        self.n_workers = n_workers
-        self.scheduler = scheduler
-        self.checkpoint = checkpoint
-        self.checkpoint_every = checkpoint_every
-        self.resume = resume
-        self.memory_limit = memory_limit
-        self.verbose = verbose
-        self.rtol = rtol
-        self.cache_steps = cache_steps
-        self.chunks_per_worker = chunks_per_worker
+    __init__ = _keyword_init(_CUTTING_PLANE_PARAMETERS, "CuttingPlane")
 
     def checked(self, *, eps: float, max_iter: int) -> CuttingPlaneOptions:
         """The options, validated, with ``eps`` / ``max_iter`` defaulting to the given values.
@@ -729,7 +637,9 @@ class CuttingPlane(OptionSet):
         _check_chunks_with_executor(prm)
         prm["eps"] = eps if prm["eps"] is None else prm["eps"]
         prm["max_iter"] = max_iter if prm["max_iter"] is None else prm["max_iter"]
-        return CuttingPlaneOptions(**prm)
+        own = {name: prm.pop(name) for name in (*_OWN_PARAMETERS, "cache_steps")}
+        engine = {_ENGINE_NAMES.get(name, name): value for name, value in prm.items()}
+        return CuttingPlaneOptions(engine=engine, **own)
 
 
 @dataclass(frozen=True)

@@ -28,14 +28,10 @@ import scipy.sparse as sp
 
 from ..cuts import coordinate_dtype
 from ..exceptions import InputError
+from ..options import DEFAULT_MAX_IDLE, DEFAULT_PLANES
 from . import _kernels
 
 __all__ = ["ExampleWorkingSets", "DEFAULT_PLANES", "DEFAULT_MAX_IDLE"]
-
-#: Cuts kept per example (besides the floor): a full block merges its two smallest duals.
-DEFAULT_PLANES = 8
-#: Iterations a cut's dual may stay zero before the cut is dropped.
-DEFAULT_MAX_IDLE = 3
 
 
 class ExampleWorkingSets:

@@ -61,13 +61,12 @@ from problems.cli.tasks import TASKS
 from problems.command_options import (
     Command,
     add_encoding_option,
+    add_engine_options,
     add_progress_options,
     add_solver_options,
-    byte_size,
     c_value,
     check_encoding_option,
     check_solver_options,
-    engine_methods,
     executor_names,
     format_scores,
     fraction,
@@ -109,45 +108,6 @@ def add_arguments(p):
         help="weight of the mean loss, F = Omega + C * mean loss: one value, several (a path over them, "
         "the best on --dev / --dev-fraction kept) or 'auto' (default for sequence, segment, parse: "
         "10 100 1000 for ssvm, 100 1000 10000 for mtl/pmtl); default 1 for binary, multiclass",
-    )
-    p.add_argument(
-        "--eps",
-        type=positive_float,
-        default=None,
-        help="certified tolerance on F (default 1e-3 for linear tasks, 0.1 for structured ones; "
-        "on a grid of C: 1e-3 * C resp. 0.01 * C at each point)",
-    )
-    p.add_argument(
-        "--cache-steps",
-        type=int,
-        default=None,
-        dest="cache_steps",
-        metavar="K",
-        help="structured tasks: cuts from the oracle's cache of recent outputs per oracle call (0: off; "
-        "default: the solver's, problems.solvers.DEFAULT_CACHE_STEPS for the sequence tasks)",
-    )
-    p.add_argument(
-        "--rtol",
-        type=positive_float,
-        default=None,
-        help="also stop once the certified gap is at most this share of F (e.g. 0.01: a 1%% relative gap; "
-        "on a grid of C, at each point)",
-    )
-    p.add_argument(
-        "--time-limit",
-        type=positive_float,
-        default=None,
-        dest="time_limit",
-        metavar="SECONDS",
-        help="wall-clock limit of the whole training (every point of a grid of C)",
-    )
-    p.add_argument(
-        "--method",
-        choices=engine_methods(),
-        default=None,
-        help="engine method of the linear tasks (binary, multiclass): bmrm (default), ls-bmrm (BMRM with a line "
-        "search) or n-slack (a working set per example); the structured tasks run bmrm, the sequence tasks also "
-        "n-slack with --regularizer ssvm (fewer oracle calls at large C)",
     )
     p.add_argument(
         "--regularizer",
@@ -212,40 +172,6 @@ def add_arguments(p):
         "one per worker thread; sequence tasks 2, parse 4 on threads and processes; one chunk when serial)",
     )
     p.add_argument(
-        "--checkpoint",
-        type=Path,
-        metavar="PATH",
-        help="save the solver's state here every --checkpoint-every iterations and on Ctrl-C / SIGTERM",
-    )
-    p.add_argument(
-        "--checkpoint-every",
-        type=positive_int,
-        default=10,
-        dest="checkpoint_every",
-        metavar="K",
-        help="iterations between checkpoints (default 10)",
-    )
-    p.add_argument(
-        "--resume", action="store_true", help="continue from --checkpoint PATH if it exists (same data and options)"
-    )
-    p.add_argument(
-        "--memory-limit",
-        type=byte_size,
-        default=None,
-        dest="memory_limit",
-        metavar="BYTES",
-        help="bytes for the solver's working set, e.g. 512M (oldest cuts aggregated to fit)",
-    )
-    p.add_argument(
-        "--max-iter",
-        type=positive_int,
-        default=1000,
-        dest="max_iter",
-        metavar="N",
-        help="iteration budget of the cutting-plane solver at each C (default 1000); a run that reaches it stops "
-        "with status max_iter and the gap it has certified",
-    )
-    p.add_argument(
         "--plot",
         type=Path,
         metavar="DIR",
@@ -256,6 +182,7 @@ def add_arguments(p):
     p.add_argument("--model", required=True, type=Path, help="output model file (.npz)")
     p.add_argument("--report", type=Path, help="output JSON report")
     add_progress_options(p)
+    add_engine_options(p, skip=("verbose", "seed"))  # --verbose: a progress option; --seed: shared with SPOM
     add_solver_options(p, _structured())
     for task in TASKS.values():
         if task.add_arguments is not None:

@@ -187,7 +187,7 @@ def test_save_load_round_trip(tmp_path):
         (np.ones((3, 2)), [1, 1, 1], {}, "at least 2 classes"),
         (np.ones((2, 2)), [0, 1], {"C": 0.0}, "C: must be finite and > 0"),
         (np.ones((2, 2)), [0, 1], {"C": -1.0}, "C: must be finite"),
-        (np.ones((2, 2)), [0, 1], {"solver": CuttingPlane(eps=0.0)}, "eps: must be finite and > 0"),
+        (np.ones((2, 2)), [0, 1], {"solver": CuttingPlane(eps=0.0)}, "eps: must be a positive finite number"),
         (np.ones((2, 2)), [0, 1], {"solver": CuttingPlane(eps=-1e-3)}, "eps"),
         (np.ones((2, 2)), [0, 1], {"regularizer": "l3"}, "regularizer"),
         (np.ones((2, 2)), [0, 1], {"solver": CuttingPlane(method="kelley")}, "method"),

@@ -140,7 +140,7 @@ def test_solver_only_options_belong_to_their_solver():
     for name in ("checkpoint", "memory_limit", "risk_floor_cut", "max_cuts", "backend"):
         with pytest.raises(TypeError):
             SPOM(**{name: None})
-    for name in ("epochs", "eta0", "averaged", "seed"):
+    for name in ("epochs", "eta0", "averaged"):  # seed is both: SPOM's epoch orders, n-slack's passes
         with pytest.raises(TypeError):
             CuttingPlane(**{name: None})
 
