@@ -5,7 +5,7 @@ Given the ``example/`` folder of CRF++ (https://github.com/taku910/crfpp: ``chun
 every folder is read as it comes (``JapaneseNE`` in EUC-JP, the others UTF-8; the U+3000 tokens of
 ``seg`` are tokens, columns being split on spaces and tabs as CRF++ splits them) and trained by
 
-- cutplane's :class:`~problems.sequence.tagger.SequenceTagger` with its defaults (``C="auto"``:
+- cutplane's :class:`~problems.sequence.tagger.SequenceTaggerCV` with its defaults (``Cs="auto"``:
   the regulariser's grid, chosen on 10% of the training sentences held out, then refitted on all
   of them; ``eps=0.1`` per point as the CLI), once with MTL^struct (``regularizer="mtl"``, the
   default) and once with the structural SVM (``"ssvm"``);
@@ -69,10 +69,10 @@ def _read(folder: Path, encoding: str):
 
 
 def _cutplane(templates, train, test, regularizer, min_count):
-    from problems.sequence.tagger import SequenceTagger
+    from problems.sequence.tagger import SequenceTaggerCV
 
     t0 = time.perf_counter()
-    est = SequenceTagger(templates, regularizer=regularizer, min_count=min_count).fit(train.inputs, train.labels)
+    est = SequenceTaggerCV(templates, regularizer=regularizer, min_count=min_count).fit(train.inputs, train.labels)
     seconds = time.perf_counter() - t0
     scores = evaluate(test.labels, est.predict(test.inputs))
     return {
@@ -163,7 +163,7 @@ def page(results: list, command: str) -> str:
         "read as they come: `JapaneseNE` with `--encoding euc-jp`, `seg` with its U+3000 tokens. Both sides "
         "see the same feature strings (the folder's `U` templates expanded by cutplane, cutoff `-f` of the "
         "folder's `exec.sh`); cutplane's `B` template is CRFsuite's own transitions. cutplane: "
-        '`SequenceTagger` defaults (`C="auto"` on 10% held-out sentences, `eps=0.1`); CRFsuite: L-BFGS, L2, '
+        '`SequenceTaggerCV` defaults (`Cs="auto"` on 10% held-out sentences, `eps=0.1`); CRFsuite: L-BFGS, L2, '
         "at its default `c2` and at `c2 = 1/(2c)` for the folder's CRF++ `-c`. Accuracy is per token "
         "(percent); F1 is conlleval's chunk F1 where the tags are chunk tags. Test labels never seen in "
         "training are scored as errors (column 'unseen').",
