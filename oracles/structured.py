@@ -1,0 +1,447 @@
+"""Your own structured model: the :class:`StructuredModel` contract and its adapter :class:`StructuredOracle`.
+
+A structured problem is a model, as in SVM^struct (Tsochantaridis et al. 2005; Joachims, Finley
+and Yu 2009): a joint feature map ``Phi(x, y)`` of length ``dim``, a loss ``Delta(y, y^)`` and
+the loss-augmented argmax
+
+    y^_i = argmax_y  Delta(y_i, y) + <w, Phi(x_i, y) - Phi(x_i, y_i)>
+
+(the most violated output, Mao and Tsang 2013, eq. 9). A user subclasses
+:class:`StructuredModel` (plain Python, numpy or numba) and gives it to
+:class:`StructuredOracle` with the data; the oracle then gives every consumer of the package
+what it takes:
+
+- ``oracle(w)``: the 1-slack cut of the risk
+  ``R(w) = (1/n) sum_i max_y [Delta(y_i, y) + <w, Phi(x_i, y) - Phi(x_i, y_i)>]``
+  (:class:`cutplane.protocols.Oracle`; BMRM, LS-BMRM, MTL^struct's and pMTL^struct's mixed norms);
+- ``oracle.example_cuts(w)``: one cut per example (the n-slack method,
+  :class:`cutplane.protocols.ExampleCutsOracle`);
+- ``oracle.cached_cut(w)``: the cut from each example's recent outputs (the constraint cache,
+  :class:`cutplane.protocols.CachingOracle`);
+- ``oracle.example_oracles()``: the per-example oracle of SPOM
+  (:class:`cutplane.protocols.ExampleOracle`).
+
+The examples are split into chunks, each a picklable
+:class:`~oracles.structured_chunk.StructuredChunk` holding the model and its slice of the data,
+mapped by an executor (serial, threads, processes, Dask: :mod:`cutplane.executors`). A processes
+or Dask executor pickles the model: its class must be importable on the workers (defined in a
+module, not in ``__main__`` or a function).
+
+Sparse joint features stay sparse: the cuts' slopes are CSR rows with the nonzeros of
+``sum_i dPhi_i``; a model whose joint features are dense arrays gives dense 1-slack slopes.
+
+Honest certificates: every answer of the model is checked (a joint feature of the wrong length or
+not finite, a negative or non-finite loss, ``loss(y, y) != 0``, a loss-augmented argmax whose
+output is worse than the truth), each with one :class:`~cutplane.exceptions.InputError` naming the
+model's class and method. A model that declares ``approximate = True`` may return such an output:
+it is replaced by the truth (margin 0), and the oracle's results say ``exact=False`` (the engine
+then warns and its certificate is relative to the approximation: each cut is still a minorant of
+the risk, but the value at the query point may be below ``R(w)``).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from cutplane.cuts import CachedCut, Cut, ExampleCuts, OracleResult, coordinate_dtype
+from cutplane.exceptions import InexactCutWarning, InputError
+from cutplane.executors import bind_tasks, chunk_bounds, default_n_chunks, get_executor
+
+from .structured_chunk import ModelChecks, PredictTask, StructuredChunk, same_output, sum_rows
+from .structured_examples import StructuredExampleOracle
+
+__all__ = ["StructuredModel", "StructuredOracle", "StructuredExampleOracle", "same_output"]
+
+
+def _score(phi, w) -> float:
+    """``<w, phi>`` for a dense or sparse joint feature."""
+    if sp.issparse(phi):
+        return float((phi @ w).sum())
+    return float(np.dot(np.asarray(phi, dtype=np.float64).ravel(), w))
+
+
+class StructuredModel:
+    """The contract of a user's structured model, with documented defaults.
+
+    Subclass it and set ``dim`` (for example in ``__init__``); implement :meth:`joint_feature`,
+    and :meth:`loss_augmented_argmax` and :meth:`argmax` unless the model's outputs can be
+    enumerated (then define ``outputs(x)`` and the defaults enumerate them). The methods may be
+    plain Python, numpy or numba. A processes or Dask executor pickles the model: define its class
+    in an importable module.
+
+    Attributes
+    ----------
+    dim : int
+        Length of the joint feature (a plain attribute the subclass sets).
+    groups : ndarray of int of shape (dim,) or None
+        The feature group of every coordinate, for MTL^struct's and pMTL^struct's template
+        weighting (``cutplane.regularizers.MixedNorm(groups, p)``); None: no groups.
+    approximate : bool
+        True when :meth:`argmax` / :meth:`loss_augmented_argmax` may be approximate (a relaxation,
+        a greedy search): an output worse than the truth is then replaced by the truth instead of
+        refused, and the oracle's certificates say ``exact=False``.
+
+    Notes
+    -----
+    Optional methods:
+
+    ``outputs(x)``
+        An iterable of every output of input ``x`` (small output spaces): the defaults of
+        :meth:`argmax` and :meth:`loss_augmented_argmax` enumerate it, and so do the tests'
+        brute force checks.
+    :meth:`batch_argmax`, :meth:`batch_loss_augmented_argmax`
+        Many examples in one call (a vectorised or compiled argmax); the defaults loop.
+    """
+
+    dim: int
+    groups: np.ndarray | None = None
+    approximate: bool = False
+
+    def joint_feature(self, x, y):
+        """``Phi(x, y)``: ndarray of shape (dim,) or a scipy sparse row of shape (1, dim). Required."""
+        raise NotImplementedError(
+            f"{type(self).__name__}.joint_feature(x, y) is required: return Phi(x, y) as an ndarray of shape "
+            "(dim,) or a scipy sparse row of shape (1, dim)"
+        )
+
+    def _enumerate(self, method, x):
+        outputs = getattr(self, "outputs", None)
+        if outputs is None:
+            raise NotImplementedError(
+                f"{type(self).__name__}.{method} is not implemented and the model defines no outputs(x) to "
+                f"enumerate: implement {method}"
+            )
+        return outputs(x)
+
+    def argmax(self, x, w):
+        """The prediction ``argmax_y <w, Phi(x, y)>``.
+
+        Default: the first best of ``self.outputs(x)`` when the model defines ``outputs``.
+
+        Parameters
+        ----------
+        x : object
+            An input.
+        w : ndarray of shape (dim,)
+            The weights (read-only).
+        """
+        best, best_score = None, -np.inf
+        for y in self._enumerate("argmax", x):
+            s = _score(self.joint_feature(x, y), w)
+            if best is None or s > best_score:
+                best, best_score = y, s
+        return best
+
+    def loss(self, y, y_hat) -> float:
+        """``Delta(y, y_hat) >= 0``, with ``Delta(y, y) = 0``.
+
+        Default: for array-like outputs of equal shape (ndarray, list, tuple of numbers), the
+        Hamming count (number of differing entries); otherwise 0/1 (0 when the outputs are equal,
+        :func:`~oracles.structured_chunk.same_output`).
+        """
+        try:
+            a, b = np.asarray(y), np.asarray(y_hat)
+        except (TypeError, ValueError):  # ragged outputs: not arrays
+            return 0.0 if same_output(y, y_hat) else 1.0
+        if a.ndim >= 1 and a.shape == b.shape and a.dtype != object and b.dtype != object:
+            return float(np.count_nonzero(a != b))
+        return 0.0 if same_output(y, y_hat) else 1.0
+
+    def loss_augmented_argmax(self, x, y, w):
+        """The most violated output ``argmax_y' Delta(y, y') + <w, Phi(x, y')>``.
+
+        Default: the first best of ``self.outputs(x)`` when the model defines ``outputs``;
+        otherwise a :class:`NotImplementedError` naming this method.
+
+        Parameters
+        ----------
+        x : object
+            An input.
+        y : object
+            Its true output.
+        w : ndarray of shape (dim,)
+            The weights (read-only).
+        """
+        best, best_score = None, -np.inf
+        for y_hat in self._enumerate("loss_augmented_argmax", x):
+            s = float(self.loss(y, y_hat)) + _score(self.joint_feature(x, y_hat), w)
+            if best is None or s > best_score:
+                best, best_score = y_hat, s
+        return best
+
+    def batch_argmax(self, X, w) -> list:
+        """:meth:`argmax` of every input of the list ``X`` (override for a vectorised argmax)."""
+        return [self.argmax(x, w) for x in X]
+
+    def batch_loss_augmented_argmax(self, X, Y, w) -> list:
+        """:meth:`loss_augmented_argmax` of every example of the lists ``X``, ``Y`` (override for
+        a vectorised argmax)."""
+        return [self.loss_augmented_argmax(x, y, w) for x, y in zip(X, Y)]
+
+
+def _model_dim(model) -> int:
+    name = type(model).__name__
+    try:
+        dim = model.dim
+    except AttributeError:
+        raise InputError(f"{name} has no attribute dim (the length of its joint feature)", field="dim") from None
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1:
+        raise InputError(f"{name}.dim must be an integer >= 1, got {dim!r}", field="dim")
+    return int(dim)
+
+
+def _model_groups(model, dim):
+    groups = getattr(model, "groups", None)
+    if groups is None:
+        return None
+    g = np.asarray(groups)
+    name = type(model).__name__
+    if g.shape != (dim,) or (g.size and not np.issubdtype(g.dtype, np.integer)) or (g.size and g.min() < 0):
+        raise InputError(
+            f"{name}.groups must be non-negative integers of shape ({dim},), got shape {g.shape} dtype {g.dtype}",
+            field="groups",
+        )
+    return g.astype(np.int64)
+
+
+class StructuredOracle:
+    """Every oracle the solvers take, from a :class:`StructuredModel` and its data.
+
+    Parameters
+    ----------
+    model : StructuredModel
+        The user's model (any object with the contract's ``dim`` and methods).
+    X, Y : sequence
+        Inputs and true outputs, ``n_samples`` of each (lists of any objects).
+    executor : None, str or executor, default=None
+        Map over chunks of examples (:func:`cutplane.executors.get_executor`); serial by default.
+        The processes and Dask executors pickle the model (its class must be importable).
+    n_chunks : int, optional
+        Number of chunks; default :func:`cutplane.executors.default_n_chunks` of the executor.
+    cache_size : int, default=0
+        Outputs kept per example for :meth:`cached_cut` (the last ``cache_size`` distinct
+        loss-augmented outputs; 0: none). With a cache, every exact call also checks that the
+        model's argmax is at least as violated as the cached outputs.
+    check : bool, default=True
+        Check every answer of the model: joint features (length, finite), losses (finite,
+        ``>= 0``, 0 at the truth) and the argmax against the cache. ``check=False`` skips these
+        per-call checks for speed once a model is trusted (construction still checks the first
+        example). The test of a loss-augmented output against the truth is always made (it costs
+        nothing): an output worse than the truth raises, or for an ``approximate`` model is
+        replaced by the truth.
+
+    Attributes
+    ----------
+    model : StructuredModel
+    dim : int
+        ``model.dim``.
+    n_samples : int
+    groups : ndarray of int of shape (dim,) or None
+        ``model.groups``, checked.
+    exact : bool
+        ``not model.approximate``: whether the oracle's values are the risk (else lower estimates
+        of it, with valid cuts).
+    risk_lower_bound : float
+        0 (the truth is among the outputs: every hinge term is ``>= 0``;
+        :class:`cutplane.protocols.RiskFloorOracle`).
+    example_lower_bound : float
+        0 (the n-slack floor, :class:`cutplane.protocols.ExampleCutsOracle`).
+    n_replaced : int
+        Outputs of an approximate model replaced by a better one so far.
+    executor : executor
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> class Binary(StructuredModel):
+    ...     dim = 2
+    ...     def joint_feature(self, x, y):
+    ...         return y * np.asarray(x, dtype=float) / 2.0
+    ...     def outputs(self, x):
+    ...         return (-1, 1)
+    >>> oracle = StructuredOracle(Binary(), [[1.0, 0.0], [0.0, 1.0]], [1, -1])
+    >>> res = oracle(np.zeros(2))
+    >>> res.value, res.argmax
+    (1.0, [-1, 1])
+    """
+
+    risk_lower_bound = 0.0
+    example_lower_bound = 0.0
+
+    def __init__(self, model, X, Y, *, executor=None, n_chunks=None, cache_size=0, check=True):
+        self.model = model
+        self.dim = _model_dim(model)
+        self.groups = _model_groups(model, self.dim)
+        X, Y = list(X), list(Y)
+        if len(X) != len(Y):
+            raise InputError(f"X has {len(X)} inputs but Y has {len(Y)} outputs", field="Y")
+        if not X:
+            raise InputError("need at least one example", field="X")
+        if isinstance(cache_size, bool) or not isinstance(cache_size, (int, np.integer)) or cache_size < 0:
+            raise InputError(f"cache_size must be an integer >= 0, got {cache_size!r}", field="cache_size")
+        self.X, self.Y = X, Y
+        self.n_samples = len(X)
+        self.cache_size = int(cache_size)
+        self.check = bool(check)
+        self.exact = not bool(getattr(model, "approximate", False))
+        self.n_replaced = 0
+        self._warned_rows = False
+        first = StructuredChunk(model, X[:1], Y[:1], 0, dim=self.dim, check=True)
+        first.truth_feature(0)  # the contract, checked early on the first example
+        self.executor = get_executor(executor)
+        if n_chunks is None:
+            n_chunks = default_n_chunks(self.executor)
+        if isinstance(n_chunks, bool) or not isinstance(n_chunks, (int, np.integer)) or n_chunks < 1:
+            raise InputError(f"n_chunks must be an integer >= 1, got {n_chunks!r}", field="n_chunks")
+        self.chunks = chunk_bounds(self.n_samples, int(n_chunks))
+        self.tasks = self._new_tasks()
+        self._bound = None
+
+    def _new_tasks(self):
+        return [
+            StructuredChunk(
+                self.model, self.X[a:b], self.Y[a:b], a, dim=self.dim, check=self.check, cache_size=self.cache_size
+            )
+            for a, b in self.chunks
+        ]
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_bound"] = None
+        return state
+
+    def _map(self, w, mode):
+        if self._bound is None:
+            self._bound = bind_tasks(self.executor, self.tasks)
+        return self._bound.map(w, mode)
+
+    def clear_cache(self) -> None:
+        """Forget the cached outputs (fresh chunk tasks, shipped again at the next call)."""
+        if self._bound is not None:
+            self._bound.close()
+            self._bound = None
+        self.tasks = self._new_tasks()
+
+    def close(self) -> None:
+        """Release the chunks bound to the executor's workers (the executor itself stays open)."""
+        if self._bound is not None:
+            self._bound.close()
+            self._bound = None
+
+    def _checked_w(self, w) -> np.ndarray:
+        w = np.asarray(w)
+        if w.shape != (self.dim,):
+            raise InputError(f"w must have shape ({self.dim},), got {w.shape}", field="w")
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        if not np.all(np.isfinite(w)):
+            raise InputError("w must be finite (no NaN or inf)", field="w")
+        return w
+
+    def _slope(self, parts, scale):
+        """The merged slope ``scale * sum_i dPhi_i``: dense when the model's features are, else CSR (1, dim)."""
+        idx, val = sum_rows([p.indices for p in parts], [p.values for p in parts], self.dim)
+        val = val * scale
+        if any(p.dense for p in parts):
+            slope = np.zeros(self.dim)
+            slope[idx] = val
+            return slope
+        return sp.csr_matrix(
+            (val, idx.astype(coordinate_dtype(self.dim)), np.array([0, idx.size])), shape=(1, self.dim)
+        )
+
+    def __call__(self, w) -> OracleResult:
+        """The 1-slack cut at ``w`` (ndarray of shape (dim,)).
+
+        Returns
+        -------
+        OracleResult
+            ``value`` the mean of ``Delta(y_i, y^_i) + <w, Phi(x_i, y^_i) - Phi(x_i, y_i)>``;
+            ``cut`` with slope ``(1/n) sum_i Phi(x_i, y^_i) - Phi(x_i, y_i)`` (CSR of shape (1, dim),
+            or dense (dim,) for dense joint features) and offset ``(1/n) sum_i Delta(y_i, y^_i)``;
+            ``exact`` ``not model.approximate``; ``argmax`` the list of ``y^_i``.
+        """
+        w = self._checked_w(w)
+        parts = self._map(w, "cut")
+        n = self.n_samples
+        self.n_replaced += sum(p.n_replaced for p in parts)
+        slope = self._slope(parts, 1.0 / n)
+        offset = sum(p.loss for p in parts) / n
+        value = sum(p.value for p in parts) / n
+        outputs = [y for p in parts for y in p.outputs]
+        return OracleResult(value=value, cut=Cut(slope, offset), exact=self.exact, argmax=outputs)
+
+    def cached_cut(self, w) -> CachedCut:
+        """The 1-slack cut from the cached outputs (:class:`cutplane.protocols.CachingOracle`):
+        per example the cached output, or the truth, of largest ``Delta + <w, dPhi>``. A valid
+        minorant of ``R`` (a fixed output per example); its value at ``w`` is ``<= R(w)``."""
+        w = self._checked_w(w)
+        parts = self._map(w, "cached")
+        n = self.n_samples
+        slope = self._slope(parts, 1.0 / n)
+        return CachedCut(Cut(slope, sum(p.loss for p in parts) / n), sum(p.value for p in parts) / n)
+
+    def example_cuts(self, w) -> ExampleCuts:
+        """One cut per example at ``w`` (the n-slack method,
+        :class:`cutplane.protocols.ExampleCutsOracle`): ``R_i(w)``, offsets ``Delta(y_i, y^_i)``,
+        slopes ``Phi(x_i, y^_i) - Phi(x_i, y_i)`` as CSR of shape (n_samples, dim); ``argmax`` the
+        list of ``y^_i``.
+
+        The n-slack method has no flag for inexact cuts: with an ``approximate`` model an
+        :class:`~cutplane.exceptions.InexactCutWarning` is issued once (the cuts are minorants,
+        the values lower estimates of the risk)."""
+        w = self._checked_w(w)
+        if not self.exact and not self._warned_rows:
+            self._warned_rows = True
+            warnings.warn(
+                f"{type(self.model).__name__} declares an approximate argmax: the per-example values are lower "
+                "estimates of the risk and a certificate is relative to the approximation",
+                InexactCutWarning,
+                stacklevel=2,
+            )
+        parts = self._map(w, "rows")
+        self.n_replaced += sum(p.n_replaced for p in parts)
+        starts = np.concatenate([[0], np.cumsum([p.indices.size for p in parts])])
+        indptr = np.concatenate([[0]] + [p.indptr[1:] + s for p, s in zip(parts, starts[:-1])])
+        cdt = coordinate_dtype(self.dim)
+        slopes = sp.csr_matrix(
+            (
+                np.concatenate([p.values for p in parts]),
+                np.concatenate([p.indices for p in parts]).astype(cdt),
+                indptr.astype(np.int64),
+            ),
+            shape=(self.n_samples, self.dim),
+        )
+        risks = np.concatenate([p.risks for p in parts])
+        losses = np.concatenate([p.losses for p in parts])
+        return ExampleCuts(risks, losses, slopes, [y for p in parts for y in p.outputs])
+
+    def example_oracles(self) -> StructuredExampleOracle:
+        """The per-example oracle of SPOM / PEGASOS (:class:`cutplane.protocols.ExampleOracle`),
+        in this process (:class:`~oracles.structured_examples.StructuredExampleOracle`)."""
+        return StructuredExampleOracle(self.model, self.X, self.Y, dim=self.dim, check=self.check)
+
+    def predict(self, X, w) -> list:
+        """The model's predictions ``argmax_y <w, Phi(x, y)>`` of the inputs ``X`` (a list), by
+        ``model.batch_argmax`` over chunks of ``X`` through the executor."""
+        w = self._checked_w(w)
+        X = list(X)
+        if not X:
+            return []
+        bounds = chunk_bounds(len(X), len(self.chunks))
+        task = PredictTask(self.model, w)
+        if len(bounds) == 1:
+            return task(X)
+        return [y for part in self.executor.map(task, [X[a:b] for a, b in bounds]) for y in part]
+
+    def loss(self, y, y_hat) -> float:
+        """The model's loss, checked (finite, ``>= 0``)."""
+        return ModelChecks(self.model, self.dim, True).loss(y, y_hat)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__name__}({type(self.model).__name__}, n_samples={self.n_samples}, dim={self.dim}, "
+            f"chunks={len(self.chunks)}, cache_size={self.cache_size})"
+        )

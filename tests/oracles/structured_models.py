@@ -1,0 +1,191 @@
+"""Small structured models written only against the documented contract (oracles.structured).
+
+Importable (``tests.oracles.structured_models``) so that the processes executor can pickle them.
+Every model here has an output space small enough to enumerate (``outputs(x)``), for brute force.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import scipy.sparse as sp
+
+from oracles.structured import StructuredModel
+
+
+class MultiLabelPairs(StructuredModel):
+    """Multi-label classification with label-pair potentials.
+
+    ``x`` an ndarray of shape (n_features,), ``y`` a 0/1 int ndarray of shape (n_labels,);
+    ``Phi(x, y) = [y_l x for each label l] ++ [y_a y_b for each pair a < b]``; loss: the default
+    (Hamming). argmax and loss-augmented argmax: the defaults (enumeration of ``outputs``).
+    ``groups``: one group per label's block, one for the pairs.
+    """
+
+    def __init__(self, n_labels=3, n_features=2, sparse=False):
+        self.n_labels, self.n_features, self.sparse = n_labels, n_features, sparse
+        self.pairs = list(itertools.combinations(range(n_labels), 2))
+        self.dim = n_labels * n_features + len(self.pairs)
+        self.groups = np.concatenate(
+            [np.repeat(np.arange(n_labels), n_features), np.full(len(self.pairs), n_labels)]
+        ).astype(np.int64)
+
+    def joint_feature(self, x, y):
+        y = np.asarray(y, dtype=np.float64)
+        unary = (y[:, None] * np.asarray(x, dtype=np.float64)[None, :]).ravel()
+        pair = np.array([y[a] * y[b] for a, b in self.pairs])
+        phi = np.concatenate([unary, pair])
+        return sp.csr_matrix(phi.reshape(1, -1)) if self.sparse else phi
+
+    def outputs(self, x):
+        return [np.array(bits, dtype=np.int64) for bits in itertools.product((0, 1), repeat=self.n_labels)]
+
+
+class TinyChain(StructuredModel):
+    """A first-order chain with its own Viterbi (loss-augmented with the Hamming loss).
+
+    ``x`` an ndarray of shape (T, n_features), ``y`` an int ndarray of shape (T,) in ``0..K-1``;
+    ``Phi = [sum_t x_t (x) e_{y_t}] ++ [transition counts (K, K)]``, sparse rows.
+    """
+
+    def __init__(self, n_labels=2, n_features=2):
+        self.K, self.n_features = n_labels, n_features
+        self.dim = n_features * n_labels + n_labels * n_labels
+        self.groups = np.concatenate([np.zeros(n_features * n_labels), np.ones(n_labels * n_labels)]).astype(int)
+
+    def joint_feature(self, x, y):
+        x = np.asarray(x, dtype=np.float64)
+        K, d = self.K, self.n_features
+        phi = np.zeros(self.dim)
+        for t, label in enumerate(y):
+            phi[label * d : (label + 1) * d] += x[t]
+        for a, b in zip(y[:-1], y[1:]):
+            phi[d * K + a * K + b] += 1.0
+        return sp.csr_matrix(phi.reshape(1, -1))
+
+    def loss(self, y, y_hat):
+        return float(np.count_nonzero(np.asarray(y) != np.asarray(y_hat)))
+
+    def _viterbi(self, x, w, y=None):
+        x = np.asarray(x, dtype=np.float64)
+        K, d = self.K, self.n_features
+        unary = x @ w[: d * K].reshape(K, d).T  # (T, K)
+        if y is not None:
+            unary = unary + (np.arange(K)[None, :] != np.asarray(y)[:, None])
+        trans = w[d * K :].reshape(K, K)
+        T = x.shape[0]
+        score = unary[0].copy()
+        back = np.zeros((T, K), dtype=np.int64)
+        for t in range(1, T):
+            cand = score[:, None] + trans
+            back[t] = np.argmax(cand, axis=0)
+            score = cand[back[t], np.arange(K)] + unary[t]
+        out = np.zeros(T, dtype=np.int64)
+        out[-1] = int(np.argmax(score))
+        for t in range(T - 1, 0, -1):
+            out[t - 1] = back[t, out[t]]
+        return out
+
+    def argmax(self, x, w):
+        return self._viterbi(x, w)
+
+    def loss_augmented_argmax(self, x, y, w):
+        return self._viterbi(x, w, y)
+
+    def outputs(self, x):
+        return [np.array(s, dtype=np.int64) for s in itertools.product(range(self.K), repeat=len(x))]
+
+
+class Categories(StructuredModel):
+    """Multiclass with string outputs (0/1 loss by default): outputs of any type with equality."""
+
+    def __init__(self, labels=("a", "b", "c"), n_features=2):
+        self.labels, self.n_features = tuple(labels), n_features
+        self.dim = len(self.labels) * n_features
+
+    def joint_feature(self, x, y):
+        phi = np.zeros(self.dim)
+        k = self.labels.index(y)
+        phi[k * self.n_features : (k + 1) * self.n_features] = x
+        return phi
+
+    def outputs(self, x):
+        return list(self.labels)
+
+
+class WrongLength(MultiLabelPairs):
+    """A joint feature one entry short."""
+
+    def joint_feature(self, x, y):
+        return np.asarray(super().joint_feature(x, y))[:-1]
+
+
+class NonFinite(MultiLabelPairs):
+    """A joint feature with NaN for any output but the truth's all-zero labels."""
+
+    def joint_feature(self, x, y):
+        phi = np.array(super().joint_feature(x, y), dtype=np.float64)
+        if np.any(np.asarray(y) == 1) and np.any(np.asarray(y) == 0):
+            phi[0] = np.nan
+        return phi
+
+
+class NegativeLoss(MultiLabelPairs):
+    """A loss below zero for differing outputs."""
+
+    def loss(self, y, y_hat):
+        return -float(np.count_nonzero(np.asarray(y) != np.asarray(y_hat)))
+
+
+class WorstArgmax(MultiLabelPairs):
+    """A loss-augmented argmax that returns the least violated output (not the truth)."""
+
+    def loss_augmented_argmax(self, x, y, w):
+        best, best_score = None, np.inf
+        for y_hat in self.outputs(x):
+            if np.array_equal(y_hat, y):
+                continue
+            s = self.loss(y, y_hat) + float(np.dot(self.joint_feature(x, y_hat) - self.joint_feature(x, y), w))
+            if s < best_score:
+                best, best_score = y_hat, s
+        return best
+
+
+class ApproximateWorst(WorstArgmax):
+    """:class:`WorstArgmax` declared approximate."""
+
+    approximate = True
+
+
+class NoArgmax(StructuredModel):
+    """Only a joint feature: no outputs, no argmax."""
+
+    dim = 2
+
+    def joint_feature(self, x, y):
+        return np.array([float(y), 0.0])
+
+
+def random_data(model, n, rng, *, length=None):
+    """``n`` random inputs and outputs of ``model`` (MultiLabelPairs, TinyChain or Categories).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    length : int, optional
+        Chain length (TinyChain); default random in 1..3.
+    """
+    X, Y = [], []
+    for _ in range(n):
+        if isinstance(model, TinyChain):
+            T = int(length or rng.integers(1, 4))
+            X.append(rng.normal(size=(T, model.n_features)))
+            Y.append(rng.integers(0, model.K, size=T).astype(np.int64))
+        elif isinstance(model, Categories):
+            X.append(rng.normal(size=model.n_features))
+            Y.append(model.labels[int(rng.integers(len(model.labels)))])
+        else:
+            X.append(rng.normal(size=model.n_features))
+            Y.append(rng.integers(0, 2, size=model.n_labels).astype(np.int64))
+    return X, Y
