@@ -379,8 +379,9 @@ class CuttingPlaneOptions:
         (:func:`problems.model_selection.run_cutting_plane_path`)."""
         from cutplane.options import option_names
 
-        kwargs = {name: self.engine[name] for name in option_names(self.method) if name in self.engine}
-        if "cache_steps" in kwargs:
+        names = option_names(self.method)
+        kwargs = {name: self.engine[name] for name in names if name in self.engine}
+        if "cache_steps" in names:  # kept apart: None means "decided by the oracle"
             kwargs["cache_steps"] = self.cache_steps_for(oracle)
         return kwargs
 

@@ -77,6 +77,9 @@ def test_the_solver_object_passes_every_option_to_the_engine():
     assert kwargs["planes"] == 4 and kwargs["seed"] == 3 and kwargs["max_iter"] == 7
     assert kwargs["eps"] == pytest.approx(0.01)
     assert set(option_names("n-slack")) <= set(kwargs)
+    for method in ("bmrm", "ls-bmrm"):  # the 1-slack methods' options too (cache_steps is kept apart)
+        kwargs = CuttingPlane(method=method, cache_steps=5).checked(eps=0.1, max_iter=7).minimize_kwargs(10.0)
+        assert set(option_names(method)) <= set(kwargs) and kwargs["cache_steps"] == 5
 
 
 def test_an_option_of_another_method_is_refused_naming_it():
