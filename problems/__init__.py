@@ -15,6 +15,8 @@ _LAZY = {
     "DependencyParser": ("problems.parsing", "DependencyParser"),
     "DependencyParserCV": ("problems.parsing", "DependencyParserCV"),
     "TreeDecoder": ("problems.parsing", "TreeDecoder"),
+    "StructuredSVM": ("problems.structured", "StructuredSVM"),
+    "StructuredSVMCV": ("problems.structured", "StructuredSVMCV"),
     "CuttingPlane": ("problems.solvers", "CuttingPlane"),
     "SPOM": ("problems.solvers", "SPOM"),
     "MKL": ("problems.mkl", "MKL"),

@@ -1,9 +1,11 @@
-"""What the template-weighted structured estimators share (sequence tagger, dependency parser).
+"""What the template-weighted structured estimators share (sequence tagger, dependency parser, and
+the structural SVM of a user's model, :class:`problems.structured.StructuredSVM`, whose feature
+groups play the templates' part).
 
-Both train ``F(w) = Omega(w) + C * mean structured hinge`` with ``Omega`` chosen by name:
+They train ``F(w) = Omega(w) + C * mean structured hinge`` with ``Omega`` chosen by name:
 ``"ssvm"`` (``1/2 ||w||^2``), ``"mtl"`` (``MixedNorm(p=1)`` over template groups, Mao and
 Tsang 2013, eq. 6-7) or ``"pmtl"`` (``MixedNorm(p)``, ``p > 1``), and report per-template weights.
-Both take a solver object (:mod:`problems.solvers`): :class:`~problems.solvers.CuttingPlane`
+They take a solver object (:mod:`problems.solvers`): :class:`~problems.solvers.CuttingPlane`
 (the engine, certified gap; the default) or :class:`~problems.solvers.SPOM` (the online
 proximal baseline of Martins et al. 2011, one example per round through the task's per-example oracle,
 no certificate). The solver object trains the estimator's
@@ -140,6 +142,9 @@ class TemplateLearnerMixin:
     DEFAULT_VALIDATION_FRACTION: ClassVar[float] = 0.1
     #: The class that trains a grid of C (named when a grid is given to this one).
     CV_NAME: ClassVar[str] = ""
+    #: The active-group threshold (relative to the largest group norm) of an estimator that
+    #: has no ``active_rtol`` parameter.
+    ACTIVE_RTOL: ClassVar[float] = 1e-5
 
     # What the mixin reads of the estimator: its constructor's parameters and its task's
     # training step (declared for the type checker; each estimator sets or defines them).
@@ -166,7 +171,8 @@ class TemplateLearnerMixin:
         if prm["regularizer"] == "pmtl" and not prm["p"] > 1.0:
             raise InputError(f"regularizer='pmtl' needs p > 1, got {prm['p']}", field="p")
         prm["C"] = self._C_grid(prm)
-        prm["min_count"] = _resolve_min_count(prm["min_count"], prm["regularizer"])
+        if "min_count" in prm:  # a task with a feature cutoff (not the user's model of StructuredSVM)
+            prm["min_count"] = _resolve_min_count(prm["min_count"], prm["regularizer"])
         return prm
 
     def _C_grid(self, prm) -> ms.CGrid:
@@ -239,7 +245,8 @@ class TemplateLearnerMixin:
             The ``Omega`` that was minimised.
         """
         grid = prm["C"]
-        regularizer, p, active_rtol = prm["regularizer"], prm["p"], prm["active_rtol"]
+        regularizer, p = prm["regularizer"], prm["p"]
+        active_rtol = prm.get("active_rtol", self.ACTIVE_RTOL)
         n_groups = len(names)
         reg = make_regularizer(regularizer, p, groups, n_groups)
         problem = TrainingProblem(
@@ -374,6 +381,8 @@ class TemplateLearnerCVMixin:
 
     #: The single-C estimator class (set by each CV class).
     SINGLE: ClassVar[type]
+    #: The grid ``Cs="auto"`` stands for, by regulariser.
+    AUTO_C_GRIDS: ClassVar[dict] = DEFAULT_C_GRIDS
 
     # What the mixin uses of the single-C estimator it is put before (its TemplateLearnerMixin
     # and scikit-learn's BaseEstimator); declared for the type checker.
@@ -395,10 +404,11 @@ class TemplateLearnerCVMixin:
 
     def _C_grid(self, prm) -> ms.CGrid:
         """``Cs`` as a :class:`~problems.model_selection.CGrid`, ``"auto"`` resolved to the
-        regulariser's grid (:data:`DEFAULT_C_GRIDS`)."""
+        regulariser's grid (:attr:`AUTO_C_GRIDS`: :data:`DEFAULT_C_GRIDS` unless the estimator
+        sets its own)."""
         grid = prm.pop("Cs")
         if grid.kind == "auto":
-            grid = ms.check_C(ms.AUTO, auto_grid=DEFAULT_C_GRIDS[prm["regularizer"]])
+            grid = ms.check_C(ms.AUTO, auto_grid=self.AUTO_C_GRIDS[prm["regularizer"]])
         return grid
 
     def fit(self, X, y=None, *, validation_data=None, callback=None):

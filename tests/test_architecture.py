@@ -30,7 +30,7 @@ import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("cutplane", "oracles", "problems")
-TASKS = ("problems.sequence", "problems.parsing", "problems.mkl", "problems.linear")
+TASKS = ("problems.sequence", "problems.parsing", "problems.mkl", "problems.linear", "problems.structured")
 LAYERS = ("problems", "oracles", "cutplane")  # each may import only the ones after it
 
 
