@@ -51,7 +51,7 @@ def check_model(model, name="model"):
     InputError
         ``field=name``, naming every missing attribute and method.
     """
-    missing = [] if hasattr(model, "dim") else ["the attribute dim"]
+    missing = [] if hasattr(model, "dim") else ["dim"]
     missing += [f"{m}()" for m in REQUIRED_METHODS if not callable(getattr(model, m, None))]
     if missing:
         raise InputError(
