@@ -28,6 +28,8 @@ import scipy.sparse as sp
 
 from cutplane.exceptions import InputError
 
+from .sequence_chunk import merge_sorted_sums
+
 __all__ = [
     "StructuredChunk",
     "ChunkCut",
@@ -36,6 +38,9 @@ __all__ = [
     "ModelChecks",
     "PredictTask",
     "same_output",
+    "SparseRow",
+    "sparse_row",
+    "as_dense",
     "sum_rows",
     "MARGIN_RTOL",
 ]
@@ -99,6 +104,47 @@ def sum_rows(indices, values, dim: int) -> tuple[np.ndarray, np.ndarray]:
     acc = np.bincount(inv.ravel(), weights=val, minlength=uniq.size)
     keep = acc != 0.0
     return uniq[keep], acc[keep]
+
+
+class SparseRow(NamedTuple):
+    """A sparse joint feature: sorted unique coordinates and their values.
+
+    Attributes
+    ----------
+    indices : ndarray of shape (nnz,), int64
+    values : ndarray of shape (nnz,), float64
+    dim : int
+        Length of the vector.
+    """
+
+    indices: np.ndarray
+    values: np.ndarray
+    dim: int
+
+
+def sparse_row(phi) -> SparseRow:
+    """A scipy sparse row (shape (1, dim) or (dim,), any format) as a :class:`SparseRow`.
+
+    A CSR row in canonical form (sorted, no duplicates) is read without a copy of its structure;
+    any other is summed and sorted first.
+    """
+    dim = int(phi.shape[-1])
+    if phi.format == "csr" and len(phi.shape) == 2 and phi.has_canonical_format:
+        return SparseRow(np.asarray(phi.indices, dtype=np.int64), np.asarray(phi.data, dtype=np.float64).copy(), dim)
+    coo = sp.coo_matrix(phi.reshape((1, -1)) if len(phi.shape) == 1 else phi)
+    cols, vals = coo.col.astype(np.int64), np.asarray(coo.data, dtype=np.float64)
+    uniq, inv = np.unique(cols, return_inverse=True)
+    sums = np.bincount(inv.ravel(), weights=vals, minlength=uniq.size)
+    return SparseRow(uniq, sums, dim)
+
+
+def as_dense(phi) -> np.ndarray:
+    """``phi`` (an ndarray or a :class:`SparseRow`) as a dense float64 vector."""
+    if isinstance(phi, SparseRow):
+        out = np.zeros(phi.dim)
+        out[phi.indices] = phi.values
+        return out
+    return phi
 
 
 class ExampleTerms(NamedTuple):
@@ -208,20 +254,17 @@ class ModelChecks:
         return InputError(f"{self.name}.{method}{where}: {message}", field=method)
 
     def feature(self, x, y, i=None):
-        """``Phi(x, y)`` as a dense ndarray of shape (dim,) (float64) or a CSR row of shape (1, dim)."""
+        """``Phi(x, y)``: a dense ndarray of shape (dim,) (float64), or for a sparse joint feature
+        a :class:`SparseRow` (sorted unique coordinates, values)."""
         phi = self.model.joint_feature(x, y)
         dim = self.dim
         if sp.issparse(phi):
             shape = phi.shape
-            row = sp.csr_matrix(phi.reshape((1, -1)) if len(shape) == 1 else phi, dtype=np.float64)
-            if self.check:
-                if row.shape != (1, dim):
-                    raise self.error(
-                        "joint_feature", f"returned a sparse matrix of shape {shape}, expected (1, {dim})", i
-                    )
-                if not np.all(np.isfinite(row.data)):
-                    raise self.error("joint_feature", "returned non-finite entries (NaN or inf)", i)
-            row.sum_duplicates()
+            if self.check and shape not in ((1, dim), (dim,)):
+                raise self.error("joint_feature", f"returned a sparse matrix of shape {shape}, expected (1, {dim})", i)
+            row = sparse_row(phi)
+            if self.check and not np.all(np.isfinite(row.values)):
+                raise self.error("joint_feature", "returned non-finite entries (NaN or inf)", i)
             return row
         try:
             arr = np.asarray(phi, dtype=np.float64)
@@ -251,15 +294,11 @@ class ModelChecks:
 
     @staticmethod
     def difference(phi_hat, phi_true) -> tuple[np.ndarray, np.ndarray]:
-        """``phi_hat - phi_true`` as sorted (coordinates, nonzero values)."""
-        if sp.issparse(phi_hat) and sp.issparse(phi_true):
-            d = sp.csr_matrix(phi_hat - phi_true)
-            d.sum_duplicates()
-            d.eliminate_zeros()
-            return d.indices.astype(np.int64), d.data.astype(np.float64)
-        a = phi_hat.toarray().ravel() if sp.issparse(phi_hat) else phi_hat
-        b = phi_true.toarray().ravel() if sp.issparse(phi_true) else phi_true
-        diff = a - b
+        """``phi_hat - phi_true`` (each an ndarray or a :class:`SparseRow`) as sorted (coordinates,
+        nonzero values)."""
+        if isinstance(phi_hat, SparseRow) and isinstance(phi_true, SparseRow):
+            return merge_sorted_sums(phi_hat.indices, phi_hat.values, phi_true.indices, -phi_true.values)
+        diff = as_dense(phi_hat) - as_dense(phi_true)
         nz = np.flatnonzero(diff)
         return nz.astype(np.int64), diff[nz]
 
@@ -323,7 +362,7 @@ class StructuredChunk:
                         "loss", f"loss(y, y) = {own!r} for the true output; a loss must be 0 at the truth", i
                     )
             self._truth[k] = phi
-            self._dense = self._dense or not sp.issparse(phi)
+            self._dense = self._dense or not isinstance(phi, SparseRow)
         return phi
 
     def terms(self, k: int, y_hat, w: np.ndarray) -> ExampleTerms:
@@ -339,7 +378,7 @@ class StructuredChunk:
         if same_output(y_hat, y):
             return ExampleTerms(0.0, np.zeros(0, np.int64), np.zeros(0), 0.0, y, False)
         phi_hat = self.checks.feature(self.X[k], y_hat, i)
-        self._dense = self._dense or not sp.issparse(phi_hat)
+        self._dense = self._dense or not isinstance(phi_hat, SparseRow)
         loss = self.checks.loss(y, y_hat, i)
         idx, val = ModelChecks.difference(phi_hat, phi_true)
         w_at = w[idx]

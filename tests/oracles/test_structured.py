@@ -496,3 +496,57 @@ def test_check_false_gives_the_same_cut():
     b = StructuredOracle(model, X, Y, check=False)(w)
     assert a.value == b.value
     np.testing.assert_array_equal(slope_to_dense(a.cut.slope), slope_to_dense(b.cut.slope))
+
+
+def test_dask_gives_the_serial_cuts_and_keeps_the_cache():
+    pytest.importorskip("dask.distributed")
+    from cutplane.executors import DaskExecutor
+
+    rng = np.random.default_rng(23)
+    model = TinyChain(2, 2)
+    X, Y = random_data(model, 8, rng)
+    w = rng.normal(size=model.dim)
+    ref = StructuredOracle(model, X, Y, cache_size=2)
+    with DaskExecutor(2, processes=False) as ex:
+        oracle = StructuredOracle(model, X, Y, executor=ex, n_chunks=3, cache_size=2)
+        for o in (ref, oracle):
+            o(rng.normal(size=model.dim))
+        a, b = ref(w), oracle(w)
+        assert a.value == pytest.approx(b.value, abs=1e-12)
+        np.testing.assert_allclose(slope_to_dense(a.cut.slope), slope_to_dense(b.cut.slope), atol=1e-12)
+        assert oracle.cached_cut(w).value == pytest.approx(ref.cached_cut(w).value, abs=1e-12)
+        oracle.close()
+
+
+class _AnySparse(MultiLabelPairs):
+    """Joint features in every scipy sparse form: COO, CSC, a 1-d array, a CSR with duplicates."""
+
+    def __init__(self, kind):
+        super().__init__(3, 2)
+        self.kind = kind
+
+    def joint_feature(self, x, y):
+        phi = np.asarray(super().joint_feature(x, y))
+        if self.kind == "coo":
+            return sp.coo_matrix(phi.reshape(1, -1))
+        if self.kind == "csc":
+            return sp.csc_matrix(phi.reshape(1, -1))
+        if self.kind == "1d":
+            return sp.coo_array(phi)
+        nz = np.flatnonzero(phi)  # every entry split in two halves, unsorted
+        cols = np.concatenate([nz[::-1], nz])
+        vals = np.concatenate([phi[nz][::-1], phi[nz]]) / 2
+        return sp.csr_matrix((vals, cols, np.array([0, cols.size])), shape=(1, self.dim))
+
+
+@pytest.mark.parametrize("kind", ["coo", "csc", "1d", "duplicates"])
+def test_every_sparse_form_gives_the_same_cut(kind):
+    rng = np.random.default_rng(24)
+    ref_model = MultiLabelPairs(3, 2)
+    X, Y = random_data(ref_model, 5, rng)
+    w = rng.normal(size=ref_model.dim)
+    a = StructuredOracle(ref_model, X, Y)(w)
+    b = StructuredOracle(_AnySparse(kind), X, Y)(w)
+    assert sp.issparse(b.cut.slope)
+    assert a.value == pytest.approx(b.value, abs=1e-12)
+    np.testing.assert_allclose(slope_to_dense(a.cut.slope), slope_to_dense(b.cut.slope), atol=1e-12)
