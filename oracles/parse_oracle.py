@@ -391,6 +391,12 @@ class ParseOracle:
         loss = float(part.loss[0])
         return ExampleCut(part.pred, loss, loss + float(part.margin[0]), dphi)
 
+    def example_loss_augmented_argmax(self, i: int, w) -> np.ndarray:
+        """The most violated tree of sentence ``i`` (the heads of :meth:`loss_augmented`), under the
+        name and argument order every structured oracle takes
+        (:class:`oracles.structured.StructuredOracle`): ndarray of shape (n+1,)."""
+        return self.loss_augmented(i, w).heads
+
     def predict(self, w, features: ArcFeatures | None = None) -> list:
         """Best trees under ``w`` (no loss) for ``features`` (default: the training sentences)."""
         if features is None or features is self.features:

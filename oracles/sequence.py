@@ -454,6 +454,24 @@ class SequenceHingeOracle:
         d.eliminate_zeros()
         return d
 
+    # -- the per-example contract shared by the structured oracles (example index first) -------
+    def example_loss_augmented_argmax(self, i, w) -> np.ndarray:
+        """:meth:`loss_augmented_argmax` with the arguments in the order every structured oracle
+        takes (:class:`oracles.structured.StructuredOracle`): ``y^_i``, int32 of shape (T_i,)."""
+        return self.loss_augmented_argmax(w, i)
+
+    def example_argmax(self, i, w) -> np.ndarray:
+        """The prediction of example ``i`` (:meth:`decode`), int32 of shape (T_i,)."""
+        return self.decode(w, i)
+
+    def example_joint_feature(self, i, y):
+        """``Phi(x_i, y)`` (:meth:`joint_feature`): scipy CSR of shape (1, dim)."""
+        return self.joint_feature(i, y)
+
+    def example_loss(self, i, y) -> int:
+        """``Delta(y_i, y)`` (:meth:`loss`)."""
+        return self.loss(i, y)
+
     def example_oracle(self, w, i) -> OracleResult:
         """The structured hinge of example ``i`` alone (SPOM's per-example subgradient).
 

@@ -21,6 +21,13 @@ what it takes:
 - ``oracle.example_oracles()``: the per-example oracle of SPOM
   (:class:`cutplane.protocols.ExampleOracle`).
 
+Per training example, the oracle answers the names the built-in structured oracles share
+(example index first): ``example_loss_augmented_argmax(i, w)``, ``example_argmax(i, w)``,
+``example_joint_feature(i, y)``, ``example_loss(i, y)``
+(:class:`oracles.sequence.SequenceHingeOracle` and
+:class:`oracles.dense_sequence.DenseSequenceOracle` answer all four,
+:class:`oracles.parse_oracle.ParseOracle` the first).
+
 The examples are split into chunks, each a picklable
 :class:`~oracles.structured_chunk.StructuredChunk` holding the model and its slice of the data,
 mapped by an executor (serial, threads, processes, Dask: :mod:`cutplane.executors`). A processes
@@ -422,6 +429,30 @@ class StructuredOracle:
         """The per-example oracle of SPOM / PEGASOS (:class:`cutplane.protocols.ExampleOracle`),
         in this process (:class:`~oracles.structured_examples.StructuredExampleOracle`)."""
         return StructuredExampleOracle(self.model, self.X, self.Y, dim=self.dim, check=self.check)
+
+    # -- the per-example contract shared by the structured oracles (example index first) -------
+    def _example(self, i):
+        i = int(i)
+        if not 0 <= i < self.n_samples:
+            raise InputError(f"example index {i} out of range [0, {self.n_samples})", field="i")
+        return self.X[i], self.Y[i]
+
+    def example_loss_augmented_argmax(self, i, w):
+        """``y^_i``: the model's loss-augmented argmax of training example ``i`` at ``w``."""
+        x, y = self._example(i)
+        return self.model.loss_augmented_argmax(x, y, self._checked_w(w))
+
+    def example_argmax(self, i, w):
+        """The model's prediction of training example ``i`` at ``w``."""
+        return self.model.argmax(self._example(i)[0], self._checked_w(w))
+
+    def example_joint_feature(self, i, y):
+        """``Phi(x_i, y)`` as the model returns it (ndarray of shape (dim,) or a sparse row)."""
+        return self.model.joint_feature(self._example(i)[0], y)
+
+    def example_loss(self, i, y) -> float:
+        """``Delta(y_i, y)``, checked (finite, ``>= 0``)."""
+        return self.loss(self._example(i)[1], y)
 
     def predict(self, X, w) -> list:
         """The model's predictions ``argmax_y <w, Phi(x, y)>`` of the inputs ``X`` (a list), by
