@@ -385,3 +385,16 @@ def test_cv_refuses_both_validation_sources(data):
     with pytest.raises(InputError, match="pair") as err:
         StructuredSVMCV(model, Cs=[1.0, 10.0]).fit(X, Y, validation_data=X)
     assert err.value.field == "validation_data"
+
+
+def test_an_approximate_model_gives_an_inexact_certificate(data):
+    from cutplane.exceptions import InexactCutWarning
+
+    _, X, Y = data
+
+    class Approximate(MultiLabelPairs):
+        approximate = True
+
+    with pytest.warns(InexactCutWarning):
+        est = StructuredSVM(Approximate(3, 3), C=C, solver=CuttingPlane(eps=EPS)).fit(X, Y)
+    assert est.result_.exact is False and len(est.predict(X)) == len(X)
