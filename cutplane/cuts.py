@@ -126,12 +126,17 @@ class ExampleCuts(NamedTuple):
         ``Phi(x_i, y^_i) - Phi(x_i, y_i)``).
     argmax : object
         The most violated outputs, or None.
+    exact : bool, default=True
+        False when the outputs may not be the most violated ones (an approximate argmax): the
+        values are then lower estimates of ``R_i(w)`` and a certificate is relative to the
+        approximation (:attr:`cutplane.result.Result.exact`).
     """
 
     values: np.ndarray
     offsets: np.ndarray
     slopes: Any
     argmax: Any = None
+    exact: bool = True
 
 
 def coordinate_dtype(dim: int) -> np.dtype:

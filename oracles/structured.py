@@ -48,13 +48,11 @@ the risk, but the value at the query point may be below ``R(w)``).
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import scipy.sparse as sp
 
 from cutplane.cuts import CachedCut, Cut, ExampleCuts, OracleResult, coordinate_dtype
-from cutplane.exceptions import InexactCutWarning, InputError
+from cutplane.exceptions import InputError
 from cutplane.executors import bind_tasks, chunk_bounds, default_n_chunks, get_executor
 
 from .structured_chunk import ModelChecks, PredictTask, StructuredChunk, same_output, sum_rows
@@ -295,7 +293,6 @@ class StructuredOracle:
         self.check = bool(check)
         self.exact = not bool(getattr(model, "approximate", False))
         self.n_replaced = 0
-        self._warned_rows = False
         first = StructuredChunk(model, X[:1], Y[:1], 0, dim=self.dim, check=True)
         first.truth_feature(0)  # the contract, checked early on the first example
         self.executor = get_executor(executor)
@@ -394,20 +391,10 @@ class StructuredOracle:
         """One cut per example at ``w`` (the n-slack method,
         :class:`cutplane.protocols.ExampleCutsOracle`): ``R_i(w)``, offsets ``Delta(y_i, y^_i)``,
         slopes ``Phi(x_i, y^_i) - Phi(x_i, y_i)`` as CSR of shape (n_samples, dim); ``argmax`` the
-        list of ``y^_i``.
-
-        The n-slack method has no flag for inexact cuts: with an ``approximate`` model an
-        :class:`~cutplane.exceptions.InexactCutWarning` is issued once (the cuts are minorants,
-        the values lower estimates of the risk)."""
+        list of ``y^_i``.; ``exact`` False with an ``approximate`` model (the cuts
+        are minorants, the values lower estimates of the risk: the engine warns and marks its
+        result inexact)."""
         w = self._checked_w(w)
-        if not self.exact and not self._warned_rows:
-            self._warned_rows = True
-            warnings.warn(
-                f"{type(self.model).__name__} declares an approximate argmax: the per-example values are lower "
-                "estimates of the risk and a certificate is relative to the approximation",
-                InexactCutWarning,
-                stacklevel=2,
-            )
         parts = self._map(w, "rows")
         self.n_replaced += sum(p.n_replaced for p in parts)
         starts = np.concatenate([[0], np.cumsum([p.indices.size for p in parts])])
@@ -423,7 +410,7 @@ class StructuredOracle:
         )
         risks = np.concatenate([p.risks for p in parts])
         losses = np.concatenate([p.losses for p in parts])
-        return ExampleCuts(risks, losses, slopes, [y for p in parts for y in p.outputs])
+        return ExampleCuts(risks, losses, slopes, [y for p in parts for y in p.outputs], exact=self.exact)
 
     def example_oracles(self) -> StructuredExampleOracle:
         """The per-example oracle of SPOM / PEGASOS (:class:`cutplane.protocols.ExampleOracle`),

@@ -35,6 +35,7 @@ from __future__ import annotations
 import logging
 import numbers
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -42,7 +43,7 @@ import scipy.sparse as sp
 
 from ..bounds import clip_lower, update_lower
 from ..driver import Budget, Clock
-from ..exceptions import InputError
+from ..exceptions import InexactCutWarning, InputError
 from ..interrupt import InterruptGuard
 from ..options import NSLACK
 from ..protocols import ExampleCutsOracle, Regularizer
@@ -101,6 +102,7 @@ class NSlackState:
     lower: float
     best_upper: float = np.inf
     rows: list = field(default_factory=list)
+    exact: bool = True
     n_calls: int = 0
     oracle_time: float = 0.0
     solver_time: float = 0.0
@@ -175,8 +177,10 @@ class NSlack:
         w.flags.writeable = False
         query = w.copy() if self.observed else None  # IterationInfo.w (the sweeps move sets.w)
         t0 = time.perf_counter()
-        values, offsets, slopes = _check_example_cuts(self.oracle.example_cuts(w), self.n, sets.dim, w)
+        cuts = self.oracle.example_cuts(w)
+        values, offsets, slopes = _check_example_cuts(cuts, self.n, sets.dim, w)
         t_oracle = time.perf_counter() - t0
+        self._note_exactness(cuts)
         w.flags.writeable = True
         upper = 0.5 * self.lam * float(w @ w) + float(values.mean())
         if upper < st.best_upper:
@@ -230,6 +234,17 @@ class NSlack:
         )
         w_info = st.best_w if query is None else query
         return IterationInfo(it, upper, st.best_upper, st.lower, gap, sets.n_cuts, wall, w_info, self.lam)
+
+    def _note_exactness(self, cuts) -> None:
+        """An oracle whose cuts are not exact (``ExampleCuts.exact`` False: an approximate argmax)
+        makes the certificate relative to the approximation: warned once, ``Result.exact`` False."""
+        if self.state.exact and not bool(getattr(cuts, "exact", True)):
+            self.state.exact = False
+            warnings.warn(
+                "the oracle returned inexact cuts: the certificate is relative to the approximation",
+                InexactCutWarning,
+                stacklevel=5,  # _note_exactness <- step <- the driver's loop <- drive <- run_problem
+            )
 
     def _query_point(self, it: int) -> tuple[np.ndarray, bool]:
         """``(w, averaged)``: ``w(alpha)``, or every ``average_every``-th iteration once the
