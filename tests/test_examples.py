@@ -59,6 +59,10 @@ AS_WRITTEN = {
     "write_your_own_risk.py": None,
     "map_grid_tightening.py": "out",
     "compare_batch_online.py": "runs/compare",
+    "structured_multilabel.py": "OUT",
+    "structured_hierarchy.py": "OUT",
+    "structured_ocr_chain.py": "OUT",
+    "structured_grid.py": "OUT",
 }
 
 
@@ -222,3 +226,103 @@ def test_ranking_risk_needs_pairs(risk_module):
 
     with pytest.raises(InputError, match="no pair"):
         risk_module.PairwiseRankingRisk(np.ones((3, 2)), np.zeros(3))
+
+
+# ------------------------------------------------- your own structured model (issue 37)
+def _certified(res):
+    """A finished run of the engine: converged, bounds in order, gap within the tolerance."""
+    assert res.status == "converged"
+    _check_bounds(res.history.best_upper, res.history.lower, res.gap, res.eps)
+
+
+def test_structured_multilabel(tmp_path, capsys):
+    mod = _load("structured_multilabel")
+    runs = mod.main(["--out", str(tmp_path), "--n-few", "4", "--n-many", "7", "--n-train", "80", "--n-test", "200"])
+    assert (tmp_path / "structured_multilabel.png").read_bytes()[:8] == PNG
+    out = capsys.readouterr().out
+    assert len(runs) == 4 and "all pairs (enumeration)" in out and "Chow-Liu tree (max-product)" in out
+    for r in runs.values():
+        _certified(r["svm"].result_)
+        assert 0.0 <= r["hamming"] <= r["exact_match"] <= 1.0
+    tree = next(r["edges"] for name, r in runs.items() if "tree" in name)
+    assert len(tree) == 6  # a spanning tree of the 7 labels
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1))
+def test_multilabel_max_product_is_exact(seed):
+    """The tree model's max-product argmax (plain and loss-augmented) attains the enumerated maximum."""
+    mod = _load("structured_multilabel")
+    rng = np.random.default_rng(seed)
+    L, d = 6, 4
+    parents = [int(rng.integers(j)) for j in range(1, L)]
+    edges = [(p, j + 1) for j, p in enumerate(parents)]
+    tree, enum = mod.TreeMultiLabel(d, L, edges), mod.EnumeratedMultiLabel(d, L, edges)
+    w, x, y = rng.standard_normal(tree.dim), rng.standard_normal(d), rng.integers(0, 2, L)
+    for got, best in ((tree.argmax(x, w), enum.argmax(x, w)), (tree.loss_augmented_argmax(x, y, w), None)):
+        if best is None:
+            best = enum.loss_augmented_argmax(x, y, w)
+            score = lambda z: enum.loss(y, z) + w @ enum.joint_feature(x, z)  # noqa: E731
+        else:
+            score = lambda z: w @ enum.joint_feature(x, z)  # noqa: E731
+        assert score(got) == pytest.approx(score(best), abs=1e-9)
+
+
+def test_structured_hierarchy(tmp_path, capsys):
+    mod = _load("structured_hierarchy")
+    Cs = [1.0, 10.0]
+    runs = mod.main(
+        ["--out", str(tmp_path), "--n-train", "90", "--n-val", "90", "--n-test", "300", "--Cs", *map(str, Cs)]
+    )
+    assert (tmp_path / "structured_hierarchy.png").read_bytes()[:8] == PNG
+    assert "path features, tree loss" in capsys.readouterr().out
+    for r in runs.values():
+        _certified(r["svm"].result_)
+        assert r["C"] in Cs and 0.0 <= r["error"] <= 1.0
+    model = runs["path features, tree loss"]["model"]
+    D = model.distance
+    assert len(model.leaves) == 18 and np.all(np.diag(D) == 0) and np.array_equal(D, D.T)
+    assert D[0, 1] == 2 and D.max() == 6  # siblings; leaves under different children of the root
+    x, w = np.ones(model.n_features), np.random.default_rng(0).standard_normal(model.dim)
+    scores = [w @ model.joint_feature(x, leaf) for leaf in range(len(model.leaves))]
+    assert model.argmax(x, w) == int(np.argmax(scores))
+
+
+def test_structured_ocr_chain(tmp_path, capsys):
+    mod = _load("structured_ocr_chain")
+    rng = np.random.default_rng(0)
+    for T in (1, 2, 7):  # the numba Viterbi is the Python one
+        scores, trans = rng.standard_normal((T, 26)), rng.standard_normal((26, 26))
+        assert np.array_equal(mod.viterbi_numba(scores, trans), mod.ChainModel.viterbi(scores, trans))
+    runs = mod.main(["--out", str(tmp_path), "--n-train", "40", "--n-test", "40"])
+    assert (tmp_path / "structured_ocr_chain.png").read_bytes()[:8] == PNG
+    out = capsys.readouterr().out
+    assert "python Viterbi" in out and "numba  Viterbi" in out and "argmax alone" in out
+    py, nb = runs["python"]["svm"].result_, runs["numba"]["svm"].result_
+    for res in (py, nb):
+        _certified(res)
+    assert nb.objective == pytest.approx(py.objective, rel=1e-9)  # the same model, the same iterates
+    assert runs["python"]["accuracy"] == runs["numba"]["accuracy"] > 1.0 / 26
+
+
+def test_structured_grid(tmp_path, capsys):
+    from oracles.mapinference import labelling_value
+
+    mod = _load("structured_grid")
+    runs = mod.main(["--out", str(tmp_path), "--n-train", "4", "--n-test", "4", "--eps", "0.5"])
+    assert (tmp_path / "structured_grid.png").read_bytes()[:8] == PNG
+    assert "exact certificate False" in capsys.readouterr().out
+    indep, grid = runs["independent pixels"], runs["grid (max-sum diffusion)"]
+    assert indep["svm"].result_.exact and not grid["svm"].result_.exact  # the declared approximation
+    assert not indep["model"].approximate and grid["model"].approximate
+    assert 0 < grid["tight"][0] <= grid["tight"][1] <= grid["model"].n_calls  # training, then predict
+    # <w, Phi(x, y)> is the MAP objective max-sum diffusion maximises
+    model, rng = grid["model"], np.random.default_rng(1)
+    X, Y = mod.make_images(1, seed=3)
+    w = rng.standard_normal(model.dim)
+    K, nu = model.n_levels, model.n_levels * model.n_pixel_features
+    unary = model.features(X[0]) @ w[:nu].reshape(K, -1).T
+    P = w[nu:].reshape(2, K, K)
+    tables = np.where(model.horizontal[:, None, None], P[0], P[1])
+    value = labelling_value(unary, tables, model.edges, Y[0].ravel())
+    assert w @ model.joint_feature(X[0], Y[0]) == pytest.approx(value, abs=1e-9)
