@@ -185,6 +185,7 @@ def regularization_path(
     order="auto",
     callback=None,
     on_point: Callable | None = None,
+    extend: Callable | None = None,
     risk_lower_bound=None,
     progress_scale="F",
     **options,
@@ -215,6 +216,16 @@ def regularization_path(
     on_point : callable, optional
         ``on_point(index, lam, result)`` after each point that ran (``index`` into ``lams``);
         returning True stops the path (status ``"stopped"``).
+    extend : callable, optional
+        ``extend(lams, results) -> (lam, eps) or None``, called when every point of ``lams``
+        has run and the path has not stopped (status ``"converged"`` or ``"max_iter"``), then
+        again after each point it added, with the lams and results so far (those added
+        included): one more point to run, at ``lam`` (positive, not run before) to the gap
+        ``eps``, or None to end the path. An added point starts from the working set of the
+        path and the best ``w`` of the point whose ``lam`` is nearest on a log scale, is
+        certified on its own as the others, and is appended to the result's ``lams`` and
+        ``results`` (``on_point`` gets its index there). The caller decides where the path
+        goes on, e.g. past the edge of a grid while a score keeps rising.
     risk_lower_bound, progress_scale
         As for :func:`cutplane.minimize`, at every point.
     **options
@@ -244,42 +255,94 @@ def regularization_path(
     if spec.warm_starts and isinstance(regularizer, Regularizer):
         solver = options.get("solver")  # one for the path: compiled problems are reused
         options["solver"] = solver if isinstance(solver, ReducedSolver) else make_reduced_solver(regularizer, solver)
+    if extend is not None and not callable(extend):
+        raise InputError(f"must be callable, got {type(extend).__name__}", field="extend")
     call = dict(risk_lower_bound=risk_lower_bound, progress_scale=progress_scale)
+    all_lams, all_eps = list(lams), list(eps_all)  # extend appends to both
     results, ran, status = _run_points(
-        oracle, regularizer, lams, eps_all, run_order(lams, order), options, call, callback, on_point, t0, time_limit
+        oracle,
+        regularizer,
+        all_lams,
+        all_eps,
+        run_order(lams, order),
+        options,
+        call,
+        callback,
+        on_point,
+        t0,
+        time_limit,
+        extend=extend,
     )
     return PathResult(
-        lams=lams, results=tuple(results), run_order=tuple(ran), seconds=time.perf_counter() - t0, status=status
+        lams=tuple(all_lams),
+        results=tuple(results),
+        run_order=tuple(ran),
+        seconds=time.perf_counter() - t0,
+        status=status,
     )
 
 
-def _run_points(oracle, regularizer, lams, eps_all, order_idx, options, call, callback, on_point, t0, time_limit):
+def _run_points(
+    oracle, regularizer, lams, eps_all, order_idx, options, call, callback, on_point, t0, time_limit, *, extend=None
+):
     """The points in their order, each warm from the one before (when the method carries a
-    working set); returns the results aligned with ``lams``, the indices run and the status."""
+    working set), then the points ``extend`` adds (appended to ``lams`` and ``eps_all``);
+    returns the results aligned with ``lams``, the indices run and the status."""
     warm = method_spec(options.get("method", "bmrm")).warm_starts
     results: list = [None] * len(lams)
     ran: list = []
-    status, ws, w = "converged", None, None
-    for i in order_idx:
-        remaining = None
-        if time_limit is not None:
-            remaining = time_limit - (time.perf_counter() - t0)
-            if remaining <= 0:
-                status = "time_limit"
-                break
-        start = WarmStart(ws, w) if (warm and ws is not None) else None
-        problem = Problem(oracle, regularizer, lams[i], warm_start=start, **call)
-        res, ws = run_problem(problem, {**options, "eps": eps_all[i], "time_limit": remaining}, callback=callback)
-        w = res.w
-        results[i] = res
-        ran.append(i)
-        stop = bool(on_point(i, lams[i], res)) if on_point is not None else False
-        if res.status in ("time_limit", "callback", "interrupted"):
-            status = res.status
-            break
-        if res.status == "max_iter":
-            status = "max_iter"
-        if stop and len(ran) < len(lams):
-            status = "stopped"
-            break
-    return results, ran, status
+    status = "converged"
+    carry: dict = {"ws": None, "w": None}
+    order = list(order_idx)
+    while True:
+        for i in order:
+            remaining = None
+            if time_limit is not None:
+                remaining = time_limit - (time.perf_counter() - t0)
+                if remaining <= 0:
+                    return results, ran, "time_limit"
+            w = carry["w"] if i < len(order_idx) or not ran else _nearest_w(lams, results, i)
+            start = WarmStart(carry["ws"], w) if (warm and carry["ws"] is not None) else None
+            problem = Problem(oracle, regularizer, lams[i], warm_start=start, **call)
+            res, carry["ws"] = run_problem(
+                problem, {**options, "eps": eps_all[i], "time_limit": remaining}, callback=callback
+            )
+            carry["w"] = res.w
+            results[i] = res
+            ran.append(i)
+            stop = bool(on_point(i, lams[i], res)) if on_point is not None else False
+            if res.status in ("time_limit", "callback", "interrupted"):
+                return results, ran, res.status
+            if res.status == "max_iter":
+                status = "max_iter"
+            if stop and (len(ran) < len(lams) or extend is not None):
+                return results, ran, "stopped"
+        order = _extended(extend, lams, eps_all, results)
+        if not order:
+            return results, ran, status
+
+
+def _extended(extend, lams, eps_all, results) -> list:
+    """The index of the point ``extend`` adds (appended to ``lams``, ``eps_all`` and
+    ``results``), in a list; empty when it adds none."""
+    if extend is None:
+        return []
+    more = extend(tuple(lams), tuple(results))
+    if more is None:
+        return []
+    lam, eps = more
+    (lam,) = _check_lams([lam])
+    (eps,) = _check_eps(eps, 1)
+    if lam in lams:
+        raise InputError(f"extend gave lam {lam:g}, which the path has run already", field="extend")
+    lams.append(lam)
+    eps_all.append(eps)
+    results.append(None)
+    return [len(lams) - 1]
+
+
+def _nearest_w(lams, results, i):
+    """The best ``w`` of the point run whose ``lam`` is nearest to ``lams[i]`` on a log scale."""
+    ran = [j for j, r in enumerate(results) if r is not None]
+    j = min(ran, key=lambda j: abs(np.log(lams[j] / lams[i])))
+    return results[j].w

@@ -203,6 +203,85 @@ def test_on_point_stops_and_sees_each_point():
     assert path.status == "converged"
 
 
+def test_extend_adds_points_warm_and_certified():
+    oracle = _binary(11)
+    reg = L2()
+    asked = []
+
+    def extend(lams, results):
+        asked.append((lams, tuple(r is not None for r in results)))
+        if len(lams) >= 4:
+            return None
+        return lams[-1] / 10.0, 1e-4
+
+    seen = []
+    path = regularization_path(
+        oracle, reg, [1.0, 0.1], eps=1e-4, extend=extend, on_point=lambda i, lam, res: seen.append((i, lam))
+    )
+    assert path.status == "converged"
+    assert path.lams == pytest.approx((1.0, 0.1, 0.01, 0.001))
+    assert path.run_order == (0, 1, 2, 3)
+    assert [i for i, _ in seen] == [0, 1, 2, 3]
+    # called once the given points ran, then after each point it added
+    assert [len(lams) for lams, _ in asked] == [2, 3, 4]
+    assert all(all(ran) for _, ran in asked)
+    for lam, res in zip(path.lams, path.results):
+        cold = minimize(oracle, reg, lam, eps=1e-4)
+        assert res.converged and res.gap <= 1e-4
+        assert abs(res.objective - cold.objective) <= 2e-4 + ROUND
+        assert res.lower_bound <= cold.objective + ROUND * max(1.0, abs(cold.objective))
+    # an added point starts from the working set: its first lower bound is already certified (> 0)
+    assert path.results[2].history.lower[0] > 0
+
+
+def test_extend_below_starts_from_the_nearest_point():
+    oracle = _binary(12)
+    starts = []
+    done = []
+
+    def extend(lams, results):
+        return None if len(lams) > 2 else (10.0, 1e-4)
+
+    def callback(info):
+        if info.lam == 10.0 and not starts:
+            starts.append(info)
+
+    path = regularization_path(
+        oracle,
+        L2(),
+        [0.01, 1.0],
+        eps=1e-4,
+        order="decreasing",
+        extend=extend,
+        callback=callback,
+        on_point=lambda i, lam, res: done.append(i),
+    )
+    assert path.lams == (0.01, 1.0, 10.0) and done == [1, 0, 2]
+    assert path.results[2].converged
+    # the run at lam = 10 started at the best w of lam = 1 (nearest), not of lam = 0.01 (run last)
+    first = path.results[2].history.upper[0]
+    w1 = path.results[1].w
+    assert first == pytest.approx(10.0 * L2()(w1) + oracle(w1).value, rel=1e-9)
+
+
+def test_extend_not_called_after_a_stop_and_refusals():
+    oracle = _binary(13)
+    called = []
+
+    def extend(lams, results):
+        called.append(1)
+        return 0.01, 1e-4
+
+    path = regularization_path(oracle, L2(), [1.0, 0.1], eps=1e-4, extend=extend, on_point=lambda *a: True)
+    assert path.status == "stopped" and called == [] and len(path.lams) == 2
+    with pytest.raises(InputError, match="run already"):
+        regularization_path(oracle, L2(), [1.0, 0.1], eps=1e-4, extend=lambda lams, r: (1.0, 1e-4))
+    with pytest.raises(InputError, match="extend"):
+        regularization_path(oracle, L2(), [1.0], eps=1e-3, extend=3)
+    with pytest.raises(InputError, match="lams"):
+        regularization_path(oracle, L2(), [1.0], eps=1e-3, extend=lambda lams, r: (-1.0, 1e-3))
+
+
 def test_time_limit_whole_path():
     oracle = _binary(8, n=200, d=30)
     with warnings.catch_warnings():
