@@ -1,0 +1,81 @@
+"""benchmarks/structured_chain.py on a handful of sentences: the contract's chain model is the built-in one."""
+
+import json
+
+import numpy as np
+import pytest
+
+from benchmarks import structured_chain
+
+
+def _check_run(out, js, n_sentences):
+    data = json.loads(js.read_text())
+    assert set(data) == {"meta", "rows", "timings", "checks"}
+    assert {"command", "date", "machine", "version", "C", "eps"} <= set(data["meta"])
+    checks = data["checks"]
+    assert checks["same_joint_feature"] and checks["same_risk"]
+    assert checks["n_sentences_checked"] == min(20, n_sentences)
+    builtin, contract = data["rows"]
+    assert builtin["status"] == contract["status"] == "converged"
+    assert structured_chain.agreement(data["rows"])
+    assert contract["objective_F"] == pytest.approx(builtin["objective_F"], rel=1e-9, abs=1e-9)
+    for t in data["timings"]:
+        assert t["builtin_s"] > 0 and t["contract_s"] > 0 and t["contract_unchecked_s"] > 0
+    page = out.read_text()
+    assert page.startswith("# A chain model written through the StructuredModel contract")
+    assert "Command: `python -m benchmarks.structured_chain --n-sentences" in page
+    assert "**agree**" in page and "NO" not in page.replace("NOT met", "")
+    assert f"first {n_sentences} sentences" in page
+
+
+def test_generated_sentences(tmp_path):
+    from problems.demo_data import make_demo_tagging
+    from problems.io.conll import write_columns
+
+    task = make_demo_tagging(n_train=12, n_test=1)
+    path = tmp_path / "train.txt"
+    rows = [[(row[0], row[1], lab) for row, lab in zip(x, ys)] for x, ys in zip(task.X_train, task.y_train)]
+    write_columns(path, rows)  # word, a second column for the templates %x[.,1], the label
+    out, js = tmp_path / "page.md", tmp_path / "page.json"
+    argv = ["--n-sentences", "12", "--data", str(path), "--C", "1", "--eps", "0.01", "--repeat", "1"]
+    assert structured_chain.main([*argv, "--out", str(out), "--json", str(js)]) == 0
+    _check_run(out, js, 12)
+
+
+@pytest.mark.data
+def test_conll2000_sentences(tmp_path):
+    out, js = tmp_path / "page.md", tmp_path / "page.json"
+    argv = ["--n-sentences", "8", "--C", "1", "--eps", "0.01", "--repeat", "1"]
+    assert structured_chain.main([*argv, "--out", str(out), "--json", str(js)]) == 0
+    _check_run(out, js, 8)
+
+
+def test_joint_feature_and_argmax_against_the_builtin_oracle():
+    """The model's sparse joint feature and loss-augmented Viterbi against SequenceHingeOracle's."""
+    from oracles.sequence import SequenceHingeOracle
+
+    rng = np.random.default_rng(0)
+    lengths, nf, K = [1, 3, 6], 7, 4
+    sentence_ptr = np.concatenate([[0], np.cumsum(lengths)])
+    counts = rng.integers(0, 4, sentence_ptr[-1])
+    indptr = np.concatenate([[0], np.cumsum(counts)])
+    indices = np.concatenate([np.sort(rng.integers(0, nf, c)) for c in counts]).astype(np.int32)
+    y = rng.integers(0, K, sentence_ptr[-1]).astype(np.int32)
+    from problems.sequence.feature_index import SequenceFeatures
+
+    X = SequenceFeatures(indptr, indices, sentence_ptr, nf, None, None, 0)
+    builtin = SequenceHingeOracle(indptr, indices, sentence_ptr, y, nf, K)
+    model = structured_chain.ChunkingChain(nf, K)
+    Xs, Ys = structured_chain.examples(X, y)
+    w = rng.standard_normal(model.dim)
+    for i, (x, yy) in enumerate(zip(Xs, Ys)):
+        other = rng.integers(0, K, len(yy)).astype(np.int32)
+        for out in (yy, other):
+            assert (model.joint_feature(x, out) != builtin.joint_feature(i, out)).nnz == 0
+        got = model.loss_augmented_argmax(x, yy, w)
+        ref = builtin.loss_augmented_argmax(w, i)
+
+        def value(z, i=i, yy=yy):
+            return float(np.sum(z != yy)) + float((builtin.joint_feature(i, z) @ w).sum())
+
+        assert value(got) == pytest.approx(value(ref), abs=1e-9)
