@@ -63,6 +63,7 @@ AS_WRITTEN = {
     "structured_hierarchy.py": "OUT",
     "structured_ocr_chain.py": "OUT",
     "structured_grid.py": "OUT",
+    "your_structured_model.py": None,
 }
 
 
@@ -326,3 +327,28 @@ def test_structured_grid(tmp_path, capsys):
     tables = np.where(model.horizontal[:, None, None], P[0], P[1])
     value = labelling_value(unary, tables, model.edges, Y[0].ravel())
     assert w @ model.joint_feature(X[0], Y[0]) == pytest.approx(value, abs=1e-9)
+
+
+def test_your_structured_model(capsys):
+    """The tutorial's model: every certified solver agrees within eps; SPOM is not below the bound."""
+    mod = _load("your_structured_model")
+    eps = 0.01
+    fits = mod.main(["--n-samples", "120", "--eps", str(eps)])
+    out = capsys.readouterr().out
+    assert "n-slack" in out and "SPOM" in out and "MTL^struct feature weights" in out
+    certified = [fits[name] for name in ("BMRM", "LS-BMRM", "n-slack", "BMRM, 2 threads")]
+    best_lower = max(f.lower_bound_ for f in certified)
+    for f in certified:
+        assert f.result_.status == "converged" and 0 <= f.gap_ <= eps + 1e-9
+        assert f.lower_bound_ <= min(g.objective_ for g in certified) + 1e-9
+        assert f.objective_ - best_lower <= eps + 1e-9
+    np.testing.assert_allclose(fits["BMRM, 2 threads"].coef_, fits["BMRM"].coef_)  # threads change nothing
+    assert fits["SPOM (online)"].lower_bound_ is None and fits["SPOM (online)"].objective_ >= best_lower - 1e-9
+    model, rng = fits["BMRM"].model, np.random.default_rng(0)
+    X, y = mod.make_data(20, seed=1)
+    w = rng.standard_normal(model.dim)
+    for x, yy in zip(X, y):  # both argmax against enumeration of the classes
+        scores = [w @ model.joint_feature(x, k) for k in range(model.n_classes)]
+        assert model.argmax(x, w) == int(np.argmax(scores))
+        aug = [model.loss(yy, k) + s for k, s in enumerate(scores)]
+        assert model.loss_augmented_argmax(x, yy, w) == int(np.argmax(aug))
