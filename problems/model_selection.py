@@ -45,6 +45,9 @@ __all__ = [
     "path_eps",
     "run_cutting_plane_path",
     "choose_best",
+    "GridExtension",
+    "RefitBudget",
+    "extended_direction",
     "path_table",
     "warn_path",
     "not_run_row",
@@ -270,6 +273,7 @@ def run_cutting_plane_path(
     on_point: Callable,
     callback=None,
     risk_lower_bound=None,
+    extend: Callable | None = None,
 ):
     """Train along the grid: one :func:`cutplane.regularization_path` call with ``lam = 1/C``.
 
@@ -285,10 +289,16 @@ def run_cutting_plane_path(
     eps : list of float
         Per point, on the engine's scale (:func:`path_eps`).
     on_point : callable
-        ``on_point(index, C, result)`` after each point (``result`` on the scale ``F / C``).
+        ``on_point(index, C, result)`` after each point (``result`` on the scale ``F / C``);
+        returning True ends the path (the points after it are not run).
     callback : callable, optional
         ``callback(IterationInfo)`` per iteration (``info.lam`` is ``1 / C``); True stops.
     risk_lower_bound : float, optional
+    extend : callable, optional
+        ``extend() -> (C, eps) or None`` (``eps`` on the engine's scale): once the grid ran,
+        one more point past it, warm from the path's cuts (the engine's ``extend``,
+        :class:`GridExtension`), again after each such point until it gives None. The points
+        it adds follow the grid's (``on_point`` gets index ``len(values)``, then the next).
 
     Returns
     -------
@@ -300,6 +310,7 @@ def run_cutting_plane_path(
         raise InputError(
             "checkpoint / resume apply to one C: give a single C, or drop the checkpoint", field="checkpoint"
         )
+    values = list(values)  # extend appends to it
     n = len(values)
     progress = PathProgress(values, eps) if options.verbose else None
 
@@ -323,8 +334,18 @@ def run_cutting_plane_path(
             C * result.lower_bound,
             C * result.gap,
         )
-        on_point(index, C, result)
-        return False
+        return bool(on_point(index, C, result))
+
+    def more(lams, results):
+        nxt = extend() if extend is not None else None
+        if nxt is None:
+            return None
+        C, e = float(nxt[0]), float(nxt[1])
+        values.append(C)
+        if progress is not None:
+            progress.add(C, e)
+        logger.info("the best validation score is at an edge of the grid: the path goes on to C=%g", C)
+        return 1.0 / C, e
 
     kwargs = options.engine_kwargs(oracle)  # every engine option of the method, at every point
     kwargs.update(
@@ -333,6 +354,7 @@ def run_cutting_plane_path(
         progress_scale="F/lam",  # the engine's log lines on F = Omega + C * loss, as the bar
         callback=per_iteration if (progress is not None or callback is not None) else None,
         on_point=point_done,
+        extend=more if extend is not None else None,
     )
     if risk_lower_bound is not None:
         kwargs["risk_lower_bound"] = float(risk_lower_bound)
@@ -384,6 +406,13 @@ class PathProgress:
             self._lam = lam
         self._reporter.update(info)
 
+    def add(self, C: float, eps: float) -> None:
+        """One more point (past the grid's edge: :class:`GridExtension`), at ``C`` with
+        ``eps`` on the engine's scale."""
+        self._values = (*self._values, float(C))
+        self._eps = (*self._eps, float(eps))
+        self._index[1.0 / C] = len(self._values) - 1
+
     def close(self, status=None, result=None) -> None:
         """Close the running point's counter (idempotent), showing ``result``'s bounds when given."""
         if self._reporter is not None:
@@ -404,6 +433,196 @@ def choose_best(scores: Sequence, values: Sequence[float]) -> int:
     if not cand:
         raise InputError("no point of the grid of C was trained and scored (time limit too short?)", field="C")
     return min(cand, key=lambda i: (-float(scores[i]), float(values[i])))
+
+
+#: Statuses of a point that reached what its solver promises (a certificate, or SPOM's epochs).
+_FINISHED = ("converged", "completed")
+
+
+class GridExtension:
+    """Where a path goes on past the edge of its grid of C: the ``extend`` of
+    :func:`run_cutting_plane_path` (scikit-learn's ``...CV`` estimators stop at the edge given).
+
+    The rule. When every point of the grid has run and the best validation score
+    (:func:`choose_best`), above every other point's, is at its largest C (``"above"``) or its
+    smallest (``"below"``), the
+    path goes on past that edge by the grid's own ratio there (the edge over its neighbour:
+    10 for 100, 1000, 10000), one point at a time, each warm from the path's cuts and certified
+    as the others. It goes on while each new point's score is strictly above every score
+    before it and that point reached its certificate (a larger C would cost more than the one
+    that could not), up to ``limit`` points, and while ``allow()`` (the time budget:
+    :class:`RefitBudget`) says a new point may start. A grid of one C never extends.
+
+    Parameters
+    ----------
+    values : sequence of float
+        The grid of C (any order).
+    limit : int
+        Most points added; 0 turns the extension off.
+    eps_of : callable
+        ``eps_of(C) -> float or None``: the tolerance of a point at ``C`` on the engine's
+        scale, as the grid's points (:func:`path_eps`; None for a solver without a
+        certificate).
+    allow : callable, optional
+        ``allow() -> bool``: whether a new point may start (None: always).
+
+    Attributes
+    ----------
+    added : list of float
+        The values of C added, in order.
+    direction : {"above", "below", None}
+        Where the path went on; None while nothing was added.
+    """
+
+    def __init__(self, values, limit: int, *, eps_of: Callable, allow: Callable | None = None):
+        self.values = tuple(float(c) for c in values)
+        self.limit = int(limit)
+        self.eps_of = eps_of
+        self.allow = allow
+        self.added: list = []
+        self.direction: str | None = None
+        self._ratio = 1.0
+        self._seen: dict = {}
+
+    def record(self, C: float, score, status: str) -> None:
+        """The validation score and status of the point at ``C`` (grid or added)."""
+        self._seen[float(C)] = (score, str(status))
+
+    def _edge(self):
+        """The direction and ratio from the grid's scores; None when the best is inside."""
+        if len(self.values) < 2 or any(c not in self._seen for c in self.values):
+            return None
+        scores = [self._seen[c][0] for c in self.values]
+        best = self.values[choose_best(scores, self.values)]
+        if sum(s == self._seen[best][0] for s in scores) > 1:
+            return None  # a tie (a flat score) is no direction to go
+        grid = sorted(self.values)
+        if best == grid[-1]:
+            return "above", grid[-1] / grid[-2], best
+        if best == grid[0]:
+            return "below", grid[1] / grid[0], best
+        return None
+
+    def __call__(self):
+        """The next point past the edge, ``(C, eps)``, or None: the path ends here."""
+        if self.limit <= 0 or len(self.added) >= self.limit:
+            return None
+        if not self.added:
+            edge = self._edge()
+            if edge is None:
+                return None
+            direction, ratio, last = edge
+        else:
+            direction, ratio, last = self.direction, self._ratio, self.added[-1]
+            score = self._seen[last][0]
+            before = [v for c, (v, _) in self._seen.items() if c != last and v is not None]
+            if score is None or (before and not score > max(before)):
+                return None  # the score turned down or stopped rising
+        if self._seen[last][1] not in _FINISHED:
+            return None
+        if self.allow is not None and not self.allow():
+            return None
+        C = last * ratio if direction == "above" else last / ratio
+        if not np.isfinite(C) or C <= 0 or C in self._seen:
+            return None
+        self.direction, self._ratio = direction, ratio
+        self.added.append(C)
+        eps = self.eps_of(C)
+        return C, None if eps is None else float(eps)
+
+
+class RefitBudget:
+    """The share of a CV fit's time limit kept for the refit at the chosen C.
+
+    The rule. With a time limit and a refit to follow (the validation examples held out of the
+    training ones), the refit is expected to cost ``margin * (n_all / n_train)`` times the
+    seconds of the point it refits (:attr:`MARGIN`: a cold run on all ``n_all`` examples
+    against the warm-started point on the ``n_train`` kept for training). At each moment of the
+    path the time left, ``time_limit`` minus the seconds since ``fit`` started, must cover that
+    reserve for the best point so far, and for the running point too (it may become the best):
+    a point is stopped when it does not (``path_`` status ``"time_limit"``), and no new point,
+    of the grid or past its edge, starts when the time left is below the reserve of the best
+    point so far. The refit then runs with what remains.
+
+    Parameters
+    ----------
+    started : float
+        ``time.perf_counter()`` when ``fit`` started.
+    time_limit : float
+        Seconds for the whole fit (path and refit).
+    scale : float
+        ``n_all / n_train``.
+    margin : float, optional
+        :attr:`MARGIN` by default.
+    """
+
+    #: The refit's expected cost over the chosen point's seconds, before scaling by the examples.
+    MARGIN = 2.0
+
+    def __init__(self, started: float, time_limit: float, scale: float, margin: float | None = None):
+        import time
+
+        self.started = float(started)
+        self.time_limit = float(time_limit)
+        self.scale = float(scale)
+        self.margin = self.MARGIN if margin is None else float(margin)
+        self.best_seconds = 0.0
+        self.point_started = time.perf_counter()
+        self.stopped = False
+
+    def left(self) -> float:
+        """Seconds left of the time limit."""
+        import time
+
+        return self.time_limit - (time.perf_counter() - self.started)
+
+    def reserve(self, seconds: float) -> float:
+        """The refit's expected cost for a point that took ``seconds``."""
+        return self.margin * self.scale * float(seconds)
+
+    def point_done(self, best_seconds: float) -> None:
+        """A point has finished; ``best_seconds`` are those of the best point so far."""
+        import time
+
+        self.best_seconds = float(best_seconds)
+        self.point_started = time.perf_counter()
+
+    def allows_new_point(self) -> bool:
+        """Whether a new point may start: the time left covers the best point's refit."""
+        return self.left() >= self.reserve(self.best_seconds)
+
+    def running_point_over(self) -> bool:
+        """Whether the running point must stop: the time left no longer covers the refit of
+        the best point so far or of the running point (sets :attr:`stopped`)."""
+        import time
+
+        running = time.perf_counter() - self.point_started
+        if self.left() < self.reserve(max(self.best_seconds, running)):
+            self.stopped = True
+        return self.stopped
+
+    def callback(self, callback=None) -> Callable:
+        """A per-iteration callback that stops the running point when it is over budget
+        (:meth:`running_point_over`), else calls ``callback``."""
+
+        def check(info):
+            if self.running_point_over():
+                return True
+            return bool(callback(info)) if callback is not None else False
+
+        return check
+
+
+def extended_direction(path: dict | None) -> str | None:
+    """Where a ``path_`` table went on past its grid (its ``extension`` column): ``"above"``,
+    ``"below"`` or None (no point added, or a table without the column)."""
+    table = path or {}
+    flags = table.get("extension")
+    if not flags or not any(flags):
+        return None
+    grid = [c for c, f in zip(table["C"], flags) if not f]
+    added = [c for c, f in zip(table["C"], flags) if f]
+    return "above" if not grid or min(added) > max(grid) else "below"
 
 
 def path_table(rows: Sequence[dict], columns: Sequence[str]) -> dict:
@@ -495,11 +714,12 @@ def load_selection(est, meta, path) -> None:
     est.C_ = C
     est.best_index_ = best
     est.path_ = table
+    est.extended_ = extended_direction(table)
     est.validation_ = meta.get("validation")
 
 
 #: The attributes of a grid fit that describe the selection (kept when the model is refitted).
-SELECTION_ATTRIBUTES = ("C_", "best_index_", "path_", "path_result_", "validation_", "solver_options_")
+SELECTION_ATTRIBUTES = ("C_", "best_index_", "path_", "path_result_", "validation_", "solver_options_", "extended_")
 
 
 def refit_at_chosen(est, X, y, *, started: float, time_limit: float | None, estimator=None) -> bool:
@@ -561,7 +781,7 @@ def refit_at_chosen(est, X, y, *, started: float, time_limit: float | None, esti
     t0 = time.perf_counter()
     single.fit(X, y)
     seconds = time.perf_counter() - t0
-    kept = {name: getattr(est, name) for name in SELECTION_ATTRIBUTES}
+    kept = {name: getattr(est, name) for name in SELECTION_ATTRIBUTES if hasattr(est, name)}
     for name, value in vars(single).items():
         if name.endswith("_") and not name.startswith("_"):
             setattr(est, name, value)

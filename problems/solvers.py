@@ -422,7 +422,14 @@ class CuttingPlaneOptions:
         return path_eps(self, values, user_eps=user_eps, default_eps=default_eps)
 
     def train_path(
-        self, problem: TrainingProblem, values: Sequence[float], *, eps: list, on_point: Callable, callback=None
+        self,
+        problem: TrainingProblem,
+        values: Sequence[float],
+        *,
+        eps: list,
+        on_point: Callable,
+        callback=None,
+        extend: Callable | None = None,
     ) -> PathRun:
         """Train along the grid ``values`` of C: one :func:`cutplane.regularization_path`
         (:func:`problems.model_selection.run_cutting_plane_path`), each point warm-started from
@@ -436,9 +443,14 @@ class CuttingPlaneOptions:
         eps : list of float
             Per point, on the engine's scale (:meth:`path_eps`).
         on_point : callable
-            ``on_point(index, C, point)`` after each point, with its :class:`TrainedPoint`.
+            ``on_point(index, C, point)`` after each point, with its :class:`TrainedPoint`;
+            returning True ends the path.
         callback : callable, optional
             ``callback(IterationInfo)`` per iteration (``info.lam`` is ``1 / C``); True stops.
+        extend : callable, optional
+            ``extend() -> (C, eps) or None``: points past the grid, warm from the path's cuts
+            (:class:`problems.model_selection.GridExtension`); ``points`` holds them after
+            the grid's.
 
         Returns
         -------
@@ -448,10 +460,18 @@ class CuttingPlaneOptions:
         from problems.model_selection import run_cutting_plane_path
 
         points: list = [None] * len(values)
+        eps = list(eps)
+
+        def more():
+            nxt = extend() if extend is not None else None
+            if nxt is not None:
+                eps.append(nxt[1])
+                points.append(None)
+            return nxt
 
         def point_done(i, C, res):
             points[i] = _engine_point(res, C, eps[i] * C)
-            on_point(i, C, points[i])
+            return on_point(i, C, points[i])
 
         oracle = problem.oracle
         rlb = float(oracle.risk_lower_bound) if self.risk_floor_cut else None
@@ -466,6 +486,7 @@ class CuttingPlaneOptions:
                 on_point=point_done,
                 callback=callback,
                 risk_lower_bound=rlb,
+                extend=more if extend is not None else None,
             )
         return PathRun(points, path)
 
@@ -712,7 +733,14 @@ class SPOMOptions:
         return [None] * len(values)
 
     def train_path(
-        self, problem: TrainingProblem, values: Sequence[float], *, eps=None, on_point: Callable, callback=None
+        self,
+        problem: TrainingProblem,
+        values: Sequence[float],
+        *,
+        eps=None,
+        on_point: Callable,
+        callback=None,
+        extend: Callable | None = None,
     ) -> PathRun:
         """SPOM once per C of the grid, cold (no working set to carry over), the time limit
         shared by the whole grid: each run gets the time that remains, and the points after
@@ -724,17 +752,24 @@ class SPOMOptions:
         values : sequence of float
         eps : ignored
         on_point : callable
-            ``on_point(index, C, point)`` after each point.
+            ``on_point(index, C, point)`` after each point; returning True ends the grid.
         callback : callable, optional
+        extend : callable, optional
+            ``extend() -> (C, eps) or None``: points past the grid once it ran (cold, as the
+            others; :class:`problems.model_selection.GridExtension`), after the grid's in
+            ``points``.
 
         Returns
         -------
         PathRun
             ``path_result`` None.
         """
+        values = list(values)
         points: list = [None] * len(values)
         t0 = time.perf_counter()
-        for i, C in enumerate(values):
+        i = 0
+        while i < len(values) or (i == len(values) and extend is not None and self._more(extend, values, points)):
+            C = values[i]
             run = self
             if self.time_limit is not None:
                 remaining = self.time_limit - (time.perf_counter() - t0)
@@ -742,7 +777,7 @@ class SPOMOptions:
                     break
                 run = dataclasses.replace(self, time_limit=remaining)
             points[i] = run.train(problem, C, callback=callback)
-            on_point(i, C, points[i])
+            stop = bool(on_point(i, C, points[i]))
             _path_logger.info(
                 "C=%g (%d of %d) SPOM %s after %d epochs: objective %.6g",
                 C,
@@ -752,7 +787,20 @@ class SPOMOptions:
                 points[i].n_iter,
                 points[i].objective,
             )
+            if stop:
+                break
+            i += 1
         return PathRun(points, None)
+
+    @staticmethod
+    def _more(extend: Callable, values: list, points: list) -> bool:
+        """One more point from ``extend`` appended to ``values`` and ``points``; whether there was one."""
+        nxt = extend()
+        if nxt is None:
+            return False
+        values.append(float(nxt[0]))
+        points.append(None)
+        return True
 
     def certified_tolerance(self, eps, objective):
         """None: SPOM certifies nothing."""

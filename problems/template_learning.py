@@ -82,8 +82,9 @@ def _resolve_min_count(value, regularizer):
     return DEFAULT_MIN_COUNTS[regularizer] if value == "auto" else value
 
 
-#: The ``path_`` columns of the structured estimators.
-PATH_COLUMNS = (*ms.PATH_COLUMNS, "n_active_templates", "active_templates")
+#: The ``path_`` columns of the structured estimators (``extension``: True for a point the
+#: path added past the grid's edge, :class:`problems.model_selection.GridExtension`).
+PATH_COLUMNS = (*ms.PATH_COLUMNS, "n_active_templates", "active_templates", "extension")
 
 
 def _opt_float(v):
@@ -153,6 +154,7 @@ class TemplateLearnerMixin:
     min_count: int | str
     solver: Any
     _fit_task: Callable[..., Any]
+    extended_: str | None
 
     #: The declarative table of the shared parameters (checked at ``fit``).
     PARAMETERS: ClassVar[dict] = {
@@ -263,7 +265,15 @@ class TemplateLearnerMixin:
             self._adopt_point(point, names, groups, None if regularizer == "ssvm" else point.mu, active_rtol)
 
         if grid.is_path:
-            self._train_grid(problem, grid.values, options=options, adopt=adopt, scorer=scorer, callback=callback)
+            self._train_grid(
+                problem,
+                grid.values,
+                options=options,
+                adopt=adopt,
+                scorer=scorer,
+                callback=callback,
+                extend=prm.get("extend", 0),
+            )
             return reg
         C = grid.values[0]
         point = options.train(problem, C, callback=callback)
@@ -271,32 +281,60 @@ class TemplateLearnerMixin:
         row = self._current_row(C, point.eps, None if scorer is None else float(scorer()))
         self.C_, self.best_index_, self.path_result_ = float(C), 0, None
         self.path_ = ms.path_table([row], PATH_COLUMNS)
+        self.extended_ = None
         return reg
 
-    def _train_grid(self, problem, values, *, options, adopt, scorer, callback):
+    def _train_grid(self, problem, values, *, options, adopt, scorer, callback, extend=0):
         """Train along the grid ``values`` of C (the solver's ``train_path``: the cutting plane's
         certified warm-started path, or SPOM once per C), score each point, keep the best.
 
         ``eps`` per point from the solver's ``path_eps`` (a tolerance the user gave is absolute
         on ``F``; else :data:`DEFAULT_PATH_EPS` on the engine's scale), ``max_iter`` per point,
-        ``time_limit`` for the whole path.
+        ``time_limit`` for the whole path. When the best score sits at an edge of the grid,
+        the path goes on past it for at most ``extend`` points
+        (:class:`~problems.model_selection.GridExtension`; ``extended_`` says where). A CV
+        ``fit`` that refits sets ``_refit_budget`` (:class:`~problems.model_selection.RefitBudget`):
+        the path then keeps the refit's time.
         """
         if scorer is None:  # plan_validation refuses a grid without validation data first
             raise InputError("a grid of C needs validation data", field="validation_data")
         user_eps = getattr(self.solver, "eps", None) is not None
         eps = options.path_eps(values, user_eps=user_eps, default_eps=self.DEFAULT_PATH_EPS)
-        rows = [ms.not_run_row(C, None if e is None else e * C) for C, e in zip(values, eps)]
+        rows = [dict(ms.not_run_row(C, None if e is None else e * C), extension=False) for C, e in zip(values, eps)]
+        budget = getattr(self, "_refit_budget", None)
+
+        def eps_of(C):
+            (e,) = options.path_eps([C], user_eps=user_eps, default_eps=self.DEFAULT_PATH_EPS)
+            return e
+
+        growth = ms.GridExtension(
+            values, extend, eps_of=eps_of, allow=None if budget is None else budget.allows_new_point
+        )
 
         def on_point(i, C, point):
             adopt(point)
-            rows[i] = self._current_row(C, point.eps, float(scorer()))
+            row = dict(self._current_row(C, point.eps, float(scorer())), extension=i >= len(values))
+            if budget is not None and budget.stopped:
+                row["status"] = "time_limit"  # stopped to keep the refit's time (RefitBudget)
+            rows[i : i + 1] = [row]  # a point past the grid is appended
+            growth.record(C, row["validation_score"], row["status"])
+            if budget is None:
+                return False
+            scores = [r["validation_score"] for r in rows]
+            budget.point_done(rows[ms.choose_best(scores, [r["C"] for r in rows])]["seconds"])
+            return budget.stopped or not budget.allows_new_point()
 
-        run = options.train_path(problem, values, eps=eps, on_point=on_point, callback=callback)
+        if budget is not None:
+            callback = budget.callback(callback)
+        run = options.train_path(
+            problem, values, eps=eps, on_point=on_point, callback=callback, extend=growth if extend else None
+        )
         table = ms.path_table(rows, PATH_COLUMNS)
-        best = ms.choose_best(table["validation_score"], values)
+        best = ms.choose_best(table["validation_score"], table["C"])
         adopt(run.points[best])
         self.path_result_ = run.path_result
-        self.C_, self.best_index_, self.path_ = float(values[best]), int(best), table
+        self.C_, self.best_index_, self.path_ = float(table["C"][best]), int(best), table
+        self.extended_ = ms.extended_direction(table)
         ms.warn_path(type(self).__name__, table, best, category=ConvergenceWarning)
 
     def _adopt_point(self, point, names, groups, mu, active_rtol):
@@ -377,6 +415,15 @@ class TemplateLearnerCVMixin:
     estimator's solver (the cutting plane's warm-started path, each point certified; SPOM once
     per C), scores every point on the validation data, keeps the best and, when the validation
     data were held out of the training examples, refits at ``C_`` on all of them.
+
+    When the best score sits at the largest C of the grid, or at its smallest, the path goes on
+    past that edge by the grid's ratio there, warm and certified as the other points, while the
+    score keeps rising, for at most ``extend`` points (:class:`~problems.model_selection.GridExtension`;
+    ``extend=0`` stops at the edge given, as scikit-learn's ``...CV`` estimators do); the points
+    added have ``path_["extension"]`` True, ``extended_`` is ``"above"`` / ``"below"`` / None,
+    and ``C_`` may be one of them. With the solver's ``time_limit`` and a refit to follow, the
+    path keeps the refit's expected time (:class:`~problems.model_selection.RefitBudget`): it
+    stops a point, and starts no new one, when what is left would not pay for it.
     """
 
     #: The single-C estimator class (set by each CV class).
@@ -400,7 +447,12 @@ class TemplateLearnerCVMixin:
         ),
         "validation_seed": Param(lambda v, n: check_int(v, n, min_value=0), "seed of the held-out examples"),
         "refit": Param(check_bool, "train again at C_ on all the training examples"),
+        "extend": Param(
+            lambda v, n: check_int(v, n, min_value=0), "most points past the grid's edge where the best score sits"
+        ),
     }
+    #: The default of ``extend``: at most this many points past the edge of the grid.
+    DEFAULT_EXTEND: ClassVar[int] = 2
 
     def _C_grid(self, prm) -> ms.CGrid:
         """``Cs`` as a :class:`~problems.model_selection.CGrid`, ``"auto"`` resolved to the
@@ -455,8 +507,20 @@ class TemplateLearnerCVMixin:
             default_fraction=None,
             owner=type(self).__name__,
         )
-        self._fit_task(X, y, prm=prm, options=options, plan=plan, validation_data=validation_data, callback=callback)
-        if prm["refit"] and plan.source == "fraction" and prm["C"].is_path:
+        refits = prm["refit"] and plan.source == "fraction" and prm["C"].is_path
+        self._refit_budget = None
+        if refits and options.time_limit is not None:
+            n_all = len(y if y is not None else X)
+            n_val = int(round((plan.fraction or 0.0) * n_all))
+            n_train = n_all - min(n_all - 1, max(1, n_val))  # as holdout_split holds out
+            self._refit_budget = ms.RefitBudget(started, options.time_limit, n_all / max(1, n_train))
+        try:
+            self._fit_task(
+                X, y, prm=prm, options=options, plan=plan, validation_data=validation_data, callback=callback
+            )
+        finally:
+            del self._refit_budget
+        if refits:
             ms.refit_at_chosen(
                 self, X, y, started=started, time_limit=options.time_limit, estimator=self._single_estimator
             )

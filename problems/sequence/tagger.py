@@ -473,6 +473,13 @@ class SequenceTaggerCV(TemplateLearnerCVMixin, SequenceTagger):
         sentences (:func:`problems.model_selection.refit_at_chosen`, the tolerance of that
         point on the path), as scikit-learn's ``GridSearchCV(refit=True)``; False keeps the
         model trained without them.
+    extend : int, default=2
+        When the best validation score sits at the largest C of the grid (or the smallest),
+        the path goes on past that edge by the grid's own ratio there (10 for 100, 1000,
+        10000), each point warm-started and certified as the others, while the score keeps
+        rising, for at most this many points
+        (:class:`problems.model_selection.GridExtension`); 0 stops at the edge given, as
+        scikit-learn's ``...CV`` estimators do. The solver's ``time_limit`` bounds it too.
 
     Attributes
     ----------
@@ -483,6 +490,9 @@ class SequenceTaggerCV(TemplateLearnerCVMixin, SequenceTagger):
         :class:`SequenceTagger`.
     path_result_ : cutplane.PathResult or None
         The engine's path (every point's result and history); None for SPOM.
+    extended_ : {"above", "below"} or None
+        Where the path went on past the grid (``path_["extension"]`` marks the points
+        added); None when it did not.
     validation_ : dict
         The validation data used (``source``, ``fraction``, ``seed``, ``n_examples``,
         ``metric``; after a refit, ``refit``, ``refit_seconds``, ``n_examples_refit``).
@@ -518,6 +528,7 @@ class SequenceTaggerCV(TemplateLearnerCVMixin, SequenceTagger):
         validation_fraction=None,
         validation_seed=0,
         refit=True,
+        extend=TemplateLearnerCVMixin.DEFAULT_EXTEND,
     ):
         self.templates = templates
         self.Cs = Cs
@@ -529,6 +540,7 @@ class SequenceTaggerCV(TemplateLearnerCVMixin, SequenceTagger):
         self.validation_fraction = validation_fraction
         self.validation_seed = validation_seed
         self.refit = refit
+        self.extend = extend
 
 
 def _check_tagger_file(arrays, meta, path):

@@ -534,6 +534,13 @@ class StructuredSVMCV(TemplateLearnerCVMixin, StructuredSVM):
         Seed of the held-out examples.
     refit : bool, default=True
         After a grid scored on held-out examples, train again at ``C_`` on all of them.
+    extend : int, default=2
+        When the best validation score sits at the largest C of the grid (or the smallest),
+        the path goes on past that edge by the grid's own ratio there (10 for 100, 1000,
+        10000), each point warm-started and certified as the others, while the score keeps
+        rising, for at most this many points
+        (:class:`problems.model_selection.GridExtension`); 0 stops at the edge given, as
+        scikit-learn's ``...CV`` estimators do. The solver's ``time_limit`` bounds it too.
 
     Attributes
     ----------
@@ -543,6 +550,9 @@ class StructuredSVMCV(TemplateLearnerCVMixin, StructuredSVM):
         One entry per C of the grid (``validation_score``: :meth:`StructuredSVM.score`).
     path_result_ : cutplane.PathResult or None
         The engine's path; None for SPOM.
+    extended_ : {"above", "below"} or None
+        Where the path went on past the grid (``path_["extension"]`` marks the points
+        added); None when it did not.
     validation_ : dict
         ``source``, ``fraction``, ``seed``, ``n_examples``, ``metric``; after a refit,
         ``refit``, ``refit_seconds``, ``n_examples_refit``.
@@ -577,6 +587,7 @@ class StructuredSVMCV(TemplateLearnerCVMixin, StructuredSVM):
         validation_fraction=None,
         validation_seed=0,
         refit=True,
+        extend=TemplateLearnerCVMixin.DEFAULT_EXTEND,
     ):
         self.model = model
         self.Cs = Cs
@@ -587,6 +598,7 @@ class StructuredSVMCV(TemplateLearnerCVMixin, StructuredSVM):
         self.validation_fraction = validation_fraction
         self.validation_seed = validation_seed
         self.refit = refit
+        self.extend = extend
 
 
 def _check_structured_file(arrays, meta, path):

@@ -200,7 +200,7 @@ def test_tagger_grid_picks_the_best_validation_score(task):
         task.X_train, task.y_train, validation_data=(task.X_test, task.y_test)
     )
     path = est.path_
-    assert set(path) == set(COLUMNS) | {"n_active_templates", "active_templates"}
+    assert set(path) == set(COLUMNS) | {"n_active_templates", "active_templates", "extension"}
     assert all(len(v) == len(grid) for v in path.values())
     assert path["C"] == grid
     assert est.best_index_ == _best(path) and est.C_ == grid[est.best_index_]
@@ -306,12 +306,15 @@ def test_the_plain_fit_trains_one_model_at_a_number_C_on_all_sentences(task):
 def test_auto_is_the_default_grid_on_a_held_out_fraction(task, regularizer):
     est = SequenceTaggerCV(task.templates, regularizer=regularizer).fit(task.X_train, task.y_train)
     assert SequenceTaggerCV(task.templates).get_params()["Cs"] == "auto"
-    assert tuple(est.path_["C"]) == DEFAULT_C_GRIDS[regularizer]
+    # the grid's points first, then those the path added past its edge (extend=2 by default)
+    n = len(DEFAULT_C_GRIDS[regularizer])
+    assert tuple(est.path_["C"][:n]) == DEFAULT_C_GRIDS[regularizer]
+    assert est.path_["extension"] == [False] * n + [True] * (len(est.path_["C"]) - n)
     assert est.validation_["source"] == "fraction" and est.validation_["fraction"] == 0.1
     assert est.validation_["n_examples"] == 5
-    assert est.C_ in DEFAULT_C_GRIDS[regularizer]
+    assert est.C_ in est.path_["C"]
     # no eps given: 0.01 * C at each point (the engine's eps 0.01)
-    assert est.path_["eps"] == pytest.approx([0.01 * C for C in DEFAULT_C_GRIDS[regularizer]])
+    assert est.path_["eps"] == pytest.approx([0.01 * C for C in est.path_["C"]])
     # auto with validation data uses them and holds nothing out
     dev = SequenceTaggerCV(task.templates, regularizer=regularizer).fit(
         task.X_train, task.y_train, validation_data=(task.X_test, task.y_test)
@@ -329,7 +332,7 @@ def test_unseen_validation_labels_are_scored_wrong_with_a_warning(task):
 
 
 def test_grid_with_spom_runs_once_per_C_cold(task):
-    est = SequenceTaggerCV(task.templates, Cs=[1.0, 10.0], solver=SPOM(epochs=3)).fit(
+    est = SequenceTaggerCV(task.templates, Cs=[1.0, 10.0], solver=SPOM(epochs=3), extend=0).fit(
         task.X_train, task.y_train, validation_data=(task.X_test, task.y_test)
     )
     assert est.path_["lower_bound"] == [None, None] and est.path_["gap"] == [None, None]
@@ -364,7 +367,8 @@ def test_callback_sees_the_running_C(task):
 
     est = SequenceTaggerCV(task.templates, Cs=[1.0, 10.0], validation_fraction=0.2)
     est.fit(task.X_train, task.y_train, callback=cb)
-    assert lams == {1.0, 0.1}
+    assert {1.0, 0.1} <= lams  # and the points the path added past the grid's edge, if any
+    assert lams == {1.0 / C for C in est.path_["C"]}
 
 
 def test_clone_and_grid_search(task):

@@ -61,7 +61,9 @@ def test_cv_is_the_grid_fit_then_the_model_at_C_(task):
     cv = SequenceTaggerCV(task.templates, Cs=[1.0, 10.0], solver=CuttingPlane(eps=0.1)).fit(
         task.X_train, task.y_train, validation_data=(task.X_test, task.y_test)
     )
-    assert cv.path_["C"] == [1.0, 10.0] and cv.C_ in (1.0, 10.0) and cv.path_result_ is not None
+    # the grid, then any point the path added past its edge (extend=2 by default)
+    assert cv.path_["C"][:2] == [1.0, 10.0] and cv.C_ in cv.path_["C"] and cv.path_result_ is not None
+    assert cv.path_result_.lams == tuple(1.0 / C for C in cv.path_["C"])
     # the model at C_ has the plain estimator's attributes and predicts as one
     assert set(cv.template_weights_) == set(cv.feature_index_.template_names)
     assert cv.score(task.X_test, task.y_test) == pytest.approx(cv.path_["validation_score"][cv.best_index_])
