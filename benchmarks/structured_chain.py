@@ -319,11 +319,13 @@ def render(rows, timings, checks, meta):
         f"sentence), the rest of the {at_star * 1e3:.2f} ms call in the adapter (per-example checks and "
         "differences, the sum of the rows).",
     ]
-    target = "met" if per_call <= 2.0 else "NOT met"
+    interleaved = timings[-1]["contract_s"] / timings[-1]["builtin_s"]
+    target = "met" if max(per_call, interleaved) <= 2.0 else "NOT met"
     out += [
         "",
-        f"The issue's target (at most 2x the built-in oracle's time per call, mean over the runs): **{target}** "
-        f"({per_call:.2f}x).",
+        f"The issue's target (at most 2x the built-in oracle's time per call): **{target}** ({interleaved:.2f}x "
+        f"by the interleaved calls at the solution, {per_call:.2f}x by the mean over the runs; the machine is "
+        "shared, so the interleaved best-of is the steadier figure).",
         "",
     ]
     return "\n".join(out)
@@ -348,7 +350,7 @@ def main(argv=None):
     load_before = [round(v, 2) for v in os.getloadavg()]
     rows, timings, checks, described = run(args)
     meta = dict(
-        command="python -m benchmarks.structured_chain " + " ".join(sys.argv[1:] if argv is None else argv),
+        command=" ".join(["python -m benchmarks.structured_chain", *(sys.argv[1:] if argv is None else argv)]),
         date=time.strftime("%Y-%m-%d"),
         machine=f"{platform.machine()}, {platform.system()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
         version=cutplane.__version__,
