@@ -279,7 +279,8 @@ def test_structured_hierarchy(tmp_path, capsys):
     assert "path features, tree loss" in capsys.readouterr().out
     for r in runs.values():
         _certified(r["svm"].result_)
-        assert r["C"] in Cs and 0.0 <= r["error"] <= 1.0
+        path = r["svm"].path_["C"]  # the grid, then the points the path added past its edge (if any)
+        assert path[: len(Cs)] == Cs and r["C"] in path and 0.0 <= r["error"] <= 1.0
     model = runs["path features, tree loss"]["model"]
     D = model.distance
     assert len(model.leaves) == 18 and np.all(np.diag(D) == 0) and np.array_equal(D, D.T)
