@@ -169,8 +169,8 @@ def main(argv=None):
         res, (tight, calls) = r["svm"].result_, r["tight"]
         argmax = f"argmax tight in {tight} of {calls} calls" if r["model"].approximate else "argmax exact"
         sys.stdout.write(
-            f"{name:26s} test pixel error {r['error']:.4f}  objective {res.objective:.5f}  lower bound "
-            f"{res.lower_bound:.5f}  exact certificate {res.exact}  {argmax}\n"
+            f"{name:26s} test pixel error {r['error']:.4f}  objective {r['svm'].objective_:.5f}  lower bound "
+            f"{r['svm'].lower_bound_:.5f}  exact certificate {res.exact}  {argmax}\n"
         )
     sys.stdout.write(f"figure: {plot(runs, test, args.out / 'structured_grid.png')}\n")
     return runs

@@ -189,7 +189,7 @@ def main(argv=None):
         res = r["svm"].result_
         sys.stdout.write(
             f"{name:26s} C {r['C']:<5g} 0/1 error {r['error']:.4f}  mean tree distance {r['tree_distance']:.4f}  "
-            f"objective {res.objective:.5f}  lower bound {res.lower_bound:.5f}  {res.n_iter} iterations\n"
+            f"objective {r['svm'].objective_:.5f}  lower bound {r['svm'].lower_bound_:.5f}  {res.n_iter} iterations\n"
         )
     sys.stdout.write(f"figure: {plot(runs, y_test, args.out / 'structured_hierarchy.png')}\n")
     return runs

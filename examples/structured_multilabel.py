@@ -254,7 +254,7 @@ def main(argv=None):
         res = r["svm"].result_
         sys.stdout.write(
             f"{name:42s} Hamming error {r['hamming']:.4f}  exact-match error {r['exact_match']:.4f}  "
-            f"objective {res.objective:.5f}  lower bound {res.lower_bound:.5f}  {res.n_iter} iterations\n"
+            f"objective {r['svm'].objective_:.5f}  lower bound {r['svm'].lower_bound_:.5f}  {res.n_iter} iterations\n"
         )
     sys.stdout.write(f"figure: {plot(runs, mi, args.out / 'structured_multilabel.png')}\n")
     return runs

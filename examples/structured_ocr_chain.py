@@ -208,9 +208,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     runs = run(args.n_train, args.n_test, C=args.C, eps=args.eps)
     for name, r in runs.items():
-        res = r["svm"].result_
         sys.stdout.write(
-            f"{name:6s} Viterbi: objective {res.objective:.6f}  lower bound {res.lower_bound:.6f}  "
+            f"{name:6s} Viterbi: objective {r['svm'].objective_:.6f}  lower bound {r['svm'].lower_bound_:.6f}  "
             f"test accuracy {r['accuracy']:.4f}  train {r['train_s']:.2f} s  "
             f"{1e3 * r['per_call_s']:.2f} ms per oracle call ({r['n_calls']} calls), "
             f"argmax alone {1e3 * r['argmax_s']:.2f} ms\n"
