@@ -135,6 +135,17 @@ def positive_int(text):
     return v
 
 
+def nonnegative_int(text):
+    """An argparse type: an integer >= 0."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+    return v
+
+
 def min_count_value(text):
     """An argparse type of ``--min-count``: an integer >= 1, or ``auto`` (by regulariser)."""
     if text == "auto":
@@ -630,12 +641,16 @@ def chooses_C(args) -> bool:
 def cv_estimator_kwargs(args) -> dict:
     """The keywords of the ``...CV`` estimator's constructor: ``Cs`` (``--C``),
     ``validation_fraction`` (``--dev-fraction``, None: the estimator's default share without
-    ``--dev``) and ``validation_seed`` (``--dev-seed``)."""
-    return {
+    ``--dev``), ``validation_seed`` (``--dev-seed``) and ``extend`` (``--extend`` /
+    ``--no-extend``; left out: the estimator's default)."""
+    out = {
         "Cs": args.C,
         "validation_fraction": getattr(args, "dev_fraction", None),
         "validation_seed": getattr(args, "dev_seed", 0),
     }
+    if getattr(args, "extend", None) is not None:
+        out["extend"] = args.extend
+    return out
 
 
 def cv_fit_kwargs(args, read_dev) -> dict:
@@ -660,13 +675,18 @@ def validation_kwargs(args, read_dev) -> dict:
 
 
 def selection_report(est, *, source_file=None) -> dict:
-    """The report's record of how C was chosen: ``C`` (chosen), ``C_grid``, ``path`` (the
-    ``path_`` table), ``validation`` (where the validation data came from, the metric, the
-    chosen point's score) and ``path_time_s`` (the whole path; None for one C).
+    """The report's record of how C was chosen: ``C`` (chosen), ``C_grid`` (every C of the
+    path, the points added past the grid's edge last), ``extended`` (``"above"`` /
+    ``"below"`` when the path went on past the largest / smallest C of the grid, the points
+    added marked by ``path["extension"]``; null otherwise), ``path`` (the ``path_`` table),
+    ``validation`` (where the validation data came from, the metric, the chosen point's score)
+    and ``path_time_s`` (the whole path; None for one C).
 
     The validation scores (``validation["score"]``, ``path["validation_score"]``) are in
     percent, as every score the CLI reports; the estimators' ``path_`` holds fractions
     (scikit-learn's ``score``)."""
+    from problems.model_selection import extended_direction
+
     path = {k: list(v) for k, v in est.path_.items()}
     path["validation_score"] = [percent(v) for v in path["validation_score"]]
     validation = dict(est.validation_) if est.validation_ is not None else None
@@ -678,6 +698,7 @@ def selection_report(est, *, source_file=None) -> dict:
     return {
         "C": float(est.C_),
         "C_grid": list(path["C"]),
+        "extended": extended_direction(path),
         "path": path,
         "validation": validation,
         "path_time_s": None if path_result is None else float(path_result.seconds),

@@ -98,8 +98,9 @@ def main(argv=None) -> int:
     """Entry point of the console script; returns the exit status.
 
     0 on success, 2 on bad input (including bad options), 1 when every reduced-problem
-    backend failed, 130 on Ctrl-C outside the engine (inside it, the engine returns its
-    best-so-far result instead).
+    backend failed, 3 when ``train`` saved a model that did not reach its certified gap
+    (:data:`problems.cli.train.EXIT_UNCERTIFIED`; ``--allow-uncertified`` gives 0), 130 on
+    Ctrl-C outside the engine (inside it, the engine returns its best-so-far result instead).
     """
     parser = build_parser()
     try:

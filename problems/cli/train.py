@@ -4,6 +4,7 @@
 
     cutplane train --task binary|multiclass|sequence|segment|parse --train FILE \\
         [--C auto | --C C1 [C2 ...]] [--dev FILE | --dev-fraction F [--dev-seed S]] \\
+        [--extend K | --no-extend] [--allow-uncertified] \\
         [--time-limit SECONDS] [--eps E] [--method bmrm] [--regularizer l2|l1|mtl|ssvm|pmtl] \\
         [--encoding CODEC] \
         [--max-iter N] --model OUT.npz [--report OUT.json] [--plot DIR] [--progress | --verbose | --quiet] \\
@@ -16,10 +17,25 @@ held-out data: ``--dev FILE`` or ``--dev-fraction F`` of the training examples, 
 ``--dev-seed``) or ``auto``, the default of the structured tasks: the regulariser's grid
 (:data:`problems.template_learning.DEFAULT_C_GRIDS`) on ``--dev`` or, without it, on 10% of
 the training sentences / trees held out. The linear tasks default to ``--C 1``.
-``--time-limit`` bounds the whole run (every point of a path). The report holds the path
-table (``path``), the chosen C and the chosen point's certificate (``objective``,
+When the best validation score is at the largest C of the grid (or the smallest), the path
+goes on past that edge by the grid's ratio there, warm and certified, while the score rises, for
+at most ``--extend K`` points (default 2; ``--no-extend``: stop at the edge given); the report's
+``extended`` says ``"above"`` / ``"below"`` (null when it did not), ``path["extension"]`` marks
+the points added, and the chosen C may be one of them
+(:class:`problems.model_selection.GridExtension`). ``--time-limit`` bounds the whole run (every
+point of a path and the refit on all the training examples); with a refit to follow, the path
+keeps the refit's expected time (:class:`problems.model_selection.RefitBudget`): it stops a
+point, and starts no new one, when the time left would not pay for the refit. The report holds
+the path table (``path``), the chosen C and the chosen point's certificate (``objective``,
 ``lower_bound``, ``gap``, ``status``); ``--plot DIR`` adds ``path.png``, the validation score
-and the certified gap along C. ``--eps`` without a value is 0.1 on ``F`` for one C of the
+and the certified gap along C.
+
+Exit status: 0 when the saved model reached its certified gap (or its solver certifies nothing:
+SPOM); :data:`EXIT_UNCERTIFIED` (3) when it did not (status ``max_iter``, ``time_limit``, ...),
+after the model and the report are written as usual, with one line on stderr naming the status,
+the certified gap and ``eps`` (``--allow-uncertified``: status 0, the line kept); 130 when
+interrupted; 2 on bad input; 1 when every reduced-problem backend failed
+(:func:`problems.cli.main.main`). ``--eps`` without a value is 0.1 on ``F`` for one C of the
 structured tasks (1e-3 for the linear ones); on a grid it is ``0.01 * C`` (``1e-3 * C``) at
 each point, unless given.
 
@@ -71,6 +87,7 @@ from problems.command_options import (
     format_scores,
     fraction,
     min_count_value,
+    nonnegative_int,
     positive_float,
     positive_int,
     resolve_C,
@@ -78,7 +95,11 @@ from problems.command_options import (
 )
 from problems.sequence.template_sets import TEMPLATE_SETS
 
-__all__ = ["add_arguments", "run", "COMMAND"]
+__all__ = ["add_arguments", "run", "COMMAND", "EXIT_UNCERTIFIED"]
+
+#: The exit status of a training whose saved model did not reach its certificate (status other
+#: than converged), unless ``--allow-uncertified``; the model and the report are written first.
+EXIT_UNCERTIFIED = 3
 
 _REGULARIZERS = ["l2", "l1", "mtl", "ssvm", "pmtl"]
 #: The structured tasks whose oracle gives one cut per example (``--method n-slack``).
@@ -140,6 +161,25 @@ def add_arguments(p):
         dest="dev_seed",
         metavar="S",
         help="seed of the held-out examples of --dev-fraction (default 0)",
+    )
+    p.add_argument(
+        "--extend",
+        type=nonnegative_int,
+        default=None,
+        metavar="K",
+        help="sequence, segment, parse with a grid of C: when the best validation score is at the largest C of "
+        "the grid (or the smallest), go on past that edge by the grid's ratio there (10 for 100 1000 10000), "
+        "each point warm-started and certified, while the score rises, for at most K points (default 2); "
+        "0 stops at the edge given",
+    )
+    p.add_argument("--no-extend", action="store_const", const=0, dest="extend", help="same as --extend 0")
+    p.add_argument(
+        "--allow-uncertified",
+        action="store_true",
+        dest="allow_uncertified",
+        help=f"exit with status 0 when the saved model did not reach its certified gap (status max_iter, "
+        f"time_limit, ...); without it such a run writes the model and the report, then exits with status "
+        f"{EXIT_UNCERTIFIED}",
     )
     p.add_argument(
         "--min-count",
@@ -211,6 +251,12 @@ def run(args):
             )
     if args.scheduler is not None and args.executor != "dask":
         raise InputError("--scheduler needs --executor dask", field="--scheduler")
+    if args.extend is not None and not task.structured:
+        raise InputError(
+            f"--extend / --no-extend apply to the structured tasks (sequence, segment, parse), whose grid of C "
+            f"can go on past its edge; --task {args.task} stops at the grid given",
+            field="--extend",
+        )
     if args.chunks_per_worker is not None and not task.structured:
         raise InputError(
             f"--chunks-per-worker applies to the structured tasks (sequence, segment, parse), whose oracle is "
@@ -272,8 +318,11 @@ def run(args):
         return 130
     if len(report.get("C_grid") or ()) > 1:
         val = report.get("validation") or {}
+        past = report.get("extended")
         sys.stdout.write(
-            f"{args.task}: C = {report['C']:g} chosen among {', '.join(f'{c:g}' for c in report['C_grid'])} by "
+            f"{args.task}: C = {report['C']:g} chosen among {', '.join(f'{c:g}' for c in report['C_grid'])}"
+            + (f" (the path went on {past} the grid given: the best score was at its edge)" if past else "")
+            + " by "
             f"{val.get('metric', 'validation score')} {val.get('score', float('nan')):.4f} on "
             f"{val.get('n_examples', '?')} held-out examples ({val.get('source', '?')}); "
             + (f"refitted at that C on all {val['n_examples_refit']} training examples; " if val.get("refit") else "")
@@ -281,7 +330,33 @@ def run(args):
         )
     if report.get("dev"):  # the dev file's scores (percent), as evaluate prints them
         sys.stdout.write(format_scores(report["dev"], prefix=f"dev {args.dev}: "))
-    return 0
+    return _certificate_status(report, args)
+
+
+def _certificate_status(report, args) -> int:
+    """0, or :data:`EXIT_UNCERTIFIED` with one line on stderr when the saved model's run has a
+    certificate (a gap: not SPOM) that it did not reach (status other than converged) and
+    ``--allow-uncertified`` was not given."""
+    if report.get("gap") is None or report.get("status") == "converged":
+        return 0
+    C = report.get("C")
+    at = f" at C = {C:g}" if isinstance(C, (int, float)) else ""
+    eps = report.get("eps")
+    eps_text = f"{eps:.4g}" if isinstance(eps, (int, float)) else str(eps)
+    msg = (
+        f"cutplane: the model{at} is not certified: status {report['status']}, certified gap "
+        f"{report['gap']:.4g} against eps {eps_text}"
+    )
+    if args.allow_uncertified:
+        sys.stderr.write(f"{msg} (--allow-uncertified: exit status 0)\n")
+        return 0
+    sys.stderr.write(
+        f"{msg}; it was saved in {report['model_file']}"
+        + (f" (report {args.report})" if args.report is not None else "")
+        + f"; give more --time-limit / --max-iter, or --allow-uncertified to accept it (exit status "
+        f"{EXIT_UNCERTIFIED})\n"
+    )
+    return EXIT_UNCERTIFIED
 
 
 def interrupted_model_path(model) -> Path:

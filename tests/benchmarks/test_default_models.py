@@ -66,7 +66,12 @@ def test_tagging_task_with_dev_and_crfsuite(tmp_path):
         assert key in plain["train"]
     assert plain["train"]["wall_s"] > 0 and plain["train"]["cpu_s"] > 0 and plain["train"]["max_rss_mb"] > 0
     report = plain["report"]
-    assert report["C_grid"] == [100.0, 1000.0, 10000.0] and report["C"] in report["C_grid"]
+    # the MTL grid, then the points the path added past its edge when the best score was there
+    assert report["C_grid"][:3] == [100.0, 1000.0, 10000.0] and report["C"] in report["C_grid"]
+    assert report["path"]["extension"] == [False] * 3 + [True] * (len(report["C_grid"]) - 3)
+    assert report["extended"] == (
+        None if len(report["C_grid"]) == 3 else "above" if report["C_grid"][3] > 1e4 else "below"
+    )
     assert report["validation"]["source"] == "data"  # the --dev file, not a held-out fraction
     assert set(report["path"]["C"]) == set(report["C_grid"])
     assert rec["score"] == pytest.approx(plain["test"]["f1"])

@@ -93,10 +93,18 @@ def test_dev_fraction_and_seed(files, capsys):
 
 def test_time_limit_for_the_whole_run(files, capsys):
     d = files
+    (d / "m.npz").unlink(missing_ok=True)
     code = _train(d, "--C", "1", "10", "100", "1000", "--dev", d / "dev.txt", "--time-limit", "0.001")
-    assert code == 0
+    # the model is written, but it is not certified: exit status 3 and a line naming the gap and eps
+    assert code == 3 and (d / "m.npz").exists()
     err = capsys.readouterr().err
     assert "not_run" in err and "cutplane: warning:" in err and "Traceback" not in err
+    assert "is not certified: status time_limit, certified gap" in err and "against eps" in err
+    assert "--allow-uncertified" in err
+    code = _train(
+        d, "--C", "1", "10", "100", "1000", "--dev", d / "dev.txt", "--time-limit", "0.001", "--allow-uncertified"
+    )
+    assert code == 0 and "is not certified" in capsys.readouterr().err
 
 
 def test_single_C_with_dev_as_before(files, capsys):

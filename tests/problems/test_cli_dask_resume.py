@@ -87,6 +87,7 @@ def test_chunks_per_worker_option(resume_dir, tmp_path, capsys):
                 "3",
                 "--max-iter",
                 "2",
+                "--allow-uncertified",  # a short run on purpose: only the option's reach is checked
             )
         )
         == 0

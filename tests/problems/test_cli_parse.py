@@ -381,6 +381,7 @@ def test_checkpoint_resume_through_the_cli(files, tmp_path, capsys):
                 str(ckpt),
                 "--max-iter",
                 "3",
+                "--allow-uncertified",  # stopped early on purpose, to resume
                 "--report",
                 str(tmp_path / "a.json"),
             ]

@@ -163,7 +163,8 @@ def test_ctrl_c_keeps_the_model_names_the_state_and_resume_reaches_the_objective
 
 def _first_checkpoint(resume_dir, tag):
     ckpt = resume_dir / f"{tag}.ckpt"
-    assert main(train_args(resume_dir, tag, "--checkpoint", str(ckpt), "--max-iter", "4")) == 0
+    # stopped early on purpose (to resume): uncertified, accepted with --allow-uncertified
+    assert main(train_args(resume_dir, tag, "--checkpoint", str(ckpt), "--max-iter", "4", "--allow-uncertified")) == 0
     assert checkpoint_iterations(ckpt) == 4
     return ckpt
 
@@ -209,7 +210,9 @@ def test_binary_task_resume_and_option_errors(tmp_path, capsys):
     ]
     ckpt = tmp_path / "c.ckpt"
     assert main([*base, "--report", str(tmp_path / "ref.json")]) == 0
-    assert main([*base, "--checkpoint", str(ckpt), "--max-iter", "3", "--memory-limit", "64K"]) == 0
+    assert (
+        main([*base, "--checkpoint", str(ckpt), "--max-iter", "3", "--memory-limit", "64K", "--allow-uncertified"]) == 0
+    )
     assert (
         main(
             [
