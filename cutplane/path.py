@@ -240,14 +240,29 @@ def regularization_path(
     PathResult
     """
     t0 = time.perf_counter()
-    options = merge_options(None, options, owner="regularization_path")
     lams = _check_lams(lams)
-    eps_all = _check_eps(eps, len(lams))
+    eps_all = list(_check_eps(eps, len(lams)))  # extend appends to it
+    for name, hook in (("on_point", on_point), ("extend", extend)):
+        if hook is not None and not callable(hook):
+            raise InputError(f"must be callable, got {type(hook).__name__}", field=name)
+    options, time_limit = _path_options(regularizer, options)
+    call = dict(risk_lower_bound=risk_lower_bound, progress_scale=progress_scale)
+    all_lams = list(lams)  # extend appends to it
+    hooks = (callback, on_point, extend)
+    results, ran, status = _run_points(
+        oracle, regularizer, all_lams, eps_all, run_order(lams, order), options, call, hooks, t0, time_limit
+    )
+    seconds = time.perf_counter() - t0
+    return PathResult(tuple(all_lams), tuple(results), tuple(ran), seconds, status)
+
+
+def _path_options(regularizer, given) -> tuple:
+    """The engine options of every point (checked; one reduced solver for the whole path when
+    the method warm-starts) and the path's time limit (None or > 0)."""
+    options = merge_options(None, given, owner="regularization_path")
     time_limit = options.pop("time_limit", None)
     if time_limit is not None:
         time_limit = positive_number(time_limit, "time_limit")
-    if on_point is not None and not callable(on_point):
-        raise InputError(f"must be callable, got {type(on_point).__name__}", field="on_point")
     spec = method_spec(options.get("method", "bmrm"))
     check_options(options)
     if (isinstance(regularizer, Regularizer) and regularizer.is_indicator) or spec.needs_indicator:
@@ -255,39 +270,15 @@ def regularization_path(
     if spec.warm_starts and isinstance(regularizer, Regularizer):
         solver = options.get("solver")  # one for the path: compiled problems are reused
         options["solver"] = solver if isinstance(solver, ReducedSolver) else make_reduced_solver(regularizer, solver)
-    if extend is not None and not callable(extend):
-        raise InputError(f"must be callable, got {type(extend).__name__}", field="extend")
-    call = dict(risk_lower_bound=risk_lower_bound, progress_scale=progress_scale)
-    all_lams, all_eps = list(lams), list(eps_all)  # extend appends to both
-    results, ran, status = _run_points(
-        oracle,
-        regularizer,
-        all_lams,
-        all_eps,
-        run_order(lams, order),
-        options,
-        call,
-        callback,
-        on_point,
-        t0,
-        time_limit,
-        extend=extend,
-    )
-    return PathResult(
-        lams=tuple(all_lams),
-        results=tuple(results),
-        run_order=tuple(ran),
-        seconds=time.perf_counter() - t0,
-        status=status,
-    )
+    return options, time_limit
 
 
-def _run_points(
-    oracle, regularizer, lams, eps_all, order_idx, options, call, callback, on_point, t0, time_limit, *, extend=None
-):
+def _run_points(oracle, regularizer, lams, eps_all, order_idx, options, call, hooks, t0, time_limit):
     """The points in their order, each warm from the one before (when the method carries a
     working set), then the points ``extend`` adds (appended to ``lams`` and ``eps_all``);
-    returns the results aligned with ``lams``, the indices run and the status."""
+    ``hooks`` is ``(callback, on_point, extend)``. Returns the results aligned with ``lams``,
+    the indices run and the status."""
+    callback, on_point, extend = hooks
     warm = method_spec(options.get("method", "bmrm")).warm_starts
     results: list = [None] * len(lams)
     ran: list = []
