@@ -55,10 +55,17 @@ from cutplane.cuts import CachedCut, Cut, ExampleCuts, OracleResult, coordinate_
 from cutplane.exceptions import InputError
 from cutplane.executors import bind_tasks, chunk_bounds, default_n_chunks, get_executor
 
-from .structured_chunk import ModelChecks, PredictTask, StructuredChunk, same_output, sum_rows
+from .structured_chunk import ModelChecks, PredictTask, StructuredChunk, as_dense, same_output, sum_rows
 from .structured_examples import StructuredExampleOracle
 
-__all__ = ["StructuredModel", "StructuredOracle", "StructuredExampleOracle", "same_output"]
+__all__ = [
+    "StructuredModel",
+    "StructuredOracle",
+    "StructuredExampleOracle",
+    "same_output",
+    "batch_forms",
+    "BATCH_FORMS",
+]
 
 
 def _score(phi, w) -> float:
@@ -99,6 +106,15 @@ class StructuredModel:
         brute force checks.
     :meth:`batch_argmax`, :meth:`batch_loss_augmented_argmax`
         Many examples in one call (a vectorised or compiled argmax); the defaults loop.
+    :meth:`batch_joint_feature`, :meth:`batch_loss`
+        The joint features (one CSR matrix or ndarray, a row per example) and the losses (an
+        ndarray) of many examples in one call; the defaults loop. A model that overrides either
+        is read by :class:`StructuredOracle`'s vectorised path: per call one batch argmax, one
+        batch of joint features and one of losses for the outputs that differ from the truth,
+        with every check made on the arrays. The per-example methods stay the contract: the
+        batch forms must give the same answers (the oracle compares the two joint features on
+        the first example). A compiled batch model against the built-in sequence oracle:
+        ``docs/results/structured_chain.md``.
     """
 
     dim: int
@@ -186,6 +202,41 @@ class StructuredModel:
         a vectorised argmax)."""
         return [self.loss_augmented_argmax(x, y, w) for x, y in zip(X, Y)]
 
+    def batch_joint_feature(self, X, Y):
+        """:meth:`joint_feature` of every pair of the lists ``X``, ``Y`` as one matrix (override
+        for vectorised or compiled features).
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix or ndarray of shape (len(X), dim)
+            Row ``j`` is ``Phi(X[j], Y[j])``. The default stacks the per-example features: an
+            ndarray when every one is dense, else a CSR matrix.
+        """
+        rows = [self.joint_feature(x, y) for x, y in zip(X, Y)]
+        if not any(sp.issparse(r) for r in rows):
+            return np.array([np.asarray(r, dtype=np.float64).ravel() for r in rows]).reshape(len(rows), self.dim)
+        return sp.vstack([sp.csr_matrix(r.reshape(1, -1)) for r in rows], format="csr")
+
+    def batch_loss(self, Y, Y_hat) -> np.ndarray:
+        """:meth:`loss` of every pair of the lists ``Y``, ``Y_hat`` as an ndarray of shape
+        (len(Y),) (override for a vectorised loss)."""
+        return np.array([float(self.loss(y, yh)) for y, yh in zip(Y, Y_hat)], dtype=np.float64)
+
+
+#: The batch forms a model may give for :class:`StructuredOracle`'s vectorised path.
+BATCH_FORMS = ("batch_joint_feature", "batch_loss")
+
+
+def batch_forms(model) -> frozenset:
+    """The batch forms (:data:`BATCH_FORMS`) that ``model`` gives itself: those it defines other
+    than :class:`StructuredModel`'s looping defaults."""
+    given = set()
+    for name in BATCH_FORMS:
+        method = getattr(type(model), name, None)
+        if callable(method) and method is not getattr(StructuredModel, name):
+            given.add(name)
+    return frozenset(given)
+
 
 def _model_dim(model) -> int:
     name = type(model).__name__
@@ -237,6 +288,13 @@ class StructuredOracle:
         example). The test of a loss-augmented output against the truth is always made (it costs
         nothing): an output worse than the truth raises, or for an ``approximate`` model is
         replaced by the truth.
+    batch : bool or None, default=None
+        Take the vectorised path (:class:`~oracles.structured_chunk.StructuredChunk`): the
+        truth's joint features held as one CSR matrix, per call one batch of joint features and
+        of losses for the outputs that differ from the truth, the checks on the arrays. None:
+        when the model gives ``batch_joint_feature`` or ``batch_loss``; True: always (built on
+        the looping defaults otherwise); False: the per-example path. Both give the same cuts,
+        rows and errors.
 
     Attributes
     ----------
@@ -256,6 +314,10 @@ class StructuredOracle:
         0 (the n-slack floor, :class:`cutplane.protocols.ExampleCutsOracle`).
     n_replaced : int
         Outputs of an approximate model replaced by a better one so far.
+    batch_forms : frozenset of str
+        The batch forms the model gives (:func:`batch_forms`).
+    vectorised : bool
+        Whether the chunks take the vectorised path (``batch``).
     executor : executor
 
     Examples
@@ -276,7 +338,7 @@ class StructuredOracle:
     risk_lower_bound = 0.0
     example_lower_bound = 0.0
 
-    def __init__(self, model, X, Y, *, executor=None, n_chunks=None, cache_size=0, check=True):
+    def __init__(self, model, X, Y, *, executor=None, n_chunks=None, cache_size=0, check=True, batch=None):
         self.model = model
         self.dim = _model_dim(model)
         self.groups = _model_groups(model, self.dim)
@@ -293,8 +355,14 @@ class StructuredOracle:
         self.check = bool(check)
         self.exact = not bool(getattr(model, "approximate", False))
         self.n_replaced = 0
+        if batch is not None and not isinstance(batch, (bool, np.bool_)):
+            raise InputError(f"batch must be True, False or None, got {batch!r}", field="batch")
+        self.batch_forms = batch_forms(model)
+        self.vectorised = bool(self.batch_forms) if batch is None else bool(batch)
         first = StructuredChunk(model, X[:1], Y[:1], 0, dim=self.dim, check=True)
-        first.truth_feature(0)  # the contract, checked early on the first example
+        phi = first.truth_feature(0)  # the contract, checked early on the first example
+        if self.vectorised:
+            self._check_batch_forms(phi, X[:1], Y[:1])
         self.executor = get_executor(executor)
         if n_chunks is None:
             n_chunks = default_n_chunks(self.executor)
@@ -304,10 +372,36 @@ class StructuredOracle:
         self.tasks = self._new_tasks()
         self._bound = None
 
+    def _check_batch_forms(self, phi, X, Y) -> None:
+        """The batch forms on the first example: checked as every call checks them, and the batch
+        joint feature equal to :meth:`StructuredModel.joint_feature`'s."""
+        first = StructuredChunk(
+            self.model, X, Y, 0, dim=self.dim, check=True, vectorised=True, batch_forms=self.batch_forms
+        )
+        rows = first.truth_rows()
+        if "batch_joint_feature" in self.batch_forms:
+            one = np.asarray(rows.toarray()).ravel()
+            ref = as_dense(phi)
+            if not np.allclose(one, ref, rtol=1e-12, atol=1e-12):
+                raise InputError(
+                    f"{type(self.model).__name__}.batch_joint_feature (example 0): differs from joint_feature "
+                    f"(largest difference {float(np.max(np.abs(one - ref))):.6g}); the batch form must give the "
+                    "per-example answers",
+                    field="batch_joint_feature",
+                )
+
     def _new_tasks(self):
         return [
             StructuredChunk(
-                self.model, self.X[a:b], self.Y[a:b], a, dim=self.dim, check=self.check, cache_size=self.cache_size
+                self.model,
+                self.X[a:b],
+                self.Y[a:b],
+                a,
+                dim=self.dim,
+                check=self.check,
+                cache_size=self.cache_size,
+                vectorised=self.vectorised,
+                batch_forms=self.batch_forms,
             )
             for a, b in self.chunks
         ]
@@ -346,7 +440,10 @@ class StructuredOracle:
 
     def _slope(self, parts, scale):
         """The merged slope ``scale * sum_i dPhi_i``: dense when the model's features are, else CSR (1, dim)."""
-        idx, val = sum_rows([p.indices for p in parts], [p.values for p in parts], self.dim)
+        if len(parts) == 1:  # a chunk's sum is already sorted, unique and without zeros
+            idx, val = parts[0].indices, parts[0].values
+        else:
+            idx, val = sum_rows([p.indices for p in parts], [p.values for p in parts], self.dim)
         val = val * scale
         if any(p.dense for p in parts):
             slope = np.zeros(self.dim)

@@ -21,10 +21,12 @@ never a wrong certificate or an error from deep inside the engine.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 
 from cutplane.exceptions import InputError
 
@@ -35,6 +37,7 @@ __all__ = [
     "ChunkCut",
     "ChunkRows",
     "ExampleTerms",
+    "BatchTerms",
     "ModelChecks",
     "PredictTask",
     "same_output",
@@ -72,7 +75,138 @@ def same_output(a, b) -> bool:
         return False
 
 
-def sum_rows(indices, values, dim: int) -> tuple[np.ndarray, np.ndarray]:
+@njit(nogil=True, cache=True)
+def _column_sums(indices, values, acc, seen):
+    """Sorted unique coordinates and nonzero sums of ``values`` grouped by ``indices`` (each sum
+    accumulated in input order). ``acc`` (float64) and ``seen`` (bool), of length dim, are zero
+    scratch space, left zero; the touched coordinates are sorted when few, else read off a scan."""
+    dim = acc.shape[0]
+    n_seen = 0
+    for p in range(indices.shape[0]):
+        j = indices[p]
+        if not seen[j]:
+            seen[j] = True
+            n_seen += 1
+        acc[j] += values[p]
+    cols = np.empty(n_seen, dtype=np.int64)
+    r = 0
+    if n_seen * 64 < dim:
+        for p in range(indices.shape[0]):
+            j = indices[p]
+            if seen[j]:
+                seen[j] = False
+                cols[r] = j
+                r += 1
+        cols.sort()
+    else:
+        for j in range(dim):
+            if seen[j]:
+                seen[j] = False
+                cols[r] = j
+                r += 1
+    out_idx = np.empty(n_seen, dtype=np.int64)
+    out_val = np.empty(n_seen)
+    r = 0
+    for j in cols:
+        if acc[j] != 0.0:
+            out_idx[r] = j
+            out_val[r] = acc[j]
+            r += 1
+        acc[j] = 0.0
+    return out_idx[:r], out_val[:r]
+
+
+@njit(nogil=True, cache=True)
+def _row_differences(a_indptr, a_indices, a_data, b_indptr, b_indices, b_data, b_rows, w):
+    """``A[j] - B[b_rows[j]]`` for every row ``j`` of ``A`` (both canonical CSR): a merge of sorted
+    rows as :func:`~oracles.sequence_chunk.merge_sorted_sums` (a matched pair summing to zero is
+    dropped), and each difference's ``<row, w>`` summed in coordinate order.
+    Returns the CSR arrays ``(indptr, indices, data)`` (int64, int64, float64) and the dots."""
+    n = a_indptr.shape[0] - 1
+    bound = a_indptr[n]
+    for j in range(n):
+        bound += b_indptr[b_rows[j] + 1] - b_indptr[b_rows[j]]
+    idx = np.empty(bound, dtype=np.int64)
+    val = np.empty(bound)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    dots = np.zeros(n)
+    r = 0
+    for j in range(n):
+        p, p1 = a_indptr[j], a_indptr[j + 1]
+        q, q1 = b_indptr[b_rows[j]], b_indptr[b_rows[j] + 1]
+        r0 = r
+        while p < p1 and q < q1:
+            if a_indices[p] < b_indices[q]:
+                idx[r], val[r] = a_indices[p], a_data[p]
+                p += 1
+                r += 1
+            elif b_indices[q] < a_indices[p]:
+                idx[r], val[r] = b_indices[q], -b_data[q]
+                q += 1
+                r += 1
+            else:
+                v = a_data[p] + -b_data[q]
+                if v != 0:
+                    idx[r], val[r] = a_indices[p], v
+                    r += 1
+                p += 1
+                q += 1
+        while p < p1:
+            idx[r], val[r] = a_indices[p], a_data[p]
+            p += 1
+            r += 1
+        while q < q1:
+            idx[r], val[r] = b_indices[q], -b_data[q]
+            q += 1
+            r += 1
+        dot = 0.0
+        for k in range(r0, r):
+            dot += val[k] * w[idx[k]]
+        dots[j] = dot
+        indptr[j + 1] = r
+    return indptr, idx[:r], val[:r], dots
+
+
+@njit(nogil=True, cache=True)
+def _take_rows(indptr, indices, data, rows):
+    """The CSR rows ``rows`` (in that order) as CSR arrays ``(indptr, indices, data)``."""
+    n = rows.shape[0]
+    out_ptr = np.zeros(n + 1, dtype=np.int64)
+    for j in range(n):
+        out_ptr[j + 1] = out_ptr[j] + indptr[rows[j] + 1] - indptr[rows[j]]
+    idx = np.empty(out_ptr[n], dtype=np.int64)
+    val = np.empty(out_ptr[n])
+    for j in range(n):
+        r = out_ptr[j]
+        for p in range(indptr[rows[j]], indptr[rows[j] + 1]):
+            idx[r], val[r] = indices[p], data[p]
+            r += 1
+    return out_ptr, idx, val
+
+
+def _flatten(outputs):
+    """``(shapes, concatenated values, offsets)`` of outputs that are all numeric ndarrays, else None."""
+    if not all(type(o) is np.ndarray and o.dtype.kind in "biuf" for o in outputs):
+        return None
+    sizes = [o.size for o in outputs]
+    flat = np.concatenate([o.ravel() for o in outputs]) if outputs else np.zeros(0)
+    return [o.shape for o in outputs], flat, np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+
+
+def _same_outputs(outputs, flat, reference, flat_reference) -> np.ndarray:
+    """Whether ``outputs[k]`` equals ``reference[k]`` (:func:`same_output`), as a bool ndarray;
+    numeric array outputs of equal shapes compared in one pass (``flat``: :func:`_flatten`)."""
+    m = len(outputs)
+    if flat is not None and flat_reference is not None and flat[0] == flat_reference[0]:
+        ptr = flat_reference[2]
+        if flat_reference[1].size == 0:
+            return np.ones(m, dtype=bool)
+        counts = np.concatenate([[0], np.cumsum(flat[1] != flat_reference[1])])
+        return counts[ptr[1:]] == counts[ptr[:-1]]
+    return np.fromiter((same_output(o, y) for o, y in zip(outputs, reference)), dtype=bool, count=m)
+
+
+def sum_rows(indices, values, dim: int, scratch=None) -> tuple[np.ndarray, np.ndarray]:
     """Sum sparse vectors given as concatenated (coordinates, values).
 
     Parameters
@@ -83,11 +217,14 @@ def sum_rows(indices, values, dim: int) -> tuple[np.ndarray, np.ndarray]:
         Their values, aligned with ``indices``.
     dim : int
         Length of the vectors.
+    scratch : tuple of ndarray, optional
+        ``(zeros(dim), zeros(dim, bool))`` to reuse between calls (left zero): a caller that sums
+        often keeps one and saves the first touch of fresh memory.
 
     Returns
     -------
     indices : ndarray of shape (nnz,), int64
-        Sorted unique coordinates of the nonzero sums.
+        Sorted unique coordinates of the nonzero sums (each sum accumulated in the given order).
     values : ndarray of shape (nnz,), float64
     """
     if not indices:
@@ -96,14 +233,9 @@ def sum_rows(indices, values, dim: int) -> tuple[np.ndarray, np.ndarray]:
     val = np.concatenate(values).astype(np.float64, copy=False)
     if idx.size == 0:
         return np.zeros(0, np.int64), np.zeros(0)
-    if idx.size >= dim // 4:
-        acc = np.bincount(idx, weights=val, minlength=dim)
-        nz = np.flatnonzero(acc)
-        return nz.astype(np.int64), acc[nz]
-    uniq, inv = np.unique(idx, return_inverse=True)
-    acc = np.bincount(inv.ravel(), weights=val, minlength=uniq.size)
-    keep = acc != 0.0
-    return uniq[keep], acc[keep]
+    if scratch is None or scratch[0].shape[0] != dim:
+        scratch = (np.zeros(dim), np.zeros(dim, dtype=np.bool_))
+    return _column_sums(idx, val, *scratch)
 
 
 class SparseRow(NamedTuple):
@@ -145,6 +277,31 @@ def as_dense(phi) -> np.ndarray:
         out[phi.indices] = phi.values
         return out
     return phi
+
+
+def _stack_rows(rows, dim: int) -> tuple[sp.csr_matrix, bool]:
+    """Checked joint features (each an ndarray or a :class:`SparseRow`) as one canonical CSR
+    matrix of shape (len(rows), dim), and whether any was dense."""
+    dense = False
+    idx, val = [], []
+    for r in rows:
+        if isinstance(r, SparseRow):
+            idx.append(r.indices)
+            val.append(r.values)
+        else:
+            dense = True
+            nz = np.flatnonzero(r)
+            idx.append(nz)
+            val.append(r[nz])
+    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum([i.size for i in idx], out=indptr[1:])
+    if rows:
+        cols, vals = np.concatenate(idx).astype(np.int64, copy=False), np.concatenate(val)
+    else:
+        cols, vals = np.zeros(0, np.int64), np.zeros(0)
+    mat = sp.csr_matrix((vals.astype(np.float64, copy=False), cols, indptr), shape=(len(rows), dim))
+    mat.has_canonical_format = True  # each row sorted and unique (SparseRow, flatnonzero)
+    return mat, dense
 
 
 class ExampleTerms(NamedTuple):
@@ -230,6 +387,53 @@ class ChunkRows(NamedTuple):
     n_replaced: int
 
 
+class BatchTerms(NamedTuple):
+    """The hinge terms of a chunk's examples at ``w``, as arrays (the vectorised path).
+
+    Attributes
+    ----------
+    indptr : ndarray of int64 of shape (r + 1,)
+        Row ``j`` is ``indices/values[indptr[j]:indptr[j + 1]]``: ``dPhi = Phi(x_k, y^_k) -
+        Phi(x_k, y_k)`` (sorted coordinates) of the examples whose term is not zero (an output
+        other than the truth, not replaced), in example order.
+    indices : ndarray of int64
+    values : ndarray of float64
+    examples : ndarray of int64 of shape (r,)
+        The chunk's index of each row.
+    losses : ndarray of shape (n_chunk,), float64
+        ``Delta(y_k, y^_k)`` (0 where the output is the truth or was replaced by it).
+    values_at_w : ndarray of shape (n_chunk,), float64
+        ``Delta + <w, dPhi>``.
+    outputs : list
+        ``y^_k`` (the truth where the model's output equals it or was replaced by it).
+    replaced : ndarray of bool of shape (n_chunk,)
+        Outputs of an approximate model replaced by the truth.
+    """
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    values: np.ndarray
+    examples: np.ndarray
+    losses: np.ndarray
+    values_at_w: np.ndarray
+    outputs: list
+    replaced: np.ndarray
+
+    def example(self, k: int, position: int | None) -> ExampleTerms:
+        """Example ``k``'s term (``position``: its row, None for a zero term)."""
+        if position is None:
+            return ExampleTerms(0.0, np.zeros(0, np.int64), np.zeros(0), 0.0, self.outputs[k], bool(self.replaced[k]))
+        a, b = self.indptr[position], self.indptr[position + 1]
+        return ExampleTerms(
+            float(self.losses[k]),
+            self.indices[a:b].copy(),
+            self.values[a:b].copy(),
+            float(self.values_at_w[k]),
+            self.outputs[k],
+            False,
+        )
+
+
 class ModelChecks:
     """The checked calls of a user's model: joint features, losses, loss-augmented margins.
 
@@ -241,12 +445,17 @@ class ModelChecks:
         Length of the joint feature.
     check : bool
         Check every joint feature (length, finiteness) and loss (finite, ``>= 0``).
+    batch_forms : frozenset of str, default=frozenset()
+        The batch forms the model gives itself (``"batch_joint_feature"``, ``"batch_loss"``):
+        :meth:`batch_features` and :meth:`batch_losses` call them once, else loop over the
+        per-example methods.
     """
 
-    def __init__(self, model, dim: int, check: bool):
+    def __init__(self, model, dim: int, check: bool, batch_forms=frozenset()):
         self.model, self.dim, self.check = model, int(dim), bool(check)
         self.name = type(model).__name__
         self.approximate = bool(getattr(model, "approximate", False))
+        self.batch_forms = frozenset(batch_forms)
 
     def error(self, method: str, message: str, i=None) -> InputError:
         """An :class:`InputError` naming the model's class, the method and the example ``i``."""
@@ -292,6 +501,83 @@ class ModelChecks:
             raise self.error("loss", f"returned {value!r}; a loss must be finite and >= 0", i)
         return value
 
+    def batch_features(self, X, Y, examples) -> tuple[sp.csr_matrix, bool]:
+        """``Phi(X[j], Y[j])`` of many examples as one CSR matrix.
+
+        Parameters
+        ----------
+        X, Y : list
+            Inputs and outputs, ``n`` of each.
+        examples : ndarray of int of shape (n,)
+            Their indices in the training set (for messages).
+
+        Returns
+        -------
+        phi : scipy.sparse.csr_matrix of shape (n, dim), float64
+            Canonical (sorted coordinates, no duplicates, no explicit zeros from a dense form).
+        dense : bool
+            Whether the model gave dense features (then the 1-slack slope is dense).
+        """
+        n, dim = len(X), self.dim
+        if "batch_joint_feature" not in self.batch_forms:
+            rows = [self.feature(x, y, i) for x, y, i in zip(X, Y, examples)]
+            return _stack_rows(rows, dim)
+        method = "batch_joint_feature"
+        phi = self.model.batch_joint_feature(X, Y)
+        if sp.issparse(phi):
+            if phi.shape != (n, dim):
+                raise self.error(method, f"returned a sparse matrix of shape {phi.shape}, expected ({n}, {dim})")
+            mat = sp.csr_matrix(phi, dtype=np.float64)
+            if not mat.has_canonical_format:
+                mat = mat.copy()  # the model's own matrix is left as it is
+                mat.sum_duplicates()
+            dense = False
+        else:
+            try:
+                arr = np.asarray(phi, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise self.error(
+                    method, f"returned {type(phi).__name__}, expected a CSR matrix or an ndarray of shape ({n}, {dim})"
+                ) from None
+            if arr.shape != (n, dim):
+                raise self.error(method, f"returned shape {arr.shape}, expected ({n}, {dim}) (dim={dim})")
+            mat, dense = sp.csr_matrix(arr), True
+        if self.check:
+            bad = np.flatnonzero(~np.isfinite(mat.data))
+            if bad.size:
+                j = int(np.searchsorted(mat.indptr, bad[0], side="right")) - 1
+                raise self.error(method, f"returned non-finite entries (NaN or inf) in row {j}", examples[j])
+        return mat, dense
+
+    def batch_losses(self, Y, Y_hat, examples) -> np.ndarray:
+        """``Delta(Y[j], Y_hat[j])`` of many examples as an ndarray of shape (n,), checked finite and
+        ``>= 0`` (``examples``: their indices in the training set, for messages)."""
+        n = len(Y)
+        if "batch_loss" not in self.batch_forms:
+            return np.array([self.loss(y, yh, i) for y, yh, i in zip(Y, Y_hat, examples)], dtype=np.float64)
+        raw = self.model.batch_loss(Y, Y_hat)
+        try:
+            arr = np.asarray(raw, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise self.error(
+                "batch_loss", f"returned {type(raw).__name__}, expected an ndarray of shape ({n},)"
+            ) from None
+        if arr.shape != (n,):
+            raise self.error("batch_loss", f"returned shape {arr.shape}, expected ({n},)")
+        if self.check:
+            bad = np.flatnonzero(~(np.isfinite(arr) & (arr >= 0.0)))
+            if bad.size:
+                j = int(bad[0])
+                raise self.error(
+                    "batch_loss", f"returned {float(arr[j])!r}; a loss must be finite and >= 0", examples[j]
+                )
+        return arr
+
+    @property
+    def loss_method(self) -> str:
+        """The name of the method that gives the losses (for messages)."""
+        return "batch_loss" if "batch_loss" in self.batch_forms else "loss"
+
     @staticmethod
     def difference(phi_hat, phi_true) -> tuple[np.ndarray, np.ndarray]:
         """``phi_hat - phi_true`` (each an ndarray or a :class:`SparseRow`) as sorted (coordinates,
@@ -316,6 +602,14 @@ class StructuredChunk:
     model's ``batch_loss_augmented_argmax`` once on the chunk's examples and remember each new
     output (the last ``cache_size`` distinct ones per example).
 
+    Two paths give the same answers. The per-example path asks the model for one joint feature
+    and one loss at a time. The vectorised path (``vectorised=True``) holds the truth's features
+    as one CSR matrix (computed once, with ``loss(y, y) = 0`` checked once) and per call asks for
+    the joint features and losses of every output that differs from its truth in one batch
+    (``batch_joint_feature``, ``batch_loss`` when the model gives them, else a loop over the
+    per-example methods); ``dPhi`` is CSR arithmetic, the values ``Delta + dPhi @ w``, the checks
+    and the margin test against the truth are made on the arrays.
+
     Parameters
     ----------
     model : StructuredModel
@@ -329,16 +623,41 @@ class StructuredChunk:
         Check the model's joint features and losses (:class:`ModelChecks`).
     cache_size : int
         Outputs kept per example for :meth:`cached` (0: none).
+    vectorised : bool, default=False
+        Take the vectorised path.
+    batch_forms : frozenset of str, default=frozenset()
+        The batch forms the model gives (:class:`ModelChecks`).
     """
 
-    def __init__(self, model, X, Y, start: int, *, dim: int, check: bool = True, cache_size: int = 0):
+    def __init__(
+        self,
+        model,
+        X,
+        Y,
+        start: int,
+        *,
+        dim: int,
+        check: bool = True,
+        cache_size: int = 0,
+        vectorised: bool = False,
+        batch_forms=frozenset(),
+    ):
         self.X, self.Y = list(X), list(Y)
         self.start = int(start)
-        self.checks = ModelChecks(model, dim, check)
+        self.checks = ModelChecks(model, dim, check, batch_forms)
         self.cache_size = int(cache_size)
+        self.vectorised = bool(vectorised)
         self._truth: list = [None] * len(self.X)  # Phi(x_i, y_i), computed at first use
+        self._truth_rows = None  # the vectorised path's Phi(x_i, y_i) as one CSR matrix
+        self._flat_truth = None  # (shapes, concatenated values, offsets) of array outputs, for bulk equality
         self._cache: list[list] = [[] for _ in self.X]  # per example: [(output, loss, indices, values)]
         self._dense = False
+        self._scratch: tuple[np.ndarray, np.ndarray] | None = None  # the column sums' scratch (not pickled)
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_scratch"] = None
+        return state
 
     @property
     def model(self):
@@ -434,6 +753,90 @@ class StructuredChunk:
             self.start + k,
         )
 
+    # -- the vectorised path -------------------------------------------------------------------
+    def truth_rows(self) -> sp.csr_matrix:
+        """``Phi(x_k, y_k)`` of every example of the chunk as one CSR matrix (computed once; with
+        ``check``, ``Delta(y_k, y_k) = 0`` checked once)."""
+        if self._truth_rows is None:
+            examples = self.start + np.arange(len(self.X))
+            mat, dense = self.checks.batch_features(self.X, self.Y, examples)
+            if self.checks.check:
+                own = self.checks.batch_losses(self.Y, self.Y, examples)
+                nz = np.flatnonzero(own != 0.0)
+                if nz.size:
+                    j = int(nz[0])
+                    raise self.checks.error(
+                        self.checks.loss_method,
+                        f"loss(y, y) = {float(own[j])!r} for the true output; a loss must be 0 at the truth",
+                        int(examples[j]),
+                    )
+            self._truth_rows = mat
+            self._dense = self._dense or dense
+            self._flat_truth = _flatten(self.Y)
+        return self._truth_rows
+
+    def same_as_truth(self, outputs: list) -> np.ndarray:
+        """Whether each output equals its truth (:func:`same_output`), as a bool ndarray; numeric
+        array outputs of the truths' shapes are compared in one pass."""
+        self.truth_rows()
+        return _same_outputs(outputs, _flatten(outputs), self.Y, self._flat_truth)
+
+    def batch_terms(self, w: np.ndarray) -> BatchTerms:
+        """Every example's term at ``w`` from the model's argmax, as arrays (:class:`BatchTerms`).
+
+        One batch argmax; the outputs equal to the truth (compared in bulk) give zero terms; for
+        the others one batch of joint features and one of losses, checked, and ``dPhi`` by a
+        merge of sorted CSR rows; the values ``Delta + <w, dPhi>`` and the margin test against the
+        truth on the arrays.
+        """
+        truth = self.truth_rows()
+        outs = self.outputs_at(w)
+        m = len(outs)
+        differ = np.flatnonzero(~self.same_as_truth(outs))
+        losses, values = np.zeros(m), np.zeros(m)
+        replaced = np.zeros(m, dtype=bool)
+        outputs = list(self.Y)
+        indptr, indices, data = np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0)
+        loss, dots = np.zeros(0), np.zeros(0)
+        if differ.size:
+            examples = self.start + differ
+            O_d = [outs[k] for k in differ]
+            phi, dense = self.checks.batch_features([self.X[k] for k in differ], O_d, examples)
+            self._dense = self._dense or dense
+            loss = self.checks.batch_losses([self.Y[k] for k in differ], O_d, examples)
+            indptr, indices, data, dots = _row_differences(
+                phi.indptr, phi.indices, phi.data, truth.indptr, truth.indices, truth.data, differ, w
+            )
+        value = loss + dots
+        keep = np.ones(differ.size, dtype=bool)
+        for j in np.flatnonzero(value < 0.0):  # the margin test against the truth, as in terms()
+            a, b = indptr[j], indptr[j + 1]
+            floor = self.checks.margin_floor(loss[j], data[a:b], w[indices[a:b]])
+            if value[j] < floor:
+                if not self.checks.approximate:
+                    raise self.checks.error(
+                        "loss_augmented_argmax",
+                        f"returned an output worse than the true output: Delta(y, y^) + <w, Phi(x, y^) - Phi(x, y)> = "
+                        f"{value[j]:.6g} < 0. An exact loss-augmented argmax maximises this over all outputs (the "
+                        "truth gives 0); declare approximate = True on the model if its argmax is approximate",
+                        self.start + int(differ[j]),
+                    )
+                keep[j] = False
+        if not keep.all():
+            replaced[differ[~keep]] = True
+            kept = np.flatnonzero(keep)
+            indptr, indices, data = _take_rows(indptr, indices, data, kept)
+            differ, loss, value = differ[keep], loss[keep], value[keep]
+        losses[differ] = loss
+        values[differ] = value
+        for k in differ:
+            outputs[k] = outs[k]
+        return BatchTerms(indptr, indices, data, differ, losses, values, outputs, replaced)
+
+    def _batch_as_terms(self, bt: BatchTerms) -> list[ExampleTerms]:
+        position = dict(zip(bt.examples.tolist(), range(bt.examples.size)))
+        return [bt.example(k, position.get(k)) for k in range(len(bt.outputs))]
+
     def outputs_at(self, w: np.ndarray) -> list:
         """The model's loss-augmented outputs of the chunk's examples at ``w`` (one batch call)."""
         outs = self.model.batch_loss_augmented_argmax(self.X, self.Y, w)
@@ -460,9 +863,13 @@ class StructuredChunk:
                 best = self._cached_best(k, w)
                 out.append(best if best is not None and best.value > 0.0 else zero._replace(output=self.Y[k]))
             return out
+        found: Iterable[ExampleTerms]
+        if self.vectorised:
+            found = self._batch_as_terms(self.batch_terms(w))
+        else:  # lazily: example by example, each checked before the next is read
+            found = (self.terms(k, y_hat, w) for k, y_hat in enumerate(self.outputs_at(w)))
         terms = []
-        for k, y_hat in enumerate(self.outputs_at(w)):
-            t = self.terms(k, y_hat, w)
+        for k, t in enumerate(found):
             if self.checks.check or self.checks.approximate:
                 t = self._with_cache(k, t, w)
             self._remember(k, t)
@@ -473,6 +880,20 @@ class StructuredChunk:
         w = np.asarray(w)
         if mode == "rows":
             return self.rows(w)
+        if self.vectorised and self.cache_size <= 0 and mode == "cut":
+            bt = self.batch_terms(w)
+            if self._scratch is None:
+                self._scratch = (np.zeros(self.checks.dim), np.zeros(self.checks.dim, dtype=np.bool_))
+            idx, val = sum_rows([bt.indices], [bt.values], self.checks.dim, self._scratch)
+            return ChunkCut(
+                idx,
+                val,
+                float(sum(bt.losses.tolist())),
+                float(sum(bt.values_at_w.tolist())),
+                bt.outputs,
+                int(bt.replaced.sum()),
+                self._dense,
+            )
         terms = self.example_terms(w, cached=(mode == "cached"))
         idx, val = sum_rows([t.indices for t in terms], [t.values for t in terms], self.checks.dim)
         return ChunkCut(
@@ -487,6 +908,19 @@ class StructuredChunk:
 
     def rows(self, w: np.ndarray) -> ChunkRows:
         """One cut per example at ``w`` (:class:`ChunkRows`)."""
+        if self.vectorised and self.cache_size <= 0:
+            bt = self.batch_terms(w)
+            counts = np.zeros(len(bt.outputs), dtype=np.int64)
+            counts[bt.examples] = np.diff(bt.indptr)
+            return ChunkRows(
+                np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
+                bt.indices,
+                bt.values,
+                bt.losses,
+                bt.values_at_w,
+                bt.outputs,
+                int(bt.replaced.sum()),
+            )
         terms = self.example_terms(w)
         indptr = np.concatenate([[0], np.cumsum([t.indices.size for t in terms])]).astype(np.int64)
         indices = np.concatenate([t.indices for t in terms]) if terms else np.zeros(0, np.int64)

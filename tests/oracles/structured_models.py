@@ -214,3 +214,52 @@ class ApproximateRestricted(Restricted):
     """:class:`Restricted` declared approximate."""
 
     approximate = True
+
+
+class PairsBatch(MultiLabelPairs):
+    """:class:`MultiLabelPairs` with the contract's batch forms (vectorised over the examples):
+    ``batch_joint_feature`` a CSR matrix (``sparse``) or an ndarray, ``batch_loss`` the Hamming
+    counts; the argmax is the enumeration's."""
+
+    def batch_joint_feature(self, X, Y):
+        Yf = np.asarray(Y, dtype=np.float64).reshape(len(Y), self.n_labels)
+        Xf = np.asarray(X, dtype=np.float64).reshape(len(X), self.n_features)
+        unary = (Yf[:, :, None] * Xf[:, None, :]).reshape(len(X), -1)
+        pair = np.stack([Yf[:, a] * Yf[:, b] for a, b in self.pairs], axis=1).reshape(len(X), len(self.pairs))
+        phi = np.concatenate([unary, pair], axis=1)
+        return sp.csr_matrix(phi) if self.sparse else phi
+
+    def batch_loss(self, Y, Y_hat):
+        return np.count_nonzero(np.asarray(Y) != np.asarray(Y_hat), axis=1).astype(np.float64)
+
+
+class BatchWrongShape(PairsBatch):
+    """A batch joint feature one column short."""
+
+    def batch_joint_feature(self, X, Y):
+        return super().batch_joint_feature(X, Y)[:, :-1]
+
+
+class BatchNonFinite(PairsBatch):
+    """A batch joint feature with a NaN in the row of every all-ones output."""
+
+    def batch_joint_feature(self, X, Y):
+        phi = sp.lil_matrix(super().batch_joint_feature(X, Y))
+        for j, y in enumerate(Y):
+            if np.all(np.asarray(y) == 1):
+                phi[j, 0] = np.nan
+        return phi.tocsr()
+
+
+class BatchNegativeLoss(PairsBatch):
+    """A batch loss below zero for differing outputs."""
+
+    def batch_loss(self, Y, Y_hat):
+        return -super().batch_loss(Y, Y_hat)
+
+
+class BatchDisagrees(PairsBatch):
+    """A batch joint feature that is not the per-example one (twice it)."""
+
+    def batch_joint_feature(self, X, Y):
+        return 2.0 * super().batch_joint_feature(X, Y)
