@@ -229,8 +229,8 @@ def sum_rows(indices, values, dim: int, scratch=None) -> tuple[np.ndarray, np.nd
     """
     if not indices:
         return np.zeros(0, np.int64), np.zeros(0)
-    idx = np.concatenate(indices).astype(np.int64, copy=False)
-    val = np.concatenate(values).astype(np.float64, copy=False)
+    idx = (np.concatenate(indices) if len(indices) > 1 else indices[0]).astype(np.int64, copy=False)
+    val = (np.concatenate(values) if len(values) > 1 else values[0]).astype(np.float64, copy=False)
     if idx.size == 0:
         return np.zeros(0, np.int64), np.zeros(0)
     if scratch is None or scratch[0].shape[0] != dim:
