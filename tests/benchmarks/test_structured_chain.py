@@ -15,16 +15,24 @@ def _check_run(out, js, n_sentences):
     checks = data["checks"]
     assert checks["same_joint_feature"] and checks["same_risk"]
     assert checks["n_sentences_checked"] == min(20, n_sentences)
-    builtin, contract = data["rows"]
-    assert builtin["status"] == contract["status"] == "converged"
-    assert structured_chain.agreement(data["rows"])
-    assert contract["objective_F"] == pytest.approx(builtin["objective_F"], rel=1e-9, abs=1e-9)
+    builtin, contract, batch = data["rows"]
+    assert builtin["status"] == contract["status"] == batch["status"] == "converged"
+    for row in (contract, batch):
+        assert structured_chain.agreement((builtin, row))
+        assert row["objective_F"] == pytest.approx(builtin["objective_F"], rel=1e-9, abs=1e-9)
     for t in data["timings"]:
-        assert t["builtin_s"] > 0 and t["contract_s"] > 0 and t["contract_unchecked_s"] > 0
+        for key in ("builtin", "contract", "contract_unchecked", "batch", "batch_unchecked"):
+            assert t[f"{key}_s"] > 0
+    assert set(checks["model_parts_at_solution"]) == {
+        "argmax_s",
+        "joint_feature_s",
+        "batch_argmax_s",
+        "batch_joint_feature_s",
+    }
     page = out.read_text()
     assert page.startswith("# A chain model written through the StructuredModel contract")
     assert "Command: `python -m benchmarks.structured_chain --n-sentences" in page
-    assert "**agree**" in page and "NO" not in page.replace("NOT met", "")
+    assert page.count("**agree**") == 2 and "NO" not in page.replace("NOT met", "")
     assert f"first {n_sentences} sentences" in page
 
 
@@ -48,6 +56,46 @@ def test_conll2000_sentences(tmp_path):
     argv = ["--n-sentences", "8", "--C", "1", "--eps", "0.01", "--repeat", "1"]
     assert structured_chain.main([*argv, "--out", str(out), "--json", str(js)]) == 0
     _check_run(out, js, 8)
+
+
+def test_batch_model_gives_the_per_example_answers():
+    """ChunkingChainBatch's batch forms (one compiled call over many sentences) against its own
+    per-example methods and the built-in oracle, on random sentences (one of them empty)."""
+    from oracles.sequence import SequenceHingeOracle
+    from problems.sequence.feature_index import SequenceFeatures
+
+    rng = np.random.default_rng(1)
+    lengths, nf, K = [2, 0, 5, 1, 7], 9, 3
+    sentence_ptr = np.concatenate([[0], np.cumsum(lengths)])
+    counts = rng.integers(0, 4, sentence_ptr[-1])
+    indptr = np.concatenate([[0], np.cumsum(counts)])
+    indices = np.concatenate([np.sort(rng.integers(0, nf, c)) for c in counts]).astype(np.int32)
+    y = rng.integers(0, K, sentence_ptr[-1]).astype(np.int32)
+    X = SequenceFeatures(indptr, indices, sentence_ptr, nf, None, None, 0)
+    builtin = SequenceHingeOracle(indptr, indices, sentence_ptr, y, nf, K)
+    model = structured_chain.ChunkingChainBatch(nf, K)
+    _, Ys = structured_chain.examples(X, y)
+    Xb = structured_chain.batch_examples(X)
+    w = rng.standard_normal(model.dim)
+    order = [4, 0, 1, 3]  # any subset, in any order
+    Xo, Yo = [Xb[i] for i in order], [Ys[i] for i in order]
+    outs = model.batch_loss_augmented_argmax(Xo, Yo, w)
+    for x, yy, out in zip(Xo, Yo, outs):
+        np.testing.assert_array_equal(out, model.loss_augmented_argmax(x, yy, w))
+    for x, out in zip(Xo, model.batch_argmax(Xo, w)):
+        np.testing.assert_array_equal(out, model.argmax(x, w))
+    others = [rng.integers(0, K, len(yy)).astype(np.int32) for yy in Yo]
+    phi = model.batch_joint_feature(Xo, others)
+    assert phi.shape == (len(order), model.dim)
+    for j, (i, other) in enumerate(zip(order, others)):
+        assert (phi[j] != builtin.joint_feature(i, other)).nnz == 0
+    np.testing.assert_array_equal(model.batch_loss(Yo, others), [model.loss(a, b) for a, b in zip(Yo, others)])
+    from oracles.structured import StructuredOracle
+
+    a = StructuredOracle(model, Xb, Ys)
+    assert a.vectorised
+    b = StructuredOracle(structured_chain.ChunkingChain(nf, K), structured_chain.examples(X, y)[0], Ys)
+    assert a(w).value == pytest.approx(b(w).value, abs=1e-12) == pytest.approx(builtin(w).value, abs=1e-12)
 
 
 def test_joint_feature_and_argmax_against_the_builtin_oracle():
