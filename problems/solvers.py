@@ -516,6 +516,11 @@ class CuttingPlaneOptions:
             argmax = oracle(res.w).argmax
         return res, argmax
 
+    def for_scoring(self, rtol: float) -> CuttingPlaneOptions:
+        """These options with the relative gap ``rtol`` (the scoring points of a path that a refit
+        follows: :attr:`problems.template_learning.TemplateLearnerCVMixin.SCORING_RTOL`)."""
+        return dataclasses.replace(self, engine={**self.engine, "rtol": float(rtol)})
+
     def certified_tolerance(self, eps: float, objective: float) -> float:
         """The gap a run given ``eps`` (on ``F``) was asked to certify: ``eps``, or with
         :attr:`rtol` ``max(eps, rtol * |F|)``."""
@@ -801,6 +806,10 @@ class SPOMOptions:
         values.append(float(nxt[0]))
         points.append(None)
         return True
+
+    def for_scoring(self, rtol: float) -> SPOMOptions:
+        """SPOM has no tolerance to loosen: these options."""
+        return self
 
     def certified_tolerance(self, eps, objective):
         """None: SPOM certifies nothing."""

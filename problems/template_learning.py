@@ -84,7 +84,7 @@ def _resolve_min_count(value, regularizer):
 
 #: The ``path_`` columns of the structured estimators (``extension``: True for a point the
 #: path added past the grid's edge, :class:`problems.model_selection.GridExtension`).
-PATH_COLUMNS = (*ms.PATH_COLUMNS, "n_active_templates", "active_templates", "extension")
+PATH_COLUMNS = (*ms.PATH_COLUMNS, "n_active_templates", "active_templates", "extension", "tolerance")
 
 
 def _opt_float(v):
@@ -300,7 +300,10 @@ class TemplateLearnerMixin:
             raise InputError("a grid of C needs validation data", field="validation_data")
         user_eps = getattr(self.solver, "eps", None) is not None
         eps = options.path_eps(values, user_eps=user_eps, default_eps=self.DEFAULT_PATH_EPS)
-        rows = [dict(ms.not_run_row(C, None if e is None else e * C), extension=False) for C, e in zip(values, eps)]
+        rows = [
+            dict(ms.not_run_row(C, None if e is None else e * C), extension=False, tolerance=None)
+            for C, e in zip(values, eps)
+        ]
         budget = getattr(self, "_refit_budget", None)
 
         def eps_of(C):
@@ -311,9 +314,14 @@ class TemplateLearnerMixin:
             values, extend, eps_of=eps_of, allow=None if budget is None else budget.allows_new_point
         )
 
+        scoring_rtol = getattr(self, "_scoring_rtol", None)
+        if scoring_rtol is not None:  # a refit certifies the chosen C: the scoring points stop at a relative gap
+            options = options.for_scoring(scoring_rtol)
+
         def on_point(i, C, point):
             adopt(point)
             row = dict(self._current_row(C, point.eps, float(scorer())), extension=i >= len(values))
+            row["tolerance"] = _opt_float(options.certified_tolerance(point.eps, point.objective))
             if budget is not None and budget.stopped:
                 row["status"] = "time_limit"  # stopped to keep the refit's time (RefitBudget)
             rows[i : i + 1] = [row]  # a point past the grid is appended
@@ -428,6 +436,12 @@ class TemplateLearnerCVMixin:
 
     #: The single-C estimator class (set by each CV class).
     SINGLE: ClassVar[type]
+    #: The relative gap of the scoring points of a path followed by a refit (the refit certifies
+    #: the chosen C to its ``eps``; the scoring points need only what the choice of C needs),
+    #: unless the solver was given an ``eps`` or an ``rtol``. Measured on
+    #: ``docs/results/scoring_tolerance.md`` (``python -m benchmarks.scoring_tolerance``). None:
+    #: every point to its ``eps``.
+    SCORING_RTOL: ClassVar[float | None] = 0.02
     #: The grid ``Cs="auto"`` stands for, by regulariser.
     AUTO_C_GRIDS: ClassVar[dict] = DEFAULT_C_GRIDS
 
@@ -439,6 +453,7 @@ class TemplateLearnerCVMixin:
     _fit_task: Callable[..., Any]
     _warn_uncertified: Callable[[], None]
     get_params: Callable[..., dict]
+    solver: Any
     #: The parameters of the CV estimator that the single-C one has not.
     CV_PARAMETERS: ClassVar[dict] = {
         "Cs": Param(_check_C, "the grid of C: 'auto' (the regulariser's grid) or a sequence of numbers > 0"),
@@ -508,6 +523,8 @@ class TemplateLearnerCVMixin:
             owner=type(self).__name__,
         )
         refits = prm["refit"] and plan.source == "fraction" and prm["C"].is_path
+        user_tolerance = getattr(self.solver, "eps", None) is not None or getattr(self.solver, "rtol", None) is not None
+        self._scoring_rtol = self.SCORING_RTOL if (refits and not user_tolerance) else None
         self._refit_budget = None
         if refits and options.time_limit is not None:
             n_all = len(y if y is not None else X)
@@ -519,7 +536,7 @@ class TemplateLearnerCVMixin:
                 X, y, prm=prm, options=options, plan=plan, validation_data=validation_data, callback=callback
             )
         finally:
-            del self._refit_budget
+            del self._refit_budget, self._scoring_rtol
         if refits:
             ms.refit_at_chosen(
                 self, X, y, started=started, time_limit=options.time_limit, estimator=self._single_estimator

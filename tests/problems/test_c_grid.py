@@ -128,6 +128,35 @@ def test_validation_fraction_holds_out_whole_sentences_deterministically(task):
     assert other.validation_["seed"] == 6
 
 
+class _FullScoring(SequenceTaggerCV):
+    """The CV tagger with its scoring points certified to their eps as without a refit."""
+
+    SCORING_RTOL = None
+
+
+@pytest.mark.parametrize("regularizer", ["ssvm", "mtl"])
+def test_scoring_points_stop_at_a_relative_gap_and_the_refit_is_certified(task, regularizer):
+    """With a refit to follow, the scoring points stop at SCORING_RTOL (each reports the gap it
+    had to reach, ``tolerance``, and reached it); the refit is certified to the chosen point's
+    eps; with a tolerance of the user's the points keep it."""
+    X, y = task.X_train, task.y_train
+    kw = dict(Cs=[1.0, 10.0, 100.0], regularizer=regularizer, validation_fraction=0.2)
+    loose = SequenceTaggerCV(task.templates, **kw).fit(X, y)
+    full = _FullScoring(task.templates, **kw).fit(X, y)
+    path = loose.path_
+    for obj, eps, tol, gap, status in zip(
+        path["objective"], path["eps"], path["tolerance"], path["gap"], path["status"]
+    ):
+        assert status == "converged"
+        assert tol == pytest.approx(max(eps, SequenceTaggerCV.SCORING_RTOL * abs(obj))) and gap <= tol * (1 + 1e-9)
+    assert sum(path["n_iter"]) <= sum(full.path_["n_iter"])
+    assert full.path_["tolerance"] == full.path_["eps"]
+    eps = loose.path_["eps"][loose.best_index_]
+    assert loose.result_.status == "converged" and loose.gap_ <= eps  # the refit: to eps, not to the scoring gap
+    user = SequenceTaggerCV(task.templates, **dict(kw, solver=CuttingPlane(eps=0.05))).fit(X, y)
+    assert user.path_["tolerance"] == user.path_["eps"]
+
+
 def _same_selection(a, b):
     assert a.C_ == b.C_ and a.best_index_ == b.best_index_
     assert a.path_["validation_score"] == b.path_["validation_score"] and a.path_["C"] == b.path_["C"]
@@ -140,7 +169,7 @@ def test_refit_at_the_chosen_C_on_all_sentences(task, regularizer):
     the selection (C_, path_) is the grid's, as with refit=False."""
     X, y = task.X_train, task.y_train
     kw = dict(Cs=[1.0, 10.0, 100.0], regularizer=regularizer)
-    refit = SequenceTaggerCV(task.templates, **kw, validation_fraction=0.2).fit(X, y)
+    refit = _FullScoring(task.templates, **kw, validation_fraction=0.2).fit(X, y)  # every point to its eps
     kept = SequenceTaggerCV(task.templates, **kw, validation_fraction=0.2, refit=False).fit(X, y)
     _same_selection(refit, kept)
     assert refit.validation_["refit"] is True and refit.validation_["n_examples_refit"] == len(X)
@@ -200,7 +229,7 @@ def test_tagger_grid_picks_the_best_validation_score(task):
         task.X_train, task.y_train, validation_data=(task.X_test, task.y_test)
     )
     path = est.path_
-    assert set(path) == set(COLUMNS) | {"n_active_templates", "active_templates", "extension"}
+    assert set(path) == set(COLUMNS) | {"n_active_templates", "active_templates", "extension", "tolerance"}
     assert all(len(v) == len(grid) for v in path.values())
     assert path["C"] == grid
     assert est.best_index_ == _best(path) and est.C_ == grid[est.best_index_]
