@@ -250,6 +250,7 @@ OPTIONS: tuple[Option, ...] = (
         "working-set budget: the oldest cuts are aggregated beyond it",
         _ONE,
         allow_none=True,
+        parse=int,
     ),
     Option(
         "prune_after",
@@ -329,6 +330,7 @@ OPTIONS: tuple[Option, ...] = (
         "n-slack: threads of the passes (None: the oracle executor's workers)",
         _NS,
         allow_none=True,
+        parse=int,
     ),
     Option(
         "average_every", 3, _average_every, "n-slack: every this many queries at the running average (0: never)", _NS

@@ -72,6 +72,29 @@ def test_every_option_is_a_parameter_of_the_solver_object_and_a_flag_of_train(na
     assert opt.flag in _help()
 
 
+@pytest.mark.parametrize("name", [o.name for o in OPTIONS if not isinstance(o.default, bool)])
+def test_every_flag_parses_a_valid_value(name):
+    """Each flag of `cutplane train` takes a valid value written as text (its default's text, or
+    a small integer or fraction for the options without a default), checked by the declaration."""
+    import argparse
+
+    from problems.command_options import add_engine_options
+
+    opt = option(name)
+    parser = argparse.ArgumentParser()
+    add_engine_options(parser)
+    texts = [str(opt.default)] if opt.default is not None else ["2", "0.5"]
+    parsed = []
+    for text in texts:
+        try:
+            parsed.append(getattr(parser.parse_args([opt.flag, text]), opt.public_name))
+        except SystemExit:
+            continue
+    assert parsed, f"{opt.flag} parses none of {texts}"
+    value = parsed[0]
+    assert check_options({name: value}, method=_method_of(opt))[name] == value
+
+
 def test_the_solver_object_passes_every_option_to_the_engine():
     kwargs = CuttingPlane(method="n-slack", planes=4, seed=3).checked(eps=0.1, max_iter=7).minimize_kwargs(10.0)
     assert kwargs["planes"] == 4 and kwargs["seed"] == 3 and kwargs["max_iter"] == 7
