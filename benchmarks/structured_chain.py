@@ -55,6 +55,8 @@ def chain_viterbi(w, indptr, indices, n_features, n_labels, y, augment):
     ``w = concat(W.ravel(), T.ravel())`` (W of shape (n_features, n_labels), T (n_labels, n_labels));
     with ``augment`` the Hamming loss against ``y`` is added to the unary scores."""
     n, K = len(indptr) - 1, n_labels
+    if n == 0:  # an empty sentence: nothing to label (and no row 0 to start from)
+        return np.empty(0, dtype=np.int32)
     off = n_features * K
     score = np.zeros((n, K))
     for t in range(n):
