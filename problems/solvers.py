@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -241,36 +240,8 @@ def _positive(value, name):
     return check_positive(value, name)
 
 
-def _rtol(value, name):
-    """A relative gap in (0, 1)."""
-    v = check_positive(value, name)
-    if not v < 1.0:
-        raise InputError(f"must be in (0, 1), got {value!r}", field=name)
-    return v
-
-
-def _nonnegative_count(value, name):
-    return check_int(value, name, min_value=0)
-
-
-def _nonnegative(value, name):
-    return check_positive(value, name, allow_zero=True)
-
-
 def _count(value, name):
     return check_int(value, name)
-
-
-def _path(value, name):
-    if not isinstance(value, (str, os.PathLike)):
-        raise InputError(f"must be a file path or None, got {type(value).__name__}", field=name)
-    return value
-
-
-def _name(value, name):
-    if not isinstance(value, str):
-        raise InputError(f"must be a name (str) or None, got {type(value).__name__}", field=name)
-    return value
 
 
 def _scheduler(value, name):
@@ -291,10 +262,6 @@ def _method(value, name):
     from cutplane.engine import method_names
 
     return check_choice(value, name, method_names())
-
-
-def _max_cuts(value, name):
-    return check_int(value, name, min_value=2)
 
 
 def _engine_names() -> dict:
