@@ -5,7 +5,7 @@ A method (:data:`cutplane.engine.METHODS`) is an initial state and a step: its r
 point), ``boundary()`` (the end of an iteration: budgets, the next query point in place),
 ``interrupted()`` (finish an iteration a signal cut short), ``mid_iteration`` (a cut is in but
 its iteration not done, e.g. after a resume), ``at_boundary`` (its state is whole), ``n_iter``,
-``lam``, ``state`` (what :func:`cutplane.result.make_result` reads) and ``guard`` (set by the
+``lam``, ``budget`` (:class:`Budget`), ``state`` (what :func:`cutplane.result.make_result` reads) and ``guard`` (set by the
 driver: the :class:`~cutplane.interrupt.InterruptGuard` whose critical sections its state
 changes sit in). The driver owns what
 every method shares: the iteration and time budgets, interruption (Ctrl-C, SIGTERM), the
@@ -72,6 +72,11 @@ class Budget:
     rtol: float | None
     max_iter: int
     time_limit: float | None
+
+    @classmethod
+    def of(cls, options: dict) -> Budget:
+        """The budget of a run's checked options (:func:`cutplane.options.check_options`)."""
+        return cls(options["eps"], options["rtol"], options["max_iter"], options["time_limit"])
 
     def tolerance(self, best_upper: float) -> float:
         """The gap to reach: ``eps``, or ``max(eps, rtol * |best_upper|)`` (:func:`~cutplane.result.gap_tolerance`)."""

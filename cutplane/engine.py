@@ -294,11 +294,10 @@ def run_problem(problem: Problem, given: dict, *, callback=None, stacklevel=3) -
         scale=display_factor(check_progress_scale(problem.progress_scale), lam),
         eps=options["eps"],
     )
-    budget = Budget(options["eps"], options["rtol"], options["max_iter"], options["time_limit"])
     result = drive(
         run,
         method=options["method"],
-        budget=budget,
+        budget=run.budget,
         clock=clock,
         reporter=reporter,
         callback=callback,
@@ -330,7 +329,7 @@ class OneSlack:
     def __init__(self, problem, options, state, rule, reduced, *, floor, clock, stacklevel):
         self.oracle, self.regularizer, self.lam = problem.oracle, problem.regularizer, problem.lam
         self.options, self.state, self.rule, self.reduced = options, state, rule, reduced
-        self.budget = Budget(options["eps"], options["rtol"], options["max_iter"], options["time_limit"])
+        self.budget = Budget.of(options)
         self.floor, self.clock, self.stacklevel = floor, clock, stacklevel
         self.modulus = rounding_modulus(problem.regularizer)
         self.dim = state.working_set.dim

@@ -122,7 +122,7 @@ class NSlack:
 
     def __init__(self, oracle, lam, options, sets, *, clock):
         self.oracle, self.lam, self.options, self.sets, self.clock = oracle, lam, options, sets, clock
-        self.budget = Budget(options["eps"], options["rtol"], options["max_iter"], options["time_limit"])
+        self.budget = Budget.of(options)
         self.n = sets.n
         self.rng = np.random.default_rng(options["seed"])
         self.state = NSlackState(best_w=sets.w.copy(), lower=sets.lower_bound(), peak_bytes=sets.nbytes)
