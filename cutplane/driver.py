@@ -5,9 +5,9 @@ A method (:data:`cutplane.engine.METHODS`) is an initial state and a step: its r
 point), ``boundary()`` (the end of an iteration: budgets, the next query point in place),
 ``interrupted()`` (finish an iteration a signal cut short), ``mid_iteration`` (a cut is in but
 its iteration not done, e.g. after a resume), ``at_boundary`` (its state is whole), ``n_iter``,
-``lam``, ``budget`` (:class:`Budget`), ``state`` (what :func:`cutplane.result.make_result` reads) and ``guard`` (set by the
-driver: the :class:`~cutplane.interrupt.InterruptGuard` whose critical sections its state
-changes sit in). The driver owns what
+``lam``, ``budget`` (:class:`Budget`), ``state`` (what :func:`cutplane.result.make_result`
+reads) and ``guard`` (set by the driver: the :class:`~cutplane.interrupt.InterruptGuard` whose
+critical sections its state changes sit in). The driver owns what
 every method shares: the iteration and time budgets, interruption (Ctrl-C, SIGTERM), the
 checkpoints, the progress display and the log, the stopping test on the certified gap, the
 callback, the warning of an uncertified stop and the :class:`~cutplane.result.Result`.
