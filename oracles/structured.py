@@ -217,6 +217,23 @@ class StructuredModel:
             return np.array([np.asarray(r, dtype=np.float64).ravel() for r in rows]).reshape(len(rows), self.dim)
         return sp.vstack([sp.csr_matrix(r.reshape(1, -1)) for r in rows], format="csr")
 
+    def batch_joint_feature_difference(self, X, Y, Y_hat):
+        """``Phi(X[j], Y_hat[j]) - Phi(X[j], Y[j])`` of every triple of the lists, as one matrix
+        (override when the difference is cheaper than the two joint features: for a chain, only
+        the positions where the labels differ).
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix or ndarray of shape (len(X), dim)
+            Row ``j`` is the difference. The default subtracts two :meth:`batch_joint_feature`
+            calls. :class:`StructuredOracle` calls an override in place of the joint features of
+            the outputs, and (with ``check``) compares its first answer with theirs.
+        """
+        a, b = self.batch_joint_feature(X, Y_hat), self.batch_joint_feature(X, Y)
+        if sp.issparse(a) or sp.issparse(b):
+            return sp.csr_matrix(a) - sp.csr_matrix(b)
+        return np.asarray(a) - np.asarray(b)
+
     def batch_loss(self, Y, Y_hat) -> np.ndarray:
         """:meth:`loss` of every pair of the lists ``Y``, ``Y_hat`` as an ndarray of shape
         (len(Y),) (override for a vectorised loss)."""
@@ -224,7 +241,7 @@ class StructuredModel:
 
 
 #: The batch forms a model may give for :class:`StructuredOracle`'s vectorised path.
-BATCH_FORMS = ("batch_joint_feature", "batch_loss")
+BATCH_FORMS = ("batch_joint_feature", "batch_joint_feature_difference", "batch_loss")
 
 
 def batch_forms(model) -> frozenset:
@@ -388,6 +405,15 @@ class StructuredOracle:
                     f"(largest difference {float(np.max(np.abs(one - ref))):.6g}); the batch form must give the "
                     "per-example answers",
                     field="batch_joint_feature",
+                )
+        if "batch_joint_feature_difference" in self.batch_forms:  # the truth against itself: a zero row
+            diff, _ = first.checks.batch_differences(X, Y, Y, np.zeros(1, dtype=np.int64))
+            if diff.nnz:
+                raise InputError(
+                    f"{type(self.model).__name__}.batch_joint_feature_difference (example 0): is not zero for "
+                    f"y^ = y (largest entry {float(abs(diff).max()):.6g}); the batch form must give "
+                    "joint_feature(x, y^) - joint_feature(x, y)",
+                    field="batch_joint_feature_difference",
                 )
 
     def _new_tasks(self):

@@ -76,44 +76,59 @@ def same_output(a, b) -> bool:
 
 
 @njit(nogil=True, cache=True)
-def _column_sums(indices, values, acc, seen):
-    """Sorted unique coordinates and nonzero sums of ``values`` grouped by ``indices`` (each sum
-    accumulated in input order). ``acc`` (float64) and ``seen`` (bool), of length dim, are zero
-    scratch space, left zero; the touched coordinates are sorted when few, else read off a scan."""
-    dim = acc.shape[0]
-    n_seen = 0
+def _scatter(indices, values, sign, acc, seen, touched, n_seen):
+    """Add ``sign * values`` into ``acc`` at ``indices``; each coordinate met for the first time is
+    marked in ``seen`` and appended to ``touched`` (from position ``n_seen``). Returns the new count."""
     for p in range(indices.shape[0]):
         j = indices[p]
         if not seen[j]:
             seen[j] = True
+            touched[n_seen] = j
             n_seen += 1
-        acc[j] += values[p]
-    cols = np.empty(n_seen, dtype=np.int64)
+        acc[j] += sign * values[p]
+    return n_seen
+
+
+@njit(nogil=True, cache=True)
+def _gather(acc, seen, touched, n_seen):
+    """The sorted touched coordinates of nonzero sum and their sums, read off the scratch
+    ``acc`` / ``seen`` (:func:`_scatter`), which are left zero: when few were touched, their
+    sorted list; else one pass over ``seen`` (a branch per coordinate, cheaper than a sort)."""
+    dim = acc.shape[0]
+    out_idx = np.empty(n_seen, dtype=np.int64)
+    out_val = np.empty(n_seen)
     r = 0
     if n_seen * 64 < dim:
-        for p in range(indices.shape[0]):
-            j = indices[p]
-            if seen[j]:
-                seen[j] = False
-                cols[r] = j
+        for j in np.sort(touched[:n_seen]):
+            seen[j] = False
+            if acc[j] != 0.0:
+                out_idx[r] = j
+                out_val[r] = acc[j]
                 r += 1
-        cols.sort()
+            acc[j] = 0.0
     else:
         for j in range(dim):
             if seen[j]:
                 seen[j] = False
-                cols[r] = j
-                r += 1
-    out_idx = np.empty(n_seen, dtype=np.int64)
-    out_val = np.empty(n_seen)
-    r = 0
-    for j in cols:
-        if acc[j] != 0.0:
-            out_idx[r] = j
-            out_val[r] = acc[j]
-            r += 1
-        acc[j] = 0.0
+                if acc[j] != 0.0:
+                    out_idx[r] = j
+                    out_val[r] = acc[j]
+                    r += 1
+                acc[j] = 0.0
     return out_idx[:r], out_val[:r]
+
+
+def signed_sum(parts, dim: int, scratch=None) -> tuple[np.ndarray, np.ndarray]:
+    """``sum_k sign_k * v_k`` of sparse vectors ``parts = [(indices, values, sign), ...]``
+    (coordinates in any order, repeats allowed), each added in the given order, as sorted
+    unique coordinates (int64) and the nonzero sums (float64). ``scratch``: as :func:`sum_rows`."""
+    if scratch is None or scratch[0].shape[0] != dim:
+        scratch = (np.zeros(dim), np.zeros(dim, dtype=np.bool_))
+    touched = np.empty(min(dim, sum(int(i.shape[0]) for i, _, _ in parts)), dtype=np.int64)
+    n_seen = 0
+    for idx, val, sign in parts:
+        n_seen = _scatter(idx, val, float(sign), scratch[0], scratch[1], touched, n_seen)
+    return _gather(scratch[0], scratch[1], touched, n_seen)
 
 
 @njit(nogil=True, cache=True)
@@ -184,6 +199,50 @@ def _take_rows(indptr, indices, data, rows):
     return out_ptr, idx, val
 
 
+@njit(nogil=True, cache=True)
+def _splice_rows(old_ptr, old_idx, old_val, new_ptr, new_idx, new_val, source):
+    """CSR arrays ``(indptr, indices, data)`` with one row per entry of ``source``: row ``k`` is
+    the old row ``k`` where ``source[k] == -2``, empty where ``source[k] == -1``, else the new
+    row ``source[k]``."""
+    m = source.shape[0]
+    ptr = np.zeros(m + 1, dtype=np.int64)
+    for k in range(m):
+        s = source[k]
+        if s == -2:
+            ptr[k + 1] = ptr[k] + old_ptr[k + 1] - old_ptr[k]
+        elif s >= 0:
+            ptr[k + 1] = ptr[k] + new_ptr[s + 1] - new_ptr[s]
+        else:
+            ptr[k + 1] = ptr[k]
+    idx = np.empty(ptr[m], dtype=np.int64)
+    val = np.empty(ptr[m])
+    for k in range(m):
+        s = source[k]
+        r = ptr[k]
+        if s == -2:
+            for p in range(old_ptr[k], old_ptr[k + 1]):
+                idx[r], val[r] = old_idx[p], old_val[p]
+                r += 1
+        elif s >= 0:
+            for p in range(new_ptr[s], new_ptr[s + 1]):
+                idx[r], val[r] = new_idx[p], new_val[p]
+                r += 1
+    return ptr, idx, val
+
+
+@njit(nogil=True, cache=True)
+def _row_dots(indptr, indices, data, w):
+    """``<row_j, w>`` of every CSR row, each summed in coordinate order (as :func:`_row_differences`)."""
+    n = indptr.shape[0] - 1
+    dots = np.zeros(n)
+    for j in range(n):
+        dot = 0.0
+        for p in range(indptr[j], indptr[j + 1]):
+            dot += data[p] * w[indices[p]]
+        dots[j] = dot
+    return dots
+
+
 def _flatten(outputs):
     """``(shapes, concatenated values, offsets)`` of outputs that are all numeric ndarrays, else None."""
     if not all(type(o) is np.ndarray and o.dtype.kind in "biuf" for o in outputs):
@@ -233,9 +292,7 @@ def sum_rows(indices, values, dim: int, scratch=None) -> tuple[np.ndarray, np.nd
     val = (np.concatenate(values) if len(values) > 1 else values[0]).astype(np.float64, copy=False)
     if idx.size == 0:
         return np.zeros(0, np.int64), np.zeros(0)
-    if scratch is None or scratch[0].shape[0] != dim:
-        scratch = (np.zeros(dim), np.zeros(dim, dtype=np.bool_))
-    return _column_sums(idx, val, *scratch)
+    return signed_sum([(idx, val, 1.0)], dim, scratch)
 
 
 class SparseRow(NamedTuple):
@@ -394,12 +451,13 @@ class BatchTerms(NamedTuple):
     ----------
     indptr : ndarray of int64 of shape (r + 1,)
         Row ``j`` is ``indices/values[indptr[j]:indptr[j + 1]]``: ``dPhi = Phi(x_k, y^_k) -
-        Phi(x_k, y_k)`` (sorted coordinates) of the examples whose term is not zero (an output
-        other than the truth, not replaced), in example order.
+        Phi(x_k, y_k)`` (sorted coordinates, no zeros) of example ``k = examples[j]``; an empty
+        row (the output is the truth, or was replaced by it) and an example without a row have
+        a zero term.
     indices : ndarray of int64
     values : ndarray of float64
     examples : ndarray of int64 of shape (r,)
-        The chunk's index of each row.
+        The chunk's index of each row (:meth:`StructuredChunk.batch_terms`: every example, in order).
     losses : ndarray of shape (n_chunk,), float64
         ``Delta(y_k, y^_k)`` (0 where the output is the truth or was replaced by it).
     values_at_w : ndarray of shape (n_chunk,), float64
@@ -408,6 +466,8 @@ class BatchTerms(NamedTuple):
         ``y^_k`` (the truth where the model's output equals it or was replaced by it).
     replaced : ndarray of bool of shape (n_chunk,)
         Outputs of an approximate model replaced by the truth.
+    total : tuple of ndarray, optional
+        ``sum_j dPhi_j`` as sorted (coordinates int64, nonzero values float64), when asked for.
     """
 
     indptr: np.ndarray
@@ -418,6 +478,7 @@ class BatchTerms(NamedTuple):
     values_at_w: np.ndarray
     outputs: list
     replaced: np.ndarray
+    total: tuple | None = None
 
     def example(self, k: int, position: int | None) -> ExampleTerms:
         """Example ``k``'s term (``position``: its row, None for a zero term)."""
@@ -430,7 +491,7 @@ class BatchTerms(NamedTuple):
             self.values[a:b].copy(),
             float(self.values_at_w[k]),
             self.outputs[k],
-            False,
+            bool(self.replaced[k]),
         )
 
 
@@ -518,18 +579,31 @@ class ModelChecks:
         dense : bool
             Whether the model gave dense features (then the 1-slack slope is dense).
         """
-        n, dim = len(X), self.dim
         if "batch_joint_feature" not in self.batch_forms:
             rows = [self.feature(x, y, i) for x, y, i in zip(X, Y, examples)]
-            return _stack_rows(rows, dim)
-        method = "batch_joint_feature"
-        phi = self.model.batch_joint_feature(X, Y)
+            return _stack_rows(rows, self.dim)
+        return self.batch_matrix("batch_joint_feature", self.model.batch_joint_feature(X, Y), len(X), examples)
+
+    def batch_differences(self, X, Y, Y_hat, examples) -> tuple[sp.csr_matrix, bool]:
+        """``Phi(X[j], Y_hat[j]) - Phi(X[j], Y[j])`` of many examples by the model's
+        ``batch_joint_feature_difference``, as :meth:`batch_features` returns (its explicit zeros dropped)."""
+        method = "batch_joint_feature_difference"
+        mat, dense = self.batch_matrix(method, self.model.batch_joint_feature_difference(X, Y, Y_hat), len(X), examples)
+        if not dense:
+            mat.eliminate_zeros()
+        return mat, dense
+
+    def batch_matrix(self, method: str, phi, n: int, examples) -> tuple[sp.csr_matrix, bool]:
+        """The answer ``phi`` of the batch form ``method`` for ``n`` examples, checked (shape, and
+        with ``check`` finite entries), as a canonical CSR matrix of shape (n, dim) (the model's own
+        matrix is left as it is) and whether it was dense."""
+        dim = self.dim
         if sp.issparse(phi):
             if phi.shape != (n, dim):
                 raise self.error(method, f"returned a sparse matrix of shape {phi.shape}, expected ({n}, {dim})")
             mat = sp.csr_matrix(phi, dtype=np.float64)
             if not mat.has_canonical_format:
-                mat = mat.copy()  # the model's own matrix is left as it is
+                mat = mat.copy()
                 mat.sum_duplicates()
             dense = False
         else:
@@ -593,6 +667,26 @@ class ModelChecks:
         return -MARGIN_RTOL * (1.0 + abs(loss) + float(np.abs(values * w_at).sum()))
 
 
+class _LastTerms(NamedTuple):
+    """A chunk's terms of its last call (:meth:`StructuredChunk.batch_terms`): the outputs kept
+    (and their :func:`_flatten` form), one CSR row of ``dPhi`` per example, the losses, whether
+    every entry is an integer, and the rows' sum when it was asked for."""
+
+    outputs: list
+    flat: Any
+    indptr: np.ndarray
+    indices: np.ndarray
+    values: np.ndarray
+    losses: np.ndarray
+    integral: bool
+    total: tuple | None
+
+
+def _row(indptr, indices, data, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row ``k`` of CSR arrays as ``(indices, data)`` views."""
+    return indices[indptr[k] : indptr[k + 1]], data[indptr[k] : indptr[k + 1]]
+
+
 class StructuredChunk:
     """A :class:`cutplane.executors.ChunkTask`: examples ``start .. start + len(X)`` of a structured model.
 
@@ -649,6 +743,8 @@ class StructuredChunk:
         self.vectorised = bool(vectorised)
         self._truth: list = [None] * len(self.X)  # Phi(x_i, y_i), computed at first use
         self._truth_rows = None  # the vectorised path's Phi(x_i, y_i) as one CSR matrix
+        self._difference_checked = False  # the model's batch difference compared once (with check)
+        self._last: _LastTerms | None = None  # the last call's terms (the vectorised path)
         self._flat_truth = None  # (shapes, concatenated values, offsets) of array outputs, for bulk equality
         self._cache: list[list] = [[] for _ in self.X]  # per example: [(output, loss, indices, values)]
         self._dense = False
@@ -657,6 +753,7 @@ class StructuredChunk:
     def __getstate__(self):
         state = dict(self.__dict__)
         state["_scratch"] = None
+        state["_last"] = None  # a copy starts afresh (the same answers)
         return state
 
     @property
@@ -775,44 +872,139 @@ class StructuredChunk:
             self._flat_truth = _flatten(self.Y)
         return self._truth_rows
 
-    def same_as_truth(self, outputs: list) -> np.ndarray:
+    def same_as_truth(self, outputs: list, flat=None) -> np.ndarray:
         """Whether each output equals its truth (:func:`same_output`), as a bool ndarray; numeric
-        array outputs of the truths' shapes are compared in one pass."""
+        array outputs of the truths' shapes are compared in one pass (``flat``: their
+        :func:`_flatten` form when the caller has it)."""
         self.truth_rows()
-        return _same_outputs(outputs, _flatten(outputs), self.Y, self._flat_truth)
+        return _same_outputs(outputs, _flatten(outputs) if flat is None else flat, self.Y, self._flat_truth)
 
-    def batch_terms(self, w: np.ndarray) -> BatchTerms:
-        """Every example's term at ``w`` from the model's argmax, as arrays (:class:`BatchTerms`).
+    def batch_terms(self, w: np.ndarray, with_sum: bool = False) -> BatchTerms:
+        """Every example's term at ``w`` from the model's argmax, as arrays (:class:`BatchTerms`,
+        one row per example).
 
-        One batch argmax; the outputs equal to the truth (compared in bulk) give zero terms; for
-        the others one batch of joint features and one of losses, checked, and ``dPhi`` by a
-        merge of sorted CSR rows; the values ``Delta + <w, dPhi>`` and the margin test against the
-        truth on the arrays.
+        One batch argmax. The outputs are compared in bulk with the last call's: an example whose
+        output did not change keeps its row of ``dPhi`` and its loss (consecutive queries of a
+        cutting-plane method change few outputs). For the changed outputs other than the truth,
+        one batch of losses and one of ``dPhi`` (the model's ``batch_joint_feature_difference``,
+        else its joint features less the truth's by a merge of sorted rows), checked. The values
+        ``Delta + <w, dPhi>`` of every row and the margin test against the truth at ``w``.
+
+        With ``with_sum``, also ``sum_k dPhi_k`` (:attr:`BatchTerms.total`): updated from the last
+        call's sum by the changed rows when every entry is an integer (counts: exact, the same
+        sum as a fresh one) and the changed rows are fewer than the rest, else summed afresh.
         """
         truth = self.truth_rows()
         outs = self.outputs_at(w)
         m = len(outs)
-        differ = np.flatnonzero(~self.same_as_truth(outs))
-        losses, values = np.zeros(m), np.zeros(m)
+        flat = _flatten(outs)
+        last = self._last
+        if last is None:
+            changed = np.ones(m, dtype=bool)
+        else:
+            changed = ~_same_outputs(outs, flat, last.outputs, last.flat)
+        differ = ~self.same_as_truth(outs, flat)
+        need = np.flatnonzero(changed & differ)
+        n_ptr, n_idx, n_val, n_loss = np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
+        if need.size:
+            examples = self.start + need
+            X_d, Y_d, O_d = [self.X[k] for k in need], [self.Y[k] for k in need], [outs[k] for k in need]
+            n_loss = self.checks.batch_losses(Y_d, O_d, examples)
+            if "batch_joint_feature_difference" in self.checks.batch_forms:
+                n_ptr, n_idx, n_val = self._model_differences(X_d, Y_d, O_d, need, w)
+            else:
+                phi, dense = self.checks.batch_features(X_d, O_d, examples)
+                self._dense = self._dense or dense
+                n_ptr, n_idx, n_val, _ = _row_differences(
+                    phi.indptr, phi.indices, phi.data, truth.indptr, truth.indices, truth.data, need, w
+                )
+        source = np.where(changed, -1, -2).astype(np.int64)
+        source[need] = np.arange(need.size)
+        if last is None:
+            o_ptr, o_idx, o_val, losses = np.zeros(m + 1, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(m)
+        else:
+            o_ptr, o_idx, o_val, losses = last.indptr, last.indices, last.values, last.losses.copy()
+        indptr, indices, data = _splice_rows(o_ptr, o_idx, o_val, n_ptr, n_idx, n_val, source)
+        losses[changed] = 0.0
+        losses[need] = n_loss
+        values = losses + _row_dots(indptr, indices, data, w)
+        rows = np.flatnonzero(differ)
+        keep = self._margins_kept(
+            values[rows], losses[rows], rows, w, lambda j: _row(indptr, indices, data, int(rows[j]))
+        )
         replaced = np.zeros(m, dtype=bool)
-        outputs = list(self.Y)
-        indptr, indices, data = np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0)
-        loss, dots = np.zeros(0), np.zeros(0)
-        if differ.size:
-            examples = self.start + differ
-            O_d = [outs[k] for k in differ]
-            phi, dense = self.checks.batch_features([self.X[k] for k in differ], O_d, examples)
-            self._dense = self._dense or dense
-            loss = self.checks.batch_losses([self.Y[k] for k in differ], O_d, examples)
-            indptr, indices, data, dots = _row_differences(
+        if not keep.all():
+            replaced[rows[~keep]] = True
+            differ &= ~replaced
+            losses[replaced] = 0.0
+            values[replaced] = 0.0
+            gone = np.where(replaced, -1, -2).astype(np.int64)
+            indptr, indices, data = _splice_rows(indptr, indices, data, n_ptr, n_idx, n_val, gone)
+        outputs = [o if d else y for o, y, d in zip(outs, self.Y, differ.tolist())]
+        integral = bool(np.array_equal(n_val, np.rint(n_val))) and (last is None or last.integral)
+        total = None
+        if with_sum:
+            total = self._updated_sum(last, changed, integral and not replaced.any(), n_idx, n_val, indices, data)
+        # the outputs kept equal the model's by value except where replaced: their flat form is the same
+        flat_kept = _flatten(outputs) if replaced.any() else flat
+        self._last = _LastTerms(outputs, flat_kept, indptr, indices, data, losses, integral, total)
+        return BatchTerms(indptr, indices, data, np.arange(m), losses, values, outputs, replaced, total)
+
+    def _updated_sum(self, last, changed, exact, n_idx, n_val, indices, data):
+        """``sum_k dPhi_k`` of the new rows: the last sum less the changed examples' old rows plus
+        their new ones when ``exact`` (integer entries) and that reads fewer entries, else afresh."""
+        dim = self.checks.dim
+        if self._scratch is None:
+            self._scratch = (np.zeros(dim), np.zeros(dim, dtype=np.bool_))
+        if exact and last is not None and last.total is not None:
+            gone = np.flatnonzero(changed)
+            n_old = int(np.diff(last.indptr)[gone].sum())
+            if n_old + n_idx.size + last.total[0].size < indices.size:
+                _, o_idx, o_val = _take_rows(last.indptr, last.indices, last.values, gone)
+                delta = signed_sum([(n_idx, n_val, 1.0), (o_idx, o_val, -1.0)], dim, self._scratch)
+                total = merge_sorted_sums(last.total[0], last.total[1], delta[0], delta[1])
+                if not total[1].size or float(np.abs(total[1]).max()) < 2.0**52:
+                    return total
+        return sum_rows([indices], [data], dim, self._scratch)
+
+    def _model_differences(self, X_d, Y_d, O_d, differ, w):
+        """``dPhi`` of the outputs ``O_d`` (examples ``differ``) by the model's
+        ``batch_joint_feature_difference``, as CSR arrays ``(indptr, indices, data)``. With
+        ``check``, the first call of the chunk compares every row with the joint features'
+        difference (one call of the joint feature, once)."""
+        examples = self.start + differ
+        dphi, dense = self.checks.batch_differences(X_d, Y_d, O_d, examples)
+        self._dense = self._dense or dense
+        indptr, indices = dphi.indptr.astype(np.int64, copy=False), dphi.indices.astype(np.int64, copy=False)
+        if self.checks.check and not self._difference_checked:
+            truth = self.truth_rows()
+            phi, _ = self.checks.batch_features(X_d, O_d, examples)
+            r_ptr, r_idx, r_val, _ = _row_differences(
                 phi.indptr, phi.indices, phi.data, truth.indptr, truth.indices, truth.data, differ, w
             )
-        value = loss + dots
+            ref = sp.csr_matrix((r_val, r_idx, r_ptr), shape=dphi.shape)
+            gap = abs(dphi - ref)
+            if gap.nnz and gap.max() > 1e-9 * (1.0 + abs(ref).max()):
+                j = int(np.argmax(np.asarray(gap.max(axis=1).todense()).ravel()))
+                raise self.checks.error(
+                    "batch_joint_feature_difference",
+                    f"differs from joint_feature(x, y^) - joint_feature(x, y) (largest difference "
+                    f"{float(gap.max()):.6g}); the batch form must give the difference of the joint features",
+                    int(examples[j]),
+                )
+            self._difference_checked = True
+        return indptr, indices, np.asarray(dphi.data, dtype=np.float64)
+
+    def _margins_kept(self, value, loss, differ, w, row) -> np.ndarray:
+        """The margin test against the truth of the outputs ``differ`` (as in :meth:`terms`), on
+        arrays: ``value[j] = Delta + <w, dPhi_j>``, ``loss[j] = Delta``, ``row(j)`` the sorted
+        ``(indices, values)`` of ``dPhi_j`` (asked only of the rare negative values). An output
+        worse than the truth beyond rounding raises for an exact model; for an approximate one it
+        is marked False (replaced by the truth). Returns the bool mask of the outputs kept."""
         keep = np.ones(differ.size, dtype=bool)
-        for j in np.flatnonzero(value < 0.0):  # the margin test against the truth, as in terms()
-            a, b = indptr[j], indptr[j + 1]
-            floor = self.checks.margin_floor(loss[j], data[a:b], w[indices[a:b]])
-            if value[j] < floor:
+        for j in np.flatnonzero(value < 0.0):
+            idx, val = row(j)
+            if value[j] < self.checks.margin_floor(loss[j], val, w[idx]):
                 if not self.checks.approximate:
                     raise self.checks.error(
                         "loss_augmented_argmax",
@@ -822,16 +1014,7 @@ class StructuredChunk:
                         self.start + int(differ[j]),
                     )
                 keep[j] = False
-        if not keep.all():
-            replaced[differ[~keep]] = True
-            kept = np.flatnonzero(keep)
-            indptr, indices, data = _take_rows(indptr, indices, data, kept)
-            differ, loss, value = differ[keep], loss[keep], value[keep]
-        losses[differ] = loss
-        values[differ] = value
-        for k in differ:
-            outputs[k] = outs[k]
-        return BatchTerms(indptr, indices, data, differ, losses, values, outputs, replaced)
+        return keep
 
     def _batch_as_terms(self, bt: BatchTerms) -> list[ExampleTerms]:
         position = dict(zip(bt.examples.tolist(), range(bt.examples.size)))
@@ -881,10 +1064,9 @@ class StructuredChunk:
         if mode == "rows":
             return self.rows(w)
         if self.vectorised and self.cache_size <= 0 and mode == "cut":
-            bt = self.batch_terms(w)
-            if self._scratch is None:
-                self._scratch = (np.zeros(self.checks.dim), np.zeros(self.checks.dim, dtype=np.bool_))
-            idx, val = sum_rows([bt.indices], [bt.values], self.checks.dim, self._scratch)
+            bt = self.batch_terms(w, with_sum=True)
+            assert bt.total is not None  # asked for
+            idx, val = bt.total
             return ChunkCut(
                 idx,
                 val,

@@ -263,3 +263,33 @@ class BatchDisagrees(PairsBatch):
 
     def batch_joint_feature(self, X, Y):
         return 2.0 * super().batch_joint_feature(X, Y)
+
+
+class PairsDifference(PairsBatch):
+    """:class:`PairsBatch` with ``batch_joint_feature_difference`` computed directly (the unary
+    block ``(y^_l - y_l) x``, the pair block ``y^_a y^_b - y_a y_b``)."""
+
+    def batch_joint_feature_difference(self, X, Y, Y_hat):
+        Yf = np.asarray(Y, dtype=np.float64).reshape(len(Y), self.n_labels)
+        Hf = np.asarray(Y_hat, dtype=np.float64).reshape(len(Y_hat), self.n_labels)
+        Xf = np.asarray(X, dtype=np.float64).reshape(len(X), self.n_features)
+        unary = ((Hf - Yf)[:, :, None] * Xf[:, None, :]).reshape(len(X), -1)
+        pair = np.stack([Hf[:, a] * Hf[:, b] - Yf[:, a] * Yf[:, b] for a, b in self.pairs], axis=1)
+        diff = np.concatenate([unary, pair.reshape(len(X), len(self.pairs))], axis=1)
+        return sp.csr_matrix(diff) if self.sparse else diff
+
+
+class DifferenceWrong(PairsDifference):
+    """A batch difference of the wrong sign."""
+
+    def batch_joint_feature_difference(self, X, Y, Y_hat):
+        return -super().batch_joint_feature_difference(X, Y, Y_hat)
+
+
+class DifferenceNotZero(PairsDifference):
+    """A batch difference that is not zero for ``y^ = y`` (one added to the first coordinate)."""
+
+    def batch_joint_feature_difference(self, X, Y, Y_hat):
+        diff = np.asarray(sp.csr_matrix(super().batch_joint_feature_difference(X, Y, Y_hat)).toarray())
+        diff[:, 0] += 1.0
+        return diff
