@@ -312,6 +312,17 @@ def chain_difference_batch(sents, sentence_ptr, indptr, sorted_ids, sorted_token
             q, q1 = indptr[g0], indptr[g0 + n]
             while q < q1:  # one feature id f at a time, in increasing order
                 f = sorted_ids[q]
+                if q + 1 == q1 or sorted_ids[q + 1] != f:  # the id of one token: its two labels
+                    t = t0 + sorted_tokens[q] - g0
+                    a, b = y_hat[t], y[t]
+                    if a < b:
+                        cols_out[m], vals_out[m], cols_out[m + 1], vals_out[m + 1] = f * K + a, 1.0, f * K + b, -1.0
+                        m += 2
+                    elif b < a:
+                        cols_out[m], vals_out[m], cols_out[m + 1], vals_out[m + 1] = f * K + b, -1.0, f * K + a, 1.0
+                        m += 2
+                    q += 1
+                    continue
                 n_lab = 0
                 while q < q1 and sorted_ids[q] == f:
                     t = t0 + sorted_tokens[q] - g0
@@ -586,9 +597,25 @@ def run(args):
 
     lam, eps = 1.0 / args.C, args.eps / args.C
     rows, results = [], {}
+    iterates = []  # the built-in run's queries (float32), replayed below
+
+    def keep(info):
+        if not iterates or len(iterates) < rows_kept:
+            iterates.append(np.asarray(info.w, dtype=np.float32))
+        return False
+
+    rows_kept = max(1, int(args.replay_mb * 2**20 // (4 * builtin.dim)))
     for name, oracle in (("built-in SequenceHingeOracle", builtin), *((n, o) for _, n, o in _contracts(locals()))):
         t0 = time.perf_counter()
-        res = cutplane.minimize(oracle, L2(), lam, eps=eps, max_iter=args.max_iter, time_limit=args.time_limit)
+        res = cutplane.minimize(
+            oracle,
+            L2(),
+            lam,
+            eps=eps,
+            max_iter=args.max_iter,
+            time_limit=args.time_limit,
+            callback=keep if oracle is builtin else None,
+        )
         results[name] = res
         rows.append(_run_row(name, res, args.C))
         print(f"{name}: {rows[-1]} ({time.perf_counter() - t0:.1f} s)", flush=True)
@@ -616,7 +643,34 @@ def run(args):
         args.repeat,
     )
     checks["model_parts_at_solution"] = parts
+    checks["replay"] = replay(iterates, builtin, model, batch_model, diff_model, (X, y, nf, K, Xs, Xb, Ys))
     return rows, timings, checks, described
+
+
+def replay(iterates, builtin, model, batch_model, diff_model, data):
+    """The built-in run's queries replayed, in order, through a fresh oracle of each kind, the
+    oracles interleaved query by query (each keeps its own last call's work, as in a run): the
+    mean seconds per call of each, ``{key: seconds, "n_queries": n}``."""
+    from oracles.sequence import SequenceHingeOracle
+    from oracles.structured import StructuredOracle
+
+    X, y, nf, K, Xs, Xb, Ys = data
+    fresh = dict(
+        builtin=SequenceHingeOracle(X.indptr, X.indices, X.sentence_ptr, y, nf, K),
+        contract=StructuredOracle(model, Xs, Ys),
+        batch=StructuredOracle(batch_model, Xb, Ys),
+        difference=StructuredOracle(diff_model, Xb, Ys),
+    )
+    spent = dict.fromkeys(fresh, 0.0)
+    for w32 in iterates:
+        w = w32.astype(np.float64)
+        w.flags.writeable = False
+        for key, oracle in fresh.items():
+            t = time.perf_counter()
+            oracle(w)
+            spent[key] += time.perf_counter() - t
+    n = max(len(iterates), 1)
+    return {**{key: v / n for key, v in spent.items()}, "n_queries": len(iterates)}
 
 
 def agreement(rows):
@@ -702,6 +756,13 @@ def render(rows, timings, checks, meta):
         + " | ".join(f"{r['oracle_s_per_call'] * 1e3:.2f} ms | {per_call[key]:.2f}" for key, _, r in models)
         + " |",
     ]
+    rp = checks["replay"]
+    out.append(
+        f"| the built-in run's first {rp['n_queries']} queries replayed in order, interleaved query by query (mean) | "
+        f"{rp['builtin'] * 1e3:.2f} ms | "
+        + " | ".join(f"{rp[key] * 1e3:.2f} ms | {rp[key] / rp['builtin']:.2f}" for key, _, _ in models)
+        + " |"
+    )
     for suffix, what in (("", "interleaved calls"), ("_unchecked", "interleaved calls, contract with `check=False`,")):
         for t in timings:
             b = t["builtin_s"]
@@ -721,20 +782,28 @@ def render(rows, timings, checks, meta):
         f"{parts['batch_joint_feature_difference_s'] * 1e3:.2f} ms. The rest of a call is the adapter's (the bulk "
         "comparisons with the truth and the last outputs, the checks, the rows' values at w, the 1-slack sum).",
     ]
-    verdicts = []
+    verdicts, worst = [], {}
     for key, _, _ in models:
         interleaved = at_star[f"{key}_s"] / at_star["builtin_s"]
-        worst = max(per_call[key], interleaved)
+        replayed = rp[key] / rp["builtin"]
+        worst[key] = max(per_call[key], interleaved, replayed)
         verdicts.append(
-            f"{key} model {interleaved:.2f}x by the interleaved calls at the solution and {per_call[key]:.2f}x by "
-            f"the mean over the runs ({'within' if worst <= 2.0 else 'beyond'} 2x)"
+            f"{key} model {replayed:.2f}x on the replayed queries, {interleaved:.2f}x by the interleaved calls at "
+            f"the solution, {per_call[key]:.2f}x by the mean over the runs"
+            + (
+                " (within 2x by all three)"
+                if worst[key] <= 2.0
+                else f" (beyond 2x by {sum(r > 2.0 for r in (per_call[key], interleaved, replayed))} of the three)"
+            )
         )
-    fastest = min((max(per_call[k], at_star[f"{k}_s"] / at_star["builtin_s"]), k) for k, _, _ in models)
-    target = "met" if fastest[0] <= 2.0 else "NOT met"
+    best = min(worst, key=worst.get)
+    target = "met" if worst[best] <= 2.0 else "NOT met"
     out += [
         "",
-        f"The issue's target (at most 2x the built-in oracle's time per call, by both measures): **{target}** "
-        f"by the {fastest[1]} model. Each model: " + "; ".join(verdicts) + ".",
+        f"The issue's target (at most 2x the built-in oracle's time per call, by all three measures): **{target}** "
+        f"(the {best} model, {worst[best]:.2f}x at worst). Each model: " + "; ".join(verdicts) + ". The replay is "
+        "the steadiest of the three: the same queries, the oracles side by side at each; the means over the runs "
+        "are taken minutes apart on a shared machine.",
         "",
     ]
     return "\n".join(out)
@@ -752,6 +821,13 @@ def main(argv=None):
     ap.add_argument("--time-limit", type=float, default=None, dest="time_limit", help="seconds per run")
     ap.add_argument("--repeat", type=int, default=5, help="interleaved oracle calls timed per point")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--replay-mb",
+        type=float,
+        default=2048.0,
+        dest="replay_mb",
+        help="memory for the built-in run's queries kept for the replay (float32; the first ones that fit)",
+    )
     ap.add_argument("--out", default=str(ROOT / "docs" / "results" / "structured_chain.md"))
     ap.add_argument("--json", default=str(ROOT / "docs" / "results" / "structured_chain.json"))
     ap.add_argument("--no-write", action="store_true", help="print the page instead of writing it")

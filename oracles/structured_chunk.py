@@ -231,15 +231,16 @@ def _splice_rows(old_ptr, old_idx, old_val, new_ptr, new_idx, new_val, source):
 
 
 @njit(nogil=True, cache=True)
-def _row_dots(indptr, indices, data, w):
-    """``<row_j, w>`` of every CSR row, each summed in coordinate order (as :func:`_row_differences`)."""
-    n = indptr.shape[0] - 1
-    dots = np.zeros(n)
-    for j in range(n):
+def _row_dots(indptr, indices, data, rows, w):
+    """``<row_j, w>`` of the CSR rows ``rows``, each summed in coordinate order (as
+    :func:`_row_differences`)."""
+    dots = np.zeros(rows.shape[0])
+    for r in range(rows.shape[0]):
+        j = rows[r]
         dot = 0.0
         for p in range(indptr[j], indptr[j + 1]):
             dot += data[p] * w[indices[p]]
-        dots[j] = dot
+        dots[r] = dot
     return dots
 
 
@@ -906,28 +907,41 @@ class StructuredChunk:
         differ = ~self.same_as_truth(outs, flat)
         need = np.flatnonzero(changed & differ)
         n_ptr, n_idx, n_val, n_loss = np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
+        n_dots = np.zeros(0)
         if need.size:
             examples = self.start + need
             X_d, Y_d, O_d = [self.X[k] for k in need], [self.Y[k] for k in need], [outs[k] for k in need]
             n_loss = self.checks.batch_losses(Y_d, O_d, examples)
             if "batch_joint_feature_difference" in self.checks.batch_forms:
                 n_ptr, n_idx, n_val = self._model_differences(X_d, Y_d, O_d, need, w)
+                n_dots = _row_dots(n_ptr, n_idx, n_val, np.arange(need.size), w)
             else:
                 phi, dense = self.checks.batch_features(X_d, O_d, examples)
                 self._dense = self._dense or dense
-                n_ptr, n_idx, n_val, _ = _row_differences(
+                n_ptr, n_idx, n_val, n_dots = _row_differences(
                     phi.indptr, phi.indices, phi.data, truth.indptr, truth.indices, truth.data, need, w
                 )
-        source = np.where(changed, -1, -2).astype(np.int64)
-        source[need] = np.arange(need.size)
+        values = np.zeros(m)
+        values[need] = n_dots
         if last is None:
-            o_ptr, o_idx, o_val, losses = np.zeros(m + 1, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(m)
+            losses = np.zeros(m)
+            reused = np.zeros(0, dtype=np.int64)
         else:
-            o_ptr, o_idx, o_val, losses = last.indptr, last.indices, last.values, last.losses.copy()
-        indptr, indices, data = _splice_rows(o_ptr, o_idx, o_val, n_ptr, n_idx, n_val, source)
+            losses = last.losses.copy()
+            reused = np.flatnonzero(~changed & (np.diff(last.indptr) > 0))  # old rows kept
+        if reused.size:
+            source = np.where(changed, -1, -2).astype(np.int64)
+            source[need] = np.arange(need.size)
+            indptr, indices, data = _splice_rows(last.indptr, last.indices, last.values, n_ptr, n_idx, n_val, source)
+            values[reused] = _row_dots(last.indptr, last.indices, last.values, reused, w)
+        else:  # no old row kept: the new rows are the rows, in example order
+            counts = np.zeros(m, dtype=np.int64)
+            counts[need] = np.diff(n_ptr)
+            indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+            indices, data = n_idx.astype(np.int64, copy=False), n_val
         losses[changed] = 0.0
         losses[need] = n_loss
-        values = losses + _row_dots(indptr, indices, data, w)
+        values += losses
         rows = np.flatnonzero(differ)
         keep = self._margins_kept(
             values[rows], losses[rows], rows, w, lambda j: _row(indptr, indices, data, int(rows[j]))

@@ -31,6 +31,9 @@ def _check_run(out, js, n_sentences):
         "batch_joint_feature_s",
         "batch_joint_feature_difference_s",
     }
+    replay = checks["replay"]
+    assert replay["n_queries"] == builtin["n_iter"] - 1  # the built-in run's queries but the last (converged)
+    assert all(replay[k] > 0 for k in ("builtin", "contract", "batch", "difference"))
     page = out.read_text()
     assert page.startswith("# A chain model written through the StructuredModel contract")
     assert "Command: `python -m benchmarks.structured_chain --n-sentences" in page
