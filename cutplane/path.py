@@ -85,6 +85,11 @@ class PathResult:
         early, the points after it not run: ``"time_limit"`` (the path's time limit ran out),
         ``"stopped"`` (``on_point`` returned True before the last point), ``"callback"`` (the per-iteration callback
         returned True), ``"interrupted"`` (Ctrl-C).
+    working_set : WorkingSet or None
+        The path's working set when it ended: cuts of ``R``, valid at every ``lam`` (e.g. a
+        warm start for another run on the same risk, or, scaled by
+        :meth:`~cutplane.working_set.WorkingSet.scale`, on a risk it is part of); None for a
+        method without a shared working set (``"n-slack"``) or a path that ran no point.
     """
 
     lams: tuple
@@ -92,6 +97,7 @@ class PathResult:
     run_order: tuple
     seconds: float
     status: str
+    working_set: WorkingSet | None = None
 
     @property
     def not_run(self) -> tuple:
@@ -249,11 +255,13 @@ def regularization_path(
     call = dict(risk_lower_bound=risk_lower_bound, progress_scale=progress_scale)
     all_lams = list(lams)  # extend appends to it
     hooks = (callback, on_point, extend)
+    carry: dict = {"ws": None, "w": None}
     results, ran, status = _run_points(
-        oracle, regularizer, all_lams, eps_all, run_order(lams, order), options, call, hooks, t0, time_limit
+        oracle, regularizer, all_lams, eps_all, run_order(lams, order), options, call, hooks, t0, time_limit, carry
     )
     seconds = time.perf_counter() - t0
-    return PathResult(tuple(all_lams), tuple(results), tuple(ran), seconds, status)
+    ws = carry["ws"] if method_spec(options.get("method", "bmrm")).warm_starts else None
+    return PathResult(tuple(all_lams), tuple(results), tuple(ran), seconds, status, ws)
 
 
 def _path_options(regularizer, given) -> tuple:
@@ -273,17 +281,17 @@ def _path_options(regularizer, given) -> tuple:
     return options, time_limit
 
 
-def _run_points(oracle, regularizer, lams, eps_all, order_idx, options, call, hooks, t0, time_limit):
+def _run_points(oracle, regularizer, lams, eps_all, order_idx, options, call, hooks, t0, time_limit, carry):
     """The points in their order, each warm from the one before (when the method carries a
     working set), then the points ``extend`` adds (appended to ``lams`` and ``eps_all``);
-    ``hooks`` is ``(callback, on_point, extend)``. Returns the results aligned with ``lams``,
-    the indices run and the status."""
+    ``hooks`` is ``(callback, on_point, extend)``; ``carry`` (``{"ws": None, "w": None}``)
+    holds the working set and the best ``w`` passed on, and is left with the last ones.
+    Returns the results aligned with ``lams``, the indices run and the status."""
     callback, on_point, extend = hooks
     warm = method_spec(options.get("method", "bmrm")).warm_starts
     results: list = [None] * len(lams)
     ran: list = []
     status = "converged"
-    carry: dict = {"ws": None, "w": None}
     order = list(order_idx)
     while True:
         for i in order:

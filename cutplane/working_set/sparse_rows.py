@@ -150,6 +150,11 @@ class SparseRows:
         self.scale = scales
         self._recount()
 
+    def scale_rows(self, factor: float) -> None:
+        """Multiply every row by ``factor`` (their scales: the stored values stay as they are)."""
+        self.scale = [s * factor for s in self.scale]
+        self._csr = None
+
     def keep(self, sel) -> None:
         """Keep the rows of the index array ``sel`` (in that order)."""
         self.rows = [self.rows[i] for i in sel]

@@ -191,6 +191,35 @@ class WorkingSet(LimitedMemoryMixin):
         self._stale = False
         return dropped
 
+    def scale(self, factor: float) -> None:
+        """Multiply every cut by ``factor > 0``, in place: ``(a_r, b_r)`` becomes
+        ``(factor a_r, factor b_r)``.
+
+        A minorant of ``R`` times ``factor`` is a minorant of ``factor R``; so the cuts of the
+        risk of a subset ``S`` of ``n`` examples, scaled by ``|S| / n``, are cuts of the risk of
+        all ``n`` (the others' mean risk being ``>= 0``). The Gram blocks scale by ``factor**2``,
+        the rounding records (exact offsets, residual norms) by ``factor``; a float32 block is
+        stored as float64 first (without loss), so the scaled slopes round only once, in float64.
+
+        Parameters
+        ----------
+        factor : float
+            Finite and positive.
+        """
+        f = float(factor)
+        if not (np.isfinite(f) and f > 0.0):
+            raise InputError(f"factor must be finite and > 0, got {factor!r}", field="factor")
+        n = self.n_cuts
+        if self.sparse:
+            self._store.scale_rows(f)
+        elif self._dense is not None:
+            self._to_double()
+            self._dense[:n] *= f
+        self._b[:n] *= f
+        self._b_exact[:n] *= f
+        self._e[:n] *= f
+        self._G[:, :n, :n] *= f * f
+
     def set_rounding_records(self, exact_offsets, residual_norms) -> None:
         """Restore :attr:`exact_offsets` and :attr:`residual_norms` (a rebuild from saved arrays).
 

@@ -536,3 +536,41 @@ def test_dense_combine_over_the_nonzero_duals_equals_the_full_product(seed, n_cu
         ws.add(Cut(rng.standard_normal(7), float(rng.standard_normal())))
     alpha = rng.random(n_cuts) * (rng.random(n_cuts) >= zero_share)
     np.testing.assert_allclose(ws.combine(alpha), alpha @ ws.matrix(), rtol=1e-13, atol=1e-13)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    seed=st.integers(0, 2**31),
+    dim=st.integers(1, 12),
+    n_cuts=st.integers(1, 8),
+    n_groups=st.sampled_from([None, 1, 3]),
+    sparse=st.booleans(),
+    counts=st.booleans(),
+    factor=st.floats(0.01, 10.0),
+)
+def test_scale_multiplies_every_cut_and_its_products(seed, dim, n_cuts, n_groups, sparse, counts, factor):
+    rng = np.random.default_rng(seed)
+    groups = None if n_groups is None else rng.integers(0, n_groups, size=dim)
+    if groups is not None:
+        groups[: min(dim, n_groups)] = np.arange(min(dim, n_groups))
+    ws, fresh = WorkingSet(dim, groups=groups), WorkingSet(dim, groups=groups)
+    for _ in range(n_cuts):
+        a = random_slope(rng, dim, sparse)
+        if counts:  # integer counts: stored quantized (sparse), scaled through the row scales
+            if sparse:
+                a = a.copy()
+                a.data = np.round(a.data * 3)
+            else:
+                a = np.round(a * 3)
+        b = float(rng.standard_normal())
+        ws.add(Cut(a, b))
+        fresh.add(Cut(a * factor, b * factor))
+    ws.scale(factor)
+    np.testing.assert_allclose(dense_rows(ws), dense_rows(fresh), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(ws.offsets, fresh.offsets, rtol=1e-12)
+    np.testing.assert_allclose(ws.exact_offsets, fresh.exact_offsets, rtol=1e-12)
+    np.testing.assert_allclose(ws.gram_blocks(), fresh.gram_blocks(), rtol=1e-10, atol=1e-12)
+    check_consistent(ws, groups, rng)
+    for bad in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(InputError):
+            ws.scale(bad)
