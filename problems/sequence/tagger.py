@@ -188,19 +188,27 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         return tags
 
     # ------------------------------------------------------------------ fitting
-    def make_oracle(self, X, y, *, executor=None):
+    def make_oracle(self, X, y, *, executor=None, vocabulary=None):
         """Fit the feature index and label set on ``(X, y)`` and return the 1-slack oracle.
 
         ``executor`` maps the oracle (:func:`cutplane.executors.get_executor`); None: the one
-        the solver names (``solver.executor``), serial by default.
+        the solver names (``solver.executor``), serial by default. ``vocabulary``: ``(X_all,
+        y_all)``, a corpus that contains ``(X, y)`` to fit the feature index (observations only)
+        and the label set on instead, so that the oracle of ``X`` has the coordinates of a model
+        of ``X_all`` (a path on part of the training data whose cuts warm-start the refit on all).
         """
         from oracles.sequence import SequenceHingeOracle
 
         X, y = _check_corpus(X, y)
         self.min_count_ = self._resolved_min_count()
         self.feature_index_ = FeatureIndex(self.templates, min_count=self.min_count_)
-        feats = self.feature_index_.fit_transform(X)
-        self.labels_ = LabelAlphabet.fit(y)
+        if vocabulary is None:
+            feats = self.feature_index_.fit_transform(X)
+            self.labels_ = LabelAlphabet.fit(y)
+        else:
+            self.feature_index_.fit(vocabulary[0])
+            feats = self.feature_index_.transform(X)
+            self.labels_ = LabelAlphabet.fit(vocabulary[1])
         codes = self.labels_.encode_corpus(y)
         if executor is None:
             executor = make_executor(self._checked_solver())
@@ -248,14 +256,16 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         from oracles.sequence_examples import SequenceExampleOracle
         from problems.model_selection import holdout_split, take
 
-        X_val = y_val = None
+        X_val = y_val = vocabulary = None
         if plan.source == "fraction":
             X, y = _check_corpus(X, y)
+            if getattr(self, "_refit_follows", False):  # the refit's coordinates: its warm start
+                vocabulary = (X, y)
             keep, held = holdout_split(len(X), plan.fraction, plan.seed, unit="sentences")
             X, y, X_val, y_val = take(X, keep), take(y, keep), take(X, held), take(y, held)
         elif plan.source == "data":
             X_val, y_val = _validation_pair(validation_data)
-        oracle = self.make_oracle(X, y, executor=make_executor(options))
+        oracle = self.make_oracle(X, y, executor=make_executor(options), vocabulary=vocabulary)
         try:
             groups = self.feature_index_.coordinate_groups(len(self.labels_))
             scorer = None if plan.source is None else self._validation_scorer(X_val, y_val, plan)
