@@ -12,7 +12,7 @@ below both: the tasks import it, never the ``problems.cli`` package.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from cutplane.exceptions import InputError
@@ -25,6 +25,8 @@ __all__ = [
     "byte_size",
     "format_label",
     "executor_names",
+    "LazyChoices",
+    "lazy_choices",
     "resolve_executor",
     "usable_cores",
     "add_solver_options",
@@ -199,6 +201,50 @@ def format_label(value) -> str:
     return str(value)
 
 
+class LazyChoices(Sequence):
+    """The ``choices`` of an option, listed by ``load()`` when argparse first needs them (to check a
+    value given, or to print the help): declaring the option imports nothing, so ``cutplane
+    train --model adir`` fails before the executors and the engine are loaded."""
+
+    def __init__(self, load: Callable[[], list]):
+        self._load = load
+        self._items: list | None = None
+
+    def _list(self) -> list:
+        if self._items is None:
+            self._items = list(self._load())
+        return self._items
+
+    def __getitem__(self, i):
+        return self._list()[i]
+
+    def __len__(self) -> int:
+        return len(self._list())
+
+    def __repr__(self) -> str:
+        return repr(self._list())
+
+
+class _ChoicesMetavar:
+    """A metavar printed as argparse prints choices, ``{a,b,c}``, formatted when the help is."""
+
+    def __init__(self, choices: LazyChoices):
+        self._choices = choices
+
+    def __str__(self) -> str:
+        return "{" + ",".join(str(c) for c in self._choices) + "}"
+
+
+def lazy_choices(action, load: Callable[[], list]):
+    """Give the declared option ``action`` the choices listed by ``load()``, loaded when a value
+    is checked or the help printed (:class:`LazyChoices`); the usage shows them as
+    ``{a,b,c}`` as for ordinary choices. Returns ``action``."""
+    choices = LazyChoices(load)
+    action.choices = choices
+    action.metavar = _ChoicesMetavar(choices)  # set after add_argument, which formats the metavar once
+    return action
+
+
 def executor_names() -> list:
     """The names of :data:`cutplane.executors.EXECUTORS` (``--executor`` choices)."""
     from cutplane.executors import EXECUTORS
@@ -341,8 +387,10 @@ def add_engine_options(p, *, skip=()) -> None:
             metavar = _ENGINE_METAVARS.get(opt.name, opt.public_name.upper())
             kw.update(type=_option_type(opt), default=_ENGINE_CLI_DEFAULTS.get(opt.name), metavar=metavar)
             if opt.name == "method":
-                kw.update(choices=engine_methods(), metavar=None, type=str)
-        g.add_argument(opt.flag, **kw)
+                kw.update(metavar="METHOD", type=str)
+        action = g.add_argument(opt.flag, **kw)
+        if opt.name == "method":  # the engine's registry, imported when --method is given or printed
+            lazy_choices(action, engine_methods)
 
 
 def engine_option_values(args) -> dict:

@@ -65,8 +65,11 @@ def accuracy_scores(task, model_path, test_path, args=None) -> dict:
 
 def run(args):
     """Print the scores of the model's task (and write them as JSON with ``--report``)."""
+    from problems.cli.output_paths import check_not_input, check_output_file
     from problems.model_io import load_model
 
+    check_output_file(args.report, "--report")
+    check_not_input(args.report, (args.model, args.test), "--report")
     meta = load_model(args.model).meta
     task = meta.get("task")
     evaluable = sorted(name for name, t in TASKS.items() if t.evaluate is not None or t.predict is not None)

@@ -48,16 +48,52 @@ def version() -> str:
         return cutplane.__version__
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with one subparser per command of :data:`COMMANDS`."""
-    parser = argparse.ArgumentParser(
-        prog=PROG, description="Cutting-plane and bundle solvers with certified duality gaps."
-    )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}", help="print the version")
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose error is one line, ``cutplane train: error: ...``, with a hint
+    to ``--help`` (argparse's own prints the whole usage first), exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+class _Version(argparse.Action):
+    """``--version``: the version looked up when the flag is given, not when the parser is built."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        sys.stdout.write(f"{parser.prog} {version()}\n")
+        parser.exit()
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser with one subparser per command of :data:`COMMANDS`.
+
+    ``command``: declare the options of that subcommand only (the others are listed with their
+    help line), which is what :func:`main` parses with: setting up a command's options may import
+    its task modules, and ``cutplane --help`` / ``--version`` need none of them. ``None``
+    declares every command's options (the documentation, the tests of the help texts).
+    """
+    parser = _Parser(prog=PROG, description="Cutting-plane and bundle solvers with certified duality gaps.")
+    parser.add_argument("--version", action=_Version, help="print the version")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, cmd in COMMANDS.items():
-        cmd.add_arguments(sub.add_parser(name, help=cmd.help, description=cmd.help))
+        p = sub.add_parser(name, help=cmd.help, description=cmd.help)
+        if command is None or name == command:
+            cmd.add_arguments(p)
     return parser
+
+
+def _command_of(argv) -> str | None:
+    """The subcommand named on the command line (its first word that is not an option: the top
+    level has no option that takes a value), or None."""
+    for word in argv:
+        if word == "--":
+            return None
+        if not word.startswith("-"):
+            return word if word in COMMANDS else None
+    return None
 
 
 @contextlib.contextmanager
@@ -102,12 +138,13 @@ def main(argv=None) -> int:
     (:data:`problems.cli.train.EXIT_UNCERTIFIED`; ``--allow-uncertified`` gives 0), 130 on
     Ctrl-C outside the engine (inside it, the engine returns its best-so-far result instead).
     """
-    parser = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_command_of(words) or "")
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(words)
     except SystemExit as exc:  # argparse already printed "cutplane: error: ..." or help
         return int(exc.code or 0)
-    args.argv = list(sys.argv[1:] if argv is None else argv)  # the command line, for reports
+    args.argv = words  # the command line, for reports
     try:
         with warnings.catch_warnings(record=True) as caught, _console_logging(args):
             warnings.simplefilter("always")

@@ -44,8 +44,12 @@ def run(args):
     """Dispatch on the model's task: write the task's own format, or one label per line (and
     the accuracy on stderr when the input carries labels, ``--report`` as JSON). A file that looks
     like another task's input is refused first (:func:`problems.cli.input_check.check_input_format`)."""
+    from problems.cli.output_paths import check_not_input, check_output_file
     from problems.model_io import load_model
 
+    for flag, path in (("--output", args.output), ("--report", args.report)):
+        check_output_file(path, flag)
+        check_not_input(path, (args.model, args.input), flag)
     meta = load_model(args.model).meta
     task_name = meta.get("task", "multiclass")
     if task_name not in TASKS:

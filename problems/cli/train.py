@@ -73,6 +73,7 @@ import time
 from pathlib import Path
 
 from cutplane.exceptions import InputError
+from problems.cli.output_paths import check_not_input, check_output_dir, check_output_file
 from problems.cli.tasks import TASKS
 from problems.command_options import (
     Command,
@@ -86,6 +87,7 @@ from problems.command_options import (
     executor_names,
     format_scores,
     fraction,
+    lazy_choices,
     min_count_value,
     nonnegative_int,
     positive_float,
@@ -189,13 +191,14 @@ def add_arguments(p):
         help="drop features seen fewer times: an integer or 'auto' (sequence tasks: auto, which is 2 for mtl "
         "and pmtl, 1 for ssvm; parse and linear tasks: 1)",
     )
-    p.add_argument(
+    executor = p.add_argument(
         "--executor",
-        choices=executor_names(),
+        metavar="NAME",
         default=None,
         help="map of the structured oracle over sentences (default: threads on every usable core when there are "
         "more than one, else serial; --executor serial uses one core)",
     )
+    lazy_choices(executor, executor_names)  # cutplane.executors imported when --executor is given or printed
     p.add_argument("--workers", type=positive_int, default=None, help="workers of the executor")
     p.add_argument(
         "--scheduler",
@@ -231,6 +234,7 @@ def add_arguments(p):
 
 def run(args):
     """Check the options, train, save the model (with the report's summary) and print one line."""
+    check_outputs(args)
     task = TASKS[args.task]
     check_solver_options(args, args.task, _structured())
     check_encoding_option(args, args.task, task)
@@ -331,6 +335,17 @@ def run(args):
     if report.get("dev"):  # the dev file's scores (percent), as evaluate prints them
         sys.stdout.write(format_scores(report["dev"], prefix=f"dev {args.dev}: "))
     return _certificate_status(report, args)
+
+
+def check_outputs(args) -> None:
+    """Refuse, before any data is read, an output path that cannot be written: ``--model``,
+    ``--report``, ``--checkpoint`` (a file) and ``--plot`` (a folder), and an output that is one
+    of the input files (:mod:`problems.cli.output_paths`)."""
+    inputs = (args.train, getattr(args, "dev", None), getattr(args, "templates", None))
+    for flag, path in (("--model", args.model), ("--report", args.report), ("--checkpoint", args.checkpoint)):
+        check_output_file(path, flag)
+        check_not_input(path, inputs, flag)
+    check_output_dir(getattr(args, "plot", None), "--plot")
 
 
 def _certificate_status(report, args) -> int:

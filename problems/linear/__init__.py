@@ -1,5 +1,34 @@
-"""Linear support vector machines (binary and Crammer-Singer multiclass)."""
+"""Linear support vector machines (binary and Crammer-Singer multiclass).
 
-from problems.linear.svm import LinearSVM
+The estimators are imported on first use (``from problems.linear import LinearSVM`` works as before), so
+that importing a submodule (the task's command-line piece, its readers) does not load
+scikit-learn and the solvers: ``cutplane --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from problems.linear.svm import LinearSVM
+
+_LAZY = {
+    "LinearSVM": "problems.linear.svm",
+}
 
 __all__ = ["LinearSVM"]
+
+
+def __getattr__(name):
+    try:
+        module = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

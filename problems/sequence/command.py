@@ -48,7 +48,6 @@ from problems.command_options import (
     solver_report,
     write_plots,
 )
-from problems.validation import UnseenLabelWarning
 
 __all__ = [
     "train_sequence",
@@ -150,6 +149,8 @@ def _fit_tagger(args, templates, X, y, read_dev):
         est, kwargs = SequenceTagger(templates, C=args.C, **common), {}
     with warnings.catch_warnings():
         if "validation_data" in kwargs:  # the dev file is scored after training too: one warning, naming it
+            from problems.validation import UnseenLabelWarning
+
             warnings.filterwarnings("ignore", category=UnseenLabelWarning)
         return est.fit(X, y, **kwargs)
 
