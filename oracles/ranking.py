@@ -49,7 +49,7 @@ def _fenwick_prefix(tree, pos):
 
 
 @njit(nogil=True, cache=True)
-def _violation_counts(scores, levels, starts, n_levels):
+def _violation_counts(scores, levels, starts, n_levels, margin):
     """``(a, b)``: per item, the violated pairs it is the preferred / the other item of.
 
     Items are grouped by query (query ``q`` is ``starts[q]:starts[q + 1]``), ``levels`` are the
@@ -72,7 +72,7 @@ def _violation_counts(scores, levels, starts, n_levels):
         inserted = 0
         for t in range(m - 1, -1, -1):
             i = order[t]
-            threshold = s[i] - 1.0
+            threshold = s[i] - margin
             while p >= 0 and s[order[p]] > threshold:
                 _fenwick_add(tree, lev[order[p]], 1)
                 inserted += 1
@@ -84,7 +84,7 @@ def _violation_counts(scores, levels, starts, n_levels):
         inserted = 0
         for t in range(m):
             j = order[t]
-            threshold = s[j] + 1.0
+            threshold = s[j] + margin
             while p < m and s[order[p]] < threshold:
                 _fenwick_add(tree, lev[order[p]], 1)
                 inserted += 1
@@ -153,8 +153,11 @@ def check_queries(y, qid, n_samples, *, field_y="y", field_qid="qid"):
     return order, starts, levels, n_levels.astype(np.int64), n_pairs
 
 
-def violation_counts(scores, levels, starts, n_levels):
+def violation_counts(scores, levels, starts, n_levels, margin=1.0):
     """Per item (in the grouped order), violated pairs as preferred item ``a`` and as other item ``b``.
+
+    A pair ``(i, j)`` (``y_i > y_j``) is violated when ``s_j > s_i - margin``; ``margin = 0``
+    counts the strictly swapped pairs (a pairwise accuracy).
 
     Parameters
     ----------
@@ -162,12 +165,13 @@ def violation_counts(scores, levels, starts, n_levels):
         Scores in the grouped order of :func:`check_queries`.
     levels, starts, n_levels : ndarray of int64
         As returned by :func:`check_queries`.
+    margin : float, default=1.0
 
     Returns
     -------
     a, b : ndarray of int64, shape (n_samples,)
     """
-    return _violation_counts(np.ascontiguousarray(scores, dtype=np.float64), levels, starts, n_levels)
+    return _violation_counts(np.ascontiguousarray(scores, dtype=np.float64), levels, starts, n_levels, float(margin))
 
 
 class PairwiseRankingHinge:

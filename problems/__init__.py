@@ -10,6 +10,9 @@ import importlib
 
 _LAZY = {
     "LinearSVM": ("problems.linear", "LinearSVM"),
+    "RankSVM": ("problems.linear", "RankSVM"),
+    "PerfSVM": ("problems.linear", "PerfSVM"),
+    "LinearRegressor": ("problems.linear", "LinearRegressor"),
     "SequenceTagger": ("problems.sequence", "SequenceTagger"),
     "SequenceTaggerCV": ("problems.sequence", "SequenceTaggerCV"),
     "DependencyParser": ("problems.parsing", "DependencyParser"),

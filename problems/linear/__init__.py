@@ -1,4 +1,4 @@
-"""Linear support vector machines (binary and Crammer-Singer multiclass).
+"""Linear models: SVMs (binary, Crammer-Singer), RankSVM, PerfSVM and LinearRegressor.
 
 The estimators are imported on first use (``from problems.linear import LinearSVM`` works as before), so
 that importing a submodule (the task's command-line piece, its readers) does not load
@@ -11,13 +11,19 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from problems.linear.perf_svm import PerfSVM
+    from problems.linear.rank_svm import RankSVM
+    from problems.linear.regressor import LinearRegressor
     from problems.linear.svm import LinearSVM
 
 _LAZY = {
     "LinearSVM": "problems.linear.svm",
+    "RankSVM": "problems.linear.rank_svm",
+    "PerfSVM": "problems.linear.perf_svm",
+    "LinearRegressor": "problems.linear.regressor",
 }
 
-__all__ = ["LinearSVM"]
+__all__ = ["LinearRegressor", "LinearSVM", "PerfSVM", "RankSVM"]
 
 
 def __getattr__(name):

@@ -17,6 +17,8 @@ _LAZY: dict[str, str] = {
     "SegmentationScore": "problems.metrics.segmentation",
     "segmentation_scores": "problems.metrics.segmentation",
     "token_accuracy": "problems.metrics.accuracy",
+    "ndcg_at_k": "problems.metrics.ranking",
+    "pairwise_accuracy": "problems.metrics.ranking",
 }
 
 __all__ = sorted(_LAZY)
