@@ -130,13 +130,33 @@ def _error(message, code):
     return code
 
 
+#: The exit status when standard output's reader went away (``cutplane predict ... | head``): that
+#: of a Unix tool killed by SIGPIPE, 128 + 13, as the shell reports it.
+EXIT_BROKEN_PIPE = 141
+
+
+def _reader_gone() -> int:
+    """Standard output's reader went away: exit quietly with :data:`EXIT_BROKEN_PIPE`, as Unix
+    tools do. Python's flush of standard output at exit would fail again and print a traceback:
+    it is pointed at the null device first (the pattern of the Python documentation's note on
+    SIGPIPE)."""
+    import os
+
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    return EXIT_BROKEN_PIPE
+
+
 def main(argv=None) -> int:
     """Entry point of the console script; returns the exit status.
 
     0 on success, 2 on bad input (including bad options), 1 when every reduced-problem
     backend failed, 3 when ``train`` saved a model that did not reach its certified gap
     (:data:`problems.cli.train.EXIT_UNCERTIFIED`; ``--allow-uncertified`` gives 0), 130 on
-    Ctrl-C outside the engine (inside it, the engine returns its best-so-far result instead).
+    Ctrl-C outside the engine (inside it, the engine returns its best-so-far result instead),
+    :data:`EXIT_BROKEN_PIPE` (141, quietly) when standard output's reader went away.
     """
     words = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(_command_of(words) or "")
@@ -149,10 +169,13 @@ def main(argv=None) -> int:
         with warnings.catch_warnings(record=True) as caught, _console_logging(args):
             warnings.simplefilter("always")
             code = COMMANDS[args.command].run(args)
+            sys.stdout.flush()  # a reader gone away (``| head``) is seen here, not at exit
         for w in caught:
             if not issubclass(w.category, (DeprecationWarning, PendingDeprecationWarning)):
                 sys.stderr.write(f"{PROG}: warning: {w.message}\n")
         return code
+    except BrokenPipeError:
+        return _reader_gone()
     except InputError as exc:
         return _error(exc, 2)
     except SolverError as exc:

@@ -177,3 +177,27 @@ def test_help_and_version_import_no_task_and_no_scikit_learn(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "[0, 0, 2] []", proc.stdout
     assert proc.stdout.startswith("cutplane ")  # the version, on stdout
+
+
+# ------------------------------------------------------------------ item 6: a reader gone away
+def test_predict_into_a_closed_pipe_exits_quietly(tmp_path, binary_file):
+    """``cutplane predict ... | head -3``: status 141 (a Unix tool killed by SIGPIPE), nothing on
+    stderr; it used to end with ``cutplane: error: Broken pipe`` and status 2."""
+    model = tmp_path / "m.npz"
+    assert main(["train", "--task", "binary", "--train", str(binary_file), "--model", str(model)]) == 0
+    big = make_binary(n_samples=10, n_features=6, n_test=60000, seed=4)  # > 64 KiB of labels: a pipe's buffer
+    write_svmlight(tmp_path / "big.svm", big.X_test, big.y_test)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "problems.cli", "predict", "--model", str(model), "--input", "big.svm"],
+        cwd=tmp_path,
+        env={k: v for k, v in ENV.items() if k != "PYTHONUNBUFFERED"},  # unbuffered, a partial write is lost
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        bufsize=0,  # read three lines, no more, as head does
+    )
+    head = [proc.stdout.readline() for _ in range(3)]
+    proc.stdout.close()  # head -3 exits
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141, err
+    assert all(line.strip() in (b"1", b"-1") for line in head)
+    assert "error" not in err and "Traceback" not in err and "Broken pipe" not in err, err
