@@ -1,4 +1,5 @@
-"""Task metrics: chunk F1 (conlleval semantics), segmentation P/R/F1/R_iv, UAS, accuracy.
+"""Task metrics: chunk F1 (conlleval semantics; IOBES by its scheme), segmentation P/R/F1/R_iv, UAS,
+accuracy, and scikit-learn scorers (``chunk_f1_scorer``).
 
 One task per module; the public names are re-exported here (imported on first use).
 """
@@ -14,6 +15,8 @@ _LAZY: dict[str, str] = {
     "ChunkScore": "problems.metrics.chunking",
     "chunk_f1": "problems.metrics.chunking",
     "is_chunk_tagset": "problems.metrics.chunking",
+    "ChunkF1Scorer": "problems.metrics.scorers",
+    "chunk_f1_scorer": "problems.metrics.scorers",
     "SegmentationScore": "problems.metrics.segmentation",
     "segmentation_scores": "problems.metrics.segmentation",
     "token_accuracy": "problems.metrics.accuracy",
