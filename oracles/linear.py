@@ -19,6 +19,7 @@ import scipy.sparse as sp
 
 from cutplane.cuts import Cut, ExampleCuts, OracleResult
 from cutplane.exceptions import InputError
+from oracles.linear_inputs import as_sample_weight
 
 __all__ = ["BinaryHinge", "MulticlassHinge", "LinePieces"]
 
@@ -163,6 +164,9 @@ class BinaryHinge:
         Features; sparse input is converted to CSR once.
     y : array-like of shape (n_samples,)
         Labels in {-1, +1}.
+    sample_weight : array-like of shape (n_samples,), optional
+        Non-negative weights ``s_i`` of the losses: ``R(w) = (1/n) sum_i s_i max(0, 1 - y_i <x_i, w>)``
+        (liblinear's per-example cost ``C_i``); None: ones.
 
     Attributes
     ----------
@@ -182,7 +186,7 @@ class BinaryHinge:
     supports_line_search = True
     risk_lower_bound = 0.0  # hinge losses are non-negative (the engine's L1 needs a floor)
 
-    def __init__(self, X, y):
+    def __init__(self, X, y, sample_weight=None):
         self.X = _as_features(X)
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != self.X.shape[0]:
@@ -191,6 +195,7 @@ class BinaryHinge:
             raise InputError("binary labels must be -1 or +1", field="y")
         self.y = y.astype(np.float64)
         self.n_samples, self.dim = self.X.shape
+        self.sample_weight = as_sample_weight(sample_weight, self.n_samples)
         self._products = _ProductsOnLine(self._product)
 
     def _product(self, v):
@@ -206,8 +211,13 @@ class BinaryHinge:
         margins = self.y * self._products.at(w)
         losses = 1.0 - margins
         active = losses > 0.0
-        value = float(losses[active].sum()) / self.n_samples
-        coef = np.where(active, -self.y / self.n_samples, 0.0)
+        s = self.sample_weight
+        if s is None:
+            value = float(losses[active].sum()) / self.n_samples
+            coef = np.where(active, -self.y / self.n_samples, 0.0)
+        else:
+            value = float(s[active] @ losses[active]) / self.n_samples
+            coef = np.where(active, -self.y * s / self.n_samples, 0.0)
         slope = _rows_transposed_product(self.X, coef, active)
         return OracleResult(value, Cut(slope, value - float(slope @ w)), True, active)
 
@@ -219,10 +229,11 @@ class BinaryHinge:
         w = _as_vector(w, self.dim, "w")
         losses = 1.0 - self.y * self._products.at(w)
         active = losses > 0.0
-        coef = np.where(active, -self.y, 0.0)
+        s = np.ones(self.n_samples) if self.sample_weight is None else self.sample_weight
+        coef = np.where(active, -self.y * s, 0.0)
         slopes = sp.csr_matrix(sp.diags(coef) @ self.X)
         slopes.eliminate_zeros()
-        return ExampleCuts(np.maximum(losses, 0.0), active.astype(np.float64), slopes, active)
+        return ExampleCuts(s * np.maximum(losses, 0.0), s * active, slopes, active)
 
     def line_search_pieces(self, w, d) -> LinePieces:
         """Form (16) of ``k -> R(w + k d)`` with 2 pieces per example, ``{0, 1 - y<x, w + k d>}``.
@@ -245,6 +256,9 @@ class BinaryHinge:
         xw, xd = self._products.set_line(w, d)
         offsets[:, 1] = (1.0 - self.y * xw) / n
         slopes[:, 1] = -self.y * xd / n
+        if self.sample_weight is not None:
+            offsets[:, 1] *= self.sample_weight
+            slopes[:, 1] *= self.sample_weight
         return LinePieces(offsets, slopes)
 
 
@@ -262,6 +276,9 @@ class MulticlassHinge:
         Class indices in ``0 .. n_classes - 1``.
     n_classes : int, optional
         Number of classes; defaults to ``max(y) + 1``.
+    sample_weight : array-like of shape (n_samples,), optional
+        Non-negative weights ``s_i`` of the examples' losses (the mean becomes
+        ``(1/n) sum_i s_i ...``); None: ones.
 
     Attributes
     ----------
@@ -273,7 +290,7 @@ class MulticlassHinge:
     supports_line_search = True
     risk_lower_bound = 0.0
 
-    def __init__(self, X, y, n_classes=None):
+    def __init__(self, X, y, n_classes=None, sample_weight=None):
         self.X = _as_features(X)
         self.n_samples, self.n_features = self.X.shape
         y = np.asarray(y)
@@ -289,6 +306,7 @@ class MulticlassHinge:
         if k < 2 or np.any(y >= k):
             raise InputError(f"need n_classes >= 2 and labels < n_classes, got n_classes={k}", field="n_classes")
         self.y = y
+        self.sample_weight = as_sample_weight(sample_weight, self.n_samples)
         self.n_classes = k
         self.dim = k * self.n_features
         self._rows = np.arange(self.n_samples)
@@ -314,11 +332,17 @@ class MulticlassHinge:
         S = self._augmented_scores(self._products.at(w))
         yhat = np.argmax(S, axis=1)
         n = self.n_samples
-        value = float(S[self._rows, yhat].sum()) / n
+        s = self.sample_weight
+        if s is None:
+            value = float(S[self._rows, yhat].sum()) / n
+            r = np.full(n, 1.0 / n)
+        else:
+            value = float(s @ S[self._rows, yhat]) / n
+            r = s / n
         # E = onehot(yhat) - onehot(y), zero rows where yhat == y; slope = X^T E / n.
         E = np.zeros((n, self.n_classes))
-        E[self._rows, yhat] = 1.0 / n
-        E[self._rows, self.y] -= 1.0 / n
+        E[self._rows, yhat] = r
+        E[self._rows, self.y] -= r
         G = np.asarray(self.X.T @ E)  # (n_features, n_classes)
         slope = np.ascontiguousarray(G.T).ravel()
         return OracleResult(value, Cut(slope, value - float(slope @ w)), True, yhat)
@@ -338,16 +362,17 @@ class MulticlassHinge:
         r = np.repeat(np.arange(self.n_samples), counts)  # the example of each stored entry of X
         keep = wrong[r]
         rows, cols, vals = [], [], []
+        s = np.ones(self.n_samples) if self.sample_weight is None else self.sample_weight
         for cls, sign in ((yhat, 1.0), (self.y, -1.0)):
             rows.append(r[keep])
             cols.append(np.repeat(cls, counts)[keep] * nf + X.indices[keep])
-            vals.append(sign * X.data[keep])
+            vals.append(sign * X.data[keep] * s[r[keep]])
         slopes = sp.csr_matrix(
             (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(self.n_samples, self.dim)
         )
         slopes.sum_duplicates()
         slopes.eliminate_zeros()
-        return ExampleCuts(S[self._rows, yhat], wrong.astype(np.float64), slopes, yhat)
+        return ExampleCuts(s * S[self._rows, yhat], s * wrong, slopes, yhat)
 
     def line_search_pieces(self, w, d) -> LinePieces:
         """Form (16) of ``k -> R(w + k d)`` with one piece per class.
@@ -365,4 +390,7 @@ class MulticlassHinge:
         S, T = self._products.set_line(_as_vector(w, self.dim, "w"), _as_vector(d, self.dim, "d"))
         offsets = self._augmented_scores(S) / n
         slopes = (T - T[self._rows, self.y][:, None]) / n
+        if self.sample_weight is not None:
+            offsets *= self.sample_weight[:, None]
+            slopes *= self.sample_weight[:, None]
         return LinePieces(offsets, slopes)

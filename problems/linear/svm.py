@@ -25,6 +25,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from cutplane.exceptions import ConvergenceWarning, InputError, ModelFormatError
+from problems.linear.certified import SolverParamMixin
 from problems.model_schemas import ModelSchema
 from problems.model_selection import (
     PATH_COLUMNS,
@@ -65,7 +66,7 @@ def _methods():
     return method_names(indicator=False)
 
 
-class LinearSVM(ClassifierMixin, BaseEstimator):
+class LinearSVM(SolverParamMixin, ClassifierMixin, BaseEstimator):
     """Linear SVM without bias, binary or multiclass (Crammer-Singer), with a certified gap.
 
     Minimises ``F(w) = Omega(w) + C * (1/n) sum_i loss_i(w)`` by a bundle method (BMRM,
@@ -97,8 +98,13 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         both losses, so ``eps = 1e-3 * C`` is a relative tolerance of about 1e-3), ``max_iter``,
         ``time_limit``, ``max_cuts``, ``backend``, ``checkpoint``, ``memory_limit``, ``verbose``,
         ... None: ``CuttingPlane()`` with ``eps=1e-3`` and ``max_iter=1000``. Reachable as
-        ``solver__eps`` etc. through ``get_params`` / ``set_params``. The oracle is one sparse
+        ``solver__eps`` etc. through ``get_params`` / ``set_params`` (also while ``solver`` is
+        None: ``CuttingPlane()`` is put in place first). The oracle is one sparse
         matrix product in this process: ``executor`` must stay None.
+    class_weight : dict, "balanced" or None, default=None
+        Weight of each class's losses, as liblinear's ``-wi`` and scikit-learn's: the loss of
+        example ``i`` is multiplied by ``class_weight[y_i]``. ``"balanced"`` is
+        ``n_samples / (n_classes * count(y_i))``; None: ones.
 
     Attributes
     ----------
@@ -158,11 +164,12 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         "bias": Param(lambda v, n: check_positive(v, n), "constant feature", allow_none=True),
     }
 
-    def __init__(self, *, C=1.0, regularizer="l2", bias=None, solver=None):
+    def __init__(self, *, C=1.0, regularizer="l2", bias=None, solver=None, class_weight=None):
         self.C = C
         self.regularizer = regularizer
         self.bias = bias
         self.solver = solver
+        self.class_weight = class_weight
 
     # ------------------------------------------------------------------ helpers
     def _check_params(self):
@@ -180,6 +187,32 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
             )
         return prm, options
 
+    def _example_weights(self, classes, y_idx, sample_weight):
+        """``c_i = s_i * class_weight[y_i] * n / sum_i s_i`` (the oracle's ``(1/n) sum_i c_i loss_i``
+        is then ``sum_i s_i cw_i loss_i / sum_i s_i``), or None when every weight is one."""
+        from sklearn.utils.class_weight import compute_class_weight
+
+        cw = self.class_weight
+        if cw is not None and not (cw == "balanced" or isinstance(cw, dict)):
+            raise InputError(f"must be a dict, 'balanced' or None, got {cw!r}", field="class_weight")
+        if cw is None and sample_weight is None:
+            return None
+        n = y_idx.shape[0]
+        c = np.ones(n) if sample_weight is None else sample_weight * (n / float(np.sum(sample_weight)))
+        if cw is not None:
+            if isinstance(cw, dict):
+                unknown = [k for k in cw if k not in set(classes.tolist())]
+                if unknown:
+                    raise InputError(f"class_weight names labels not in y: {unknown!r}", field="class_weight")
+            try:
+                per_class = compute_class_weight(cw, classes=classes, y=classes[y_idx])
+            except ValueError as exc:
+                raise InputError(str(exc), field="class_weight") from None
+            if not np.all(np.isfinite(per_class)) or np.any(per_class < 0):
+                raise InputError("class weights must be finite and non-negative", field="class_weight")
+            c = c * per_class[y_idx]
+        return c
+
     @staticmethod
     def _append_bias(X, bias):
         col = np.full((X.shape[0], 1), bias)
@@ -194,7 +227,9 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         return tags
 
     # ---------------------------------------------------------------- estimator
-    def fit(self, X, y, *, validation_data=None, validation_fraction=None, validation_seed=0, refit=True):
+    def fit(
+        self, X, y, sample_weight=None, *, validation_data=None, validation_fraction=None, validation_seed=0, refit=True
+    ):
         """Train on features ``X`` and labels ``y``.
 
         Parameters
@@ -206,6 +241,11 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         y : array-like of shape (n_samples,)
             At least two distinct labels. A column vector is raveled with scikit-learn's
             ``DataConversionWarning``.
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights of the examples' losses: the risk becomes
+            ``sum_i c_i loss_i / sum_i s_i`` with ``c_i = s_i * class_weight[y_i]``, so a weight 2
+            counts an example twice and a weight 0 drops it (liblinear's instance weights, with
+            ``C`` still weighing a mean). Not with ``validation_fraction``.
         validation_data : (X_dev, y_dev), optional
             Labelled samples to choose C on by accuracy (a grid of C), or to score the model
             on (one C). Labels never seen in training count as errors (with a warning).
@@ -242,6 +282,15 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         X = validate_features(self, X, reset=True)
         y = check_target(y, n_samples=X.shape[0], owner="LinearSVM")
         X_all, y_all = X, y
+        if sample_weight is not None:
+            from oracles.linear_inputs import as_sample_weight
+
+            if validation_fraction is not None:
+                raise InputError(
+                    "sample_weight with validation_fraction is not supported: pass validation_data",
+                    field="sample_weight",
+                )
+            sample_weight = as_sample_weight(sample_weight, X.shape[0])
         grid = p["C"]
         plan = plan_validation(
             grid, validation_data, validation_fraction, validation_seed, default_fraction=None, owner="LinearSVM"
@@ -263,11 +312,12 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         n_features = X.shape[1]
         Xb = X if p["bias"] is None else self._append_bias(X, p["bias"])
         n_classes = classes.shape[0]
+        weights = self._example_weights(classes, y_idx, sample_weight)
         oracle: BinaryHinge | MulticlassHinge
         if n_classes == 2:
-            oracle = BinaryHinge(Xb, np.where(y_idx == 1, 1.0, -1.0))
+            oracle = BinaryHinge(Xb, np.where(y_idx == 1, 1.0, -1.0), sample_weight=weights)
         else:
-            oracle = MulticlassHinge(Xb, y_idx, n_classes)
+            oracle = MulticlassHinge(Xb, y_idx, n_classes, sample_weight=weights)
         reg = L2() if p["regularizer"] == "l2" else L1()
         self.classes_ = classes
         self.n_features_in_ = n_features

@@ -3,8 +3,9 @@
 - ``LinearSVM`` and ``MKL`` with each of its three solvers (Kelley's cutting planes, Gauss-Seidel,
   SimpleMKL; the former ``KelleyMKL`` / ``GaussSeidelMKL`` / ``SimpleMKL``) pass every check of
   :func:`sklearn.utils.estimator_checks.check_estimator`, each a test case of its own
-  (``parametrize_with_checks``). No check is expected to fail: ``EXPECTED_FAILED_CHECKS`` is
-  empty. scikit-learn itself skips two checks depending on the environment, not on the
+  (``parametrize_with_checks``). One check is expected to fail, with its reason in
+  ``EXPECTED_FAILED_CHECKS``: LinearSVM's ``check_class_weight_classifiers`` (no intercept).
+  scikit-learn itself skips two checks depending on the environment, not on the
   estimator: ``check_classifier_data_not_an_array`` without pandas (pandas is in the ``test``
   extra, so it runs), and ``check_array_api_input`` unless ``SCIPY_ARRAY_API=1`` was set before
   scipy was imported, which :func:`test_array_api_check_runs_with_scipy_array_api_set` does in a
@@ -58,11 +59,21 @@ ESTIMATORS = [
     _mkl(Wrapper(method="simplemkl")),
 ]
 
-#: Checks deliberately expected to fail, with the reason: none.
-EXPECTED_FAILED_CHECKS: dict = {}
+#: Checks deliberately expected to fail, by estimator, with the reason.
+EXPECTED_FAILED_CHECKS: dict = {
+    "LinearSVM": {
+        # class_weight (issue 39) now makes scikit-learn run this check; it wants 87% of a noisy,
+        # off-centre two-blob test set predicted as class 0 under class_weight={0: 1000, 1: 1e-4},
+        # which needs an intercept: LinearSVM has none by default (liblinear's -B is bias=...).
+        # The weights themselves are checked against cvxpy and LinearSVC in test_linear_svm_weights.py.
+        "check_class_weight_classifiers": "no intercept by default: the check's blobs are not centred",
+    },
+}
 
 
-@parametrize_with_checks(ESTIMATORS, expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS)
+@parametrize_with_checks(
+    ESTIMATORS, expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS.get(type(est).__name__, {})
+)
 def test_check_estimator(estimator, check):
     with warnings.catch_warnings():
         # the checks' tiny problems may stop at max_iter or have a kernel of round-off negativity
