@@ -59,6 +59,11 @@ class FunctionOracle:
     exact : bool, default=True
         Whether ``value`` is the exact risk (False for an upper bound, e.g. a relaxed
         inner solve); forwarded to the engine's certificate.
+    risk_lower_bound : float, optional
+        A known lower bound of the risk, ``R(w) >= risk_lower_bound`` for every ``w`` (0 for a
+        non-negative loss). :func:`cutplane.minimize` adds it as a cut where the regulariser
+        needs one (``L1``: without it the first reduced problems are unbounded below), as it
+        does for the built-in oracles. None: unknown.
 
     Attributes
     ----------
@@ -73,7 +78,7 @@ class FunctionOracle:
         non-finite value or a subgradient of the wrong shape.
     """
 
-    def __init__(self, fun, dim, *, sparse=False, exact=True):
+    def __init__(self, fun, dim, *, sparse=False, exact=True, risk_lower_bound=None):
         if not callable(fun):
             raise InputError(f"fun must be callable, got {type(fun).__name__}", field="fun")
         if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim < 1:
@@ -82,6 +87,16 @@ class FunctionOracle:
         self.dim = int(dim)
         self.sparse = bool(sparse)
         self.exact = bool(exact)
+        if risk_lower_bound is not None:
+            try:
+                risk_lower_bound = float(risk_lower_bound)
+            except (TypeError, ValueError):
+                raise InputError(
+                    f"must be a number, got {type(risk_lower_bound).__name__}", field="risk_lower_bound"
+                ) from None
+            if not np.isfinite(risk_lower_bound):
+                raise InputError(f"must be finite, got {risk_lower_bound}", field="risk_lower_bound")
+        self.risk_lower_bound = risk_lower_bound
         self.n_calls = 0
         functools.update_wrapper(self, fun, updated=())
 
@@ -136,6 +151,11 @@ class FunctionOracle:
             ) from None
         if not np.isfinite(value):
             raise InputError(f"{self._name()} returned the non-finite value {value}", field="value")
+        if self.risk_lower_bound is not None and value < self.risk_lower_bound - 1e-9 * max(1.0, abs(value)):
+            raise InputError(
+                f"{self._name()} returned {value}, below its declared risk_lower_bound {self.risk_lower_bound}",
+                field="risk_lower_bound",
+            )
         slope = self._check_slope(slope)
         return OracleResult(value, Cut(slope, value - slope_dot(slope, w)), exact, argmax)
 
@@ -143,7 +163,7 @@ class FunctionOracle:
         return f"FunctionOracle({self._name()}, dim={self.dim}, sparse={self.sparse})"
 
 
-def oracle(dim, *, sparse=False, exact=True):
+def oracle(dim, *, sparse=False, exact=True, risk_lower_bound=None):
     """Decorator: turn ``fun(w) -> (value, subgradient)`` into a :class:`FunctionOracle`.
 
     Parameters
@@ -152,6 +172,8 @@ def oracle(dim, *, sparse=False, exact=True):
         Length of ``w``.
     sparse, exact : bool
         As in :class:`FunctionOracle`.
+    risk_lower_bound : float, optional
+        As in :class:`FunctionOracle`: a known lower bound of the risk (an ``L1`` run needs one).
 
     Examples
     --------
@@ -164,6 +186,6 @@ def oracle(dim, *, sparse=False, exact=True):
     """
 
     def wrap(fun):
-        return FunctionOracle(fun, dim, sparse=sparse, exact=exact)
+        return FunctionOracle(fun, dim, sparse=sparse, exact=exact, risk_lower_bound=risk_lower_bound)
 
     return wrap
