@@ -19,6 +19,8 @@ _LAZY: dict[str, str] = {
     "write_svmlight": "problems.io.svmlight",
     "SvmlightData": "problems.io.svmlight",
     "SvmlightFile": "problems.io.svmlight",
+    "SvmlightRanking": "problems.io.svmlight",
+    "read_svmlight_ranking": "problems.io.svmlight",
     "sniff_format": "problems.io.sniff",
     "ColumnSentence": "problems.io.conll",
     "ColumnCorpus": "problems.io.conll",

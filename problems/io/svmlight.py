@@ -41,6 +41,8 @@ __all__ = [
     "write_svmlight",
     "SvmlightData",
     "SvmlightFile",
+    "SvmlightRanking",
+    "read_svmlight_ranking",
     "MAX_INDEX",
 ]
 
@@ -61,6 +63,25 @@ class SvmlightData(NamedTuple):
 
     X: sp.csr_matrix
     y: np.ndarray
+
+
+class SvmlightRanking(NamedTuple):
+    """A ranking file read by :func:`read_svmlight_ranking`: items, relevance, queries, index base.
+
+    Attributes
+    ----------
+    X : scipy.sparse.csr_matrix of shape (n_samples, n_features)
+    y : ndarray of float64 of shape (n_samples,)
+        Relevance (the label column).
+    qid : ndarray of int64 of shape (n_samples,) or None
+        The ``qid:`` of each line; None when no line has one (one query).
+    zero_based : bool
+    """
+
+    X: sp.csr_matrix
+    y: np.ndarray
+    qid: np.ndarray | None
+    zero_based: bool
 
 
 class SvmlightFile(NamedTuple):
@@ -129,7 +150,8 @@ def _check_index(idx, *, zero_based, path, line, field):
 
 
 def _parse_line(text, *, path, line, zero_based, n_features):
-    """``(label, indices, values)`` of one data line (indices as written in the file), or None
+    """``(label, indices, values, qid)`` of one data line (indices as written in the file; ``qid``
+    None when the line has none), or None
     for a blank or comment-only line; raises an InputError naming the line and token when it
     breaks the format (``zero_based`` None: the base is not known yet, any index >= 0 passes)."""
     body = text.split("#", 1)[0].strip()
@@ -140,9 +162,10 @@ def _parse_line(text, *, path, line, zero_based, n_features):
     prev = -1
     lowest = 0 if zero_based in (None, True) else 1
     indices, values = [], []
+    qid = None
     for k, tok in enumerate(tokens[1:], start=1):
         if k == 1 and tok.startswith("qid:"):
-            parse_int(tok[4:], path=path, line=line, field="qid")
+            qid = parse_int(tok[4:], path=path, line=line, field="qid")
             continue
         idx_s, sep, val_s = tok.partition(":")
         field = f"token {k + 1}"
@@ -162,13 +185,14 @@ def _parse_line(text, *, path, line, zero_based, n_features):
             raise InputError(f"feature index {idx} exceeds n_features={n_features}", path=path, line=line, field=field)
         indices.append(idx)
         values.append(_parse_float(val_s, path=path, line=line, field=field))
-    return label, indices, values
+    return label, indices, values, qid
 
 
-def _read_python(path, *, zero_based, n_features):
+def _read_python(path, *, zero_based, n_features, qids=None):
     """The pure-Python reader: slower, but every error names its line (and BOM/CRLF are fine).
     Returns ``(X, y)`` with column ``j`` = the file's index ``j`` (``zero_based`` None or
-    True: the raw indices) or ``j + 1`` (False)."""
+    True: the raw indices) or ``j + 1`` (False). ``qids``, a list, receives ``(line, qid)`` of
+    each example (``qid`` None where the line has none)."""
     import scipy.sparse as sp
 
     lowest = 0 if zero_based in (None, True) else 1
@@ -181,6 +205,8 @@ def _read_python(path, *, zero_based, n_features):
         if row is None:
             continue
         labels.append(row[0])
+        if qids is not None:
+            qids.append((line_no, row[3]))
         indices.extend(i - lowest for i in row[1])
         values.extend(row[2])
         indptr.append(len(indices))
@@ -362,3 +388,40 @@ def write_svmlight(path, X, y, *, zero_based=False, comment=None):
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "wb") as f:
         dump_svmlight_file(X, y, f, zero_based=zero_based, comment=comment)
+
+
+def read_svmlight_ranking(path, n_features=None, *, zero_based="auto") -> SvmlightRanking:
+    """Read an SVMlight ranking file (SVM^rank's format): ``<relevance> qid:<q> <index>:<value> ...``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    n_features : int, optional
+    zero_based : {"auto", True, False}, default="auto"
+        As in :func:`read_svmlight_file`.
+
+    Returns
+    -------
+    SvmlightRanking
+        ``(X, y, qid, zero_based)``; ``qid`` None when no line has a ``qid:``.
+
+    Raises
+    ------
+    InputError
+        As :func:`read_svmlight_file`; also a ``qid:`` that is not an integer, or a line without
+        a ``qid:`` in a file where others have one (the message names the file and line).
+
+    Notes
+    -----
+    Read by the pure-Python reader (every error names its line).
+    """
+    X, y, base = read_svmlight_file(path, n_features, zero_based=zero_based)
+    qids: list = []
+    _read_python(path, zero_based=base, n_features=X.shape[1] if n_features is None else n_features, qids=qids)
+    given = [q for _, q in qids if q is not None]
+    if not given:
+        return SvmlightRanking(X, y, None, base)
+    if len(given) != len(qids):
+        line = next(line for line, q in qids if q is None)
+        raise InputError("a line without qid: in a file whose other lines have one", path=path, line=line, field="qid")
+    return SvmlightRanking(X, y, np.asarray(given, dtype=np.int64), base)
