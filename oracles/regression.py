@@ -3,16 +3,16 @@
 ``R(w) = (1/n) sum_i s_i loss(y_i - <x_i, w> - b)``, with sample weights ``s_i`` (ones by
 default) and the residual's loss one of (Teo et al. 2010, Table 5):
 
-================== =============================================== ======================
-``loss``           ``loss(r)``                                     form
-================== =============================================== ======================
-absolute           ``|r|``                                         2 affine pieces
-quantile (tau)     ``max(tau r, (tau - 1) r)`` (pinball)           2 affine pieces
-epsilon_insensitive ``max(0, |r| - epsilon)``                      3 affine pieces
-squared            ``r^2 / 2``                                     smooth
-huber (delta)      ``r^2 / 2`` if ``|r| <= delta`` else            smooth
-                   ``delta (|r| - delta / 2)``
-================== =============================================== ======================
+=================== =============================================== ======================
+``loss``            ``loss(r)``                                     form
+=================== =============================================== ======================
+absolute            ``|r|``                                         2 affine pieces
+quantile (tau)      ``max(tau r, (tau - 1) r)`` (pinball)           2 affine pieces
+epsilon_insensitive ``max(0, |r| - epsilon)``                       3 affine pieces
+squared             ``r^2 / 2``                                     smooth
+huber (delta)       ``r^2 / 2`` if ``|r| <= delta``, else           smooth
+                    ``delta (|r| - delta / 2)``
+=================== =============================================== ======================
 
 **Intercept.** The engine regularises every coordinate of ``w``, and scikit-learn's intercept is
 not regularised. With ``fit_intercept=True`` the oracle profiles it out:
