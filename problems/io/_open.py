@@ -4,7 +4,10 @@ Every reader in :mod:`problems.io` goes through :func:`open_text` (a file-like o
 code that wants one, e.g. :mod:`problems.io.sniff`) or :func:`iter_lines` (numbered lines
 for the hand-written parsers). Both
 
-- decompress gzip input transparently (``.gz`` suffix or the gzip magic bytes ``1f 8b``);
+- decompress gzip, bzip2 and xz input transparently (the formats scikit-learn's and numpy's
+  readers take; recognised by their magic bytes, or the ``.gz`` / ``.bz2`` / ``.xz`` suffix), and
+  refuse zip, zstd, 7z, lz4 and legacy lzma files with a message saying so
+  (:func:`compression_of`);
 - decode strictly, one line at a time, so a bad byte raises
   :class:`~cutplane.exceptions.InputError` naming the file and the 1-based line; the encoding is
   UTF-8 unless another is named (``encoding=``, the command line's ``--encoding``): any
@@ -12,7 +15,7 @@ for the hand-written parsers). Both
   for CRF++'s JapaneseNE example, ``shift_jis``, ``gb18030``, ...; not UTF-16 / UTF-32, whose
   line ends are not the byte ``\\n``);
 - drop a leading byte-order mark (U+FEFF) and turn ``\\r\\n`` line ends into ``\\n``;
-- report a truncated or corrupt gzip stream as an ``InputError`` naming the line reached;
+- report a truncated or corrupt compressed stream as an ``InputError`` naming the line reached;
 - report a missing file, a directory or an unreadable file as an ``InputError`` naming it.
 
 Policy shared by every reader (documented here once):
@@ -38,11 +41,23 @@ import re
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import cast
 
 from cutplane.exceptions import InputError
 
-__all__ = ["open_text", "iter_lines", "LineReader", "parse_int", "no_records", "check_encoding", "DEFAULT_ENCODING"]
+__all__ = [
+    "open_text",
+    "iter_lines",
+    "LineReader",
+    "parse_int",
+    "no_records",
+    "check_encoding",
+    "DEFAULT_ENCODING",
+    "COMPRESSIONS",
+    "UNSUPPORTED_COMPRESSIONS",
+    "compression_of",
+    "open_binary",
+    "decompression_errors",
+]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 #: The encoding of input files unless another is named.
@@ -51,8 +66,61 @@ _INT = re.compile(r"[+-]?[0-9]+")
 _INT64_MAX = 2**63 - 1
 
 
-def _open_binary(path) -> io.BufferedIOBase:
-    """The raw byte stream of ``path``, gunzipped when it is gzip."""
+#: The compressions read transparently, as scikit-learn's readers and numpy do: name -> (suffix,
+#: test of the file's first bytes).
+COMPRESSIONS = {
+    "gzip": (".gz", lambda head: head[:2] == _GZIP_MAGIC),
+    "bzip2": (".bz2", lambda head: head[:3] == b"BZh" and head[3:4].isdigit() and head[4:10] == b"1AY&SY"),
+    "xz": (".xz", lambda head: head[:6] == b"\xfd7zXZ\x00"),
+}
+#: Archive and compression formats recognised by their first bytes and refused with a message
+#: saying so: name -> (their usual suffixes, magic bytes).
+UNSUPPORTED_COMPRESSIONS = {
+    "zip": ((".zip",), b"PK\x03\x04"),
+    "zstd": ((".zst", ".zstd"), b"\x28\xb5\x2f\xfd"),
+    "7z": ((".7z",), b"7z\xbc\xaf\x27\x1c"),
+    "lz4": ((".lz4",), b"\x04\x22\x4d\x18"),
+    "lzma (legacy .lzma)": ((".lzma",), b"\x5d\x00\x00"),
+}
+
+
+def compression_of(path, head: bytes) -> str | None:
+    """The compression of a file from its first bytes ``head`` (at least 10 of them when the file
+    has them) or, failing that, its suffix (a corrupt ``.gz`` is reported by the decompressor):
+    ``"gzip"``, ``"bzip2"``, ``"xz"`` or None.
+
+    Raises
+    ------
+    InputError
+        A compression or archive format the readers do not read (zip, zstd, 7z, lz4, lzma).
+    """
+    for name, (_, test) in COMPRESSIONS.items():
+        if test(head):
+            return name
+    suffix = os.path.splitext(os.fspath(path))[1].lower()
+    for name, (_, magic) in UNSUPPORTED_COMPRESSIONS.items():
+        if head.startswith(magic):
+            raise InputError(
+                f"a {name} file: this compression is not read (gzip .gz, bzip2 .bz2 and xz .xz are); "
+                "decompress it first",
+                path=path,
+                field="compression",
+            )
+    for name, (ending, _) in COMPRESSIONS.items():
+        if suffix == ending:  # named so but not so: its decompressor reports the corrupt stream
+            return name
+    return None
+
+
+def open_binary(path) -> io.BufferedIOBase:
+    """The byte stream of ``path``, decompressed when it is gzip, bzip2 or xz
+    (:func:`compression_of`); its ``compression`` attribute names the compression (None: plain).
+
+    Raises
+    ------
+    InputError
+        A folder, a file that cannot be opened, a compression that is not read.
+    """
     if os.path.isdir(path):
         raise InputError("is a directory; expected a file", path=path)
     try:
@@ -60,13 +128,41 @@ def _open_binary(path) -> io.BufferedIOBase:
     except OSError as exc:
         raise InputError(f"cannot open file: {exc.strerror or exc}", path=path) from None
     try:
-        magic = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
+        head = raw.peek(10)[:10] if hasattr(raw, "peek") else b""
+        kind = compression_of(path, head)
     except OSError as exc:  # pragma: no cover - exotic file systems
         raw.close()
         raise InputError(f"cannot read file: {exc}", path=path) from None
-    if magic == _GZIP_MAGIC or str(path).endswith(".gz"):
-        return gzip.GzipFile(fileobj=raw, mode="rb")  # closes nothing: we close raw ourselves
-    return raw
+    except InputError:
+        raw.close()
+        raise
+    if kind is None:
+        raw.compression = None  # type: ignore[attr-defined]
+        return raw
+    raw.close()  # the decompressor opens the file by its name, and closes it with itself
+    stream: io.BufferedIOBase
+    try:
+        if kind == "gzip":
+            stream = gzip.GzipFile(os.fspath(path), mode="rb")
+        elif kind == "bzip2":
+            import bz2
+
+            stream = bz2.BZ2File(os.fspath(path), mode="rb")
+        else:
+            import lzma
+
+            stream = lzma.LZMAFile(os.fspath(path), mode="rb")
+    except OSError as exc:  # pragma: no cover - the file went away since it was opened
+        raise InputError(f"cannot open file: {exc.strerror or exc}", path=path) from None
+    stream.compression = kind  # type: ignore[attr-defined]
+    return stream
+
+
+def decompression_errors() -> tuple:
+    """The exceptions a decompressor raises on a corrupt or truncated stream."""
+    import lzma
+
+    return (OSError, EOFError, zlib.error, lzma.LZMAError)
 
 
 def check_encoding(encoding) -> str:
@@ -131,12 +227,9 @@ class LineReader(io.TextIOBase):
         self.encoding_name = check_encoding(encoding)
         self.path = os.fspath(path)
         self.lineno = 0
-        self._stream = _open_binary(self.path)
-        # The file _open_binary opened under the gzip layer (typeshed types GzipFile.fileobj as a
-        # protocol without close()); closed by close().
-        self._inner: io.BufferedIOBase | None = (
-            cast(io.BufferedIOBase, self._stream.fileobj) if isinstance(self._stream, gzip.GzipFile) else None
-        )
+        self._stream = open_binary(self.path)
+        #: gzip, bzip2, xz or None (plain).
+        self.compression: str | None = getattr(self._stream, "compression", None)
 
     # -- io.TextIOBase interface ---------------------------------------------------------
     def readable(self) -> bool:
@@ -149,8 +242,8 @@ class LineReader(io.TextIOBase):
             raise io.UnsupportedOperation("readline(size) is not supported; read whole lines")
         try:
             data = self._stream.readline()
-        except (OSError, EOFError, zlib.error) as exc:
-            what = "corrupt or truncated gzip data" if self._inner is not None else "cannot read file"
+        except decompression_errors() as exc:
+            what = f"corrupt or truncated {self.compression} data" if self.compression else "cannot read file"
             raise InputError(f"{what} ({exc})", path=self.path, line=self.lineno + 1) from None
         if not data:
             return ""
@@ -191,8 +284,6 @@ class LineReader(io.TextIOBase):
     def close(self) -> None:
         if not self.closed:
             self._stream.close()
-            if self._inner is not None:
-                self._inner.close()
         super().close()
 
     def error(self, message: str, *, field: str | None = None, line: int | None = None) -> InputError:

@@ -13,7 +13,8 @@ Index base: SVMlight's indices start at 1, scikit-learn's ``dump_svmlight_file``
 ``load_svmlight_file(zero_based="auto")`` does: the file is 0-based when some index is 0,
 1-based otherwise (a 0-based file without any index 0 is read as 1-based: pass the base
 explicitly when it is known). :func:`read_svmlight_file` returns the base it used.
-gzip input is read transparently (``.gz`` suffix or magic bytes).
+gzip, bzip2 and xz input is read transparently (magic bytes, or the
+``.gz`` / ``.bz2`` / ``.xz`` suffix).
 """
 
 from __future__ import annotations
@@ -23,14 +24,13 @@ import io
 import math
 import numbers
 import os
-import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from cutplane.exceptions import InputError
-from problems.io._open import iter_lines, no_records, parse_int
+from problems.io._open import decompression_errors, iter_lines, no_records, open_binary, parse_int
 
 if TYPE_CHECKING:  # scipy is imported when a file is read (the package imports fast)
     import scipy.sparse as sp
@@ -46,7 +46,6 @@ __all__ = [
     "MAX_INDEX",
 ]
 
-_GZIP_MAGIC = b"\x1f\x8b"
 #: Largest feature index accepted, whatever the base and whichever reader path (scipy's and
 #: scikit-learn's int32 index arrays; a 0-based file then has at most ``MAX_INDEX + 1`` columns).
 MAX_INDEX = 2**31 - 2
@@ -107,11 +106,7 @@ def _open_binary(path):
         raise InputError("file not found", path=path)
     if path.is_dir():
         raise InputError("is a directory, expected an SVMlight file", path=path)
-    with open(path, "rb") as f:
-        magic = f.read(2)
-    if magic == _GZIP_MAGIC:
-        return gzip.open(path, "rb")
-    return open(path, "rb")
+    return open_binary(path)  # gzip, bzip2 or xz decompressed (problems.io._open.compression_of)
 
 
 def _shown(token: str) -> str:
@@ -237,7 +232,7 @@ def _read_fast(path, n_features, zero_based):
         raw, y, _ = load_svmlight_file(io.BytesIO(data), zero_based=True, dtype=np.float64, query_id=True)
     except InputError:
         raise
-    except (ValueError, TypeError, IndexError, OverflowError, MemoryError, OSError, EOFError, zlib.error):
+    except (ValueError, TypeError, IndexError, OverflowError, MemoryError, *decompression_errors()):
         return None
     if raw.shape[0] == 0 or not (np.all(np.isfinite(raw.data)) and np.all(np.isfinite(y))):
         return None
