@@ -184,7 +184,7 @@ def iter_conllu(path, *, allow_missing_heads: bool = False) -> Iterator[ConlluSe
     ------
     InputError
         Naming the file and line: bad UTF-8 or gzip, a line without 10 tab-separated
-        columns, a bad or out-of-order ID, a non-integer HEAD, a head out of range, a cycle
+        columns, a field with leading or trailing whitespace, a bad or out-of-order ID, a non-integer HEAD, a head out of range, a cycle
         in the heads, a comment line between the words of a sentence.
     """
     spath = os.fspath(path)
@@ -211,6 +211,14 @@ def iter_conllu(path, *, allow_missing_heads: bool = False) -> Iterator[ConlluSe
                 path=spath,
                 line=lineno,
             )
+        for name, value in zip(_COLS, cols):
+            if value != value.strip():  # ' punct' is not 'punct': the UD validator refuses it too
+                raise InputError(
+                    f"{value[:40]!r} has leading or trailing whitespace; expected the value alone between the tabs",
+                    path=spath,
+                    line=lineno,
+                    field=name,
+                )
         tid = cols[0]
         if "-" in tid or "." in tid:  # multiword token or empty node
             parts = tid.replace(".", "-").split("-")
