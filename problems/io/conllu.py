@@ -184,8 +184,9 @@ def iter_conllu(path, *, allow_missing_heads: bool = False) -> Iterator[ConlluSe
     ------
     InputError
         Naming the file and line: bad UTF-8 or gzip, a line without 10 tab-separated
-        columns, a field with leading or trailing whitespace, a bad or out-of-order ID, a non-integer HEAD, a head out of range, a cycle
-        in the heads, a comment line between the words of a sentence.
+        columns, a field with leading or trailing whitespace, a bad or out-of-order ID, a
+        non-integer HEAD, a head out of range, a cycle in the heads, a comment line between the
+        words of a sentence.
     """
     spath = os.fspath(path)
     rows: list = []
