@@ -531,8 +531,9 @@ _NO_MATPLOTLIB = "--plot needs matplotlib, a dependency of cutplane that this en
 
 
 def write_plots(est, args, report):
-    """``--plot DIR``: template weights (sorted, log scale) and, for the cutting-plane solver, the
-    bounds per iteration; the files are listed under ``report["plots"]``."""
+    """``--plot DIR``: template weights (sorted, log scale; the estimators with templates) and, for
+    the cutting-plane solver, the bounds per iteration; the files are listed under
+    ``report["plots"]``."""
     if getattr(args, "plot", None) is None:
         return
     from problems.plots import matplotlib_available, plot_bounds, plot_template_weights
@@ -540,13 +541,15 @@ def write_plots(est, args, report):
     if not matplotlib_available():
         raise InputError(_NO_MATPLOTLIB, field="--plot")
     args.plot.mkdir(parents=True, exist_ok=True)
-    report["plots"] = [
-        str(
-            plot_template_weights(
-                est.template_norms_, args.plot / "template_weights.png", title=f"{est.regularizer} ||w_j||"
+    report["plots"] = []
+    if hasattr(est, "template_norms_"):  # a linear SVM has no templates: its bounds (and path) only
+        report["plots"].append(
+            str(
+                plot_template_weights(
+                    est.template_norms_, args.plot / "template_weights.png", title=f"{est.regularizer} ||w_j||"
+                )
             )
         )
-    ]
     if est.lower_bound_ is not None:  # SPOM has no bounds to draw
         report["plots"].append(
             str(

@@ -218,9 +218,9 @@ def add_arguments(p):
         "--plot",
         type=Path,
         metavar="DIR",
-        help="structured tasks: write template weights and the bounds per iteration as PNG "
-        "files here, and with a grid of C the validation score and certified gap along C "
-        "(needs matplotlib)",
+        help="write the bounds per iteration (bounds.png; the cutting-plane solver), the template weights "
+        "(template_weights.png; sequence, segment, parse) as PNG files here, and with a grid of C the "
+        "validation score and certified gap along C (path.png) (needs matplotlib)",
     )
     p.add_argument("--model", required=True, type=Path, help="output model file (.npz)")
     p.add_argument("--report", type=Path, help="output JSON report")
@@ -346,6 +346,13 @@ def check_outputs(args) -> None:
         check_output_file(path, flag)
         check_not_input(path, inputs, flag)
     check_output_dir(getattr(args, "plot", None), "--plot")
+    if getattr(args, "plot", None) is not None:
+        from problems.plots import matplotlib_available
+
+        if not matplotlib_available():
+            raise InputError(
+                "--plot needs matplotlib, which this environment lacks: pip install matplotlib", field="--plot"
+            )
 
 
 def _certificate_status(report, args) -> int:

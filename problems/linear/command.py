@@ -52,6 +52,7 @@ from problems.command_options import (
     positive_float,
     selection_report,
     validation_kwargs,
+    write_plots,
 )
 
 __all__ = [
@@ -308,6 +309,7 @@ def train_linear(args, *, binary):
         bias=bias,
         min_last_feature=min_last_feature(X),
     )
+    write_plots(est, args, report)  # --plot DIR: the bounds per iteration, and the path along a grid of C
     return est, report
 
 

@@ -201,3 +201,21 @@ def test_predict_into_a_closed_pipe_exits_quietly(tmp_path, binary_file):
     assert proc.wait(timeout=120) == 141, err
     assert all(line.strip() in (b"1", b"-1") for line in head)
     assert "error" not in err and "Traceback" not in err and "Broken pipe" not in err, err
+
+
+# ------------------------------------------------------------------ item 7: --plot for the linear tasks
+def test_plot_draws_the_bounds_of_a_linear_task(tmp_path, binary_file):
+    """``train --task binary --plot DIR`` used to ignore --plot without a word: it draws what applies
+    to a linear SVM (the bounds per iteration; no template weights) and lists it in the report."""
+    pytest.importorskip("matplotlib")
+    import json
+
+    from tests.png import png_size
+
+    out, report = tmp_path / "plots", tmp_path / "r.json"
+    argv = ["train", "--task", "binary", "--train", str(binary_file), "--model", str(tmp_path / "m.npz")]
+    assert main(argv + ["--plot", str(out), "--report", str(report)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["bounds.png"]
+    assert json.loads(report.read_text())["plots"] == [str(out / "bounds.png")]
+    width, height = png_size(out / "bounds.png")
+    assert width > 100 and height > 100
