@@ -9,6 +9,7 @@ beside its estimator and add one line here.
 from __future__ import annotations
 
 from problems.linear.command import BINARY, MULTICLASS
+from problems.linear.rank_command import RANK
 from problems.parsing.command import PARSE
 from problems.sequence.command import SEGMENT, SEQUENCE
 
@@ -18,6 +19,7 @@ __all__ = ["TASKS"]
 TASKS = {
     "binary": BINARY,
     "multiclass": MULTICLASS,
+    "rank": RANK,
     "sequence": SEQUENCE,
     "segment": SEGMENT,
     "parse": PARSE,

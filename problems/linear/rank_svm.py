@@ -9,10 +9,11 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from problems.linear.certified import REGULARIZERS, SolverParamMixin, checked_cutting_plane, run_certified
+from problems.model_schemas import ModelSchema
 from problems.solvers import Param, check_params
 from problems.validation import check_choice, check_positive, validate_features
 
-__all__ = ["RankSVM"]
+__all__ = ["RankSVM", "MODEL_SCHEMA"]
 
 
 class RankSVM(SolverParamMixin, BaseEstimator):
@@ -131,3 +132,70 @@ class RankSVM(SolverParamMixin, BaseEstimator):
         from problems.metrics.ranking import pairwise_accuracy
 
         return pairwise_accuracy(y, self.decision_function(X), qid)
+
+    def save(self, path, *, extra_meta=None):
+        """Save the fitted model as npz + JSON metadata (:mod:`problems.model_io`).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+        extra_meta : dict, optional
+            More JSON-serialisable metadata (the CLI's task and training report).
+        """
+        from problems.model_io import save_model
+        from problems.solvers import params_to_meta
+
+        check_is_fitted(self, "coef_")
+        meta = dict(extra_meta or {})
+        meta.update(
+            estimator=type(self).__name__,
+            params=params_to_meta(self),
+            n_features_in=int(self.n_features_in_),
+            n_pairs=int(self.n_pairs_),
+            objective=self.objective_,
+            lower_bound=self.lower_bound_,
+            gap=self.gap_,
+            n_iter=int(self.n_iter_),
+        )
+        return save_model(path, {"coef": self.coef_}, meta)
+
+    @classmethod
+    def load(cls, path):
+        """A fitted :class:`RankSVM` from a file written by :meth:`save`.
+
+        Raises
+        ------
+        ModelFormatError
+            Not a RankSVM file, or inconsistent arrays / parameters.
+        """
+        from cutplane.exceptions import InputError, ModelFormatError
+        from problems.model_io import load_model
+        from problems.solvers import params_from_meta
+
+        arrays, meta = load_model(path, estimator=cls.__name__, schema=MODEL_SCHEMA)
+        coef = arrays["coef"]
+        if coef.shape != (meta["n_features_in"],) or not np.all(np.isfinite(coef)):
+            raise ModelFormatError("inconsistent RankSVM coef", path=path, field="coef")
+        try:
+            params, solver = params_from_meta(meta.get("params"), meta["format_version"])
+            est = cls(solver=solver, **params)
+        except (InputError, TypeError) as exc:
+            raise ModelFormatError(
+                f"bad hyper-parameters: {getattr(exc, 'message', exc)}", path=path, field="params"
+            ) from None
+        est.coef_ = coef
+        est.n_features_in_ = int(coef.shape[0])
+        est.n_pairs_ = meta.get("n_pairs")
+        est.n_iter_ = meta.get("n_iter")
+        est.objective_, est.lower_bound_, est.gap_ = meta.get("objective"), meta.get("lower_bound"), meta.get("gap")
+        return est
+
+
+_NUM = (float, type(None))
+#: What a RankSVM model file must hold (:func:`problems.model_io.load_model`).
+MODEL_SCHEMA = ModelSchema(
+    arrays={"coef": ("f", 1)},
+    meta={"params": (dict,), "n_features_in": (int,)},
+    params_of=frozenset(RankSVM._get_param_names()),
+    optional_meta={"n_iter": (int,), "n_pairs": (int,), "objective": _NUM, "lower_bound": _NUM, "gap": _NUM},
+)
