@@ -722,14 +722,17 @@ def load_selection(est, meta, path) -> None:
 SELECTION_ATTRIBUTES = ("C_", "best_index_", "path_", "path_result_", "validation_", "solver_options_", "extended_")
 
 
-def refit_at_chosen(est, X, y, *, started: float, time_limit: float | None, estimator=None) -> bool:
+def refit_at_chosen(
+    est, X, y, *, started: float, time_limit: float | None, estimator=None, warm_start=None
+) -> bool:
     """Train ``est`` again at its chosen ``C_`` on all the training examples (scikit-learn's
     ``refit``), after a grid scored on examples held out of them.
 
     The held-out examples chose ``C``; the model kept is then trained on every example, as
     :class:`sklearn.model_selection.GridSearchCV` does with ``refit=True``. The refit is one
-    run at ``C_`` with the tolerance that point had on the path (``path_["eps"]``), cold: the
-    path's cuts are cuts of the risk of the other training set. The selection attributes
+    run at ``C_`` with the tolerance that point had on the path (``path_["eps"]``), certified on
+    its own: from ``warm_start`` when given (the path's cuts, scaled to be cuts of the risk of
+    all the examples, and the chosen ``w``), else cold. The selection attributes
     (:data:`SELECTION_ATTRIBUTES`) stay those of the grid; the model attributes (``coef_``, the
     bounds, the features, the template weights, ``result_``) become the refit's, and
     ``validation_["refit"]`` says so (``refit_seconds``, ``n_examples_refit``).
@@ -747,6 +750,10 @@ def refit_at_chosen(est, X, y, *, started: float, time_limit: float | None, esti
     estimator : callable, optional
         ``estimator(C, solver)``: the unfitted estimator the refit trains (a CV estimator's
         single-C twin); None: ``est``'s class with ``C`` and ``solver`` replaced.
+    warm_start : cutplane.WarmStart, optional
+        Cuts of the risk of all the training examples and a start point, handed to the refit's
+        single run (used when its coordinates are the refit's; ``validation_["refit_warm"]`` says
+        whether it was).
 
     Returns
     -------
@@ -779,7 +786,11 @@ def refit_at_chosen(est, X, y, *, started: float, time_limit: float | None, esti
     else:
         single = estimator(float(est.C_), solver)
     t0 = time.perf_counter()
-    single.fit(X, y)
+    single._warm_start = warm_start
+    try:
+        single.fit(X, y)
+    finally:
+        del single._warm_start
     seconds = time.perf_counter() - t0
     kept = {name: getattr(est, name) for name in SELECTION_ATTRIBUTES if hasattr(est, name)}
     for name, value in vars(single).items():
@@ -788,7 +799,11 @@ def refit_at_chosen(est, X, y, *, started: float, time_limit: float | None, esti
     for name, value in kept.items():
         setattr(est, name, value)
     est.validation_ = dict(
-        est.validation_, refit=True, refit_seconds=seconds, n_examples_refit=int(len(y if y is not None else X))
+        est.validation_,
+        refit=True,
+        refit_seconds=seconds,
+        n_examples_refit=int(len(y if y is not None else X)),
+        refit_warm=bool(getattr(single, "_refit_was_warm", False)),
     )
     logger.info("refitted at C=%g on all %d training examples in %.1f s", est.C_, len(X), seconds)
     return True

@@ -356,10 +356,11 @@ class CuttingPlaneOptions:
     #: The ``solver`` field of a training report.
     REPORT_NAME: ClassVar[str] = "cutting-plane"
 
-    def train(self, problem: TrainingProblem, C: float, *, callback=None) -> TrainedPoint:
+    def train(self, problem: TrainingProblem, C: float, *, callback=None, warm_start=None) -> TrainedPoint:
         """Minimise ``problem``'s ``F`` at one ``C``: one :func:`cutplane.minimize` on ``F / C``
         (``lam = 1/C``, :meth:`minimize_kwargs`; ``risk_lower_bound`` from the oracle when
-        :attr:`risk_floor_cut` is set, else the regulariser decides).
+        :attr:`risk_floor_cut` is set, else the regulariser decides), from ``warm_start``
+        (:class:`cutplane.WarmStart`: cuts of the oracle's risk and a start point) when given.
 
         The engine's ``ConvergenceWarning`` (on its scale) is suppressed: the estimator warns
         once on ``F`` (:meth:`certified_tolerance`).
@@ -378,7 +379,7 @@ class CuttingPlaneOptions:
             kwargs["risk_lower_bound"] = float(oracle.risk_lower_bound)
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", category=ConvergenceWarning)
-            res = minimize(oracle, problem.regularizer, 1.0 / C, callback=callback, **kwargs)
+            res = minimize(oracle, problem.regularizer, 1.0 / C, callback=callback, warm_start=warm_start, **kwargs)
         return _engine_point(res, C, float(self.eps))
 
     def path_eps(self, values: Sequence[float], *, user_eps: bool, default_eps: float) -> list:

@@ -22,6 +22,8 @@ both estimators share; each estimator extends it with its own and checks the who
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 import warnings
 from collections.abc import Callable
 from typing import Any, ClassVar
@@ -41,6 +43,8 @@ __all__ = [
     "DEFAULT_MIN_COUNTS",
     "make_regularizer",
 ]
+
+logger = logging.getLogger(__name__)
 
 REGULARIZERS = ("mtl", "ssvm", "pmtl")
 
@@ -276,13 +280,30 @@ class TemplateLearnerMixin:
             )
             return reg
         C = grid.values[0]
-        point = options.train(problem, C, callback=callback)
+        warm = self._usable_warm_start(getattr(self, "_warm_start", None), oracle, reg.groups)
+        if warm is not None:
+            self._refit_was_warm = True  # read by problems.model_selection.refit_at_chosen
+        point = options.train(problem, C, callback=callback, **({} if warm is None else {"warm_start": warm}))
         adopt(point)
         row = self._current_row(C, point.eps, None if scorer is None else float(scorer()))
         self.C_, self.best_index_, self.path_result_ = float(C), 0, None
         self.path_ = ms.path_table([row], PATH_COLUMNS)
         self.extended_ = None
         return reg
+
+    @staticmethod
+    def _usable_warm_start(warm, oracle, groups):
+        """``warm`` (a :class:`cutplane.WarmStart` a CV fit hands its refit) when its cuts have
+        the oracle's coordinates and the regulariser's ``groups``, else None (the refit starts cold)."""
+        if warm is None:
+            return None
+        ws = warm.working_set
+        if ws.dim != oracle.dim or not ws.same_groups(groups):
+            logger.info(
+                "refit: the path's cuts have other coordinates (dim %d, the refit's %d): cold", ws.dim, oracle.dim
+            )
+            return None
+        return warm
 
     def _train_grid(self, problem, values, *, options, adopt, scorer, callback, extend=0):
         """Train along the grid ``values`` of C (the solver's ``train_path``: the cutting plane's
@@ -431,11 +452,18 @@ class TemplateLearnerCVMixin:
     added have ``path_["extension"]`` True, ``extended_`` is ``"above"`` / ``"below"`` / None,
     and ``C_`` may be one of them. With the solver's ``time_limit`` and a refit to follow, the
     path keeps the refit's expected time (:class:`~problems.model_selection.RefitBudget`): it
-    stops a point, and starts no new one, when what is left would not pay for it.
+    stops a point, and starts no new one, when what is left would not pay for it. The refit
+    starts from the path's cuts (scaled to be cuts of the risk of all the examples: the path
+    fits the features and labels on all of them when a refit follows) and the chosen ``w``, and
+    is certified on its own; ``validation_["refit_warm"]`` says whether it did.
     """
 
     #: The single-C estimator class (set by each CV class).
     SINGLE: ClassVar[type]
+    # set by fit (the single-C estimator's attributes; declared for the type checker)
+    path_result_: Any
+    result_: Any
+    validation_: Any
     #: The relative gap of the scoring points of a path followed by a refit (the refit certifies
     #: the chosen C to its ``eps``; the scoring points need only what the choice of C needs),
     #: unless the solver was given an ``eps`` or an ``rtol``. Measured on
@@ -531,18 +559,42 @@ class TemplateLearnerCVMixin:
             n_val = int(round((plan.fraction or 0.0) * n_all))
             n_train = n_all - min(n_all - 1, max(1, n_val))  # as holdout_split holds out
             self._refit_budget = ms.RefitBudget(started, options.time_limit, n_all / max(1, n_train))
+        self._refit_follows = refits
         try:
             self._fit_task(
                 X, y, prm=prm, options=options, plan=plan, validation_data=validation_data, callback=callback
             )
         finally:
-            del self._refit_budget, self._scoring_rtol
+            del self._refit_budget, self._scoring_rtol, self._refit_follows
+        warm = self._refit_warm_start(len(y if y is not None else X)) if refits else None
         if refits:
             ms.refit_at_chosen(
-                self, X, y, started=started, time_limit=options.time_limit, estimator=self._single_estimator
+                self,
+                X,
+                y,
+                started=started,
+                time_limit=options.time_limit,
+                estimator=self._single_estimator,
+                warm_start=warm,
             )
         self._warn_uncertified()
         return self
+
+    def _refit_warm_start(self, n_all: int):
+        """The refit's start: the path's cuts, of the risk of the ``n_train`` examples it was
+        trained on, scaled by ``n_train / n_all`` (cuts of the risk of all ``n_all``: the held-out
+        examples' mean risk is ``>= 0``), and the chosen point's ``w``; None when the path kept
+        no working set (SPOM, n-slack). The path result lets go of its working set (memory)."""
+        from cutplane.path import WarmStart
+
+        run = getattr(self, "path_result_", None)
+        if run is None or run.working_set is None:
+            return None
+        ws = run.working_set
+        self.path_result_ = dataclasses.replace(run, working_set=None)
+        n_train = n_all - int(self.validation_["n_examples"])
+        ws.scale(n_train / n_all)
+        return WarmStart(ws, np.array(self.result_.w, dtype=np.float64))
 
     def _single_estimator(self, C: float, solver):
         """The single-C estimator with this one's parameters, at ``C`` with ``solver`` (the refit)."""
