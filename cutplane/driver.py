@@ -117,6 +117,7 @@ def drive(
             if isinstance(exc, SystemError) and not (guard.signal_received is not None and raised_by_interrupt(exc)):
                 raise
             status = "interrupted"
+            reporter.close(status)  # the counter ends its line first: the message gets a line of its own
             logger.warning(
                 "interrupted at iteration %d: returning the best point so far%s",
                 run.state.n_iter,

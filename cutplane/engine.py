@@ -293,6 +293,7 @@ def run_problem(problem: Problem, given: dict, *, callback=None, stacklevel=3) -
         options["method"],
         scale=display_factor(check_progress_scale(problem.progress_scale), lam),
         eps=options["eps"],
+        initial=run.n_iter,  # a resumed run counts on from its checkpoint's iterations
     )
     result = drive(
         run,

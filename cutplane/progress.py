@@ -67,9 +67,11 @@ class ProgressReporter:
     log : bool, default=True
         Log each iteration at INFO on the ``"cutplane"`` logger (False when another reporter of
         the same run logs it).
+    initial : int, default=0
+        The iterations done before this run (a resumed run's): the counter starts there.
     """
 
-    def __init__(self, verbose=False, desc="cutplane", *, scale=1.0, eps=None, log=True):
+    def __init__(self, verbose=False, desc="cutplane", *, scale=1.0, eps=None, log=True, initial=0):
         self._bar = None
         self.desc = desc
         self.scale = float(scale)
@@ -79,7 +81,9 @@ class ProgressReporter:
             from tqdm.auto import tqdm
 
             # total=None: an open-ended counter (iterations, elapsed time, rate), no ETA
-            self._bar = tqdm(total=None, desc=desc, unit="it", leave=True, dynamic_ncols=True)
+            self._bar = tqdm(
+                total=None, desc=desc, unit="it", leave=True, dynamic_ncols=True, initial=max(0, int(initial))
+            )
 
     def update(self, info) -> None:
         """Log and display one iteration."""

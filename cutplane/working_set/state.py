@@ -34,7 +34,8 @@ def working_set_state(ws: WorkingSet) -> dict:
         A = sp.csr_matrix(A)
         out.update(
             ws_indptr=A.indptr.astype(np.int64),
-            ws_indices=A.indices.astype(np.int64),
+            # int32 when every index fits (dim <= 2**31): a quarter of the slopes' bytes, read back exactly
+            ws_indices=A.indices.astype(np.int32 if ws.dim <= np.iinfo(np.int32).max + 1 else np.int64),
             ws_data=A.data.astype(np.float64),
         )
     else:

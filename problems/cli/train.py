@@ -294,6 +294,7 @@ def run(args):
         report["model_file"] = str(interrupted_model_path(args.model))
     summary = {k: v for k, v in report.items() if k != "history"}
     est.save(report["model_file"], extra_meta={"task": args.task, "report": summary})
+    report["removed"] = _remove_spent_files(args, report)
     if args.report is not None:
         args.report.write_text(json.dumps(report, indent=2, allow_nan=True) + "\n")
     if report.get("gap") is None:  # an online solver: no certificate, iterations are epochs
@@ -335,6 +336,25 @@ def run(args):
     if report.get("dev"):  # the dev file's scores (percent), as evaluate prints them
         sys.stdout.write(format_scores(report["dev"], prefix=f"dev {args.dev}: "))
     return _certificate_status(report, args)
+
+
+def _remove_spent_files(args, report) -> list:
+    """After a certified run whose model is saved (status converged), the files it no longer
+    needs: the checkpoint of ``--checkpoint`` (nothing is left to resume) and, after a resume,
+    the best model so far of the interrupted run (``*.interrupted.npz``, superseded by the model
+    just saved). A run that is not certified keeps its checkpoint, to resume with more
+    iterations or time. Returns the paths removed (the report's ``removed``)."""
+    if args.checkpoint is None or report.get("status") != "converged":
+        return []
+    removed = []
+    spent = [Path(args.checkpoint)]
+    if args.resume:
+        spent.append(interrupted_model_path(args.model))
+    for path in spent:
+        if path.is_file() and path.resolve() != Path(args.model).resolve():
+            path.unlink()
+            removed.append(str(path))
+    return removed
 
 
 def check_outputs(args) -> None:
