@@ -108,7 +108,8 @@ class SequenceFeatures(NamedTuple):
         import scipy.sparse as sp
 
         data = np.ones(len(self.indices), dtype=np.float64)
-        m = sp.csr_matrix((data, self.indices, self.indptr), shape=(self.n_tokens, self.n_features))
+        # copies: sum_duplicates works in place and would rewrite this object's arrays
+        m = sp.csr_matrix((data, self.indices.copy(), self.indptr.copy()), shape=(self.n_tokens, self.n_features))
         m.sum_duplicates()
         return m
 

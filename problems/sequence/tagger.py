@@ -45,10 +45,43 @@ _MODEL_NAME = "SequenceTagger"
 _CV_MODEL_NAME = "SequenceTaggerCV"
 
 
-def _check_corpus(X, y=None):
+def _check_corpus(X, y=None, *, name="X"):
     """Sentences as lists of token rows (tuples of str) and, when given, matching label lists
-    (:func:`problems.validation.check_sequences`: equal row widths, str cells, one label per token)."""
-    return check_sequences(X, y)
+    (:func:`problems.validation.check_sequences`: equal row widths, str cells, one label per token),
+    or sentences of feature dicts (:func:`problems.sequence.feature_dicts.check_feature_dicts`)."""
+    from problems.sequence.feature_dicts import check_feature_dicts, is_feature_dict_corpus
+
+    if is_feature_dict_corpus(X):
+        return check_feature_dicts(X, y, name=name)
+    return check_sequences(X, y, name=name)
+
+
+def _feature_index(templates, X, min_count):
+    """A :class:`FeatureIndex` of ``templates`` for token rows, a
+    :class:`~problems.sequence.feature_dicts.DictFeatureIndex` for feature dicts (``templates`` None)."""
+    from problems.sequence.feature_dicts import DictFeatureIndex, is_feature_dict_corpus
+
+    if is_feature_dict_corpus(X):
+        if templates is not None:
+            raise InputError(
+                "X holds feature dicts, which carry their own features: give templates=None (templates apply "
+                "to token rows of columns)",
+                field="templates",
+            )
+        return DictFeatureIndex(min_count=min_count)
+    if templates is None:
+        raise InputError(
+            "templates=None needs feature dicts (X a list of sentences of dicts, as sklearn-crfsuite's); "
+            "token rows of columns need CRF++ templates",
+            field="templates",
+        )
+    return FeatureIndex(templates, min_count=min_count)
+
+
+def _is_dict_index(index) -> bool:
+    from problems.sequence.feature_dicts import DictFeatureIndex
+
+    return isinstance(index, DictFeatureIndex)
 
 
 def _validation_pair(data):
@@ -80,11 +113,14 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
 
     Parameters
     ----------
-    templates : str
+    templates : str or None, default=None
         CRF++ template text (``U00:%x[-1,0]`` lines and ``B``; also unnamed and repeated
         templates, several ``B`` lines and input-conditioned bigrams such as ``B01:%x[0,1]``,
         which need the ``CuttingPlane`` solver); see
-        :func:`problems.sequence.templates.parse_templates`.
+        :func:`problems.sequence.templates.parse_templates`. None for sklearn-crfsuite's input,
+        where each token of ``X`` is a dict of features (:mod:`problems.sequence.feature_dicts`:
+        each key a group, so ``template_weights_`` name the keys; the transitions are the group
+        ``"B"``).
     C : float, default=10000.0
         Weight of the mean structured hinge loss (SVM^hmm's ``C``): ``fit`` trains one model
         at this C. The default is the C that the certified path chose on held-out data for
@@ -93,7 +129,9 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         C, so its best C is smaller: give ``C=1000.0`` with ``regularizer="ssvm"``
         (``docs/results/conll2000_chunking.md``, ``docs/results/conll2002_ner_table5a.md``).
         To choose C on held-out data, use :class:`SequenceTaggerCV` (a grid or ``"auto"``
-        given here is refused).
+        given here is refused). CRF++'s ``-c c`` weighs the *sum* of the sentences' losses
+        against ``1/2 ||w||^2``, this C their *mean*: the same balance is ``C = n * c`` for ``n``
+        training sentences (the user guide's "Coming from CRF++").
     regularizer : {"mtl", "ssvm", "pmtl"}, default="mtl"
     p : float, default=1.0
         Exponent of the p-block norm for ``regularizer="pmtl"`` (``p > 1``).
@@ -170,7 +208,7 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
     MODEL_NAME = _MODEL_NAME
 
     def __init__(
-        self, templates, *, C=10000.0, regularizer="mtl", p=1.0, min_count="auto", active_rtol=1e-5, solver=None
+        self, templates=None, *, C=10000.0, regularizer="mtl", p=1.0, min_count="auto", active_rtol=1e-5, solver=None
     ):
         self.templates = templates
         self.C = C
@@ -201,7 +239,7 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
 
         X, y = _check_corpus(X, y)
         self.min_count_ = self._resolved_min_count()
-        self.feature_index_ = FeatureIndex(self.templates, min_count=self.min_count_)
+        self.feature_index_ = _feature_index(self.templates, X, self.min_count_)
         if vocabulary is None:
             feats = self.feature_index_.fit_transform(X)
             self.labels_ = LabelAlphabet.fit(y)
@@ -225,12 +263,14 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         )
 
     def fit(self, X, y, *, callback=None):
-        """Train one model at ``C`` on sentences ``X`` (lists of token rows of str) with label
-        sequences ``y``.
+        """Train one model at ``C`` on sentences ``X`` (lists of token rows of str, or of feature
+        dicts with ``templates=None``) with label sequences ``y``.
 
         Parameters
         ----------
-        X : list of list of tuple of str
+        X : list of list of tuple of str, or list of list of dict
+            Token rows of columns (read by the templates) or, with ``templates=None``, per-token
+            feature dicts (sklearn-crfsuite's input, :mod:`problems.sequence.feature_dicts`).
         y : list of list of str
         callback : callable, optional
             Passed to the solver: ``callback(IterationInfo)`` per engine iteration,
@@ -289,7 +329,7 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         from problems.metrics.accuracy import token_accuracy
         from problems.metrics.chunking import chunk_f1, is_chunk_tagset
 
-        X_val, y_val = check_sequences(X_val, y_val, name="validation_data")
+        X_val, y_val = _check_corpus(X_val, y_val, name="validation_data")
         warn_unseen_labels(y_val, self.labels_.labels, stacklevel=5)
         chunked = is_chunk_tagset(self.labels_.labels)
         self.validation_ = {
@@ -318,11 +358,15 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         self._check_fitted()
         X, _ = _check_corpus(X)
         index = self.feature_index_
-        if not all_templates:
-            active = set(self.active_templates_)
-            keep = [j for j, t in enumerate(index.templates) if t.name in active or t.kind == "B"]
-            index = _restricted_index(index, keep)
-        feats = index.transform(X)
+        self._check_input_kind(X)
+        if _is_dict_index(index):
+            feats = index.transform(X, keys=None if all_templates else self.active_templates_)
+        else:
+            if not all_templates:
+                active = set(self.active_templates_)
+                keep = [j for j, t in enumerate(index.templates) if t.name in active or t.kind == "B"]
+                index = _restricted_index(index, keep)
+            feats = index.transform(X)
         codes = viterbi_decode(
             self.coef_,
             feats.indptr,
@@ -337,6 +381,15 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         for i in range(len(X)):
             out.append(self.labels_.decode(codes[ptr[i] : ptr[i + 1]]))
         return out
+
+    def _check_input_kind(self, X):
+        """Feature dicts for a model fitted on feature dicts, token rows for a templates' model."""
+        from problems.sequence.feature_dicts import is_feature_dict_corpus
+
+        dicts = _is_dict_index(self.feature_index_)
+        if is_feature_dict_corpus(X) != dicts:
+            fitted, given = ("feature dicts", "token rows") if dicts else ("token rows", "feature dicts")
+            raise InputError(f"the model was fitted on {fitted}, X holds {given}", field="X")
 
     def score(self, X, y):
         """Per-token accuracy (use :mod:`problems.metrics` for chunk F1 or segmentation F1)."""
@@ -354,6 +407,12 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
 
         self._check_fitted()
         idx = self.feature_index_
+        if _is_dict_index(idx):
+            raise InputError(
+                "saving a model fitted on feature dicts is not supported yet (the file format stores CRF++ "
+                "templates); train on token rows with templates to save the model",
+                field="templates",
+            )
         arrays = {
             "coef": self.coef_,
             "feature_names": np.array(idx.feature_names(), dtype=str),
@@ -456,8 +515,8 @@ class SequenceTaggerCV(TemplateLearnerCVMixin, SequenceTagger):
 
     Parameters
     ----------
-    templates : str
-        CRF++ template text (as :class:`SequenceTagger`).
+    templates : str or None, default=None
+        CRF++ template text, or None for feature dicts (as :class:`SequenceTagger`).
     Cs : "auto" or sequence of float, default="auto"
         The grid of C, in the order given. ``"auto"``: the regulariser's grid
         (:data:`problems.template_learning.DEFAULT_C_GRIDS`; MTL^struct's best C is larger than
@@ -527,7 +586,7 @@ class SequenceTaggerCV(TemplateLearnerCVMixin, SequenceTagger):
 
     def __init__(
         self,
-        templates,
+        templates=None,
         *,
         Cs="auto",
         regularizer="mtl",
