@@ -9,7 +9,7 @@ from pathlib import Path
 from cutplane.exceptions import InputError
 from problems.cli.input_check import check_input_format
 from problems.cli.tasks import TASKS
-from problems.command_options import Command, add_encoding_option, check_encoding_option
+from problems.command_options import Command, add_encoding_option, check_encoding_option, positive_int
 
 __all__ = ["add_arguments", "run", "COMMAND"]
 
@@ -37,6 +37,15 @@ def add_arguments(p):
         type=Path,
         help="linear models: write the accuracy, the index base and the unseen features here as JSON",
     )
+    p.add_argument(
+        "-n",
+        "--nbest",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="sequence models: the N best labellings of each sentence, as CRF++'s -n prints them: '# RANK SCORE' "
+        "(the chain's score, not a probability), then the tokens with the predicted column, then a blank line",
+    )
     add_encoding_option(p)
 
 
@@ -61,6 +70,16 @@ def run(args):
     task = TASKS[task_name]
     check_encoding_option(args, task_name, task)
     check_input_format(task_name, meta, args.model, args.input, getattr(args, "encoding", "utf-8"))
+    if args.nbest is not None:
+        if task_name != "sequence":
+            raise InputError(
+                f"--nbest applies to sequence models (CRF++'s -n); this is a {task_name} model",
+                path=args.model,
+                field="--nbest",
+            )
+        from problems.sequence.command import predict_nbest_to
+
+        return predict_nbest_to(args.model, args.input, args.output, args.nbest, encoding=args.encoding)
     if task.predict_to is not None:
         if task.encodings:
             return task.predict_to(args.model, args.input, args.output, encoding=args.encoding)

@@ -50,6 +50,8 @@ from problems.command_options import (
 )
 
 __all__ = [
+    "nbest_labels",
+    "predict_nbest_to",
     "train_sequence",
     "train_segment",
     "evaluate_model",
@@ -301,6 +303,71 @@ def _predict_to(task):
         return 0
 
     return run
+
+
+def nbest_labels(est, inputs, n: int):
+    """The ``n`` best label sequences of each sentence of ``inputs`` and their scores, best first
+    (:func:`oracles.viterbi_nbest.viterbi_nbest` on the tagger's unary and transition scores):
+    a list, per sentence, of ``(labels, score)`` pairs.
+
+    Raises
+    ------
+    InputError
+        A model with input-conditioned bigram templates (their transitions depend on the
+        position; the n-best kernel takes one transition matrix).
+    """
+    import numpy as np
+
+    from oracles.viterbi import split_chain_weights
+    from oracles.viterbi_nbest import viterbi_nbest
+
+    index = est.feature_index_
+    if index.conditioned:
+        raise InputError(
+            "--nbest decodes models with a plain bigram template (B) or none; this model has input-conditioned "
+            "bigram templates",
+            field="--nbest",
+        )
+    feats = index.transform(inputs)
+    K = len(est.labels_)
+    W, trans = split_chain_weights(est.coef_, feats.n_features, K, transitions=index.has_transitions)
+    out, ptr = [], feats.sentence_ptr
+    for i in range(len(inputs)):
+        t0, t1 = int(ptr[i]), int(ptr[i + 1])
+        unary = np.zeros((t1 - t0, K))
+        for t in range(t0, t1):  # feature by feature, in the order of the 1-best kernel's sums
+            for f in feats.indices[feats.indptr[t] : feats.indptr[t + 1]]:
+                unary[t - t0] += W[f]
+        labels, scores = viterbi_nbest(unary, trans, n)
+        out.append([(est.labels_.decode(y), float(s)) for y, s in zip(labels, scores)])
+    return out
+
+
+def predict_nbest_to(model_path, input_path, output_path, n: int, *, encoding="utf-8") -> int:
+    """``cutplane predict --nbest N`` of a sequence model: CRF++'s ``-n`` output, for each
+    sentence its ``N`` best labellings (fewer when it has fewer), each as ``# RANK SCORE`` (rank
+    from 0; the chain's score ``sum unary + sum transition``, not a probability: the model is not
+    a CRF) then the input columns with the predicted label appended, one token a line, and a
+    blank line."""
+    from problems.io.conll import read_conll
+    from problems.sequence.tagger import SequenceTagger
+
+    est = SequenceTagger.load(model_path)
+    corpus = read_conll(input_path, labeled=False, encoding=encoding)
+    _check_model_columns(est, corpus, input_path, model_path)
+    best = nbest_labels(est, corpus.inputs, n)
+    out = sys.stdout if output_path is None else open(output_path, "w", encoding=encoding)
+    try:
+        for rows, ranked in zip(corpus.inputs, best):
+            for rank, (labels, score) in enumerate(ranked):
+                out.write(f"# {rank} {score:.6f}\n")
+                for row, lab in zip(rows, labels):
+                    out.write(" ".join((*row, lab)) + "\n")
+                out.write("\n")
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    return 0
 
 
 def _evaluate(task):
