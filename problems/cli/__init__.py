@@ -3,7 +3,7 @@
 - :mod:`problems.cli.main`: the entry point (:func:`~problems.cli.main.main`), the parser and
   the exit statuses;
 - :mod:`problems.cli.commands`: :data:`~problems.cli.commands.COMMANDS`, the table of
-  subcommands (``train``, ``predict``, ``evaluate``, ``demo``, ``compare``), each in its own
+  subcommands (``train``, ``predict``, ``evaluate``, ``demo``, ``compare``, ``dump``), each in its own
   module;
 - :mod:`problems.cli.tasks`: :data:`~problems.cli.tasks.TASKS`, the table of training tasks,
   each defined in its task subpackage (``problems.linear.command``,

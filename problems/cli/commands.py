@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from problems.cli import compare, demo, evaluate, predict, train
+from problems.cli import compare, demo, dump, evaluate, predict, train
 
 __all__ = ["COMMANDS"]
 
@@ -13,4 +13,5 @@ COMMANDS = {
     "demo": demo.COMMAND,
     "evaluate": evaluate.COMMAND,
     "compare": compare.COMMAND,
+    "dump": dump.COMMAND,
 }

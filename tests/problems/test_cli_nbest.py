@@ -102,3 +102,44 @@ def test_nbest_is_refused_for_other_tasks(tmp_path, capsys):
     assert "--nbest applies to sequence models" in capsys.readouterr().err
     assert main(["predict", "--model", str(tmp_path / "b.npz"), "--input", str(tmp_path / "b.svm"), "-n", "0"]) == 2
     assert "argument -n/--nbest: must be >= 1" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ cutplane dump (CRF++'s -t)
+def test_dump_writes_every_weight_back_exactly(model, capsys):
+    est = SequenceTagger.load(model / "m.npz")
+    out = model / "m.txt"
+    assert main(["dump", "--model", str(model / "m.npz"), "--output", str(out), "--all"]) == 0
+    lines = out.read_text().splitlines()
+    header = [line for line in lines if line.startswith("# ")]
+    body = [line.split("\t") for line in lines if not line.startswith("# ")]
+    assert header[0] == "# task: sequence" and f"# labels: {' '.join(est.labels_.labels)}" in header
+    assert sum(h.startswith("# template: ") for h in header) == len(est.feature_index_.templates)
+    labels = list(est.labels_.labels)
+    K, F = len(labels), est.feature_index_.n_features_
+    assert len(body) == est.coef_.size  # --all: one line a weight
+    names = est.feature_index_.feature_names()
+    unigram = {(f, lab): float(w) for f, lab, w in (r for r in body if len(r) == 3)}
+    W = est.coef_[: F * K].reshape(F, K)
+    assert all(unigram[(names[i], labels[k])] == W[i, k] for i in range(F) for k in range(K))  # exact
+    trans = {(a, b): float(w) for _, a, b, w in (r for r in body if len(r) == 4)}
+    T = est.coef_[F * K :].reshape(K, K)
+    assert all(trans[(labels[a], labels[b])] == T[a, b] for a in range(K) for b in range(K))
+    # without --all: the nonzero weights only, on stdout
+    capsys.readouterr()
+    assert main(["dump", "--model", str(model / "m.npz")]) == 0
+    sparse = [line for line in capsys.readouterr().out.splitlines() if not line.startswith("# ")]
+    assert len(sparse) == int(np.count_nonzero(est.coef_))
+
+
+def test_dump_refuses_a_linear_model(tmp_path, capsys):
+    from problems.demo_data import make_binary
+    from problems.io.svmlight import write_svmlight
+
+    b = make_binary(n_samples=40, n_features=4, n_test=5, seed=0)
+    write_svmlight(tmp_path / "b.svm", b.X_train, b.y_train)
+    assert (
+        main(["train", "--task", "binary", "--train", str(tmp_path / "b.svm"), "--model", str(tmp_path / "b.npz")]) == 0
+    )
+    capsys.readouterr()
+    assert main(["dump", "--model", str(tmp_path / "b.npz")]) == 2
+    assert "dump writes the weights of sequence and segment models" in capsys.readouterr().err
