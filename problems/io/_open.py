@@ -137,7 +137,7 @@ def open_binary(path) -> io.BufferedIOBase:
         raw.close()
         raise
     if kind is None:
-        raw.compression = None  # type: ignore[attr-defined]
+        setattr(raw, "compression", None)  # noqa: B010 - as below
         return raw
     raw.close()  # the decompressor opens the file by its name, and closes it with itself
     stream: io.BufferedIOBase
@@ -154,7 +154,7 @@ def open_binary(path) -> io.BufferedIOBase:
             stream = lzma.LZMAFile(os.fspath(path), mode="rb")
     except OSError as exc:  # pragma: no cover - the file went away since it was opened
         raise InputError(f"cannot open file: {exc.strerror or exc}", path=path) from None
-    stream.compression = kind  # type: ignore[attr-defined]
+    setattr(stream, "compression", kind)  # noqa: B010 - an attribute the io classes do not declare
     return stream
 
 
