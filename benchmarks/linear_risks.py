@@ -254,6 +254,15 @@ def render(rec) -> str:
             f"{_f(r.get('all_pairs_s'))} | {r.get('all_pairs_agree', '-')} | {r['rank_pairs']:,} | "
             f"{_f(r['rank_s'])} | {_f(r['rank_per_nlogn_ns'])} |"
         )
+    first, last = rec["oracles"][0], rec["oracles"][-1]
+    n_ratio = last["n"] / first["n"]
+    nlogn = n_ratio * math.log2(last["n"]) / math.log2(first["n"])
+    lines += [
+        "",
+        f"From n = {first['n']:,} to {last['n']:,}: ROC time per call x{last['roc_s'] / first['roc_s']:.0f}, "
+        f"ranking x{last['rank_s'] / first['rank_s']:.0f}; n log n grows x{nlogn:.0f}, the pairs "
+        f"x{last['roc_pairs'] / first['roc_pairs']:.0f}.",
+    ]
     rk = rec["rank"]
     lib = rk["liblinear"]
     lines += [
