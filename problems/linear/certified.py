@@ -8,7 +8,7 @@ reported back on ``F``.
 from __future__ import annotations
 
 import warnings
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from cutplane.exceptions import ConvergenceWarning, InputError
 from problems.solvers import CuttingPlane, checked_solver
@@ -68,12 +68,12 @@ class CertifiedRun(NamedTuple):
         The engine's result, on its scale ``F / C``.
     """
 
-    w: object
+    w: Any
     objective: float
     lower_bound: float
     gap: float
     n_iter: int
-    result: object
+    result: Any
 
 
 def run_certified(oracle, regularizer, C, options, *, owner, stacklevel=3) -> CertifiedRun:

@@ -185,10 +185,15 @@ class RankSVM(SolverParamMixin, BaseEstimator):
             ) from None
         est.coef_ = coef
         est.n_features_in_ = int(coef.shape[0])
-        est.n_pairs_ = meta.get("n_pairs")
-        est.n_iter_ = meta.get("n_iter")
-        est.objective_, est.lower_bound_, est.gap_ = meta.get("objective"), meta.get("lower_bound"), meta.get("gap")
+        est.n_pairs_ = int(meta.get("n_pairs", 0))
+        est.n_iter_ = int(meta.get("n_iter", 0))
+        est.objective_, est.lower_bound_, est.gap_ = (_number(meta.get(k)) for k in ("objective", "lower_bound", "gap"))
         return est
+
+
+def _number(value) -> float:
+    """A stored bound: NaN when the file has none."""
+    return float("nan") if value is None else float(value)
 
 
 _NUM = (float, type(None))
