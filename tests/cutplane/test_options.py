@@ -51,6 +51,7 @@ def test_names_are_unique_and_documented():
 
 
 @pytest.mark.parametrize("name", NAMES)
+@pytest.mark.filterwarnings("ignore::cutplane.exceptions.ConvergenceWarning")  # max_iter=3 keeps it short
 def test_every_option_is_accepted_by_minimize_and_the_path(name):
     opt = option(name)
     method = _method_of(opt)
