@@ -1,13 +1,13 @@
 """The pairwise ranking hinge (SVM^rank, Joachims 2006), in O(n log n) per query and call.
 
 For queries ``q`` with items ``x_i`` of relevance ``y_i``, the risk is the mean over the
-preference pairs ``P = {(i, j) : q_i = q_j, y_i > y_j}``, pooled across queries, of the hinge
+preference pairs ``P = {(i, j) : q_i = q_j, y_i > y_j}``, pooled across queries, of the hinge::
 
     R(w) = (1/|P|) sum_{(i, j) in P} max(0, 1 - <w, x_i - x_j>).
 
 Nothing is enumerated pair by pair. With the scores ``s = X w``, a pair is violated when
 ``s_j > s_i - 1``; the value and one subgradient only need, for each item, how many violated
-pairs it is the preferred item of (``a_i``) and the other item of (``b_i``):
+pairs it is the preferred item of (``a_i``) and the other item of (``b_i``)::
 
     R(w) = (1/|P|) (sum_i a_i + sum_i (b_i - a_i) s_i),    slope = X^T (b - a) / |P|.
 

@@ -23,7 +23,7 @@ class PerfSVM(ClassifierMixin, SolverParamMixin, BaseEstimator):
     """Linear classifier minimising the convex bound of a multivariate loss (Joachims 2005).
 
     For ``measure="roc_auc"``, ``F(w) = Omega(w) + C * R(w)`` with ``Omega = 1/2 ||w||^2`` (or
-    ``||w||_1``) and
+    ``||w||_1``) and::
 
         R(w) = (1 / (n_+ n_-)) sum_{p: y_p = +1} sum_{n: y_n = -1} max(0, 1 - <w, x_p - x_n>),
 

@@ -19,7 +19,7 @@ __all__ = ["RankSVM", "MODEL_SCHEMA"]
 class RankSVM(SolverParamMixin, BaseEstimator):
     """Linear ranking SVM on the preference pairs of each query, with a certified gap.
 
-    Minimises ``F(w) = Omega(w) + C * R(w)`` with ``Omega = 1/2 ||w||^2`` (or ``||w||_1``) and
+    Minimises ``F(w) = Omega(w) + C * R(w)`` with ``Omega = 1/2 ||w||^2`` (or ``||w||_1``) and::
 
         R(w) = (1/|P|) sum_{(i, j) in P} max(0, 1 - <w, x_i - x_j>),
         P = {(i, j) : qid_i = qid_j, y_i > y_j},

@@ -28,7 +28,7 @@ class LinearRegressor(SolverParamMixin, RegressorMixin, BaseEstimator):
     """Linear regression by a bundle method, with a certified gap.
 
     Minimises ``F(w) = Omega(w) + C * R(w)``, ``Omega = 1/2 ||w||^2`` ("l2") or ``||w||_1``
-    ("l1"), with the mean loss of the residuals ``r_i = y_i - <x_i, w> - b``
+    ("l1"), with the mean loss of the residuals ``r_i = y_i - <x_i, w> - b``::
 
         R(w) = min_b (1/S) sum_i s_i loss(r_i),   S = sum_i s_i,
 
