@@ -930,6 +930,7 @@ class StructuredChunk:
             losses = last.losses.copy()
             reused = np.flatnonzero(~changed & (np.diff(last.indptr) > 0))  # old rows kept
         if reused.size:
+            assert last is not None  # rows are reused only from a last call
             source = np.where(changed, -1, -2).astype(np.int64)
             source[need] = np.arange(need.size)
             indptr, indices, data = _splice_rows(last.indptr, last.indices, last.values, n_ptr, n_idx, n_val, source)
