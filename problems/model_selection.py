@@ -722,9 +722,7 @@ def load_selection(est, meta, path) -> None:
 SELECTION_ATTRIBUTES = ("C_", "best_index_", "path_", "path_result_", "validation_", "solver_options_", "extended_")
 
 
-def refit_at_chosen(
-    est, X, y, *, started: float, time_limit: float | None, estimator=None, warm_start=None
-) -> bool:
+def refit_at_chosen(est, X, y, *, started: float, time_limit: float | None, estimator=None, warm_start=None) -> bool:
     """Train ``est`` again at its chosen ``C_`` on all the training examples (scikit-learn's
     ``refit``), after a grid scored on examples held out of them.
 
@@ -792,6 +790,7 @@ def refit_at_chosen(
     finally:
         del single._warm_start
     seconds = time.perf_counter() - t0
+    n_all = int(len(y) if y is not None else X.shape[0] if hasattr(X, "shape") else len(X))  # a sparse X has no len
     kept = {name: getattr(est, name) for name in SELECTION_ATTRIBUTES if hasattr(est, name)}
     for name, value in vars(single).items():
         if name.endswith("_") and not name.startswith("_"):
@@ -802,8 +801,8 @@ def refit_at_chosen(
         est.validation_,
         refit=True,
         refit_seconds=seconds,
-        n_examples_refit=int(len(y if y is not None else X)),
+        n_examples_refit=n_all,
         refit_warm=bool(getattr(single, "_refit_was_warm", False)),
     )
-    logger.info("refitted at C=%g on all %d training examples in %.1f s", est.C_, len(X), seconds)
+    logger.info("refitted at C=%g on all %d training examples in %.1f s", est.C_, n_all, seconds)
     return True

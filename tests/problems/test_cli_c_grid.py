@@ -143,6 +143,21 @@ def test_linear_and_parse_tasks(files, capsys):
     assert report["dev"]["accuracy"] == pytest.approx(report["validation"]["score"])
     assert _train(d, "--report", d / "r.json", task="binary", train="binary.train.svm") == 0
     assert _report(d)["C_grid"] == [1.0]  # the linear tasks keep C = 1
+    code = _train(  # held out of a sparse SVMlight matrix, then refitted on all of it (its rows counted, not len)
+        d,
+        "--C",
+        "0.01",
+        "1",
+        "--dev-fraction",
+        "0.25",
+        "--report",
+        d / "r.json",
+        task="binary",
+        train="binary.train.svm",
+    )
+    assert code == 0
+    refit = _report(d)["validation"]
+    assert refit["refit"] and refit["n_examples_refit"] > refit["n_examples"] > 0
     code = _train(
         d, "--C", "1", "10", "--dev-fraction", "0.25", "--report", d / "r.json", task="parse", train="tr.conllu"
     )
