@@ -190,7 +190,8 @@ def chunk_f1(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]], *, sc
             raise InputError(f"sentence {i}: gold has {len(gs)} tags, pred has {len(ps)}", field="pred")
     if scheme == "iobes" or (scheme == "auto" and chunk_scheme(gold, pred) == "iobes"):
         n_ok = sum(g == p for gs, ps in zip(gold, pred) for g, p in zip(gs, ps))
-        return _score(*_iobes_counts(gold, pred), n_ok, sum(len(gs) for gs in gold))
+        ok, found_gold, found_pred = _iobes_counts(gold, pred)
+        return _score(ok, found_gold, found_pred, n_ok, sum(len(gs) for gs in gold))
     n_tokens = n_tag_ok = 0
     c_correct: dict[str, int] = {}
     c_gold: dict[str, int] = {}
