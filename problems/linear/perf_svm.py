@@ -15,8 +15,8 @@ from problems.validation import check_choice, check_classification_targets, chec
 
 __all__ = ["PerfSVM"]
 
-#: The measures with an oracle; F1 and precision@k (Joachims 2005, sec. 4.1) are not built yet.
-MEASURES = ("roc_auc",)
+#: The measures with an oracle (Joachims 2005, sec. 4.1-4.2).
+MEASURES = ("roc_auc", "f1", "precision_at_k")
 
 
 class PerfSVM(ClassifierMixin, SolverParamMixin, BaseEstimator):
@@ -32,11 +32,23 @@ class PerfSVM(ClassifierMixin, SolverParamMixin, BaseEstimator):
     ``n_+ n_-`` pairs. The risk does not depend on a threshold: the model has no intercept and
     :meth:`predict` thresholds the score at 0.
 
+    For ``measure="f1"`` and ``measure="precision_at_k"``, ``R`` is Joachims 2005's multivariate
+    hinge over labellings ``y'`` of the whole training set (labels ``y_i`` in {-1, +1})::
+
+        R(w) = max_{y'} [Delta(y, y') + (1/(2n)) sum_i (y'_i - y_i) <w, x_i>],
+
+    ``Delta = 1 - F1`` over every labelling, or ``Delta = 1 - precision@k`` over the labellings
+    with exactly ``k`` positives; the exact argmax (:class:`oracles.multivariate.MultivariateHinge`)
+    is an ``O(n_+ n_-)`` search for F1 and ``O(k)`` for precision@k after one sort. The scale
+    matches ``roc_auc`` (``R(0) = 1``; a flipped label costs its margin over ``n``).
+    Precision@k's risk is not bounded below unless ``y`` has exactly ``k`` positives, so it is
+    refused with ``regularizer="l1"`` (and with the solver's ``risk_floor_cut``).
+
     Parameters
     ----------
-    measure : {"roc_auc"}, default="roc_auc"
+    measure : {"roc_auc", "f1", "precision_at_k"}, default="roc_auc"
     k : int, optional
-        Reserved for precision@k; must stay None for "roc_auc".
+        The ``k`` of precision@k (``1 <= k <= n_samples``); must stay None for the others.
     C : float, default=1.0
         Weight of the mean pairwise hinge (as in :class:`~problems.LinearSVM`, ``C`` weighs
         the mean).
@@ -93,12 +105,15 @@ class PerfSVM(ClassifierMixin, SolverParamMixin, BaseEstimator):
         -------
         self
         """
+        from oracles.multivariate import MultivariateHinge
         from oracles.roc_area import ROCAreaHinge
         from problems.validation import check_target
 
         p = check_params(self, self.PARAMETERS)
-        if self.k is not None:
-            raise InputError("k applies to precision@k, not to roc_auc", field="k")
+        if self.k is not None and p["measure"] != "precision_at_k":
+            raise InputError(f"k applies to precision_at_k, not to {p['measure']}", field="k")
+        if p["measure"] == "precision_at_k" and self.k is None:
+            raise InputError("precision_at_k needs k", field="k")
         C = float(p["C"])
         options = checked_cutting_plane(
             self.solver, eps=self.DEFAULT_EPS * C, max_iter=self.DEFAULT_MAX_ITER, owner="PerfSVM"
@@ -108,7 +123,17 @@ class PerfSVM(ClassifierMixin, SolverParamMixin, BaseEstimator):
         classes, y_idx = check_classification_targets(y)
         if classes.shape[0] != 2:
             raise InputError(f"PerfSVM is a binary classifier, got {classes.shape[0]} classes", field="y")
-        oracle = ROCAreaHinge(X, np.where(y_idx == 1, 1, -1))
+        labels = np.where(y_idx == 1, 1, -1)
+        if p["measure"] == "roc_auc":
+            oracle = ROCAreaHinge(X, labels)
+        else:
+            oracle = MultivariateHinge(X, labels, p["measure"], self.k)
+        if oracle.risk_lower_bound is None and (p["regularizer"] == "l1" or options.risk_floor_cut):
+            raise InputError(
+                "precision_at_k's risk is not bounded below when y does not have exactly k positives: "
+                "use regularizer='l2' without risk_floor_cut",
+                field="regularizer",
+            )
         run = run_certified(oracle, p["regularizer"], C, options, owner="PerfSVM")
         self.classes_ = classes
         self.coef_ = np.asarray(run.w, dtype=np.float64).reshape(1, -1)
