@@ -4,8 +4,9 @@
 
     cutplane dump --model M.npz [--output M.txt] [--all]
 
-The text holds a header of ``# key: value`` lines (task, labels, the templates, the number of
-features and the certificate of the training), then one weight a line, tab-separated:
+The text holds a header of ``# key: value`` lines (task, labels, the templates, or the feature
+keys of a model fitted on feature dicts, the number of features and the certificate of the
+training), then one weight a line, tab-separated:
 
 - ``FEATURE<TAB>LABEL<TAB>WEIGHT``: a unigram feature (its template and text, as CRF++ names
   them, e.g. ``U01:the``) and a label;
@@ -42,8 +43,12 @@ def dump_lines(est, *, zeros: bool = False):
     labels = list(est.labels_.labels)
     K = len(labels)
     yield f"# labels: {' '.join(labels)}\n"
-    for t in index.templates:
-        yield f"# template: {t.text}\n"
+    if est.templates is None:  # fitted on feature dicts: their keys are the groups
+        for key in index.keys_:
+            yield f"# feature key: {key}\n"
+    else:
+        for t in index.templates:
+            yield f"# template: {t.text}\n"
     yield f"# features: {index.n_features_}\n"
     for key in ("objective", "lower_bound", "gap"):
         yield f"# {key}: {getattr(est, key + '_', None)!r}\n"

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from cutplane.exceptions import InputError
-from problems.cli.input_check import check_input_format
+from problems.cli.input_check import check_input_format, refuse_feature_dict_model
 from problems.cli.tasks import TASKS
 from problems.command_options import Command, add_encoding_option, check_encoding_option, format_scores
 
@@ -71,6 +71,7 @@ def run(args):
     check_output_file(args.report, "--report")
     check_not_input(args.report, (args.model, args.test), "--report")
     meta = load_model(args.model).meta
+    refuse_feature_dict_model(meta, args.model)
     task = meta.get("task")
     evaluable = sorted(name for name, t in TASKS.items() if t.evaluate is not None or t.predict is not None)
     if task not in evaluable:

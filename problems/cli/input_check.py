@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from cutplane.exceptions import InputError
 
-__all__ = ["REFUSED_FORMATS", "check_input_format"]
+__all__ = ["REFUSED_FORMATS", "check_input_format", "refuse_feature_dict_model"]
 
 #: Task -> (what its input is, the formats of :func:`~problems.io.sniff.sniff_format` it refuses).
 #: A sequence model reads CoNLL / CRF++ columns and may have been trained on a CoNLL-U file's
@@ -25,6 +25,25 @@ REFUSED_FORMATS = {
     "segment": ("segmented text, one sentence per line", ("svmlight", "conllu", "columns")),
     "parse": ("CoNLL-U treebanks", ("svmlight",)),
 }
+
+
+def refuse_feature_dict_model(meta, model_path) -> None:
+    """Raise when the model was fitted on feature dicts (``SequenceTagger(templates=None)``, its
+    file's ``feature_dicts`` entry): the commands read columns of text, which hold no feature dicts.
+
+    Raises
+    ------
+    InputError
+        ``path`` the model file, ``field="--model"``.
+    """
+    if "feature_dicts" in meta:
+        raise InputError(
+            "this model was fitted on feature dicts (SequenceTagger(templates=None)); the command line reads "
+            "columns of text, not feature dicts: load it in Python with SequenceTagger.load and predict on "
+            "feature dicts",
+            path=model_path,
+            field="--model",
+        )
 
 
 def check_input_format(task_name, meta, model_path, input_path, encoding: str = "utf-8") -> None:

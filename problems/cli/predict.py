@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from cutplane.exceptions import InputError
-from problems.cli.input_check import check_input_format
+from problems.cli.input_check import check_input_format, refuse_feature_dict_model
 from problems.cli.tasks import TASKS
 from problems.command_options import Command, add_encoding_option, check_encoding_option, positive_int
 
@@ -60,6 +60,7 @@ def run(args):
         check_output_file(path, flag)
         check_not_input(path, (args.model, args.input), flag)
     meta = load_model(args.model).meta
+    refuse_feature_dict_model(meta, args.model)
     task_name = meta.get("task", "multiclass")
     if task_name not in TASKS:
         raise InputError(

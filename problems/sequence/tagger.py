@@ -402,17 +402,15 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
 
     # ------------------------------------------------------------------- models
     def save(self, path, *, extra_meta=None):
-        """Write the model as npz + JSON metadata (never pickle); ``extra_meta`` adds JSON fields."""
+        """Write the model as npz + JSON metadata (never pickle); ``extra_meta`` adds JSON fields.
+
+        A model fitted on feature dicts stores empty ``templates`` and a ``feature_dicts`` entry
+        (the dict keys, in order, and the numeric keys' bin edges), read back by :meth:`load`."""
         from problems.model_io import save_model
 
         self._check_fitted()
         idx = self.feature_index_
-        if _is_dict_index(idx):
-            raise InputError(
-                "saving a model fitted on feature dicts is not supported yet (the file format stores CRF++ "
-                "templates); train on token rows with templates to save the model",
-                field="templates",
-            )
+        dicts = _is_dict_index(idx)
         arrays = {
             "coef": self.coef_,
             "feature_names": np.array(idx.feature_names(), dtype=str),
@@ -429,7 +427,7 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         meta.update(
             {
                 "estimator": self.MODEL_NAME,
-                "templates": "\n".join(t.text for t in idx.templates),
+                "templates": "" if dicts else "\n".join(t.text for t in idx.templates),
                 "params": params,
                 "template_weights": self.template_weights_,
                 "active_templates": self.active_templates_,
@@ -440,6 +438,11 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
                 **selection_meta(self),
             }
         )
+        if dicts:  # the dict keys (the groups) and the numeric keys' bin edges (exact floats in JSON)
+            meta["feature_dicts"] = {
+                "keys": list(idx.keys_),
+                "numeric_edges": {k: [float(e) for e in v] for k, v in idx.numeric_edges_.items()},
+            }
         return save_model(path, arrays, meta)
 
     @classmethod
@@ -462,12 +465,13 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
                 field="estimator",
             )
         check_schema(MODEL_SCHEMA, arrays, meta, path)
+        dicts = "feature_dicts" in meta  # fitted on feature dicts (templates=None)
         try:
             params, solver = params_from_meta(meta["params"], meta["format_version"])
             klass = SequenceTaggerCV if meta["estimator"] == _CV_MODEL_NAME else SequenceTagger
             if klass is SequenceTagger and "C" in params and not is_single_C(params["C"]):
                 klass, params = SequenceTaggerCV, cv_params_of_grid_file(params, meta.get("validation"))
-            est = klass(meta["templates"], solver=solver, **params)
+            est = klass(None if dicts else meta["templates"], solver=solver, **params)
             est.min_count_ = est._resolved_min_count()  # "auto" needs a valid regulariser
         except (InputError, TypeError) as exc:
             raise ModelFormatError(
@@ -475,15 +479,24 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
                 path=path,
                 field="params",
             ) from None
-        idx = FeatureIndex(meta["templates"], min_count=est.min_count_)
+        if dicts:
+            from problems.sequence.feature_dicts import DictFeatureIndex
+
+            idx = DictFeatureIndex(min_count=est.min_count_)
+            idx.keys_ = list(meta["feature_dicts"]["keys"])
+            edges = meta["feature_dicts"]["numeric_edges"]
+            idx.numeric_edges_ = {k: np.asarray(v, dtype=np.float64) for k, v in edges.items()}
+        else:
+            idx = FeatureIndex(meta["templates"], min_count=est.min_count_)
         names = [str(s) for s in arrays["feature_names"]]
         idx.vocabulary_ = {s: k for k, s in enumerate(names)}
         idx.n_features_ = len(names)
         idx.feature_groups_ = np.asarray(arrays["feature_groups"], dtype=np.int32)
         idx.group_offsets_ = np.asarray(arrays["group_offsets"], dtype=np.int64)
-        bnames = [str(s) for s in arrays.get("bigram_feature_names", np.zeros(0, dtype=str))]
-        idx.bigram_vocabulary_ = {s: k for k, s in enumerate(bnames)}
-        idx.bigram_feature_groups_ = np.asarray(arrays.get("bigram_feature_groups", np.zeros(0)), dtype=np.int32)
+        if not dicts:
+            bnames = [str(s) for s in arrays.get("bigram_feature_names", np.zeros(0, dtype=str))]
+            idx.bigram_vocabulary_ = {s: k for k, s in enumerate(bnames)}
+            idx.bigram_feature_groups_ = np.asarray(arrays.get("bigram_feature_groups", np.zeros(0)), dtype=np.int32)
         est.feature_index_ = idx
         est.labels_ = LabelAlphabet([str(s) for s in arrays["labels"]])
         est.coef_ = np.asarray(arrays["coef"], dtype=np.float64)
@@ -612,17 +625,64 @@ class SequenceTaggerCV(TemplateLearnerCVMixin, SequenceTagger):
         self.extend = extend
 
 
+def _feature_dict_groups(meta, path) -> list:
+    """The group names of a model fitted on feature dicts (its dict keys, then ``"B"``), its
+    ``feature_dicts`` entry checked: distinct non-empty keys other than ``"B"``, the numeric keys'
+    bin edges finite and increasing, empty ``templates``."""
+    from problems.sequence.feature_dicts import TRANSITION_GROUP
+
+    fd = meta["feature_dicts"]
+    keys = fd.get("keys")
+    edges = fd.get("numeric_edges")
+    if (
+        set(fd) != {"keys", "numeric_edges"}
+        or not isinstance(keys, list)
+        or not all(isinstance(k, str) and k and k != TRANSITION_GROUP for k in keys)
+        or len(set(keys)) != len(keys)
+    ):
+        raise ModelFormatError(
+            "feature_dicts must hold 'keys' (distinct non-empty str other than 'B') and 'numeric_edges'",
+            path=path,
+            field="feature_dicts",
+        )
+    if not isinstance(edges, dict) or not set(edges) <= set(keys):
+        raise ModelFormatError(
+            "feature_dicts.numeric_edges must map some of the keys to bin edges", path=path, field="feature_dicts"
+        )
+    for key, e in edges.items():
+        if (
+            not isinstance(e, list)
+            or not all(json_type_ok(v, (float,)) for v in e)
+            or np.any(np.diff(np.asarray(e, dtype=np.float64)) <= 0)
+        ):
+            raise ModelFormatError(
+                f"feature_dicts.numeric_edges of {key[:40]!r} must be increasing numbers",
+                path=path,
+                field="feature_dicts",
+            )
+    if meta["templates"] != "":
+        raise ModelFormatError("a model fitted on feature dicts stores no templates", path=path, field="templates")
+    return [*keys, TRANSITION_GROUP]
+
+
 def _check_tagger_file(arrays, meta, path):
-    """Consistency of a SequenceTagger file: templates, feature groups (one per distinct template
-    name), the bigram dictionary of input-conditioned bigram templates, labels, template weights."""
+    """Consistency of a SequenceTagger file: templates (or, fitted on feature dicts, the dict keys
+    and bin edges), feature groups (one per distinct template name or key), the bigram dictionary
+    of input-conditioned bigram templates, labels, template weights."""
     from problems.sequence.templates import parse_templates, template_groups
 
-    try:
-        templates = parse_templates(meta["templates"], path=path)
-    except InputError as exc:
-        raise ModelFormatError(f"stored templates do not parse: {exc.message}", path=path, field="templates") from None
-    names = template_groups(templates)
-    _check_bigram_arrays(arrays, FeatureIndex(templates).conditioned, len(names), path)
+    if "feature_dicts" in meta:
+        names = _feature_dict_groups(meta, path)
+        _check_bigram_arrays(arrays, False, len(names), path)
+    else:
+        try:
+            templates = parse_templates(meta["templates"], path=path)
+        except InputError as exc:
+            raise ModelFormatError(
+                f"stored templates do not parse: {exc.message}", path=path, field="templates"
+            ) from None
+        names = template_groups(templates)
+        _check_bigram_arrays(arrays, FeatureIndex(templates).conditioned, len(names), path)
     n = arrays["feature_names"].shape[0]
     groups, offsets = arrays["feature_groups"], arrays["group_offsets"]
     if groups.shape != (n,):
@@ -730,5 +790,5 @@ MODEL_SCHEMA = ModelSchema(
     | frozenset(SequenceTaggerCV._get_param_names())
     | LEGACY_SOLVER_KEYS,
     check=_check_tagger_file,
-    optional_meta=SELECTION_META,
+    optional_meta={**SELECTION_META, "feature_dicts": (dict,)},
 )

@@ -160,8 +160,6 @@ def test_refusals(demo, tmp_path):
     est = SequenceTagger(C=1.0).fit(D, y)
     with pytest.raises(InputError, match="fitted on feature dicts"):
         est.predict(X)
-    with pytest.raises(InputError, match="not supported"):
-        est.save(tmp_path / "m.npz")
     rows = SequenceTagger(TEMPLATES, C=1.0).fit(X, y)
     with pytest.raises(InputError, match="fitted on token rows"):
         rows.predict(D)
