@@ -13,6 +13,7 @@ _LAZY = {
     "RankSVM": ("problems.linear", "RankSVM"),
     "PerfSVM": ("problems.linear", "PerfSVM"),
     "LinearRegressor": ("problems.linear", "LinearRegressor"),
+    "OrdinalRegressor": ("problems.linear", "OrdinalRegressor"),
     "SequenceTagger": ("problems.sequence", "SequenceTagger"),
     "SequenceTaggerCV": ("problems.sequence", "SequenceTaggerCV"),
     "DependencyParser": ("problems.parsing", "DependencyParser"),

@@ -1,4 +1,4 @@
-"""Linear models: SVMs (binary, Crammer-Singer), RankSVM, PerfSVM and LinearRegressor.
+"""Linear models: SVMs (binary, Crammer-Singer), RankSVM, PerfSVM, LinearRegressor, OrdinalRegressor.
 
 The estimators are imported on first use (``from problems.linear import LinearSVM`` works as before), so
 that importing a submodule (the task's command-line piece, its readers) does not load
@@ -11,6 +11,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from problems.linear.ordinal import OrdinalRegressor
     from problems.linear.perf_svm import PerfSVM
     from problems.linear.rank_svm import RankSVM
     from problems.linear.regressor import LinearRegressor
@@ -21,9 +22,10 @@ _LAZY = {
     "RankSVM": "problems.linear.rank_svm",
     "PerfSVM": "problems.linear.perf_svm",
     "LinearRegressor": "problems.linear.regressor",
+    "OrdinalRegressor": "problems.linear.ordinal",
 }
 
-__all__ = ["LinearRegressor", "LinearSVM", "PerfSVM", "RankSVM"]
+__all__ = ["LinearRegressor", "LinearSVM", "OrdinalRegressor", "PerfSVM", "RankSVM"]
 
 
 def __getattr__(name):
