@@ -565,8 +565,9 @@ def write_plots(est, args, report):
 
 
 def write_path_plot(est, args, report):
-    """``--plot DIR`` with a grid of C: ``path.png``, the validation score and the certified gap
-    along C (:func:`problems.plots.plot_path`), listed under ``report["plots"]``."""
+    """``--plot DIR`` with a grid of C: ``path.png``, the validation score (in percent, as the
+    report's ``path``) and the certified gap along C (:func:`problems.plots.plot_path`), listed
+    under ``report["plots"]``."""
     path = getattr(est, "path_", None)
     if getattr(args, "plot", None) is None or path is None or len(path["C"]) < 2:
         return
@@ -576,7 +577,8 @@ def write_path_plot(est, args, report):
         raise InputError(_NO_MATPLOTLIB, field="--plot")
     args.plot.mkdir(parents=True, exist_ok=True)
     metric = (getattr(est, "validation_", None) or {}).get("metric", "score")
-    out = plot_path(path, args.plot / "path.png", metric=metric, chosen=float(est.C_))
+    path = dict(path, validation_score=[percent(v) for v in path["validation_score"]])
+    out = plot_path(path, args.plot / "path.png", unit="percent", metric=metric, chosen=float(est.C_))
     report.setdefault("plots", []).append(str(out))
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from cutplane.exceptions import InputError
 
-__all__ = ["plot_template_weights", "plot_bounds", "plot_path", "matplotlib_available"]
+__all__ = ["plot_template_weights", "plot_bounds", "plot_path", "matplotlib_available", "SCORE_UNITS"]
 
 
 def matplotlib_available() -> bool:
@@ -113,24 +113,42 @@ def plot_bounds(history, path, *, scale=1.0, title="certified bounds"):
     return save_figure(fig, path)
 
 
-def plot_path(path, out, *, metric="validation score", chosen=None, title="C chosen on held-out data"):
+#: The units of a score: ``"fraction"`` in [0, 1] (the estimators' ``score``, ``path_`` and the
+#: scorers, as scikit-learn's), ``"percent"`` in [0, 100] (everything the command line shows).
+SCORE_UNITS = ("fraction", "percent")
+
+
+def plot_path(path, out, *, unit, metric="validation score", chosen=None, title="C chosen on held-out data"):
     """The validation score and the certified gap along C (log scale), one marker per point.
 
     Parameters
     ----------
     path : dict of str to list
-        An estimator's ``path_`` (columns ``C``, ``validation_score``, ``gap``, ``objective``).
+        A path table (columns ``C``, ``validation_score``, ``gap``, ``objective``): an
+        estimator's ``path_`` (scores as fractions) or the command line's report ``path``
+        (percent).
     out : str or os.PathLike
         Output PNG.
+    unit : {"fraction", "percent"}
+        The unit of ``path["validation_score"]``, named on the score axis (the values are drawn
+        as given, never rescaled).
     metric : str
-        Name of the validation score (y label).
+        Name of the validation score (y label, followed by the unit).
     chosen : float, optional
         The chosen C, marked by a vertical line.
 
     Returns
     -------
     pathlib.Path
+
+    Raises
+    ------
+    InputError
+        An empty path, a unit other than ``"fraction"`` / ``"percent"``, or a score outside the
+        unit's range ([0, 1] or [0, 100]).
     """
+    if unit not in SCORE_UNITS:
+        raise InputError(f"unit must be one of {SCORE_UNITS}, got {unit!r}", field="unit")
     Cs = np.asarray(path.get("C") or [], dtype=float)
     if Cs.size == 0:
         raise InputError("empty path: nothing to plot", field="path")
@@ -140,12 +158,15 @@ def plot_path(path, out, *, metric="validation score", chosen=None, title="C cho
         return np.array([np.nan if v is None else float(v) for v in path.get(name) or [None] * Cs.size])[order]
 
     C, score, gap, obj = Cs[order], column("validation_score"), column("gap"), column("objective")
+    top = 1.0 if unit == "fraction" else 100.0
+    if np.any((score < 0) | (score > top)):  # NaN (no score) compares False
+        raise InputError(f"validation scores outside [0, {top:g}] for unit {unit!r}", field="path")
     plt = _pyplot()
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10.0, 4.0))
     ok = np.isfinite(score)
     ax1.semilogx(C[ok], score[ok], "o-")
     ax1.set_xlabel("C")
-    ax1.set_ylabel(metric)
+    ax1.set_ylabel(f"{metric} ({unit})")
     ok = np.isfinite(gap) & (gap > 0) & np.isfinite(obj)
     ax2.loglog(C[ok], gap[ok], "o-", label="certified gap")
     ax2.loglog(C[ok], np.abs(obj[ok]), "s--", label="objective F")

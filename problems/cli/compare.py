@@ -270,6 +270,7 @@ def compare_sequence(
         "n_labels": len(mtl.labels_),
         "dim": int(mtl.coef_.size),
         "metric": scorer.name,
+        "score_unit": "percent",  # test_metric: chunk F1 or token accuracy, as the other commands' scores
         "target_objective": target,
         "time_ratio": ratio,
         "time_ratio_kind": ratio_kind,
@@ -369,7 +370,7 @@ def plot_comparison(rep, out_dir) -> list:
         ax.plot(pts[:, 0], pts[:, 1], style, label=label)
     ax.set_xscale("log")
     ax.set_xlabel("training time (s)")
-    ax.set_ylabel(f"test {rep['metric']}")
+    ax.set_ylabel(f"test {rep['metric']} (percent)")
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(out_dir / "test_metric_vs_time.png", dpi=120)

@@ -328,7 +328,7 @@ def run(args):
             f"{args.task}: C = {report['C']:g} chosen among {', '.join(f'{c:g}' for c in report['C_grid'])}"
             + (f" (the path went on {past} the grid given: the best score was at its edge)" if past else "")
             + " by "
-            f"{val.get('metric', 'validation score')} {val.get('score', float('nan')):.4f} on "
+            f"{val.get('metric', 'validation score')} {val.get('score', float('nan')):.4f} (percent) on "
             f"{val.get('n_examples', '?')} held-out examples ({val.get('source', '?')}); "
             + (f"refitted at that C on all {val['n_examples_refit']} training examples; " if val.get("refit") else "")
             + f"{report['total_time_s']:.2f} s in all\n"
