@@ -55,6 +55,7 @@ from problems.validation import (
 __all__ = ["LinearSVM", "MODEL_SCHEMA"]
 
 _REGULARIZERS = ("l2", "l1")
+_LOSSES = ("hinge", "squared_hinge", "logistic")
 
 
 def _methods():
@@ -105,6 +106,16 @@ class LinearSVM(SolverParamMixin, ClassifierMixin, BaseEstimator):
         Weight of each class's losses, as liblinear's ``-wi`` and scikit-learn's: the loss of
         example ``i`` is multiplied by ``class_weight[y_i]``. ``"balanced"`` is
         ``n_samples / (n_classes * count(y_i))``; None: ones.
+    loss : {"hinge", "squared_hinge", "logistic"}, default="hinge"
+        The loss of the mean. "hinge" is described above. "squared_hinge" is
+        ``max(0, 1 - y_i <x_i, w>)^2`` (binary; liblinear's L2-loss SVM) and
+        ``(max_y [y != y_i] + <w_y - w_{y_i}, x_i>)^2`` (multiclass, squared Crammer-Singer);
+        "logistic" is ``log(1 + exp(-y_i <x_i, w>))`` (binary) and the multinomial logistic
+        (softmax) loss ``log sum_y exp(<w_y, x_i>) - <w_{y_i}, x_i>`` (multiclass)
+        (:mod:`oracles.smooth_linear`; Teo et al. 2010, Table 5). The smooth losses give the
+        gradient as the cut; they take ``method`` "bmrm" or "ls-bmrm" (a line search on the
+        oracle's values: no form (16)), not the n-slack method. ``F(0) = C log 2`` for
+        "logistic" (``C log n_classes`` multiclass).
 
     Attributes
     ----------
@@ -162,14 +173,16 @@ class LinearSVM(SolverParamMixin, ClassifierMixin, BaseEstimator):
         "C": Param(check_C, "weight of the mean loss: a number or a sequence of numbers"),
         "regularizer": Param(lambda v, n: check_choice(v, n, _REGULARIZERS), "1/2 ||w||^2 or ||w||_1"),
         "bias": Param(lambda v, n: check_positive(v, n), "constant feature", allow_none=True),
+        "loss": Param(lambda v, n: check_choice(v, n, _LOSSES), "the loss of the mean"),
     }
 
-    def __init__(self, *, C=1.0, regularizer="l2", bias=None, solver=None, class_weight=None):
+    def __init__(self, *, C=1.0, regularizer="l2", bias=None, solver=None, class_weight=None, loss="hinge"):
         self.C = C
         self.regularizer = regularizer
         self.bias = bias
         self.solver = solver
         self.class_weight = class_weight
+        self.loss = loss
 
     # ------------------------------------------------------------------ helpers
     def _check_params(self):
@@ -179,6 +192,12 @@ class LinearSVM(SolverParamMixin, ClassifierMixin, BaseEstimator):
             self.solver, eps=self.DEFAULT_EPS, max_iter=self.DEFAULT_MAX_ITER, kinds=(CuttingPlane,), owner="LinearSVM"
         )
         check_choice(options.method, "method", _methods())
+        if prm["loss"] != "hinge" and options.method not in ("bmrm", "ls-bmrm"):
+            raise InputError(
+                f"loss={prm['loss']!r} gives one cut per call: method must be 'bmrm' or 'ls-bmrm', "
+                f"got {options.method!r}",
+                field="method",
+            )
         if options.executor is not None or options.scheduler is not None:
             raise InputError(
                 "LinearSVM's oracle is one sparse matrix product in this process; the executor "
@@ -275,6 +294,7 @@ class LinearSVM(SolverParamMixin, ClassifierMixin, BaseEstimator):
         from cutplane import minimize
         from cutplane.regularizers import L1, L2
         from oracles.linear import BinaryHinge, MulticlassHinge
+        from oracles.smooth_linear import BinarySmoothLoss, MulticlassSmoothLoss
         from problems.model_selection import holdout_split, plan_validation, refit_at_chosen, take
 
         started = time.perf_counter()
@@ -313,8 +333,12 @@ class LinearSVM(SolverParamMixin, ClassifierMixin, BaseEstimator):
         Xb = X if p["bias"] is None else self._append_bias(X, p["bias"])
         n_classes = classes.shape[0]
         weights = self._example_weights(classes, y_idx, sample_weight)
-        oracle: BinaryHinge | MulticlassHinge
-        if n_classes == 2:
+        oracle: BinaryHinge | MulticlassHinge | BinarySmoothLoss | MulticlassSmoothLoss
+        if p["loss"] != "hinge" and n_classes == 2:
+            oracle = BinarySmoothLoss(Xb, np.where(y_idx == 1, 1.0, -1.0), p["loss"], sample_weight=weights)
+        elif p["loss"] != "hinge":
+            oracle = MulticlassSmoothLoss(Xb, y_idx, n_classes, p["loss"], sample_weight=weights)
+        elif n_classes == 2:
             oracle = BinaryHinge(Xb, np.where(y_idx == 1, 1.0, -1.0), sample_weight=weights)
         else:
             oracle = MulticlassHinge(Xb, y_idx, n_classes, sample_weight=weights)
