@@ -21,6 +21,8 @@ the reported objective, bounds and ``eps`` are on the scale of ``F``.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
@@ -479,6 +481,7 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
                 path=path,
                 field="params",
             ) from None
+        idx: Any  # a FeatureIndex, or a DictFeatureIndex for a model of feature dicts
         if dicts:
             from problems.sequence.feature_dicts import DictFeatureIndex
 
