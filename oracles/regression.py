@@ -12,7 +12,15 @@ epsilon_insensitive ``max(0, |r| - epsilon)``                       3 affine pie
 squared             ``r^2 / 2``                                     smooth
 huber (delta)       ``r^2 / 2`` if ``|r| <= delta``, else           smooth
                     ``delta (|r| - delta / 2)``
+poisson             ``mu - y - y log(mu / y)``, ``mu = exp(eta)``   smooth
 =================== =============================================== ======================
+
+**Poisson** (log link, targets ``y_i >= 0``) is not a loss of the residual: with the linear
+predictor ``eta_i = <x_i, w> + b`` and the mean ``mu_i = exp(eta_i)`` it is half the Poisson
+deviance, ``mu_i - y_i - y_i log(mu_i / y_i)`` (``0 log 0 = 0``): the negative log-likelihood
+up to a constant, so ``R >= 0``. Its derivative in ``eta_i`` is ``mu_i - y_i``; the profiled
+intercept is ``b* = log(sum_i s_i y_i / sum_i s_i exp(<x_i, w>))``, where the derivatives
+balance (so it needs some ``y_i > 0``).
 
 **Intercept.** The engine regularises every coordinate of ``w``, and scikit-learn's intercept is
 not regularised. With ``fit_intercept=True`` the oracle profiles it out:
@@ -39,10 +47,13 @@ from cutplane.exceptions import InputError
 from oracles.linear import LinePieces
 from oracles.linear_inputs import as_features, as_sample_weight, as_vector
 
-__all__ = ["RegressionRisk", "REGRESSION_LOSSES", "PIECEWISE_LINEAR_LOSSES"]
+__all__ = ["RegressionRisk", "REGRESSION_LOSSES", "PIECEWISE_LINEAR_LOSSES", "ALL_LOSSES"]
 
 PIECEWISE_LINEAR_LOSSES = ("absolute", "quantile", "epsilon_insensitive")
+#: The losses of the residual ``y - <x, w> - b``.
 REGRESSION_LOSSES = (*PIECEWISE_LINEAR_LOSSES, "squared", "huber")
+#: Every ``loss`` of :class:`RegressionRisk`: the residual's and the Poisson loss (log link).
+ALL_LOSSES = (*REGRESSION_LOSSES, "poisson")
 
 
 def _pieces(loss, epsilon, quantile):
@@ -65,7 +76,7 @@ class RegressionRisk:
     X : ndarray or scipy sparse matrix of shape (n_samples, n_features)
     y : array-like of shape (n_samples,)
         Finite targets.
-    loss : {"absolute", "quantile", "epsilon_insensitive", "squared", "huber"}, default="squared"
+    loss : {"absolute", "quantile", "epsilon_insensitive", "squared", "huber", "poisson"}, default="squared"
     epsilon : float, default=0.1
         Half width of the insensitive tube (``epsilon_insensitive``), >= 0.
     quantile : float, default=0.5
@@ -112,15 +123,20 @@ class RegressionRisk:
         y = np.asarray(y, dtype=np.float64) if np.asarray(y).dtype.kind in "biuf" else None
         if y is None or y.shape != (self.n_samples,) or not np.all(np.isfinite(y)):
             raise InputError(f"targets must be {self.n_samples} finite numbers", field="y")
-        if loss not in REGRESSION_LOSSES:
-            raise InputError(f"must be one of {', '.join(REGRESSION_LOSSES)}, got {loss!r}", field="loss")
+        if loss not in ALL_LOSSES:
+            raise InputError(f"must be one of {', '.join(ALL_LOSSES)}, got {loss!r}", field="loss")
         if not (np.isfinite(epsilon) and epsilon >= 0):
             raise InputError(f"must be >= 0, got {epsilon!r}", field="epsilon")
         if not (0.0 < quantile < 1.0):
             raise InputError(f"must be in (0, 1), got {quantile!r}", field="quantile")
         if not (np.isfinite(delta) and delta > 0):
             raise InputError(f"must be > 0, got {delta!r}", field="delta")
+        if loss == "poisson" and np.any(y < 0):
+            raise InputError("the Poisson loss needs targets >= 0", field="y")
         s = as_sample_weight(sample_weight, self.n_samples)
+        weighted = y > 0 if s is None else (y > 0) & (s > 0)
+        if loss == "poisson" and fit_intercept and not np.any(weighted):
+            raise InputError("the Poisson loss with an intercept needs a positive target", field="y")
         self.y = y
         self.loss = loss
         self.epsilon, self.quantile, self.delta = float(epsilon), float(quantile), float(delta)
@@ -184,9 +200,29 @@ class RegressionRisk:
         b = -a_prev / b_prev if b_prev > 0 else float(pts[order[k]])
         return float(b)
 
+    def _poisson(self, w):
+        """Half the Poisson deviance and its gradient cut (module docstring); ``argmax`` is ``b``."""
+        s, y = self.sample_weight, self.y
+        eta = np.asarray(self.X @ w, dtype=np.float64).ravel()
+        b = 0.0
+        if self.fit_intercept:
+            top = float(eta.max())  # log-sum-exp shift: exp never overflows here
+            b = float(np.log(s @ y) - (top + np.log(s @ np.exp(eta - top))))
+        eta = eta + b
+        mu = np.exp(eta)
+        ylogy = np.where(y > 0, y * np.log(np.where(y > 0, y, 1.0)), 0.0)
+        values = mu - y - y * eta + ylogy
+        n = self.n_samples
+        value = max(float(s @ values) / n, 0.0)
+        slope = np.asarray(self.X.T @ (s * (mu - y) / n), dtype=np.float64).ravel()
+        return OracleResult(value, Cut(slope, value - float(slope @ w)), True, b)
+
     def residuals(self, w):
         """``(r, b)``: residuals ``y - X w - b`` (ndarray (n_samples,)) at the intercept ``b`` used."""
         w = as_vector(w, self.dim)
+        if self.loss == "poisson":
+            b = float(self._poisson(w).argmax)
+            return self.y - np.asarray(self.X @ w, dtype=np.float64).ravel() - b, b
         z = self.y - np.asarray(self.X @ w, dtype=np.float64).ravel()
         if not self.fit_intercept:
             return z, 0.0
@@ -201,6 +237,8 @@ class RegressionRisk:
     def __call__(self, w) -> OracleResult:
         """Risk value and the cut at ``w`` (ndarray of shape (dim,)); ``argmax`` is the intercept."""
         w = as_vector(w, self.dim)
+        if self.loss == "poisson":
+            return self._poisson(w)
         z = self.y - np.asarray(self.X @ w, dtype=np.float64).ravel()
         b = 0.0
         if self.fit_intercept and self.loss in PIECEWISE_LINEAR_LOSSES:

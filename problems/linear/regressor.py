@@ -15,7 +15,7 @@ from problems.validation import check_bool, check_choice, check_positive, valida
 
 __all__ = ["LinearRegressor"]
 
-_LOSSES = ("squared", "absolute", "quantile", "epsilon_insensitive", "huber")
+_LOSSES = ("squared", "absolute", "quantile", "epsilon_insensitive", "huber", "poisson")
 
 
 def _fraction(value, name):
@@ -36,6 +36,13 @@ class LinearRegressor(SolverParamMixin, RegressorMixin, BaseEstimator):
     ``R`` is the plain mean) and ``loss`` one of ``|r|`` ("absolute"), the pinball loss
     ``max(tau r, (tau - 1) r)`` ("quantile", ``tau = quantile``), ``max(0, |r| - epsilon)``
     ("epsilon_insensitive"), ``r^2 / 2`` ("squared") or Huber's ("huber", threshold ``delta``).
+    ``loss="poisson"`` (targets ``y_i >= 0``) is Poisson regression with the log link: the loss is
+    half the Poisson deviance ``mu_i - y_i - y_i log(mu_i / y_i)`` of the mean
+    ``mu_i = exp(<x_i, w> + b)`` (not a loss of the residual), and :meth:`predict` returns
+    ``mu``; with ``regularizer="l2"`` and ``fit_intercept=True``, ``F / C`` is the objective of
+    scikit-learn's ``PoissonRegressor(alpha=1/C)``. BMRM's iteration bound needs a bounded
+    subgradient, which the exponential does not have (plain BMRM can stall on it): with
+    ``solver=None`` the Poisson loss runs LS-BMRM (a line search on the risk's values).
     The intercept is not regularised (scikit-learn's convention): the oracle profiles it out
     exactly (:class:`oracles.regression.RegressionRisk`). Without an intercept, the
     piecewise-linear losses give LS-BMRM's exact line search (``solver=CuttingPlane(method=
@@ -49,7 +56,7 @@ class LinearRegressor(SolverParamMixin, RegressorMixin, BaseEstimator):
 
     Parameters
     ----------
-    loss : {"squared", "absolute", "quantile", "epsilon_insensitive", "huber"}, default="squared"
+    loss : {"squared", "absolute", "quantile", "epsilon_insensitive", "huber", "poisson"}, default="squared"
     epsilon : float, default=0.1
         Half width of the insensitive tube (>= 0).
     quantile : float, default=0.5
@@ -175,8 +182,13 @@ class LinearRegressor(SolverParamMixin, RegressorMixin, BaseEstimator):
         if not user_eps:
             f0 = C * oracle(np.zeros(oracle.dim)).value
             default_eps = self.DEFAULT_RTOL * f0 if f0 > 0 else 1e-8
+        solver = self.solver
+        if solver is None and p["loss"] == "poisson":
+            from problems.solvers import CuttingPlane
+
+            solver = CuttingPlane(method="ls-bmrm")  # the exponential has no bounded gradient: see the docstring
         options = checked_cutting_plane(
-            self.solver, eps=default_eps, max_iter=self.DEFAULT_MAX_ITER, owner="LinearRegressor"
+            solver, eps=default_eps, max_iter=self.DEFAULT_MAX_ITER, owner="LinearRegressor"
         )
         run = run_certified(oracle, p["regularizer"], C, options, owner="LinearRegressor")
         self.coef_ = np.asarray(run.w, dtype=np.float64)
@@ -186,7 +198,8 @@ class LinearRegressor(SolverParamMixin, RegressorMixin, BaseEstimator):
         return self
 
     def predict(self, X):
-        """``<x, w> + b``, ndarray of shape (n_samples,)."""
+        """``<x, w> + b`` (``exp(<x, w> + b)`` for "poisson"), ndarray of shape (n_samples,)."""
         check_is_fitted(self, "coef_")
         X = validate_features(self, X, reset=False)
-        return np.asarray(X @ self.coef_, dtype=np.float64).ravel() + self.intercept_
+        eta = np.asarray(X @ self.coef_, dtype=np.float64).ravel() + self.intercept_
+        return np.exp(eta) if self.loss == "poisson" else eta
