@@ -16,7 +16,36 @@ from typing import NamedTuple
 
 from cutplane.exceptions import InputError, ModelFormatError
 
-__all__ = ["ModelSchema", "MODEL_SCHEMAS", "register_schema", "check_schema", "json_type_ok"]
+__all__ = ["ModelSchema", "MODEL_SCHEMAS", "register_schema", "check_schema", "json_type_ok", "LEGACY_SOLVER_KEYS"]
+
+
+#: The solver options that format-version-1 files hold among an estimator's ``params`` (mapped
+#: into the solver on load by :func:`problems.solvers.solver_from_legacy_params`).
+LEGACY_SOLVER_KEYS = frozenset(
+    {
+        "solver",
+        "method",
+        "eps",
+        "max_iter",
+        "time_limit",
+        "max_cuts",
+        "prune_after",
+        "risk_floor_cut",
+        "backend",
+        "executor",
+        "n_workers",
+        "scheduler",
+        "checkpoint",
+        "checkpoint_every",
+        "resume",
+        "memory_limit",
+        "verbose",
+        "epochs",
+        "eta0",
+        "averaged",
+        "seed",
+    }
+)
 
 
 class ModelSchema(NamedTuple):

@@ -32,6 +32,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from cutplane.exceptions import InputError
+from problems.model_schemas import LEGACY_SOLVER_KEYS  # format-version-1 keywords: with the file format
 from problems.validation import check_bool, check_choice, check_int, check_positive
 
 __all__ = [
@@ -912,33 +913,6 @@ def _check_chunks_with_executor(prm) -> None:
 SOLVERS: dict = {"CuttingPlane": CuttingPlane, "SPOM": SPOM}
 #: The solver class named by the ``solver`` keyword of a format-version-1 model file.
 _LEGACY_NAMES = {None: "CuttingPlane", "cutting-plane": "CuttingPlane", "spom": "SPOM"}
-#: Constructor keywords of the estimators (model files of format version 1) that map to
-#: options of a solver object.
-LEGACY_SOLVER_KEYS = frozenset(
-    {
-        "solver",
-        "method",
-        "eps",
-        "max_iter",
-        "time_limit",
-        "max_cuts",
-        "prune_after",
-        "risk_floor_cut",
-        "backend",
-        "executor",
-        "n_workers",
-        "scheduler",
-        "checkpoint",
-        "checkpoint_every",
-        "resume",
-        "memory_limit",
-        "verbose",
-        "epochs",
-        "eta0",
-        "averaged",
-        "seed",
-    }
-)
 #: Options not stored in model files: how a run was mapped (an executor instance cannot be).
 _NOT_STORED = ("executor", "scheduler", "chunks_per_worker")
 

@@ -36,7 +36,8 @@ def add_arguments(p):
 
 
 def dump_lines(est, *, zeros: bool = False):
-    """The lines of the text dump of a fitted :class:`~problems.sequence.tagger.SequenceTagger`."""
+    """The lines of the text dump of a fitted :class:`~problems.sequence.tagger.SequenceTagger` or
+    a :class:`~problems.sequence.model_file.TaggerModel`."""
     import numpy as np
 
     index = est.feature_index_
@@ -88,11 +89,11 @@ def run(args):
             field="task",
         )
     from problems.cli.output_paths import check_not_input, check_output_file
-    from problems.sequence.tagger import SequenceTagger
+    from problems.sequence.model_file import TaggerModel
 
     check_output_file(args.output, "--output")
     check_not_input(args.output, (args.model,), "--output")
-    est = SequenceTagger.load(args.model)
+    est = TaggerModel.load(args.model)  # read without scikit-learn
     lines = dump_lines(est, zeros=args.all)
     if args.output is None:
         sys.stdout.write(f"# task: {task}\n")

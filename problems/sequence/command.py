@@ -275,9 +275,9 @@ def evaluate_model(est, task, path, *, train_words=None, encoding="utf-8", model
 
 def _predict_to(task):
     def run(model_path, input_path, output_path, *, encoding="utf-8"):
-        from problems.sequence.tagger import SequenceTagger
+        from problems.sequence.model_file import TaggerModel
 
-        est = SequenceTagger.load(model_path)
+        est = TaggerModel.load(model_path)
         out = sys.stdout if output_path is None else open(output_path, "w", encoding=encoding)
         try:
             if task == "segment":
@@ -350,9 +350,9 @@ def predict_nbest_to(model_path, input_path, output_path, n: int, *, encoding="u
     a CRF) then the input columns with the predicted label appended, one token a line, and a
     blank line."""
     from problems.io.conll import read_conll
-    from problems.sequence.tagger import SequenceTagger
+    from problems.sequence.model_file import TaggerModel
 
-    est = SequenceTagger.load(model_path)
+    est = TaggerModel.load(model_path)
     corpus = read_conll(input_path, labeled=False, encoding=encoding)
     _check_model_columns(est, corpus, input_path, model_path)
     best = nbest_labels(est, corpus.inputs, n)
@@ -373,7 +373,7 @@ def predict_nbest_to(model_path, input_path, output_path, n: int, *, encoding="u
 def _evaluate(task):
     def run(model_path, test_path, args) -> dict:
         """``cutplane evaluate`` of a sequence or segmentation model (``--train-words`` for R_iv)."""
-        from problems.sequence.tagger import SequenceTagger
+        from problems.sequence.model_file import TaggerModel
 
         encoding = getattr(args, "encoding", "utf-8")
         words = None
@@ -381,7 +381,7 @@ def _evaluate(task):
             from problems.io.segmentation import read_word_list
 
             words = read_word_list(args.train_words, encoding=encoding)
-        est = SequenceTagger.load(model_path)
+        est = TaggerModel.load(model_path)
         return evaluate_model(est, task, test_path, train_words=words, encoding=encoding, model_path=model_path)
 
     return run

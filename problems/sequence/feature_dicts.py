@@ -39,7 +39,6 @@ from collections.abc import Mapping
 from numbers import Real
 
 import numpy as np
-from sklearn.exceptions import NotFittedError
 
 from cutplane.exceptions import InputError
 from problems.sequence.feature_index import SequenceFeatures
@@ -353,4 +352,6 @@ class DictFeatureIndex:
 
     def _check_fitted(self):
         if not hasattr(self, "vocabulary_"):
+            from sklearn.exceptions import NotFittedError  # only when raised: applying a model needs no sklearn
+
             raise NotFittedError("this DictFeatureIndex is not fitted yet; call fit or fit_transform first")

@@ -50,7 +50,6 @@ from itertools import count, repeat
 from typing import NamedTuple
 
 import numpy as np
-from sklearn.exceptions import NotFittedError
 
 from cutplane.exceptions import InputError
 from problems.sequence.templates import Template, parse_templates, template_groups
@@ -484,6 +483,8 @@ class FeatureIndex:
 
     def _check_fitted(self):
         if not hasattr(self, "vocabulary_"):
+            from sklearn.exceptions import NotFittedError  # only when raised: applying a model needs no sklearn
+
             raise NotFittedError("this FeatureIndex is not fitted yet; call fit or fit_transform first")
 
 

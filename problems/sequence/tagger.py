@@ -21,25 +21,24 @@ the reported objective, bounds and ``eps`` are on the scale of ``F``.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from cutplane.exceptions import InputError, ModelFormatError
-from problems.model_schemas import ModelSchema, check_schema, json_type_ok
+from problems.model_schemas import check_schema
 from problems.model_selection import (
-    SELECTION_META,
     cv_params_of_grid_file,
     is_single_C,
     load_selection,
     selection_meta,
 )
 from problems.sequence.feature_index import FeatureIndex, LabelAlphabet
-from problems.solvers import LEGACY_SOLVER_KEYS, make_executor, params_from_meta, params_to_meta, release_executor
+from problems.sequence.model_file import MODEL_SCHEMA as _MODEL_SCHEMA
+from problems.sequence.model_file import check_corpus, decode, is_dict_index, read_model_parts
+from problems.solvers import make_executor, params_from_meta, params_to_meta, release_executor
 from problems.template_learning import TemplateLearnerCVMixin, TemplateLearnerMixin
-from problems.validation import check_sequences, warn_unseen_labels
+from problems.validation import warn_unseen_labels
 
 __all__ = ["SequenceTagger", "SequenceTaggerCV", "MODEL_SCHEMA"]
 
@@ -47,15 +46,7 @@ _MODEL_NAME = "SequenceTagger"
 _CV_MODEL_NAME = "SequenceTaggerCV"
 
 
-def _check_corpus(X, y=None, *, name="X"):
-    """Sentences as lists of token rows (tuples of str) and, when given, matching label lists
-    (:func:`problems.validation.check_sequences`: equal row widths, str cells, one label per token),
-    or sentences of feature dicts (:func:`problems.sequence.feature_dicts.check_feature_dicts`)."""
-    from problems.sequence.feature_dicts import check_feature_dicts, is_feature_dict_corpus
-
-    if is_feature_dict_corpus(X):
-        return check_feature_dicts(X, y, name=name)
-    return check_sequences(X, y, name=name)
+_check_corpus = check_corpus
 
 
 def _feature_index(templates, X, min_count):
@@ -80,10 +71,7 @@ def _feature_index(templates, X, min_count):
     return FeatureIndex(templates, min_count=min_count)
 
 
-def _is_dict_index(index) -> bool:
-    from problems.sequence.feature_dicts import DictFeatureIndex
-
-    return isinstance(index, DictFeatureIndex)
+_is_dict_index = is_dict_index
 
 
 def _validation_pair(data):
@@ -95,19 +83,6 @@ def _validation_pair(data):
             field="validation_data",
         )
     return data[0], data[1]
-
-
-def _restricted_index(index: FeatureIndex, keep) -> FeatureIndex:
-    """A view of a fitted index that extracts only the templates ``keep`` (same feature ids).
-
-    Feature strings carry their template's name, so the full vocabulary maps the strings of
-    the kept templates to the same ids; the others are never built.
-    """
-    sub = FeatureIndex([index.templates[j] for j in keep], min_count=index.min_count)
-    sub.vocabulary_ = index.vocabulary_
-    sub.n_features_ = index.n_features_
-    sub.bigram_vocabulary_ = index.bigram_vocabulary_
-    return sub
 
 
 class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
@@ -355,43 +330,8 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
     def predict(self, X, *, all_templates=False):
         """Label sequences (lists of str) by Viterbi; templates of zero weight are skipped
         unless ``all_templates`` (the predictions are identical: their weights are zero)."""
-        from oracles.sequence import viterbi_decode
-
         self._check_fitted()
-        X, _ = _check_corpus(X)
-        index = self.feature_index_
-        self._check_input_kind(X)
-        if _is_dict_index(index):
-            feats = index.transform(X, keys=None if all_templates else self.active_templates_)
-        else:
-            if not all_templates:
-                active = set(self.active_templates_)
-                keep = [j for j, t in enumerate(index.templates) if t.name in active or t.kind == "B"]
-                index = _restricted_index(index, keep)
-            feats = index.transform(X)
-        codes = viterbi_decode(
-            self.coef_,
-            feats.indptr,
-            feats.indices,
-            feats.sentence_ptr,
-            feats.n_features,
-            len(self.labels_),
-            transitions=self.feature_index_.has_transitions,
-            bigram_features=feats.bigram_features,
-        )
-        out, ptr = [], feats.sentence_ptr
-        for i in range(len(X)):
-            out.append(self.labels_.decode(codes[ptr[i] : ptr[i + 1]]))
-        return out
-
-    def _check_input_kind(self, X):
-        """Feature dicts for a model fitted on feature dicts, token rows for a templates' model."""
-        from problems.sequence.feature_dicts import is_feature_dict_corpus
-
-        dicts = _is_dict_index(self.feature_index_)
-        if is_feature_dict_corpus(X) != dicts:
-            fitted, given = ("feature dicts", "token rows") if dicts else ("token rows", "feature dicts")
-            raise InputError(f"the model was fitted on {fitted}, X holds {given}", field="X")
+        return decode(self, X, all_templates=all_templates)
 
     def score(self, X, y):
         """Per-token accuracy (use :mod:`problems.metrics` for chunk F1 or segmentation F1)."""
@@ -481,32 +421,7 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
                 path=path,
                 field="params",
             ) from None
-        idx: Any  # a FeatureIndex, or a DictFeatureIndex for a model of feature dicts
-        if dicts:
-            from problems.sequence.feature_dicts import DictFeatureIndex
-
-            idx = DictFeatureIndex(min_count=est.min_count_)
-            idx.keys_ = list(meta["feature_dicts"]["keys"])
-            edges = meta["feature_dicts"]["numeric_edges"]
-            idx.numeric_edges_ = {k: np.asarray(v, dtype=np.float64) for k, v in edges.items()}
-        else:
-            idx = FeatureIndex(meta["templates"], min_count=est.min_count_)
-        names = [str(s) for s in arrays["feature_names"]]
-        idx.vocabulary_ = {s: k for k, s in enumerate(names)}
-        idx.n_features_ = len(names)
-        idx.feature_groups_ = np.asarray(arrays["feature_groups"], dtype=np.int32)
-        idx.group_offsets_ = np.asarray(arrays["group_offsets"], dtype=np.int64)
-        if not dicts:
-            bnames = [str(s) for s in arrays.get("bigram_feature_names", np.zeros(0, dtype=str))]
-            idx.bigram_vocabulary_ = {s: k for k, s in enumerate(bnames)}
-            idx.bigram_feature_groups_ = np.asarray(arrays.get("bigram_feature_groups", np.zeros(0)), dtype=np.int32)
-        est.feature_index_ = idx
-        est.labels_ = LabelAlphabet([str(s) for s in arrays["labels"]])
-        est.coef_ = np.asarray(arrays["coef"], dtype=np.float64)
-        if est.coef_.shape != (idx.dim(len(est.labels_)),):
-            raise ModelFormatError(
-                f"coef has shape {est.coef_.shape}, expected ({idx.dim(len(est.labels_))},)", path=path, field="coef"
-            )
+        est.feature_index_, est.labels_, est.coef_ = read_model_parts(arrays, meta, path, est.min_count_)
         est.template_weights_ = dict(meta["template_weights"])
         est.active_templates_ = list(meta["active_templates"])
         est.n_active_templates_ = len(est.active_templates_)
@@ -628,170 +543,7 @@ class SequenceTaggerCV(TemplateLearnerCVMixin, SequenceTagger):
         self.extend = extend
 
 
-def _feature_dict_groups(meta, path) -> list:
-    """The group names of a model fitted on feature dicts (its dict keys, then ``"B"``), its
-    ``feature_dicts`` entry checked: distinct non-empty keys other than ``"B"``, the numeric keys'
-    bin edges finite and increasing, empty ``templates``."""
-    from problems.sequence.feature_dicts import TRANSITION_GROUP
-
-    fd = meta["feature_dicts"]
-    keys = fd.get("keys")
-    edges = fd.get("numeric_edges")
-    if (
-        set(fd) != {"keys", "numeric_edges"}
-        or not isinstance(keys, list)
-        or not all(isinstance(k, str) and k and k != TRANSITION_GROUP for k in keys)
-        or len(set(keys)) != len(keys)
-    ):
-        raise ModelFormatError(
-            "feature_dicts must hold 'keys' (distinct non-empty str other than 'B') and 'numeric_edges'",
-            path=path,
-            field="feature_dicts",
-        )
-    if not isinstance(edges, dict) or not set(edges) <= set(keys):
-        raise ModelFormatError(
-            "feature_dicts.numeric_edges must map some of the keys to bin edges", path=path, field="feature_dicts"
-        )
-    for key, e in edges.items():
-        if (
-            not isinstance(e, list)
-            or not all(json_type_ok(v, (float,)) for v in e)
-            or np.any(np.diff(np.asarray(e, dtype=np.float64)) <= 0)
-        ):
-            raise ModelFormatError(
-                f"feature_dicts.numeric_edges of {key[:40]!r} must be increasing numbers",
-                path=path,
-                field="feature_dicts",
-            )
-    if meta["templates"] != "":
-        raise ModelFormatError("a model fitted on feature dicts stores no templates", path=path, field="templates")
-    return [*keys, TRANSITION_GROUP]
-
-
-def _check_tagger_file(arrays, meta, path):
-    """Consistency of a SequenceTagger file: templates (or, fitted on feature dicts, the dict keys
-    and bin edges), feature groups (one per distinct template name or key), the bigram dictionary
-    of input-conditioned bigram templates, labels, template weights."""
-    from problems.sequence.templates import parse_templates, template_groups
-
-    if "feature_dicts" in meta:
-        names = _feature_dict_groups(meta, path)
-        _check_bigram_arrays(arrays, False, len(names), path)
-    else:
-        try:
-            templates = parse_templates(meta["templates"], path=path)
-        except InputError as exc:
-            raise ModelFormatError(
-                f"stored templates do not parse: {exc.message}", path=path, field="templates"
-            ) from None
-        names = template_groups(templates)
-        _check_bigram_arrays(arrays, FeatureIndex(templates).conditioned, len(names), path)
-    n = arrays["feature_names"].shape[0]
-    groups, offsets = arrays["feature_groups"], arrays["group_offsets"]
-    if groups.shape != (n,):
-        raise ModelFormatError(
-            f"feature_groups has shape {groups.shape}, expected ({n},)", path=path, field="feature_groups"
-        )
-    if (
-        offsets.shape != (len(names) + 1,)
-        or offsets[0] != 0
-        or offsets[-1] != n
-        or np.any(np.diff(offsets.astype(np.int64)) < 0)
-    ):
-        raise ModelFormatError(
-            f"group_offsets must rise from 0 to {n} in {len(names) + 1} entries (one group per template name)",
-            path=path,
-            field="group_offsets",
-        )
-    expected = np.repeat(np.arange(len(names)), np.diff(offsets.astype(np.int64)))
-    if not np.array_equal(groups, expected):
-        raise ModelFormatError("feature_groups disagree with group_offsets", path=path, field="feature_groups")
-    if len(set(arrays["feature_names"].tolist())) != n:
-        raise ModelFormatError("duplicate feature names", path=path, field="feature_names")
-    labels = arrays["labels"].tolist()
-    if not labels or len(set(labels)) != len(labels):
-        raise ModelFormatError("labels must be non-empty and distinct", path=path, field="labels")
-    if not all(isinstance(a, str) for a in meta["active_templates"]) or not set(meta["active_templates"]) <= set(names):
-        raise ModelFormatError(
-            "active_templates must be names of the stored templates", path=path, field="active_templates"
-        )
-    weights = meta["template_weights"]
-    if not all(json_type_ok(v, (float,)) for v in weights.values()):
-        raise ModelFormatError(
-            "template_weights must map template names to numbers", path=path, field="template_weights"
-        )
-    min_count = meta["params"].get("min_count", 1)
-    if min_count != "auto" and (not json_type_ok(min_count, (int,)) or min_count < 1):
-        raise ModelFormatError(
-            f"params.min_count must be an integer >= 1 or 'auto', got {str(min_count)[:40]!r}",
-            path=path,
-            field="params",
-        )
-
-
-def _check_bigram_arrays(arrays, conditioned, n_groups, path):
-    """The bigram dictionary is stored exactly when the templates are input-conditioned, with one
-    group per feature (contiguous, non-decreasing) and distinct names."""
-    present = [k for k in ("bigram_feature_names", "bigram_feature_groups") if k in arrays]
-    if not conditioned:
-        if present:
-            raise ModelFormatError(
-                f"{present[0]} is stored but the templates have no input-conditioned bigram",
-                path=path,
-                field=present[0],
-            )
-        return
-    for key, kinds in (("bigram_feature_names", "U"), ("bigram_feature_groups", "iu")):
-        if key not in arrays:
-            raise ModelFormatError(
-                f"required array {key!r} is missing (the templates have input-conditioned bigrams)",
-                path=path,
-                field=key,
-            )
-        if arrays[key].dtype.kind not in kinds or arrays[key].ndim != 1:
-            raise ModelFormatError(f"array {key!r} must be one-dimensional of kind {kinds!r}", path=path, field=key)
-    bnames, bgroups = arrays["bigram_feature_names"], arrays["bigram_feature_groups"]
-    if bgroups.shape != bnames.shape:
-        raise ModelFormatError(
-            f"bigram_feature_groups has shape {bgroups.shape}, expected {bnames.shape}",
-            path=path,
-            field="bigram_feature_groups",
-        )
-    g = bgroups.astype(np.int64)
-    if g.size and (g.min() < 0 or g.max() >= n_groups or np.any(np.diff(g) < 0)):
-        raise ModelFormatError(
-            f"bigram_feature_groups must be non-decreasing group ids in [0, {n_groups})",
-            path=path,
-            field="bigram_feature_groups",
-        )
-    if len(set(bnames.tolist())) != bnames.shape[0]:
-        raise ModelFormatError("duplicate bigram feature names", path=path, field="bigram_feature_names")
-
-
-_NUM = (float, type(None))
-#: What a SequenceTagger model file must hold (passed to :func:`problems.model_io.load_model`);
-#: ``params`` may hold the solver options of format-version-1 files too.
-MODEL_SCHEMA = ModelSchema(
-    arrays={
-        "coef": ("f", 1),
-        "feature_names": ("U", 1),
-        "feature_groups": ("iu", 1),
-        "group_offsets": ("iu", 1),
-        "labels": ("U", 1),
-    },
-    meta={
-        "templates": (str,),
-        "params": (dict,),
-        "template_weights": (dict,),
-        "active_templates": (list,),
-        "objective": _NUM,
-        "lower_bound": _NUM,
-        "gap": _NUM,
-        "n_iter": (int,),
-    },
-    params_of=frozenset(SequenceTagger._get_param_names())
-    | frozenset(SequenceTaggerCV._get_param_names())
-    | LEGACY_SOLVER_KEYS,
-    check=_check_tagger_file,
-    optional_meta={**SELECTION_META, "feature_dicts": (dict,)},
-)
+#: What a SequenceTagger model file must hold (defined beside the reader that needs no
+#: scikit-learn, :mod:`problems.sequence.model_file`); the parameter names it lists are this
+#: module's estimators' (a test checks them).
+MODEL_SCHEMA = _MODEL_SCHEMA

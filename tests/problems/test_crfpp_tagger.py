@@ -50,7 +50,7 @@ def test_save_and_load_keep_the_bigram_dictionary(fitted, tmp_path):
 
 
 def test_model_file_check_of_the_bigram_arrays():
-    from problems.sequence.tagger import _check_bigram_arrays  # noqa: PLC2701 (the check under test)
+    from problems.sequence.model_file import _check_bigram_arrays  # noqa: PLC2701 (the check under test)
 
     names = np.array(["B", "B00:g0", "B00:g1"])
     ok = {"bigram_feature_names": names, "bigram_feature_groups": np.array([0, 1, 1])}
