@@ -344,6 +344,17 @@ class TaggerModel:
         The file's metadata.
     """
 
+    meta: dict
+    templates: str | None
+    feature_index_: Any
+    labels_: LabelAlphabet
+    coef_: np.ndarray
+    template_weights_: dict
+    active_templates_: list
+    objective_: float | None
+    lower_bound_: float | None
+    gap_: float | None
+
     @classmethod
     def load(cls, path) -> TaggerModel:
         """Read and check a model file of SequenceTagger / SequenceTaggerCV (the checks of
