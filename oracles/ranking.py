@@ -125,7 +125,7 @@ def check_queries(y, qid, n_samples, *, field_y="y", field_qid="qid"):
     if y.ndim != 1 or y.shape[0] != n_samples:
         raise InputError(f"has shape {y.shape}, expected ({n_samples},)", field=field_y)
     if y.dtype.kind not in "biuf" or not np.all(np.isfinite(y)):
-        raise InputError("relevance must be finite numbers", field=field_y)
+        raise InputError("Unknown label type: relevance must be finite numbers", field=field_y)
     y = y.astype(np.float64)
     if qid is None:
         q = np.zeros(n_samples, dtype=np.int64)
@@ -219,7 +219,12 @@ class PairwiseRankingHinge:
         self.n_samples, self.dim = self.X.shape
         order, starts, levels, n_levels, n_pairs = check_queries(y, qid, self.n_samples)
         if n_pairs == 0:
-            raise InputError("no two items of one query have different relevance: no pair to rank", field="y")
+            n = self.n_samples
+            samples = f"{n} sample{'' if n == 1 else 's'}"
+            raise InputError(
+                f"no two items of one query have different relevance ({samples}): no pair to rank",
+                field="y",
+            )
         self._order, self._starts, self._levels, self._n_levels = order, starts, levels, n_levels
         self.n_pairs = n_pairs
         self.n_queries = int(starts.shape[0] - 1)

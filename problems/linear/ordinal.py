@@ -125,7 +125,8 @@ class OrdinalRegressor(SolverParamMixin, BaseEstimator):
 
     def predict(self, X):
         """Labels ``classes_[rank]``, ndarray of shape (n_samples,)."""
-        return self.classes_[self.predict_rank(X)]
+        ranks = self.predict_rank(X)  # first: an unfitted model raises NotFittedError
+        return self.classes_[ranks]
 
     def score(self, X, y, sample_weight=None):
         """Mean accuracy of the predicted labels (the share of exact ranks).

@@ -122,7 +122,10 @@ class PerfSVM(ClassifierMixin, SolverParamMixin, BaseEstimator):
         y = check_target(y, n_samples=X.shape[0], owner="PerfSVM")
         classes, y_idx = check_classification_targets(y)
         if classes.shape[0] != 2:
-            raise InputError(f"PerfSVM is a binary classifier, got {classes.shape[0]} classes", field="y")
+            raise InputError(
+                f"Only binary classification is supported: PerfSVM got {classes.shape[0]} classes",
+                field="y",
+            )
         labels = np.where(y_idx == 1, 1, -1)
         if p["measure"] == "roc_auc":
             oracle = ROCAreaHinge(X, labels)
@@ -150,4 +153,5 @@ class PerfSVM(ClassifierMixin, SolverParamMixin, BaseEstimator):
 
     def predict(self, X):
         """Labels from ``classes_``, ndarray of shape (n_samples,)."""
-        return self.classes_[(self.decision_function(X) > 0).astype(np.int64)]
+        positive = self.decision_function(X) > 0  # first: an unfitted model raises NotFittedError
+        return self.classes_[positive.astype(np.int64)]

@@ -127,9 +127,10 @@ class LinearRegressor(SolverParamMixin, RegressorMixin, BaseEstimator):
         self.solver = solver
 
     def __sklearn_tags__(self):
-        """Sparse input is accepted (CSR)."""
+        """Sparse input is accepted (CSR); the Poisson loss takes targets >= 0 only."""
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
+        tags.target_tags.positive_only = self.loss == "poisson"
         return tags
 
     def _oracle(self, X, y, p, sample_weight):
@@ -166,7 +167,7 @@ class LinearRegressor(SolverParamMixin, RegressorMixin, BaseEstimator):
         X = validate_features(self, X, reset=True)
         y = column_or_1d(y, warn=True)
         if y.dtype.kind not in "biuf":
-            raise InputError("targets must be numbers", field="y")
+            raise InputError("Unknown label type: targets must be numbers", field="y")
         if y.shape[0] != X.shape[0]:
             raise InputError(f"y has {y.shape[0]} samples, X has {X.shape[0]}", field="y")
         s = None
