@@ -133,7 +133,7 @@ class MultivariateHinge:
             _, a, b = _best_f1(cum_pos, cum_neg, n_pos, float(n))
             delta = 1.0 if a == 0 else 1.0 - 2.0 * a / (a + b + n_pos)
         else:
-            k = self.k
+            k = int(self.k or 0)  # set for precision_at_k (checked at construction)
             a_all = np.arange(max(0, k - n_neg), min(k, n_pos) + 1)
             values = 1.0 - a_all / k + (cum_neg[k - a_all] - (cum_pos[n_pos] - cum_pos[a_all])) / n
             a = int(a_all[int(np.argmax(values))])

@@ -127,6 +127,7 @@ class PerfSVM(ClassifierMixin, SolverParamMixin, BaseEstimator):
                 field="y",
             )
         labels = np.where(y_idx == 1, 1, -1)
+        oracle: ROCAreaHinge | MultivariateHinge
         if p["measure"] == "roc_auc":
             oracle = ROCAreaHinge(X, labels)
         else:
