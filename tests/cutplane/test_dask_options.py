@@ -27,6 +27,9 @@ from tests.cutplane.test_parallel import assert_same_result, seq_oracle, tagging
 dd = pytest.importorskip("dask.distributed")
 
 BAD_COUNTS = (0, -1, 1.5, True, "2", np.float64(2.0))
+#: Dask's scheduler serves HTTP on port 8787 even without a dashboard; when another process holds
+#: the port (a concurrent run's cluster) it warns and takes another port: not what these tests check.
+pytestmark = pytest.mark.filterwarnings("ignore:Port .* is already in use:UserWarning")
 
 
 @pytest.fixture(scope="module")

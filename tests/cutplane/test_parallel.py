@@ -160,6 +160,9 @@ def test_minimize_same_objective_as_serial(executor, tagging, parsing):
         assert np.allclose(res.w, ref.w, rtol=1e-7, atol=1e-9)
 
 
+# Dask's scheduler serves HTTP on port 8787 even without a dashboard; another process holding it
+# (a concurrent run's cluster) makes it warn and take another port: not what this test checks
+@pytest.mark.filterwarnings("ignore:Port .* is already in use:UserWarning")
 def test_dask_worker_processes_same_cuts_and_objective(tagging, parsing):
     """A LocalCluster of 2 real worker processes (chunks scattered once, w broadcast per call)."""
     pytest.importorskip("dask.distributed")
