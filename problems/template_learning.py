@@ -470,6 +470,9 @@ class TemplateLearnerCVMixin:
     #: ``docs/results/scoring_tolerance.md`` (``python -m benchmarks.scoring_tolerance``). None:
     #: every point to its ``eps``.
     SCORING_RTOL: ClassVar[float | None] = 0.02
+    #: Whether the refit starts from the path's cuts (:meth:`_refit_warm_start`); False: cold
+    #: (``benchmarks/warm_refit.py`` measures what the warm start buys, ``docs/results/warm_refit.md``).
+    WARM_REFIT: ClassVar[bool] = True
     #: The grid ``Cs="auto"`` stands for, by regulariser.
     AUTO_C_GRIDS: ClassVar[dict] = DEFAULT_C_GRIDS
 
@@ -566,7 +569,7 @@ class TemplateLearnerCVMixin:
             )
         finally:
             del self._refit_budget, self._scoring_rtol, self._refit_follows
-        warm = self._refit_warm_start(len(y if y is not None else X)) if refits else None
+        warm = self._refit_warm_start(len(y if y is not None else X)) if refits and self.WARM_REFIT else None
         if refits:
             ms.refit_at_chosen(
                 self,
