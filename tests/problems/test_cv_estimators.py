@@ -70,6 +70,8 @@ def test_cv_is_the_grid_fit_then_the_model_at_C_(task):
     assert cv.result_ is cv.path_result_.results[cv.best_index_]
 
 
+# max_iter=30 keeps it short: clone, GridSearchCV and cross_val_score are the point
+@pytest.mark.filterwarnings("ignore::cutplane.exceptions.ConvergenceWarning")
 def test_clone_grid_search_over_a_solver_option_and_cross_val_score(task):
     X, y = task.X_train, task.y_train
     est = SequenceTaggerCV(task.templates, Cs=[1.0, 10.0], solver=CuttingPlane(max_iter=30), validation_fraction=0.25)

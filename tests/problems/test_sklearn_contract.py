@@ -168,6 +168,7 @@ def test_every_sparse_format_gives_the_csr_model_mkl(fmt):
 
 @pytest.mark.parametrize("make", [_linear, _kelley, lambda: _mkl(Wrapper(method="simplemkl"))])
 @pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.filterwarnings("ignore::cutplane.exceptions.ConvergenceWarning")  # the refusal is the point, not the fit
 def test_complex_X_is_refused_not_truncated(make, sparse):
     X, y = _binary(1)
     Xc = X + 1j * np.ones_like(X)
@@ -247,7 +248,8 @@ def test_messages_scikit_learn_looks_for(make):
 
 def test_linear_svm_validation_data_is_converted_like_x():
     X, y = _binary(5, n=60)
-    est = _linear().fit(X[:40], y[:40], validation_data=(X[40:].astype(object), y[40:, None]))
+    with pytest.warns(DataConversionWarning, match="column-vector y"):  # as scikit-learn warns for fit's y
+        est = _linear().fit(X[:40], y[:40], validation_data=(X[40:].astype(object), y[40:, None]))
     assert est.validation_["n_examples"] == 20
     with pytest.raises(InputError, match="validation_data: .*3 features"):
         _linear().fit(X[:40], y[:40], validation_data=(X[40:, :3], y[40:]))

@@ -209,6 +209,8 @@ def test_not_fitted_is_sklearns_error(cls, args, tmp_path):
         est.save(tmp_path / "m.npz")
 
 
+# max_iter=5: the search over solver__eps is the point
+@pytest.mark.filterwarnings("ignore::cutplane.exceptions.ConvergenceWarning")
 def test_grid_search_over_a_solver_option_of_the_parser():
     from sklearn.model_selection import GridSearchCV
 
