@@ -453,9 +453,11 @@ class TemplateLearnerCVMixin:
     and ``C_`` may be one of them. With the solver's ``time_limit`` and a refit to follow, the
     path keeps the refit's expected time (:class:`~problems.model_selection.RefitBudget`): it
     stops a point, and starts no new one, when what is left would not pay for it. The refit
-    starts from the path's cuts (scaled to be cuts of the risk of all the examples: the path
-    fits the features and labels on all of them when a refit follows) and the chosen ``w``, and
-    is certified on its own; ``validation_["refit_warm"]`` says whether it did.
+    starts from the path's cuts (scaled to be cuts of the risk of all the examples: when a refit
+    follows, the tagger fits its features and labels on the whole training set, held-out part
+    included, observations only, so that the path has the refit's coordinates; with a feature
+    cutoff above 1 its path may then differ slightly from a ``refit=False`` one) and the chosen
+    ``w``, and is certified on its own; ``validation_["refit_warm"]`` says whether it did.
     """
 
     #: The single-C estimator class (set by each CV class).
@@ -557,12 +559,12 @@ class TemplateLearnerCVMixin:
         user_tolerance = getattr(self.solver, "eps", None) is not None or getattr(self.solver, "rtol", None) is not None
         self._scoring_rtol = self.SCORING_RTOL if (refits and not user_tolerance) else None
         self._refit_budget = None
+        self._refit_follows = refits  # the tagger then fits its features on all the training sentences
         if refits and options.time_limit is not None:
             n_all = len(y if y is not None else X)
             n_val = int(round((plan.fraction or 0.0) * n_all))
             n_train = n_all - min(n_all - 1, max(1, n_val))  # as holdout_split holds out
             self._refit_budget = ms.RefitBudget(started, options.time_limit, n_all / max(1, n_train))
-        self._refit_follows = refits
         try:
             self._fit_task(
                 X, y, prm=prm, options=options, plan=plan, validation_data=validation_data, callback=callback

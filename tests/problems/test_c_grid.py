@@ -134,6 +134,27 @@ class _FullScoring(SequenceTaggerCV):
     SCORING_RTOL = None
 
 
+class _ColdRefit(_FullScoring):
+    """:class:`_FullScoring` with a cold refit (the warm start off)."""
+
+    WARM_REFIT = False
+
+
+class _ColdCV(SequenceTaggerCV):
+    """The CV tagger with a cold refit."""
+
+    WARM_REFIT = False
+
+
+def _certified_alike(a, b):
+    """Two certified runs of one problem: both converged, objectives within the sum of the two
+    gaps, each lower bound below the other's objective (up to rounding)."""
+    slack = 1e-9 * max(1.0, abs(a.objective_))
+    assert a.result_.status == b.result_.status == "converged"
+    assert abs(a.objective_ - b.objective_) <= a.gap_ + b.gap_ + slack
+    assert a.lower_bound_ <= b.objective_ + slack and b.lower_bound_ <= a.objective_ + slack
+
+
 @pytest.mark.parametrize("regularizer", ["ssvm", "mtl"])
 def test_scoring_points_stop_at_a_relative_gap_and_the_refit_is_certified(task, regularizer):
     """With a refit to follow, the scoring points stop at SCORING_RTOL (each reports the gap it
@@ -164,22 +185,29 @@ def _same_selection(a, b):
 
 @pytest.mark.parametrize("regularizer", ["ssvm", "mtl"])
 def test_refit_at_the_chosen_C_on_all_sentences(task, regularizer):
-    """After a grid scored on held-out sentences the model is refitted at C_ on all of them: the
-    same model as one run at C_ (with that point's tolerance) on the whole training set, certified;
-    the selection (C_, path_) is the grid's, as with refit=False."""
+    """After a grid scored on held-out sentences the model is refitted at C_ on all of them: one
+    run at C_ (with that point's tolerance) on the whole training set, certified; the selection
+    (C_, path_) is the grid's: refit=False's when there is no feature cutoff (with one, the
+    refit's path counts features over every training sentence). A cold refit is that run bit for
+    bit; the default refit starts warm from the path's cuts and reaches the same certified optimum."""
     X, y = task.X_train, task.y_train
     kw = dict(Cs=[1.0, 10.0, 100.0], regularizer=regularizer)
     refit = _FullScoring(task.templates, **kw, validation_fraction=0.2).fit(X, y)  # every point to its eps
+    cold = _ColdRefit(task.templates, **kw, validation_fraction=0.2).fit(X, y)
     kept = SequenceTaggerCV(task.templates, **kw, validation_fraction=0.2, refit=False).fit(X, y)
-    _same_selection(refit, kept)
+    _same_selection(refit, cold)  # one path, whether its refit starts warm or cold
+    if regularizer == "ssvm":  # no feature cutoff: the refit's path (features of every sentence) is refit=False's
+        _same_selection(refit, kept)
     assert refit.validation_["refit"] is True and refit.validation_["n_examples_refit"] == len(X)
+    assert refit.validation_["refit_warm"] is True and cold.validation_["refit_warm"] is False
     assert "refit" not in kept.validation_
     eps = refit.path_["eps"][refit.best_index_]
     single = SequenceTagger(
         task.templates, C=refit.C_, regularizer=regularizer, solver=CuttingPlane(eps=eps, max_iter=1000)
     ).fit(X, y)
-    np.testing.assert_array_equal(refit.coef_, single.coef_)
-    assert refit.objective_ == single.objective_ and refit.gap_ <= eps
+    np.testing.assert_array_equal(cold.coef_, single.coef_)
+    assert cold.objective_ == single.objective_ and refit.gap_ <= eps
+    _certified_alike(refit, single)
     assert refit.result_.status == "converged" and refit.lower_bound_ <= refit.objective_
     assert refit.feature_index_.n_features_ == single.feature_index_.n_features_
     # explicit validation data: nothing is held out of the training set, nothing to refit
@@ -322,10 +350,14 @@ def test_the_plain_fit_trains_one_model_at_a_number_C_on_all_sentences(task):
     assert est.validation_ is None and est.path_result_ is None and est.path_["C"] == [100.0]
     assert est.path_["validation_score"] == [None] and est.C_ == 100.0
     assert est.solver_options_.eps == pytest.approx(1.0) and est.solver_options_.max_iter == 1000
-    # trained on all 50 sentences: the same model as the CV refit at C = 100 with that point's eps
-    cv = SequenceTaggerCV(task.templates, Cs=[1.0, 100.0], validation_fraction=0.2).fit(task.X_train, task.y_train)
+    # trained on all 50 sentences: the same model as the cold CV refit at C = 100 with that point's
+    # eps; the default (warm) refit reaches the same certified optimum
+    cv = _ColdCV(task.templates, Cs=[1.0, 100.0], validation_fraction=0.2).fit(task.X_train, task.y_train)
+    warm = SequenceTaggerCV(task.templates, Cs=[1.0, 100.0], validation_fraction=0.2).fit(task.X_train, task.y_train)
+    assert warm.C_ == cv.C_
     if cv.C_ == 100.0:
         np.testing.assert_array_equal(cv.coef_, est.coef_)
+        _certified_alike(warm, est)
     same = SequenceTagger(task.templates, C=100.0, solver=CuttingPlane(eps=1.0, max_iter=1000))
     np.testing.assert_array_equal(same.fit(task.X_train, task.y_train).coef_, est.coef_)
     assert est.feature_index_.n_features_ == same.feature_index_.n_features_
