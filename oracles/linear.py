@@ -19,7 +19,7 @@ import scipy.sparse as sp
 
 from cutplane.cuts import Cut, ExampleCuts, OracleResult
 from cutplane.exceptions import InputError
-from oracles.linear_inputs import as_sample_weight
+from oracles.linear_inputs import as_features, as_sample_weight, as_vector
 
 __all__ = ["BinaryHinge", "MulticlassHinge", "LinePieces"]
 
@@ -53,30 +53,6 @@ def _rows_transposed_product(X, coef, active):
     if sp.issparse(X) and np.count_nonzero(active) < _ACTIVE_ROWS_SLICE * X.shape[0]:
         return np.asarray(X[active].T @ coef[active], dtype=np.float64).ravel()
     return np.asarray(X.T @ coef, dtype=np.float64).ravel()
-
-
-def _as_features(X):
-    """Float64 dense C-ordered array or CSR matrix, checked for shape and finiteness."""
-    if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=np.float64)
-        data = X.data
-    else:
-        X = np.asarray(X, dtype=np.float64)
-        data = X
-    if X.ndim != 2:
-        raise InputError(f"expected a 2-d array, got {X.ndim} dimension(s)", field="X")
-    if X.shape[0] == 0 or X.shape[1] == 0:
-        raise InputError(f"X is empty (shape {X.shape})", field="X")
-    if not np.all(np.isfinite(data)):
-        raise InputError("X contains NaN or infinite values", field="X")
-    return X
-
-
-def _as_vector(w, dim, name):
-    w = np.asarray(w, dtype=np.float64)
-    if w.shape != (dim,):
-        raise InputError(f"expected shape ({dim},), got {w.shape}", field=name)
-    return w
 
 
 #: Units of rounding by which a point may differ from ``w0 + kappa d`` and still be read on the line.
@@ -187,7 +163,7 @@ class BinaryHinge:
     risk_lower_bound = 0.0  # hinge losses are non-negative (the engine's L1 needs a floor)
 
     def __init__(self, X, y, sample_weight=None):
-        self.X = _as_features(X)
+        self.X = as_features(X, contiguous=False)
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != self.X.shape[0]:
             raise InputError(f"y has shape {y.shape}, expected ({self.X.shape[0]},)", field="y")
@@ -203,11 +179,11 @@ class BinaryHinge:
 
     def margins(self, w):
         """``y_i <x_i, w>``, ndarray of shape (n_samples,)."""
-        return self.y * (self.X @ _as_vector(w, self.dim, "w"))
+        return self.y * (self.X @ as_vector(w, self.dim, "w"))
 
     def __call__(self, w) -> OracleResult:
         """Risk value and the cut at ``w`` (an ndarray of shape (dim,))."""
-        w = _as_vector(w, self.dim, "w")
+        w = as_vector(w, self.dim, "w")
         margins = self.y * self._products.at(w)
         losses = 1.0 - margins
         active = losses > 0.0
@@ -226,7 +202,7 @@ class BinaryHinge:
     def example_cuts(self, w) -> ExampleCuts:
         """Each example's hinge ``max(0, 1 - y_i <x_i, w>)`` and its cut at ``w``: slope
         ``-y_i x_i`` (an empty row when the hinge is inactive), offset 1 (0 when inactive)."""
-        w = _as_vector(w, self.dim, "w")
+        w = as_vector(w, self.dim, "w")
         losses = 1.0 - self.y * self._products.at(w)
         active = losses > 0.0
         s = np.ones(self.n_samples) if self.sample_weight is None else self.sample_weight
@@ -248,8 +224,8 @@ class BinaryHinge:
         LinePieces
             ``offsets`` and ``slopes``, each ndarray of shape (n_samples, 2).
         """
-        w = _as_vector(w, self.dim, "w")
-        d = _as_vector(d, self.dim, "d")
+        w = as_vector(w, self.dim, "w")
+        d = as_vector(d, self.dim, "d")
         n = self.n_samples
         offsets = np.zeros((n, 2))
         slopes = np.zeros((n, 2))
@@ -291,7 +267,7 @@ class MulticlassHinge:
     risk_lower_bound = 0.0
 
     def __init__(self, X, y, n_classes=None, sample_weight=None):
-        self.X = _as_features(X)
+        self.X = as_features(X, contiguous=False)
         self.n_samples, self.n_features = self.X.shape
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != self.n_samples:
@@ -323,12 +299,12 @@ class MulticlassHinge:
 
     def scores(self, w):
         """Class scores ``<w_y, x_i>``, ndarray of shape (n_samples, n_classes)."""
-        W = _as_vector(w, self.dim, "w").reshape(self.n_classes, self.n_features)
+        W = as_vector(w, self.dim, "w").reshape(self.n_classes, self.n_features)
         return np.asarray(self.X @ W.T)
 
     def __call__(self, w) -> OracleResult:
         """Risk value and the cut at ``w`` (an ndarray of shape (n_classes * n_features,))."""
-        w = _as_vector(w, self.dim, "w")
+        w = as_vector(w, self.dim, "w")
         S = self._augmented_scores(self._products.at(w))
         yhat = np.argmax(S, axis=1)
         n = self.n_samples
@@ -352,7 +328,7 @@ class MulticlassHinge:
     def example_cuts(self, w) -> ExampleCuts:
         """Each example's ``max_y Delta(y_i, y) + <w_y - w_{y_i}, x_i>`` and its cut at ``w``:
         slope ``e_{y^} (x) x_i - e_{y_i} (x) x_i`` (empty when ``y^ = y_i``), offset ``Delta``."""
-        w = _as_vector(w, self.dim, "w")
+        w = as_vector(w, self.dim, "w")
         S = self._augmented_scores(self._products.at(w))
         yhat = np.argmax(S, axis=1)
         wrong = yhat != self.y
@@ -387,7 +363,7 @@ class MulticlassHinge:
             ``offsets`` and ``slopes``, each ndarray of shape (n_samples, n_classes).
         """
         n = self.n_samples
-        S, T = self._products.set_line(_as_vector(w, self.dim, "w"), _as_vector(d, self.dim, "d"))
+        S, T = self._products.set_line(as_vector(w, self.dim, "w"), as_vector(d, self.dim, "d"))
         offsets = self._augmented_scores(S) / n
         slopes = (T - T[self._rows, self.y][:, None]) / n
         if self.sample_weight is not None:

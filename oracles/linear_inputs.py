@@ -10,12 +10,14 @@ from cutplane.exceptions import InputError
 __all__ = ["as_features", "as_vector", "as_sample_weight"]
 
 
-def as_features(X):
-    """Float64 dense C-ordered array or CSR matrix, checked for shape and finiteness.
+def as_features(X, *, contiguous=True):
+    """Float64 dense array or CSR matrix, checked for shape and finiteness.
 
     Parameters
     ----------
     X : array-like or scipy sparse matrix of shape (n_samples, n_features)
+    contiguous : bool, default=True
+        A dense ``X`` C-ordered (copied when it is not); False: in the layout given.
 
     Returns
     -------
@@ -25,7 +27,7 @@ def as_features(X):
         X = sp.csr_matrix(X, dtype=np.float64)
         data = X.data
     else:
-        X = np.ascontiguousarray(X, dtype=np.float64)
+        X = np.ascontiguousarray(X, dtype=np.float64) if contiguous else np.asarray(X, dtype=np.float64)
         data = X
     if X.ndim != 2:
         raise InputError(f"expected a 2-d array, got {X.ndim} dimension(s)", field="X")
