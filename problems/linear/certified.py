@@ -1,4 +1,5 @@
-"""What the linear estimators share: the ``solver`` parameter's nested options, one certified run.
+"""What the linear estimators share: the ``solver`` parameter's nested options, sparse input and
+the scores ``X @ coef_``, one certified run.
 
 Every estimator here minimises ``F(w) = Omega(w) + C * R(w)`` with ``R`` a risk oracle of
 :mod:`oracles`: the engine runs on ``F / C`` (``lam = 1/C``, ``eps / C``) and the bounds are
@@ -10,11 +11,20 @@ from __future__ import annotations
 import warnings
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from cutplane.exceptions import ConvergenceWarning, InputError
 from problems.solvers import CuttingPlane, checked_solver
-from problems.validation import check_choice
+from problems.validation import check_choice, validate_features
 
-__all__ = ["SolverParamMixin", "CertifiedRun", "checked_cutting_plane", "run_certified", "REGULARIZERS"]
+__all__ = [
+    "SolverParamMixin",
+    "LinearScoresMixin",
+    "CertifiedRun",
+    "checked_cutting_plane",
+    "run_certified",
+    "REGULARIZERS",
+]
 
 REGULARIZERS = ("l2", "l1")
 #: Engine methods for a risk with one cut per call (no per-example cuts: no n-slack).
@@ -38,6 +48,25 @@ class SolverParamMixin:
         ):
             super().set_params(solver=CuttingPlane())  # type: ignore[misc]
         return super().set_params(**params)  # type: ignore[misc]
+
+
+class LinearScoresMixin:
+    """A linear estimator that takes sparse input (CSR) and scores ``X @ coef_``."""
+
+    def __sklearn_tags__(self):
+        """Sparse input is accepted (CSR)."""
+        tags = super().__sklearn_tags__()  # type: ignore[misc]
+        tags.input_tags.sparse = True
+        return tags
+
+    def _scores(self, X):
+        """``<w, x>`` of the rows of ``X`` (checked against the fitted estimator), ndarray of
+        shape (n_samples,)."""
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(self, "coef_")
+        X = validate_features(self, X, reset=False)
+        return np.asarray(X @ np.ravel(self.coef_), dtype=np.float64).ravel()  # type: ignore[attr-defined]
 
 
 def checked_cutting_plane(solver, *, eps, max_iter, owner):

@@ -6,16 +6,21 @@ from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted
 
-from problems.linear.certified import REGULARIZERS, SolverParamMixin, checked_cutting_plane, run_certified
+from problems.linear.certified import (
+    REGULARIZERS,
+    LinearScoresMixin,
+    SolverParamMixin,
+    checked_cutting_plane,
+    run_certified,
+)
 from problems.solvers import Param, check_params
 from problems.validation import check_choice, check_classification_targets, check_positive, validate_features
 
 __all__ = ["OrdinalRegressor"]
 
 
-class OrdinalRegressor(SolverParamMixin, BaseEstimator):
+class OrdinalRegressor(SolverParamMixin, LinearScoresMixin, BaseEstimator):
     """Ordinal regression: one score ``<w, x>`` cut into ranks by learned thresholds.
 
     The labels' sorted unique values are the ranks ``0 .. K-1`` (``classes_``). Minimises
@@ -74,12 +79,6 @@ class OrdinalRegressor(SolverParamMixin, BaseEstimator):
         self.regularizer = regularizer
         self.solver = solver
 
-    def __sklearn_tags__(self):
-        """Sparse input is accepted (CSR)."""
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
-
     def fit(self, X, y):
         """Fit on ``X`` (array-like or sparse, (n_samples, n_features)) and ordered labels ``y`` (n_samples,).
 
@@ -114,9 +113,7 @@ class OrdinalRegressor(SolverParamMixin, BaseEstimator):
 
     def decision_function(self, X):
         """Scores ``<w, x>``, ndarray of shape (n_samples,)."""
-        check_is_fitted(self, "coef_")
-        X = validate_features(self, X, reset=False)
-        return np.asarray(X @ self.coef_, dtype=np.float64).ravel()
+        return self._scores(X)
 
     def predict_rank(self, X):
         """Ranks ``#{j : <w, x> > theta_j}``, ndarray of int64 of shape (n_samples,)."""

@@ -6,10 +6,15 @@ from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted
 
 from cutplane.exceptions import InputError
-from problems.linear.certified import REGULARIZERS, SolverParamMixin, checked_cutting_plane, run_certified
+from problems.linear.certified import (
+    REGULARIZERS,
+    LinearScoresMixin,
+    SolverParamMixin,
+    checked_cutting_plane,
+    run_certified,
+)
 from problems.solvers import Param, check_params
 from problems.validation import check_choice, check_classification_targets, check_positive, validate_features
 
@@ -19,7 +24,7 @@ __all__ = ["PerfSVM"]
 MEASURES = ("roc_auc", "f1", "precision_at_k")
 
 
-class PerfSVM(ClassifierMixin, SolverParamMixin, BaseEstimator):
+class PerfSVM(ClassifierMixin, SolverParamMixin, LinearScoresMixin, BaseEstimator):
     """Linear classifier minimising the convex bound of a multivariate loss (Joachims 2005).
 
     For ``measure="roc_auc"``, ``F(w) = Omega(w) + C * R(w)`` with ``Omega = 1/2 ||w||^2`` (or
@@ -94,7 +99,6 @@ class PerfSVM(ClassifierMixin, SolverParamMixin, BaseEstimator):
     def __sklearn_tags__(self):
         """A binary classifier taking sparse input (CSR)."""
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
         tags.classifier_tags.multi_class = False
         return tags
 
@@ -148,9 +152,7 @@ class PerfSVM(ClassifierMixin, SolverParamMixin, BaseEstimator):
 
     def decision_function(self, X):
         """Scores ``<w, x>``, ndarray of shape (n_samples,); positive means ``classes_[1]``."""
-        check_is_fitted(self, "coef_")
-        X = validate_features(self, X, reset=False)
-        return np.asarray(X @ self.coef_[0], dtype=np.float64).ravel()
+        return self._scores(X)
 
     def predict(self, X):
         """Labels from ``classes_``, ndarray of shape (n_samples,)."""

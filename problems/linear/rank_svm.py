@@ -8,7 +8,13 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from problems.linear.certified import REGULARIZERS, SolverParamMixin, checked_cutting_plane, run_certified
+from problems.linear.certified import (
+    REGULARIZERS,
+    LinearScoresMixin,
+    SolverParamMixin,
+    checked_cutting_plane,
+    run_certified,
+)
 from problems.model_schemas import ModelSchema
 from problems.solvers import Param, check_params
 from problems.validation import check_choice, check_positive, validate_features
@@ -16,7 +22,7 @@ from problems.validation import check_choice, check_positive, validate_features
 __all__ = ["RankSVM", "MODEL_SCHEMA"]
 
 
-class RankSVM(SolverParamMixin, BaseEstimator):
+class RankSVM(SolverParamMixin, LinearScoresMixin, BaseEstimator):
     """Linear ranking SVM on the preference pairs of each query, with a certified gap.
 
     Minimises ``F(w) = Omega(w) + C * R(w)`` with ``Omega = 1/2 ||w||^2`` (or ``||w||_1``) and::
@@ -75,12 +81,6 @@ class RankSVM(SolverParamMixin, BaseEstimator):
         self.regularizer = regularizer
         self.solver = solver
 
-    def __sklearn_tags__(self):
-        """Sparse input is accepted (CSR)."""
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
-
     def fit(self, X, y, qid=None):
         """Learn ``w`` from items ``X`` with relevance ``y`` grouped by ``qid``.
 
@@ -119,9 +119,7 @@ class RankSVM(SolverParamMixin, BaseEstimator):
 
     def decision_function(self, X):
         """Scores ``<w, x>``, ndarray of shape (n_samples,): a higher score ranks first."""
-        check_is_fitted(self, "coef_")
-        X = validate_features(self, X, reset=False)
-        return np.asarray(X @ self.coef_, dtype=np.float64).ravel()
+        return self._scores(X)
 
     def predict(self, X):
         """The scores of :meth:`decision_function` (a ranking is their order within a query)."""

@@ -6,10 +6,15 @@ from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils.validation import check_is_fitted
 
 from cutplane.exceptions import InputError
-from problems.linear.certified import REGULARIZERS, SolverParamMixin, checked_cutting_plane, run_certified
+from problems.linear.certified import (
+    REGULARIZERS,
+    LinearScoresMixin,
+    SolverParamMixin,
+    checked_cutting_plane,
+    run_certified,
+)
 from problems.solvers import Param, check_params
 from problems.validation import check_bool, check_choice, check_positive, validate_features
 
@@ -24,7 +29,7 @@ def _fraction(value, name):
     return float(value)
 
 
-class LinearRegressor(SolverParamMixin, RegressorMixin, BaseEstimator):
+class LinearRegressor(SolverParamMixin, LinearScoresMixin, RegressorMixin, BaseEstimator):
     """Linear regression by a bundle method, with a certified gap.
 
     Minimises ``F(w) = Omega(w) + C * R(w)``, ``Omega = 1/2 ||w||^2`` ("l2") or ``||w||_1``
@@ -129,7 +134,6 @@ class LinearRegressor(SolverParamMixin, RegressorMixin, BaseEstimator):
     def __sklearn_tags__(self):
         """Sparse input is accepted (CSR); the Poisson loss takes targets >= 0 only."""
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
         tags.target_tags.positive_only = self.loss == "poisson"
         return tags
 
@@ -200,7 +204,5 @@ class LinearRegressor(SolverParamMixin, RegressorMixin, BaseEstimator):
 
     def predict(self, X):
         """``<x, w> + b`` (``exp(<x, w> + b)`` for "poisson"), ndarray of shape (n_samples,)."""
-        check_is_fitted(self, "coef_")
-        X = validate_features(self, X, reset=False)
-        eta = np.asarray(X @ self.coef_, dtype=np.float64).ravel() + self.intercept_
+        eta = self._scores(X) + self.intercept_
         return np.exp(eta) if self.loss == "poisson" else eta
