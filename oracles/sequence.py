@@ -42,6 +42,7 @@ import scipy.sparse as sp
 from cutplane.cuts import CachedCut, Cut, ExampleCuts, OracleResult, slope_dot
 from cutplane.exceptions import InputError
 from cutplane.executors import bind_tasks, default_n_chunks, get_executor
+from cutplane.points import checked_point
 
 from .sequence_chunk import ChunkPartial, SequenceChunk, merge_sorted_sums
 from .viterbi import sentence_unary, split_chain_weights, viterbi
@@ -290,14 +291,8 @@ class SequenceHingeOracle:
         K = self.n_labels
         return w[self.dim - self.n_bigram_features * K * K :].reshape(self.n_bigram_features, K, K)
 
-    def _checked_w(self, w):
-        w = np.asarray(w)
-        if w.shape != (self.dim,):
-            raise InputError(f"w must have shape ({self.dim},), got {w.shape}", field="w")
-        w = np.ascontiguousarray(w, dtype=np.float64)
-        if not np.all(np.isfinite(w)):
-            raise InputError("w must be finite (no NaN or inf)", field="w")
-        return w
+    def _checked_w(self, w) -> np.ndarray:
+        return checked_point(w, self.dim)
 
     # -- the 1-slack cut ----------------------------------------------------------------------
     def __call__(self, w) -> OracleResult:

@@ -54,6 +54,7 @@ import scipy.sparse as sp
 from cutplane.cuts import CachedCut, Cut, ExampleCuts, OracleResult, coordinate_dtype
 from cutplane.exceptions import InputError
 from cutplane.executors import bind_tasks, chunk_bounds, default_n_chunks, get_executor
+from cutplane.points import checked_point
 
 from .structured_chunk import ModelChecks, PredictTask, StructuredChunk, as_dense, same_output, sum_rows
 from .structured_examples import StructuredExampleOracle
@@ -456,13 +457,7 @@ class StructuredOracle:
             self._bound = None
 
     def _checked_w(self, w) -> np.ndarray:
-        w = np.asarray(w)
-        if w.shape != (self.dim,):
-            raise InputError(f"w must have shape ({self.dim},), got {w.shape}", field="w")
-        w = np.ascontiguousarray(w, dtype=np.float64)
-        if not np.all(np.isfinite(w)):
-            raise InputError("w must be finite (no NaN or inf)", field="w")
-        return w
+        return checked_point(w, self.dim)
 
     def _slope(self, parts, scale):
         """The merged slope ``scale * sum_i dPhi_i``: dense when the model's features are, else CSR (1, dim)."""

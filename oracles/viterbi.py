@@ -30,8 +30,9 @@ import numpy as np
 from numba import njit
 
 from cutplane.exceptions import InputError
+from cutplane.points import checked_point
 
-__all__ = ["viterbi", "viterbi_kernel", "sentence_unary", "split_chain_weights"]
+__all__ = ["viterbi", "viterbi_kernel", "sentence_unary", "split_chain_weights", "as_scores"]
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -103,7 +104,9 @@ def sentence_unary(W, indptr, indices, t0, t1, unary):
                 unary[r, k] += W[f, k]
 
 
-def _as_scores(a, name, ndim):
+def as_scores(a, name, ndim):
+    """``a`` as a C-contiguous float64 array of ``ndim`` dimensions, real and finite, else an
+    :class:`~cutplane.exceptions.InputError` naming ``name``."""
     arr = np.asarray(a)
     if arr.ndim != ndim or not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
         raise InputError(
@@ -141,9 +144,9 @@ def viterbi(unary, transition, y_true=None) -> np.ndarray:
     InputError
         Wrong shapes, non-finite scores, or labels outside ``[0, K)``.
     """
-    unary = _as_scores(unary, "unary", 2)
+    unary = as_scores(unary, "unary", 2)
     positional = np.ndim(transition) == 3
-    transition = _as_scores(transition, "transition", 3 if positional else 2)
+    transition = as_scores(transition, "transition", 3 if positional else 2)
     T, K = unary.shape
     if K < 1:
         raise InputError("unary must have at least one label column", field="unary")
@@ -185,12 +188,7 @@ def split_chain_weights(w, n_features, n_labels, transitions=True):
     """
     K, F = int(n_labels), int(n_features)
     dim = F * K + (K * K if transitions else 0)
-    w = np.asarray(w)
-    if w.shape != (dim,):
-        raise InputError(f"w must have shape ({dim},), got {w.shape}", field="w")
-    w = np.ascontiguousarray(w, dtype=np.float64)
-    if not np.isfinite(w.sum()) and not np.all(np.isfinite(w)):  # a finite sum: every entry is finite
-        raise InputError("w must be finite (no NaN or inf)", field="w")
+    w = checked_point(w, dim)
     nW = F * K
     W = w[:nW].reshape(F, K)
     T = w[nW:].reshape(K, K) if transitions else np.zeros((K, K))

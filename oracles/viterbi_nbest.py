@@ -17,19 +17,9 @@ from numba import njit
 
 from cutplane.exceptions import InputError
 
+from .viterbi import as_scores
+
 __all__ = ["viterbi_nbest", "viterbi_nbest_kernel"]
-
-
-def _as_scores(a, name, ndim):
-    arr = np.asarray(a)
-    if arr.ndim != ndim or not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
-        raise InputError(
-            f"expected a real array with {ndim} dimensions, got shape {arr.shape} dtype {arr.dtype}", field=name
-        )
-    arr = np.ascontiguousarray(arr, dtype=np.float64)
-    if not np.all(np.isfinite(arr)):
-        raise InputError("scores must be finite (no NaN or inf)", field=name)
-    return arr
 
 
 @njit(nogil=True, cache=True)
@@ -119,8 +109,8 @@ def viterbi_nbest(unary, transition, n: int):
     InputError
         Wrong shapes, non-finite scores, ``n`` < 1.
     """
-    unary = _as_scores(unary, "unary", 2)
-    transition = _as_scores(transition, "transition", 2)
+    unary = as_scores(unary, "unary", 2)
+    transition = as_scores(transition, "transition", 2)
     T, K = unary.shape
     if K < 1:
         raise InputError("unary must have at least one label column", field="unary")
