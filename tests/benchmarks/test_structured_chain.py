@@ -63,21 +63,27 @@ def test_conll2000_sentences(tmp_path):
     _check_run(out, js, 8)
 
 
-def test_batch_model_gives_the_per_example_answers():
-    """ChunkingChainBatch's batch forms (one compiled call over many sentences) against its own
-    per-example methods and the built-in oracle, on random sentences (one of them empty)."""
+def _random_corpus(rng, lengths, nf, K):
+    """Sentences of the given lengths with 0-3 random feature ids per token (sorted) and random
+    labels: ``(SequenceFeatures, labels, the built-in SequenceHingeOracle on them)``."""
     from oracles.sequence import SequenceHingeOracle
     from problems.sequence.feature_index import SequenceFeatures
 
-    rng = np.random.default_rng(1)
-    lengths, nf, K = [2, 0, 5, 1, 7], 9, 3
     sentence_ptr = np.concatenate([[0], np.cumsum(lengths)])
     counts = rng.integers(0, 4, sentence_ptr[-1])
     indptr = np.concatenate([[0], np.cumsum(counts)])
     indices = np.concatenate([np.sort(rng.integers(0, nf, c)) for c in counts]).astype(np.int32)
     y = rng.integers(0, K, sentence_ptr[-1]).astype(np.int32)
     X = SequenceFeatures(indptr, indices, sentence_ptr, nf, None, None, 0)
-    builtin = SequenceHingeOracle(indptr, indices, sentence_ptr, y, nf, K)
+    return X, y, SequenceHingeOracle(indptr, indices, sentence_ptr, y, nf, K)
+
+
+def test_batch_model_gives_the_per_example_answers():
+    """ChunkingChainBatch's batch forms (one compiled call over many sentences) against its own
+    per-example methods and the built-in oracle, on random sentences (one of them empty)."""
+    rng = np.random.default_rng(1)
+    nf, K = 9, 3
+    X, y, builtin = _random_corpus(rng, [2, 0, 5, 1, 7], nf, K)
     model = structured_chain.ChunkingChainBatch(nf, K)
     _, Ys = structured_chain.examples(X, y)
     Xb = structured_chain.batch_examples(X)
@@ -105,19 +111,9 @@ def test_batch_model_gives_the_per_example_answers():
 
 def test_joint_feature_and_argmax_against_the_builtin_oracle():
     """The model's sparse joint feature and loss-augmented Viterbi against SequenceHingeOracle's."""
-    from oracles.sequence import SequenceHingeOracle
-
     rng = np.random.default_rng(0)
-    lengths, nf, K = [1, 3, 6], 7, 4
-    sentence_ptr = np.concatenate([[0], np.cumsum(lengths)])
-    counts = rng.integers(0, 4, sentence_ptr[-1])
-    indptr = np.concatenate([[0], np.cumsum(counts)])
-    indices = np.concatenate([np.sort(rng.integers(0, nf, c)) for c in counts]).astype(np.int32)
-    y = rng.integers(0, K, sentence_ptr[-1]).astype(np.int32)
-    from problems.sequence.feature_index import SequenceFeatures
-
-    X = SequenceFeatures(indptr, indices, sentence_ptr, nf, None, None, 0)
-    builtin = SequenceHingeOracle(indptr, indices, sentence_ptr, y, nf, K)
+    nf, K = 7, 4
+    X, y, builtin = _random_corpus(rng, [1, 3, 6], nf, K)
     model = structured_chain.ChunkingChain(nf, K)
     Xs, Ys = structured_chain.examples(X, y)
     w = rng.standard_normal(model.dim)
