@@ -19,6 +19,9 @@ envelopes' breakpoints: :func:`_breakpoints_two`, closed form for ``m = 2``;
 :func:`_breakpoints_general`, vectorised rounds for any ``m``).
 :func:`line_search` is the fallback for risks without that form: a safeguarded 1-D convex
 search (bracketing by doubling, then Brent's golden-section / parabolic steps).
+:func:`piecewise_linear_search` is exact for risks piecewise linear along the line whose pieces
+are too many to list (pairwise hinges) or not of form (16) (a profiled offset): it locates the
+minimiser's piece from values and right derivatives, each one pass over the data.
 :func:`minimize_along` chooses between them for an oracle.
 """
 
@@ -31,9 +34,9 @@ from typing import NamedTuple
 import numpy as np
 
 from .exceptions import InputError
-from .protocols import supports_line_search
+from .protocols import piecewise_linear_along, supports_line_search
 
-__all__ = ["LineSearchResult", "exact_line_search", "line_search", "minimize_along"]
+__all__ = ["LineSearchResult", "exact_line_search", "line_search", "minimize_along", "piecewise_linear_search"]
 
 _GOLDEN = 0.5 * (3.0 - math.sqrt(5.0))
 
@@ -316,6 +319,122 @@ def _result(a2, a1, offsets, slopes, k, n_bk, k_max, on_unbounded):
     return LineSearchResult(float(k), _f(a2, a1, offsets, slopes, k), n_bk, 1)
 
 
+def piecewise_linear_search(a2, a1, phi, *, max_evals=60):
+    """Exact minimiser over ``k >= 0`` of ``(a2/2) k^2 + a1 k + g(k)``, ``g`` convex piecewise linear,
+    known only through ``phi(k) -> (g(k), g'(k+))``.
+
+    For risks piecewise linear along a line whose breakpoints are too many to list (the
+    pairwise hinges: one per pair) or not of form (16) (a profiled offset or thresholds):
+    each call of ``phi`` is one pass over the data (a sort and a count), never a pass over the
+    breakpoints. ``f'(k+) = a2 k + a1 + g'(k+)`` is non-decreasing; the search keeps a bracket
+    ``[lo, hi]`` of its zero with ``f'(lo+) < 0 <= f'(hi+)``. The lines through ``lo`` and ``hi``
+    with the right slopes there are minorants of ``g`` (convexity); the next try is where they
+    cross (the one kink there would be if ``g`` had two pieces on the bracket), kept between
+    the Newton points of the two pieces (``-(a1 + g'(lo+)) / a2`` is never left of the zero, the
+    one of ``hi`` never right of it), the midpoint when the bracket does not halve. A try ``t``
+    on ``lo``'s line shows ``g`` linear on ``[lo, t]`` (convex, equal to a minorant line at both
+    ends), so the zero is read off exactly: the Newton point of that piece, or ``t`` itself when
+    ``0`` lies in ``[f'(t-), f'(t+)]`` (a kink); likewise with ``hi``'s line. So the search is
+    exact once the minimiser's piece (or kink) is located; the piece count between the first
+    bracket's ends bounds the calls, which are usually a handful.
+
+    Parameters
+    ----------
+    a2 : float
+        Quadratic coefficient, ``> 0``.
+    a1 : float
+        Linear coefficient.
+    phi : callable
+        ``phi(k) -> (value, right_slope)`` of ``g``, ``k >= 0``.
+    max_evals : int, default=60
+        Budget of calls of ``phi`` (one more may evaluate the returned point).
+
+    Returns
+    -------
+    LineSearchResult
+        ``k`` and ``value = f(k)`` from ``phi`` at ``k`` (never extrapolated); ``converged``
+        False when the budget ran out before the piece was located (the best point tried is
+        returned).
+    """
+    a2, a1 = float(a2), float(a1)
+    if not (a2 > 0.0 and math.isfinite(a2)) or not math.isfinite(a1):
+        raise InputError(f"needs a2 > 0 and finite a1, got a2 = {a2}, a1 = {a1}", field="a2")
+    if int(max_evals) < 2:
+        raise InputError(f"must be >= 2, got {max_evals}", field="max_evals")
+    evals = 0
+    best = [math.inf, 0.0]
+    tiny = 64.0 * float(np.finfo(float).eps)
+
+    def call(k):
+        nonlocal evals
+        v, g = phi(k)
+        v, g = float(v), float(g)
+        if not (math.isfinite(v) and math.isfinite(g)):
+            raise InputError(f"phi returned ({v}, {g}) at k = {k}", field="phi")
+        evals += 1
+        fk = 0.5 * a2 * k * k + a1 * k + v
+        if fk < best[0] or (fk == best[0] and k < best[1]):
+            best[0], best[1] = fk, k
+        return v, g
+
+    def finish(k):
+        if k != best[1]:
+            call(k)  # the value at the returned point, from phi (the best point tried is returned)
+        return LineSearchResult(float(best[1]), float(best[0]), 0, evals)
+
+    def on_line(v, k, v0, g0, k0):
+        """Whether ``(k, v)`` lies on the line through ``(k0, v0)`` of slope ``g0`` (to rounding)."""
+        line = v0 + g0 * (k - k0)
+        return abs(v - line) <= tiny * max(1.0, abs(v), abs(v0), abs(g0 * (k - k0)))
+
+    lo = 0.0
+    v_lo, g_lo = call(0.0)
+    if a1 + g_lo >= 0.0:  # f'(0+) >= 0
+        return LineSearchResult(0.0, float(best[0]), 0, evals)
+    hi, v_hi, g_hi = math.inf, math.nan, math.nan
+    width, stalls = math.inf, 0
+    while evals < int(max_evals):
+        newton_lo = -(a1 + g_lo) / a2  # >= the zero
+        if math.isinf(hi):
+            if not newton_lo > lo:  # the zero at lo to the rounding of k
+                return finish(lo)
+            t = newton_lo
+        else:
+            newton_hi = -(a1 + g_hi) / a2  # <= the zero (g_hi may be a right slope at a kink)
+            if stalls >= 2:
+                t, stalls = 0.5 * (lo + hi), 0
+            elif g_hi > g_lo:  # where the two minorant lines cross
+                t = (v_hi - v_lo + g_lo * lo - g_hi * hi) / (g_lo - g_hi)
+            else:
+                t = 0.5 * (lo + hi)
+            t = min(max(t, newton_hi, lo), newton_lo, hi)
+            if not lo < t < hi:
+                t = 0.5 * (lo + hi)
+            if not lo < t < hi:  # the bracket closed on a kink
+                return finish(hi)
+        v, g = call(t)
+        fp = a2 * t + a1 + g  # f'(t+)
+        if g == g_lo or on_line(v, t, v_lo, g_lo, lo):  # g linear on [lo, t]: f'(t-) known
+            if a2 * t + a1 + g_lo >= 0.0 or t >= newton_lo:  # (the latter: rounding of the zero)
+                return finish(min(max(newton_lo, lo), t))
+            if fp >= 0.0:  # 0 in [f'(t-), f'(t+)]: the kink
+                return finish(t)
+        if not math.isinf(hi) and g == g_hi and on_line(v, t, v_hi, g_hi, hi) and fp <= 0.0:
+            return finish(min(max(-(a1 + g_hi) / a2, t), hi))  # g linear on [t, hi]
+        if fp < 0.0:
+            lo, v_lo, g_lo = t, v, g
+        elif fp > 0.0:
+            hi, v_hi, g_hi = t, v, g
+        else:
+            return finish(t)
+        new_width = hi - lo
+        stalls = stalls + 1 if new_width > 0.5 * width else 0
+        width = new_width
+        if not math.isinf(hi) and hi - lo <= 4.0 * float(np.finfo(float).eps) * max(1.0, hi):
+            return finish(hi)
+    return LineSearchResult(float(best[1]), float(best[0]), 0, evals, converged=False)
+
+
 def _eval(fun, k):
     v = float(fun(k))
     if math.isnan(v) or v == math.inf:
@@ -465,7 +584,9 @@ def minimize_along(oracle, lam, w, d, *, k_max=None, **kwargs):
     """``argmin_{k >= 0} lam/2 ||w + k d||^2 + R(w + k d)`` for an oracle of ``R``.
 
     Uses :func:`exact_line_search` on ``oracle.line_search_pieces(w, d)`` when the oracle
-    declares ``supports_line_search = True``, else :func:`line_search` on oracle values.
+    declares ``supports_line_search = True``, :func:`piecewise_linear_search` on
+    ``oracle.line_function(w, d)`` when it declares ``piecewise_linear = True`` (``lam > 0``, no
+    ``k_max``), else :func:`line_search` on oracle values.
 
     Parameters
     ----------
@@ -498,6 +619,9 @@ def minimize_along(oracle, lam, w, d, *, k_max=None, **kwargs):
     if supports_line_search(oracle):
         offsets, slopes = oracle.line_search_pieces(w, d)
         res = exact_line_search(lam * float(d @ d), lam * float(w @ d), offsets, slopes, k_max=k_max, **kwargs)
+        return res._replace(value=res.value + const)
+    if piecewise_linear_along(oracle) and lam > 0.0 and k_max is None and float(d @ d) > 0.0:
+        res = piecewise_linear_search(lam * float(d @ d), lam * float(w @ d), oracle.line_function(w, d), **kwargs)
         return res._replace(value=res.value + const)
 
     def fun(k):

@@ -30,6 +30,8 @@ import numpy as np
 from .cuts import CachedCut, ExampleCuts, ExampleSubgradient, OracleResult
 
 if TYPE_CHECKING:  # pragma: no cover - types only
+    from collections.abc import Callable
+
     from .reduced.base import ReducedSolution
     from .working_set import WorkingSet
 
@@ -37,9 +39,11 @@ __all__ = [
     "Oracle",
     "RiskFloorOracle",
     "LineSearchOracle",
+    "PiecewiseLinearOracle",
     "CachingOracle",
     "ExampleCutsOracle",
     "supports_line_search",
+    "piecewise_linear_along",
     "risk_floor",
     "ExampleOracle",
     "Regularizer",
@@ -115,6 +119,28 @@ class LineSearchOracle(Protocol):
 
 
 @runtime_checkable
+class PiecewiseLinearOracle(Protocol):
+    """An oracle whose risk is convex piecewise linear along every line, too many pieces to list.
+
+    LS-BMRM's exact search (:func:`cutplane.linesearch.piecewise_linear_search`) locates the
+    minimiser's linear piece from values and right derivatives along the line, one pass over the
+    data each (the pairwise hinges, whose breakpoints are the pairs; risks with a profiled offset
+    or thresholds, not of form (16)).
+
+    Attributes
+    ----------
+    piecewise_linear : bool
+        Whether :meth:`line_function` may be used.
+    """
+
+    piecewise_linear: bool
+
+    def line_function(self, w: np.ndarray, d: np.ndarray) -> Callable[[float], tuple[float, float]]:  # pragma: no cover
+        """``phi(k) -> (R(w + k d), the right derivative of k -> R(w + k d) at k)`` for ``k >= 0``."""
+        ...
+
+
+@runtime_checkable
 class CachingOracle(Protocol):
     """An oracle that keeps the outputs of its earlier calls and builds cuts from them cheaply.
 
@@ -161,6 +187,11 @@ class ExampleCutsOracle(Protocol):
 def supports_line_search(oracle: object) -> bool:
     """Whether ``oracle`` is a :class:`LineSearchOracle` with ``supports_line_search`` set."""
     return isinstance(oracle, LineSearchOracle) and bool(oracle.supports_line_search)
+
+
+def piecewise_linear_along(oracle: object) -> bool:
+    """Whether ``oracle`` is a :class:`PiecewiseLinearOracle` with ``piecewise_linear`` set."""
+    return isinstance(oracle, PiecewiseLinearOracle) and bool(oracle.piecewise_linear)
 
 
 def risk_floor(oracle: object) -> float | None:

@@ -22,7 +22,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .exceptions import InputError
-from .protocols import supports_line_search
+from .protocols import piecewise_linear_along, supports_line_search
 
 __all__ = ["StepContext", "StepOutcome", "DirectStep", "LineSearchStep"]
 
@@ -99,7 +99,9 @@ class LineSearchStep:
 
     The search is exact (Franc & Sonnenburg, :func:`cutplane.linesearch.exact_line_search`)
     when the regulariser is ``L2`` and the oracle declares ``supports_line_search`` (risk of
-    form 16, ``line_search_pieces(w, d)``); otherwise a safeguarded 1-D convex search on
+    form 16, ``line_search_pieces(w, d)``), or declares ``piecewise_linear`` (a risk piecewise linear
+    along the line with too many pieces to list: :func:`cutplane.linesearch.piecewise_linear_search`
+    on ``line_function(w, d)``, each evaluation counted as an oracle call); otherwise a safeguarded 1-D convex search on
     ``F(w^b + k d) = lam Omega(w^b + k d) + R(w^b + k d)`` through oracle values
     (:func:`cutplane.linesearch.line_search`), each evaluation counted as an oracle call.
 
@@ -152,6 +154,9 @@ class LineSearchStep:
         oracle, reg, lam = context.oracle, context.regularizer, float(context.lam)
         if _is_half_squared_l2(reg) and supports_line_search(oracle):
             return minimize_along(oracle, lam, wb, d), 0
+        if _is_half_squared_l2(reg) and piecewise_linear_along(oracle) and lam > 0.0:
+            res = minimize_along(oracle, lam, wb, d, max_evals=self.max_evals)
+            return res, res.n_evals
         calls = [0]
 
         def F(k):

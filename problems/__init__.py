@@ -14,6 +14,7 @@ _LAZY = {
     "PerfSVM": ("problems.linear", "PerfSVM"),
     "LinearRegressor": ("problems.linear", "LinearRegressor"),
     "OrdinalRegressor": ("problems.linear", "OrdinalRegressor"),
+    "NoveltySVM": ("problems.linear", "NoveltySVM"),
     "SequenceTagger": ("problems.sequence", "SequenceTagger"),
     "SequenceTaggerCV": ("problems.sequence", "SequenceTaggerCV"),
     "DependencyParser": ("problems.parsing", "DependencyParser"),

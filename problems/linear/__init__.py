@@ -1,4 +1,5 @@
-"""Linear models: SVMs (binary, Crammer-Singer), RankSVM, PerfSVM, LinearRegressor, OrdinalRegressor.
+"""Linear models: SVMs (binary, Crammer-Singer), RankSVM, PerfSVM, LinearRegressor, OrdinalRegressor,
+NoveltySVM.
 
 The estimators are imported on first use (``from problems.linear import LinearSVM`` works as before), so
 that importing a submodule (the task's command-line piece, its readers) does not load
@@ -11,6 +12,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from problems.linear.novelty import NoveltySVM
     from problems.linear.ordinal import OrdinalRegressor
     from problems.linear.perf_svm import PerfSVM
     from problems.linear.rank_svm import RankSVM
@@ -23,9 +25,10 @@ _LAZY = {
     "PerfSVM": "problems.linear.perf_svm",
     "LinearRegressor": "problems.linear.regressor",
     "OrdinalRegressor": "problems.linear.ordinal",
+    "NoveltySVM": "problems.linear.novelty",
 }
 
-__all__ = ["LinearRegressor", "LinearSVM", "OrdinalRegressor", "PerfSVM", "RankSVM"]
+__all__ = ["LinearRegressor", "LinearSVM", "NoveltySVM", "OrdinalRegressor", "PerfSVM", "RankSVM"]
 
 
 def __getattr__(name):
