@@ -191,7 +191,8 @@ def render(meta: dict, arms: list) -> str:
         "(`word2features`: bias, word lowercased, suffixes [-3:] and [-2:], isupper, istitle, isdigit, POS, "
         "POS[:2]; for the previous and next word: lowercased, istitle, isupper, POS, POS[:2]; BOS / EOS). "
         "`SequenceTagger()` reads them with `templates=None` (each key a template group of MTL^struct, "
-        "strings and booleans as indicators, the `bias` number as its indicator); python-crfsuite is what "
+        "strings and booleans as indicators, numbers as real-valued features: the `bias` 1.0 is its indicator); "
+        "python-crfsuite is what "
         "sklearn-crfsuite drives. Test chunk F1: `problems.metrics.chunk_f1` (conlleval's semantics), percent. "
         "Fit seconds: training alone.",
         "",

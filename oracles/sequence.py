@@ -32,6 +32,12 @@ and ``Phi`` gains ``sum_{t>=1} beta(x, t) (x) e_{y_{t-1}} (x) e_{y_t}``; ``w`` e
 ``W_B`` block of shape (n_bigram_features, n_labels, n_labels). Those chunks are
 :class:`oracles.sequence_bigram.BigramSequenceChunk` with kernels of their own; without
 ``bigram_features`` nothing changes.
+
+Real-valued features (CRFsuite's attribute values): with ``values``, a float per feature
+occurrence aligned with ``indices``, ``psi(x, t)`` holds the values instead of 1, so the unary
+score of label ``k`` at token ``t`` is ``sum_p values[p] * W[indices[p], k]`` and ``dPhi`` sums
+the values. Those chunks are :class:`oracles.sequence_values.ValuedSequenceChunk` (float
+kernels, every cut built afresh); without ``values`` (None) the integer kernels run unchanged.
 """
 
 from __future__ import annotations
@@ -89,6 +95,10 @@ class SequenceHingeOracle:
         Input-conditioned bigram feature ids per token (CSR over the same tokens; ids at the
         first token of a sentence are not used): each id ``g`` adds the block ``W_B[g]`` of shape
         (n_labels, n_labels), stored at the end of ``w``, to the transition into that token.
+    values : array-like of float of shape (nnz,), optional
+        The value of each feature occurrence (aligned with ``indices``, finite): real-valued
+        features. None (default): every occurrence counts 1, the integer kernels. Not with
+        ``bigram_features``.
     executor : None, str or executor, default=None
         Map over chunks of sentences (:func:`cutplane.executors.get_executor`); serial by default.
     n_chunks : int, optional
@@ -123,6 +133,7 @@ class SequenceHingeOracle:
         *,
         transitions=True,
         bigram_features=None,
+        values=None,
         executor=None,
         n_chunks=None,
     ):
@@ -162,6 +173,7 @@ class SequenceHingeOracle:
         if self.n_samples < 1:
             raise InputError("need at least one sentence", field="sentence_ptr")
         self._set_bigram_features(bigram_features, n_tokens)
+        self._set_values(values)
         K = self.n_labels
         self.dim = self.n_features * K + (K * K if self.transitions else 0) + self.n_bigram_features * K * K
         self.executor = get_executor(executor)
@@ -203,6 +215,29 @@ class SequenceHingeOracle:
             raise InputError(f"bigram feature ids must be in [0, {nbf})", field="bigram_features")
         self.bigram_indptr, self.bigram_indices, self.n_bigram_features = bindptr, bindices, nbf
 
+    def _set_values(self, values):
+        """Check and keep the feature values (None: indicator features, the integer kernels)."""
+        self.values = None
+        if values is None:
+            return
+        arr = np.asarray(values)
+        if arr.ndim != 1 or (arr.size and not np.issubdtype(arr.dtype, np.number)) or np.iscomplexobj(arr):
+            raise InputError(
+                f"values must be a 1-d real array, got shape {arr.shape} dtype {arr.dtype}", field="values"
+            )
+        arr = np.ascontiguousarray(arr, dtype=np.float64)
+        if len(arr) != len(self.indices):
+            raise InputError(
+                f"values has {len(arr)} entries, expected one per feature id ({len(self.indices)})", field="values"
+            )
+        if not np.all(np.isfinite(arr)):
+            raise InputError("feature values must be finite (no NaN or inf)", field="values")
+        if self.bigram_indptr is not None:
+            raise InputError(
+                "real-valued features are not supported with input-conditioned bigram features", field="values"
+            )
+        self.values = arr
+
     @property
     def conditioned(self) -> bool:
         """True with input-conditioned bigram features (position-dependent transitions)."""
@@ -224,6 +259,21 @@ class SequenceHingeOracle:
                 s1,
                 self.n_features,
                 self.n_bigram_features,
+                self.n_labels,
+                self.transitions,
+            )
+        if self.values is not None:
+            from .sequence_values import ValuedSequenceChunk
+
+            return ValuedSequenceChunk(
+                self.indptr,
+                self.indices,
+                self.values,
+                self.sentence_ptr,
+                self.labels,
+                s0,
+                s1,
+                self.n_features,
                 self.n_labels,
                 self.transitions,
             )
@@ -373,7 +423,12 @@ class SequenceHingeOracle:
         W, _ = self.split_weights(w)
         t0, t1 = self._span(i)
         out = np.empty((t1 - t0, self.n_labels))
-        sentence_unary(W, self.indptr, self.indices, t0, t1, out)
+        if self.values is not None:
+            from .sequence_values import sentence_unary_values
+
+            sentence_unary_values(W, self.indptr, self.indices, self.values, t0, t1, out)
+        else:
+            sentence_unary(W, self.indptr, self.indices, t0, t1, out)
         return out
 
     def position_transitions(self, w, i) -> np.ndarray:
@@ -438,7 +493,11 @@ class SequenceHingeOracle:
             off = self.n_features * K + (K * K if self.transitions else 0)
             cols.append(off + g * K * K + pairs)
         col = np.concatenate(cols)
-        m = sp.csr_matrix((np.ones(len(col)), col, np.array([0, len(col)])), shape=(1, self.dim))
+        data = np.ones(len(col))
+        if self.values is not None:  # the feature occurrences come first in col
+            nv = int(self.indptr[t1] - self.indptr[t0])
+            data[:nv] = self.values[self.indptr[t0] : self.indptr[t1]]
+        m = sp.csr_matrix((data, col, np.array([0, len(col)])), shape=(1, self.dim))
         m.sum_duplicates()
         return m
 
@@ -480,11 +539,12 @@ class SequenceHingeOracle:
 
 
 def viterbi_decode(
-    w, indptr, indices, sentence_ptr, n_features, n_labels, *, transitions=True, bigram_features=None
+    w, indptr, indices, sentence_ptr, n_features, n_labels, *, transitions=True, bigram_features=None, values=None
 ) -> np.ndarray:
     """Plain Viterbi prediction of unlabelled data: int32 labels of shape (n_tokens,).
 
-    Same weight layout and arguments as :class:`SequenceHingeOracle` (without labels).
+    Same weight layout and arguments as :class:`SequenceHingeOracle` (without labels;
+    ``values``: real-valued features).
     """
     n_tokens = len(indptr) - 1
     oracle = SequenceHingeOracle(
@@ -496,5 +556,6 @@ def viterbi_decode(
         n_labels,
         transitions=transitions,
         bigram_features=bigram_features,
+        values=values,
     )
     return oracle.decode(w)

@@ -336,8 +336,13 @@ def nbest_labels(est, inputs, n: int):
         t0, t1 = int(ptr[i]), int(ptr[i + 1])
         unary = np.zeros((t1 - t0, K))
         for t in range(t0, t1):  # feature by feature, in the order of the 1-best kernel's sums
-            for f in feats.indices[feats.indptr[t] : feats.indptr[t + 1]]:
-                unary[t - t0] += W[f]
+            p0, p1 = feats.indptr[t], feats.indptr[t + 1]
+            if feats.values is None:
+                for f in feats.indices[p0:p1]:
+                    unary[t - t0] += W[f]
+            else:  # real-valued features (feature dicts' numbers)
+                for f, v in zip(feats.indices[p0:p1], feats.values[p0:p1]):
+                    unary[t - t0] += v * W[f]
         labels, scores = viterbi_nbest(unary, trans, n)
         out.append([(est.labels_.decode(y), float(s)) for y, s in zip(labels, scores)])
     return out

@@ -15,17 +15,23 @@ refused). A value gives, for its key ``k``:
 - ``str`` ``v``: the indicator feature ``k=v`` (CRFsuite's attribute ``k:v``, value 1);
 - ``True``: the indicator ``k``; ``False``: nothing (CRFsuite's value 0 adds nothing);
 - a list or tuple of str: one indicator ``k=v`` per item (a repeated item counts twice);
-- a number (``int``, ``float``, numpy's, not bool): 0 gives nothing; a key whose nonzero
-  training values are all equal (a ``"bias": 1.0``) gives the indicator ``k``, exactly
-  CRFsuite's feature when that value is 1; otherwise the value's **bin** among at most
-  :data:`N_NUMERIC_BINS` quantile bins of the key's nonzero training values, an indicator named
-  by its interval (``k<0.5``, ``0.5<=k<2``, ``k>=2``).
+- a number ``x`` (``int``, ``float``, numpy's, not bool): the **real-valued** feature ``k`` with
+  value ``x``, as CRFsuite's attribute ``k`` with value ``x``: the value multiplies the
+  feature's weights, so the score of label ``y`` at the token gains ``x * w[k, y]`` and the
+  joint feature ``Phi`` adds ``x`` where an indicator adds 1; 0 gives nothing. ``True`` and the
+  number 1 are the same feature ``k`` (``"bias": 1.0`` is CRFsuite's bias).
 
-Numbers are binned, not multiplied into the weights as CRFsuite does: the chain oracle and its
-compiled kernels count features (every feature's value is an integer count, which keeps the
-cuts exact and compact), so a real value would need a values array through every kernel. A
-binned number is a piecewise-constant function of the value instead of a linear one; for the
-indicator-valued numbers of sklearn-crfsuite's tutorial (``bias``) the two are the same.
+The values travel with the feature ids (:attr:`SequenceFeatures.values
+<problems.sequence.feature_index.SequenceFeatures>`) into the chain oracle's valued kernels
+(:mod:`oracles.sequence_values`); a corpus whose values are all 1 (strings, booleans, a
+``"bias": 1.0``) has ``values`` None and runs the integer kernels, bit for bit as before.
+
+Binning, the earlier reading of numbers, stays as an option of the index
+(``DictFeatureIndex(numbers="bins")``; models saved before real values read back with it): a
+key whose nonzero training values are all equal gives the indicator ``k``; otherwise the
+value's **bin** among at most :data:`N_NUMERIC_BINS` quantile bins of the key's nonzero
+training values, an indicator named by its interval (``k<0.5``, ``0.5<=k<2``, ``k>=2``): a
+piecewise-constant function of the value instead of a linear one.
 
 Other values (None, dicts, NaN or infinite numbers, lists of non-strings) are refused with an
 :class:`~cutplane.exceptions.InputError` naming sentence, token and key. At prediction, a
@@ -43,12 +49,21 @@ import numpy as np
 from cutplane.exceptions import InputError
 from problems.sequence.feature_index import SequenceFeatures
 
-__all__ = ["DictFeatureIndex", "N_NUMERIC_BINS", "TRANSITION_GROUP", "is_feature_dict_corpus", "check_feature_dicts"]
+__all__ = [
+    "DictFeatureIndex",
+    "N_NUMERIC_BINS",
+    "NUMBER_MODES",
+    "TRANSITION_GROUP",
+    "is_feature_dict_corpus",
+    "check_feature_dicts",
+]
 
 #: At most this many quantile bins per numeric key (fewer when its values have fewer distinct quantiles).
 N_NUMERIC_BINS = 10
 #: The name of the transition group (CRF++'s bare ``B`` template).
 TRANSITION_GROUP = "B"
+#: How numbers are read: real-valued features (the default) or quantile-bin indicators.
+NUMBER_MODES = ("real", "bins")
 
 
 def _short(v) -> str:
@@ -185,6 +200,10 @@ class DictFeatureIndex:
     min_count : int, default=1
         Features seen fewer than ``min_count`` times in the fitting corpus are dropped (CRF++'s
         ``-f``).
+    numbers : {"real", "bins"}, default="real"
+        How a number is read: ``"real"``, the feature of its key with the number as its value
+        (CRFsuite's reading); ``"bins"``, an indicator of its quantile bin (see the module
+        docstring).
 
     Attributes
     ----------
@@ -196,7 +215,8 @@ class DictFeatureIndex:
     group_offsets_ : ndarray of shape (n_groups + 1,), int64
     feature_counts_ : ndarray of shape (n_features,), int64
     numeric_edges_ : dict of str to ndarray
-        The interior bin edges of each numeric key (empty: one bin, the indicator ``key``).
+        With ``numbers="bins"``, the interior bin edges of each numeric key (empty: one bin, the
+        indicator ``key``); empty with ``numbers="real"``.
     n_features_ : int
     """
 
@@ -206,10 +226,13 @@ class DictFeatureIndex:
     bigram_vocabulary_: dict = {}
     bigram_feature_groups_ = np.zeros(0, dtype=np.int32)
 
-    def __init__(self, *, min_count: int = 1):
+    def __init__(self, *, min_count: int = 1, numbers: str = "real"):
         from problems.validation import check_int
 
         self.min_count = check_int(min_count, "min_count")
+        if numbers not in NUMBER_MODES:
+            raise InputError(f"numbers must be one of {list(NUMBER_MODES)}, got {numbers!r}", field="numbers")
+        self.numbers = numbers
 
     # -- the FeatureIndex interface ----------------------------------------------------------
     @property
@@ -246,12 +269,16 @@ class DictFeatureIndex:
 
     # -- feature strings ---------------------------------------------------------------------
     def _strings(self, X, keep=None):
-        """Per token, its ``(key, feature string)`` pairs, flattened: the strings, their keys and
-        the number of pairs of each token (only the keys in ``keep`` when given). Numbers are
-        binned by :attr:`numeric_edges_`, fitted here on the values of ``X`` when absent."""
+        """Per token, its ``(key, feature string, value)`` triples, flattened: the strings, their
+        keys, their values (float64) and the number of triples of each token (only the keys in
+        ``keep`` when given). With ``numbers="real"`` a number is the string ``key`` with the
+        number as its value; with ``"bins"`` it is binned by :attr:`numeric_edges_` (fitted here
+        on the values of ``X`` when absent), value 1."""
+        real = self.numbers == "real"
         edges = getattr(self, "numeric_edges_", None)
         strings: list = []
         keys: list = []
+        real_at: list = []  # (position in strings, value) of the real-valued numbers
         per_token: list = []
         numeric: list = []  # (position in strings, key, value): binned once the edges are known
         for sent in X:
@@ -271,10 +298,17 @@ class DictFeatureIndex:
                         strings.extend(f"{key}={v}" for v in value)
                         keys.extend([key] * len(value))
                     elif value != 0:
-                        numeric.append((len(strings), key, float(value)))
-                        strings.append(None)
+                        if real:
+                            real_at.append((len(strings), float(value)))
+                            strings.append(key)
+                        else:
+                            numeric.append((len(strings), key, float(value)))
+                            strings.append(None)
                         keys.append(key)
                 per_token.append(len(strings) - n0)
+        values = np.ones(len(strings))
+        for pos, v in real_at:
+            values[pos] = v
         if numeric and edges is None:  # fitting: the bins of each numeric key from its values
             by_key: dict[str, list] = {}
             for _, key, v in numeric:
@@ -288,7 +322,7 @@ class DictFeatureIndex:
                 strings[pos] = None
             else:
                 strings[pos] = _bin_names(key, e)[int(np.searchsorted(e, v, side="right"))]
-        return strings, keys, np.asarray(per_token, dtype=np.int64)
+        return strings, keys, values, np.asarray(per_token, dtype=np.int64)
 
     # -- fitting -------------------------------------------------------------------------------
     def fit(self, X) -> DictFeatureIndex:
@@ -301,7 +335,7 @@ class DictFeatureIndex:
         order of first appearance, features of a key in order of first appearance."""
         for attr in ("numeric_edges_", "vocabulary_"):
             self.__dict__.pop(attr, None)
-        strings, keys, per_token = self._strings(X)
+        strings, keys, values, per_token = self._strings(X)
         group_of: dict[str, int] = {}
         first: dict[str, int] = {}  # feature string -> provisional id (first appearance)
         feat_group: list[int] = []
@@ -325,30 +359,32 @@ class DictFeatureIndex:
         self.feature_counts_ = counts[order].astype(np.int64)
         n_groups = len(self.keys_) + 1
         self.group_offsets_ = np.concatenate([[0], np.cumsum(np.bincount(self.feature_groups_, minlength=n_groups))])
-        return self._pack(remap[prov], per_token, X)
+        return self._pack(remap[prov], values, per_token, X)
 
     def transform(self, X, *, keys=None) -> SequenceFeatures:
         """Feature ids of new sentences; features not in the dictionary are ignored. ``keys``: only
         the features of these dict keys are extracted (the others have no weight in the model)."""
         self._check_fitted()
-        strings, _, per_token = self._strings(X, keep=None if keys is None else set(keys))
+        strings, _, values, per_token = self._strings(X, keep=None if keys is None else set(keys))
         get = self.vocabulary_.get
         ids = np.fromiter((get(s, -1) for s in strings), dtype=np.int64, count=len(strings))
-        return self._pack(ids, per_token, X)
+        return self._pack(ids, values, per_token, X)
 
-    def _pack(self, ids: np.ndarray, per_token: np.ndarray, X) -> SequenceFeatures:
-        """CSR per token (ids sorted within a token, the unknown ones dropped)."""
+    def _pack(self, ids: np.ndarray, values: np.ndarray, per_token: np.ndarray, X) -> SequenceFeatures:
+        """CSR per token (ids sorted within a token, the unknown ones dropped), with the values
+        (None when every kept value is 1: indicator features)."""
         token = np.repeat(np.arange(len(per_token)), per_token)
         keep = ids >= 0
-        ids, token = ids[keep], token[keep]
-        order = np.lexsort((ids, token))
+        ids, token, values = ids[keep], token[keep], values[keep]
+        order = np.lexsort((values, ids, token))  # the values too: a deterministic order within a token
         indices = ids[order].astype(np.int32)
+        vals = values[order] if np.any(values != 1.0) else None
         indptr = np.zeros(len(per_token) + 1, dtype=np.int64)
         np.cumsum(np.bincount(token, minlength=len(per_token)), out=indptr[1:])
         lengths = np.fromiter((len(s) for s in X), dtype=np.int64, count=len(X))
         sentence_ptr = np.zeros(len(X) + 1, dtype=np.int64)
         np.cumsum(lengths, out=sentence_ptr[1:])
-        return SequenceFeatures(indptr, indices, sentence_ptr, self.n_features_)
+        return SequenceFeatures(indptr, indices, sentence_ptr, self.n_features_, values=vals)
 
     def _check_fitted(self):
         if not hasattr(self, "vocabulary_"):

@@ -77,6 +77,10 @@ class SequenceFeatures(NamedTuple):
         templates are conditioned (:attr:`FeatureIndex.conditioned`).
     n_bigram_features : int
         Size of the bigram dictionary (0 unless conditioned).
+    values : ndarray of shape (nnz,), float64, or None
+        The value of each feature occurrence (aligned with ``indices``): real-valued features
+        (feature dicts' numbers, :mod:`problems.sequence.feature_dicts`). None: every
+        occurrence counts 1 (templates, indicator features).
     """
 
     indptr: np.ndarray
@@ -86,6 +90,7 @@ class SequenceFeatures(NamedTuple):
     bigram_indptr: np.ndarray | None = None
     bigram_indices: np.ndarray | None = None
     n_bigram_features: int = 0
+    values: np.ndarray | None = None
 
     @property
     def n_sentences(self) -> int:
@@ -103,10 +108,11 @@ class SequenceFeatures(NamedTuple):
         return self.bigram_indptr, self.bigram_indices, self.n_bigram_features
 
     def to_csr(self):
-        """The (n_tokens, n_features) scipy CSR matrix of unigram feature counts (for inspection and tests)."""
+        """The (n_tokens, n_features) scipy CSR matrix of unigram feature counts, or sums of the
+        values with real-valued features (for inspection and tests)."""
         import scipy.sparse as sp
 
-        data = np.ones(len(self.indices), dtype=np.float64)
+        data = np.ones(len(self.indices), dtype=np.float64) if self.values is None else self.values.copy()
         # copies: sum_duplicates works in place and would rewrite this object's arrays
         m = sp.csr_matrix((data, self.indices.copy(), self.indptr.copy()), shape=(self.n_tokens, self.n_features))
         m.sum_duplicates()

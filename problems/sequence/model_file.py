@@ -47,21 +47,24 @@ _MODEL_NAMES = ("SequenceTagger", "SequenceTaggerCV")
 
 def _feature_dict_groups(meta, path) -> list:
     """The group names of a model fitted on feature dicts (its dict keys, then ``"B"``), its
-    ``feature_dicts`` entry checked: distinct non-empty keys other than ``"B"``, the numeric keys'
-    bin edges finite and increasing, empty ``templates``."""
-    from problems.sequence.feature_dicts import TRANSITION_GROUP
+    ``feature_dicts`` entry checked: distinct non-empty keys other than ``"B"``, how numbers are
+    read (``"real"`` or ``"bins"``; absent in files written before real values: bins), the
+    numeric keys' bin edges finite and increasing, empty ``templates``."""
+    from problems.sequence.feature_dicts import NUMBER_MODES, TRANSITION_GROUP
 
     fd = meta["feature_dicts"]
     keys = fd.get("keys")
     edges = fd.get("numeric_edges")
     if (
-        set(fd) != {"keys", "numeric_edges"}
+        set(fd) - {"numbers"} != {"keys", "numeric_edges"}
+        or fd.get("numbers", "bins") not in NUMBER_MODES
         or not isinstance(keys, list)
         or not all(isinstance(k, str) and k and k != TRANSITION_GROUP for k in keys)
         or len(set(keys)) != len(keys)
     ):
         raise ModelFormatError(
-            "feature_dicts must hold 'keys' (distinct non-empty str other than 'B') and 'numeric_edges'",
+            "feature_dicts must hold 'keys' (distinct non-empty str other than 'B'), 'numeric_edges' and "
+            f"optionally 'numbers' (one of {list(NUMBER_MODES)})",
             path=path,
             field="feature_dicts",
         )
@@ -284,6 +287,7 @@ def decode(model, X, *, all_templates=False) -> list:
         len(model.labels_),
         transitions=model.feature_index_.has_transitions,
         bigram_features=feats.bigram_features,
+        values=feats.values,
     )
     ptr = feats.sentence_ptr
     return [model.labels_.decode(codes[ptr[i] : ptr[i + 1]]) for i in range(len(X))]
@@ -304,7 +308,8 @@ def read_model_parts(arrays, meta, path, min_count: int):
     if dicts:
         from problems.sequence.feature_dicts import DictFeatureIndex
 
-        idx = DictFeatureIndex(min_count=min_count)
+        # files written before real-valued numbers have no "numbers": they binned
+        idx = DictFeatureIndex(min_count=min_count, numbers=meta["feature_dicts"].get("numbers", "bins"))
         idx.keys_ = list(meta["feature_dicts"]["keys"])
         edges = meta["feature_dicts"]["numeric_edges"]
         idx.numeric_edges_ = {k: np.asarray(v, dtype=np.float64) for k, v in edges.items()}

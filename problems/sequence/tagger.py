@@ -236,6 +236,7 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
             len(self.labels_),
             transitions=self.feature_index_.has_transitions,
             bigram_features=feats.bigram_features,
+            values=feats.values,
             executor=executor,
         )
 
@@ -347,7 +348,8 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         """Write the model as npz + JSON metadata (never pickle); ``extra_meta`` adds JSON fields.
 
         A model fitted on feature dicts stores empty ``templates`` and a ``feature_dicts`` entry
-        (the dict keys, in order, and the numeric keys' bin edges), read back by :meth:`load`."""
+        (the dict keys, in order, how numbers are read, ``"real"`` or ``"bins"``, and the numeric
+        keys' bin edges), read back by :meth:`load`."""
         from problems.model_io import save_model
 
         self._check_fitted()
@@ -380,9 +382,10 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
                 **selection_meta(self),
             }
         )
-        if dicts:  # the dict keys (the groups) and the numeric keys' bin edges (exact floats in JSON)
+        if dicts:  # the dict keys (the groups), how numbers read, the bin edges (exact floats in JSON)
             meta["feature_dicts"] = {
                 "keys": list(idx.keys_),
+                "numbers": idx.numbers,
                 "numeric_edges": {k: [float(e) for e in v] for k, v in idx.numeric_edges_.items()},
             }
         return save_model(path, arrays, meta)

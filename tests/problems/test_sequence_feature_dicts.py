@@ -61,8 +61,9 @@ def test_value_types_and_groups():
         ],
         [{"w": "a", "bias": 1.0, "len": 0, "up": False}, {"w": "dog", "bias": 1.0, "len": np.float32(7.0)}],
     ]
-    index = DictFeatureIndex()
+    index = DictFeatureIndex(numbers="bins")  # the binning option (real values are the default)
     feats = index.fit_transform(X)
+    assert feats.values is None
     assert index.template_names == ["w", "bias", "BOS", "sfx", "len", "up", "B"]
     names = index.feature_names()
     assert "BOS" in names and "bias" in names and "up" in names  # True and a constant number: indicators
@@ -163,3 +164,98 @@ def test_refusals(demo, tmp_path):
     rows = SequenceTagger(TEMPLATES, C=1.0).fit(X, y)
     with pytest.raises(InputError, match="fitted on token rows"):
         rows.predict(D)
+
+
+# -- real-valued numbers (CRFsuite's attribute values) -------------------------------------------
+def test_numbers_are_real_valued_features():
+    X = [
+        [{"w": "the", "bias": 1.0, "len": 3, "BOS": True}, {"w": "cat", "bias": 1.0, "len": 30.5, "neg": -0.25}],
+        [{"w": "a", "bias": True, "len": 0}, {"w": "dog", "bias": 1.0, "len": np.float32(7.0)}],
+    ]
+    index = DictFeatureIndex()
+    feats = index.fit_transform(X)
+    names = index.feature_names()
+    # one feature per numeric key, named by the key (no bins); True and 1.0 are the same feature
+    assert "len" in names and "neg" in names and not any("<" in n for n in names)
+    assert index.numeric_edges_ == {} and index.feature_counts_[index.vocabulary_["bias"]] == 4
+    assert feats.values is not None and feats.values.shape == feats.indices.shape
+    dense = feats.to_csr().toarray()
+    np.testing.assert_array_equal(dense[:, index.vocabulary_["len"]], [3.0, 30.5, 0.0, 7.0])  # 0 gives nothing
+    np.testing.assert_array_equal(dense[:, index.vocabulary_["neg"]], [0.0, -0.25, 0.0, 0.0])
+    np.testing.assert_array_equal(dense[:, index.vocabulary_["bias"]], [1.0, 1.0, 1.0, 1.0])
+    # an unseen value is the same feature with its own value; unseen keys and strings give nothing
+    new = index.transform([[{"w": "zebra", "len": 1e6, "other": 2.0}]])
+    assert [names[i] for i in new.indices] == ["len"] and list(new.values) == [1e6]
+    # a corpus whose numbers are all 1 (or True) has no values: the integer kernels
+    assert DictFeatureIndex().fit_transform([[{"a": 1.0, "b": True, "c": "x"}]]).values is None
+    with pytest.raises(InputError, match="numbers"):
+        DictFeatureIndex(numbers="quantiles")
+
+
+def _with_numbers(D, rng, scale=1.0):
+    """The dicts with a real-valued key "num" correlated with the label-bearing column U00."""
+    out = []
+    for sent in D:
+        out.append([{**tok, "num": scale * (len(tok["U00"]) + float(rng.uniform(-0.5, 0.5)))} for tok in sent])
+    return out
+
+
+def test_numbers_all_one_train_the_indicator_model(demo):
+    X, y, X_test = demo
+    solver = CuttingPlane(eps=1e-3)
+    D = as_dicts(X)
+    ones = [[{**tok, "one": 1.0} for tok in sent] for sent in D]
+    flags = [[{**tok, "one": True} for tok in sent] for sent in D]
+    a = SequenceTagger(C=100.0, solver=solver).fit(ones, y)
+    b = SequenceTagger(C=100.0, solver=solver).fit(flags, y)
+    assert a.objective_ == b.objective_ and a.n_iter_ == b.n_iter_
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert a.predict(as_dicts(X_test)) == b.predict(as_dicts(X_test))
+
+
+def test_real_valued_tagger_scaling_save_load_and_unseen_values(demo, tmp_path):
+    X, y, X_test = demo
+    rng = np.random.default_rng(0)
+    D, D_test = _with_numbers(as_dicts(X), rng), _with_numbers(as_dicts(X_test), rng)
+    est = SequenceTagger(C=100.0, solver=CuttingPlane(eps=1e-3)).fit(D, y)
+    idx = est.feature_index_
+    assert "num" in est.template_weights_ and idx.feature_names()[idx.vocabulary_["num"]] == "num"
+    pred = est.predict(D_test)
+    # the value multiplies the weights: the values times 2 and the feature's weights times 1/2 predict the same
+    K = len(est.labels_)
+    f = idx.vocabulary_["num"]
+    half = clone(est)
+    half.__dict__.update({k: v for k, v in est.__dict__.items() if k.endswith("_")})
+    half.coef_ = est.coef_.copy()
+    half.coef_[f * K : (f + 1) * K] /= 2
+    twice = [[{**tok, "num": 2 * tok["num"]} for tok in sent] for sent in D_test]
+    assert half.predict(twice) == pred
+    # save / load: the same model, the same predictions, values unseen in training included
+    path = est.save(tmp_path / "real.npz")
+    back = SequenceTagger.load(path)
+    assert back.feature_index_.numbers == "real"
+    np.testing.assert_array_equal(back.coef_, est.coef_)
+    assert back.predict(D_test) == pred
+    far = [[{**tok, "num": 1e3 * tok["num"]} for tok in sent] for sent in D_test]  # far outside training
+    assert back.predict(far) == est.predict(far)
+    # the far values dominate the unary scores: the labels follow the num feature's weights alone
+    W = est.coef_[: idx.n_features_ * K].reshape(idx.n_features_, K)
+    assert est.predict([[{"num": 1e6}]]) == [[est.labels_.labels[int(np.argmax(W[f]))]]]
+
+
+def test_binned_model_files_still_load(demo, tmp_path):
+    """A model written before real values (no "numbers" in its feature_dicts entry) reads back binned."""
+    from problems.model_io import load_model, save_model
+
+    X, y, _ = demo
+    D = _with_numbers(as_dicts(X), np.random.default_rng(1))
+    est = SequenceTagger(C=10.0, solver=CuttingPlane(eps=1e-2)).fit(D, y)
+    est.save(tmp_path / "m.npz")
+    arrays, meta = load_model(tmp_path / "m.npz")
+    assert meta["feature_dicts"]["numbers"] == "real"
+    del meta["feature_dicts"]["numbers"]  # as an older file: read with bins
+    for k in ("format", "format_version", "checksum", "written_by", "arrays"):
+        meta.pop(k, None)
+    save_model(tmp_path / "old.npz", arrays, meta)
+    old = SequenceTagger.load(tmp_path / "old.npz")
+    assert old.feature_index_.numbers == "bins"
