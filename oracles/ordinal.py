@@ -59,7 +59,8 @@ class OrdinalHinge:
     0.0
     """
 
-    supports_line_search = False
+    supports_line_search = False  # the profiled thresholds couple the examples: not form (16)
+    piecewise_linear = True  # LS-BMRM's exact search from values and slopes (line_function)
     risk_lower_bound = 0.0
 
     def __init__(self, X, ranks):
@@ -89,6 +90,30 @@ class OrdinalHinge:
         """Risk value and the cut at ``w`` (ndarray (dim,)); ``argmax`` holds the thresholds."""
         w = as_vector(w, self.dim)
         s = np.asarray(self.X @ w, dtype=np.float64).ravel()
+        value, coef, theta = self._value_coef(s)
+        slope = np.asarray(self.X.T @ coef, dtype=np.float64).ravel()
+        return OracleResult(value, Cut(slope, value - float(slope @ w)), True, theta)
+
+    def line_function(self, w, d):
+        """``phi(k) -> (R(w + k d), d/dk R(w + k d))`` for ``k >= 0``: one profile per call.
+
+        ``R`` is a partial minimum of a piecewise-linear function, so it is piecewise linear along
+        the line; the slope is ``sum_i coef_i <x_i, d>`` with the balanced derivatives of the cut
+        (the derivative off the breakpoints).
+        """
+        w = as_vector(w, self.dim)
+        d = as_vector(d, self.dim, "d")
+        s = np.asarray(self.X @ w, dtype=np.float64).ravel()
+        ds = np.asarray(self.X @ d, dtype=np.float64).ravel()
+
+        def phi(k):
+            value, coef, _ = self._value_coef(s + k * ds)
+            return value, float(coef @ ds)
+
+        return phi
+
+    def _value_coef(self, s):
+        """``(R, coef, theta)`` at the scores ``s``: ``coef`` the risk's derivatives in ``s_i``."""
         theta = self._profile(s)
         z = self._z
         bps = s[:, None] - z
@@ -102,6 +127,4 @@ class OrdinalHinge:
         # d/dtheta of each hinge: z = +1 is 0 then 1, z = -1 is -1 then 0 (crossing its breakpoint)
         d = np.where(z > 0, 0.0, -1.0) + below + tied * frac[None, :]
         coef = -d.sum(axis=1) / self.n_samples  # each hinge's derivative in s_i is minus its one in theta_j
-        slope = np.asarray(self.X.T @ coef, dtype=np.float64).ravel()
-        value = max(value, 0.0)
-        return OracleResult(value, Cut(slope, value - float(slope @ w)), True, theta)
+        return max(value, 0.0), coef, theta

@@ -27,7 +27,7 @@ from cutplane.cuts import Cut, OracleResult
 from cutplane.exceptions import InputError
 from oracles.linear_inputs import as_features, as_vector
 
-__all__ = ["PairwiseRankingHinge", "violation_counts", "check_queries"]
+__all__ = ["PairwiseRankingHinge", "violation_counts", "check_queries", "pairwise_line_function"]
 
 
 @njit(nogil=True, cache=True)
@@ -79,13 +79,13 @@ def _violation_counts(scores, levels, starts, n_levels, margin):
                 p -= 1
             a[lo + i] = _fenwick_prefix(tree, lev[i])
         tree[:] = 0
-        # up: b_j = #{i : lev_i > lev_j, s_i < s_j + 1}
+        # up: b_j = #{i : lev_i > lev_j, s_i - 1 < s_j}, the same float comparison as the down
+        # sweep's (s_j + 1 > s_i is not: a pair at the margin to rounding would count on one side)
         p = 0
         inserted = 0
         for t in range(m):
             j = order[t]
-            threshold = s[j] + margin
-            while p < m and s[order[p]] < threshold:
+            while p < m and s[order[p]] - margin < s[j]:
                 _fenwick_add(tree, lev[order[p]], 1)
                 inserted += 1
                 p += 1
@@ -179,7 +179,10 @@ class PairwiseRankingHinge:
 
     ``R(w) = (1/|P|) sum_{(i, j) in P} max(0, 1 - <w, x_i - x_j>)`` with
     ``P = {(i, j) : qid_i = qid_j, y_i > y_j}``; value and subgradient in ``O(n_q log n_q)``
-    per query (one sort and two sweeps), never ``O(|P|)``.
+    per query (one sort and two sweeps), never ``O(|P|)``. Along a line the risk is piecewise
+    linear with one breakpoint per pair: :meth:`line_function` gives its value and slope in the
+    same counting pass, for LS-BMRM's exact search
+    (:func:`cutplane.linesearch.piecewise_linear_search`).
 
     Parameters
     ----------
@@ -212,6 +215,7 @@ class PairwiseRankingHinge:
     """
 
     supports_line_search = False  # one piece per pair: not worth form (16)
+    piecewise_linear = True  # LS-BMRM's exact search from values and slopes (line_function)
     risk_lower_bound = 0.0
 
     def __init__(self, X, y, qid=None):
@@ -249,3 +253,44 @@ class PairwiseRankingHinge:
         value = max(value, 0.0)  # a sum of hinges: rounding never makes it negative
         slope = np.asarray(self.X.T @ coef, dtype=np.float64).ravel() / self.n_pairs
         return OracleResult(value, Cut(slope, value - float(slope @ w)), True, int(a.sum()))
+
+    def line_function(self, w, d):
+        """``phi(k) -> (R(w + k d), d/dk R(w + k d))`` for ``k >= 0``, one counting pass per call.
+
+        The scores ``X w`` and ``X d`` are computed once. The slope is
+        ``(1/|P|) sum_i (b_i - a_i) <x_i, d>`` with the counts of the violated pairs at ``k``:
+        the derivative off the breakpoints (at a breakpoint, the slope of the pieces the strict
+        count ``s_j > s_i - 1`` selects).
+        """
+        w = as_vector(w, self.dim)
+        d = as_vector(d, self.dim, "d")
+        s = np.asarray(self.X @ w, dtype=np.float64).ravel()[self._order]
+        ds = np.asarray(self.X @ d, dtype=np.float64).ravel()[self._order]
+        return pairwise_line_function(s, ds, self._levels, self._starts, self._n_levels, self.n_pairs)
+
+
+def pairwise_line_function(s, ds, levels, starts, n_levels, n_pairs):
+    """``phi(k) -> (value, slope)`` of the mean pairwise hinge at the scores ``s + k ds``.
+
+    Parameters
+    ----------
+    s, ds : ndarray of float64, shape (n_samples,)
+        Scores and their change along the line, in the grouped order of :func:`check_queries`.
+    levels, starts, n_levels : ndarray of int64
+        As returned by :func:`check_queries`.
+    n_pairs : int
+        ``|P|``.
+
+    Returns
+    -------
+    callable
+    """
+
+    def phi(k):
+        u = s + k * ds
+        a, b = violation_counts(u, levels, starts, n_levels)
+        coef = (b - a).astype(np.float64)
+        value = max((float(a.sum()) + float(coef @ u)) / n_pairs, 0.0)
+        return value, float(coef @ ds) / n_pairs
+
+    return phi

@@ -35,7 +35,10 @@ slope so that the ``g_i`` balance); for the squared loss it is the weighted mean
 Huber's, the root of a piecewise-linear increasing derivative, also from one sort.
 
 Without an intercept, the piecewise-linear losses have the form (16) of Franc et al. 2012 and
-give LS-BMRM's exact line search (:meth:`RegressionRisk.line_search_pieces`).
+give LS-BMRM's exact line search (:meth:`RegressionRisk.line_search_pieces`); with one, the
+profiled risk is still piecewise linear along a line but not of form (16) (the intercept couples
+the examples), and :meth:`RegressionRisk.line_function` gives its values and slopes for
+:func:`cutplane.linesearch.piecewise_linear_search`.
 """
 
 from __future__ import annotations
@@ -95,6 +98,8 @@ class RegressionRisk:
     n_samples : int
     supports_line_search : bool
         True for the piecewise-linear losses without an intercept.
+    piecewise_linear : bool
+        True for the piecewise-linear losses with an intercept (:meth:`line_function`).
 
     Examples
     --------
@@ -143,6 +148,7 @@ class RegressionRisk:
         self.fit_intercept = bool(fit_intercept)
         self.sample_weight = np.ones(self.n_samples) if s is None else s
         self.supports_line_search = loss in PIECEWISE_LINEAR_LOSSES and not self.fit_intercept
+        self.piecewise_linear = loss in PIECEWISE_LINEAR_LOSSES and self.fit_intercept
         if loss in PIECEWISE_LINEAR_LOSSES:
             self._slopes, self._offsets = _pieces(loss, self.epsilon, self.quantile)
             ds, dc = np.diff(self._slopes), -np.diff(self._offsets)
@@ -281,3 +287,26 @@ class RegressionRisk:
         offsets = scale * (z[:, None] * self._slopes[None, :] + self._offsets[None, :])
         slopes = -scale * q[:, None] * self._slopes[None, :]
         return LinePieces(offsets, slopes)
+
+    def line_function(self, w, d):
+        """``phi(k) -> (R(w + k d), d/dk R(w + k d))``, ``k >= 0``, for a piecewise-linear loss with
+        the intercept profiled out: one profile (a sort of the breakpoints) per call.
+
+        The slope is ``sum_i coef_i <x_i, d>`` with the balanced derivatives of the cut (the
+        derivative off the breakpoints).
+        """
+        if not self.piecewise_linear:
+            raise InputError("line_function needs a piecewise-linear loss with an intercept", field="loss")
+        w = as_vector(w, self.dim)
+        d = as_vector(d, self.dim, "d")
+        z = self.y - np.asarray(self.X @ w, dtype=np.float64).ravel()
+        q = np.asarray(self.X @ d, dtype=np.float64).ravel()
+        s, n = self.sample_weight, self.n_samples
+
+        def phi(k):
+            zk = z - k * q
+            b, g = self._intercept_piecewise(zk)
+            values, _ = self._loss_and_derivative(zk - b)
+            return float(s @ values) / n, -float((s * g) @ q) / n
+
+        return phi

@@ -14,7 +14,7 @@ import numpy as np
 from cutplane.cuts import Cut, OracleResult
 from cutplane.exceptions import InputError
 from oracles.linear_inputs import as_features, as_vector
-from oracles.ranking import check_queries, violation_counts
+from oracles.ranking import check_queries, pairwise_line_function, violation_counts
 
 __all__ = ["ROCAreaHinge"]
 
@@ -43,7 +43,8 @@ class ROCAreaHinge:
     0.0
     """
 
-    supports_line_search = False
+    supports_line_search = False  # one piece per pair: not worth form (16)
+    piecewise_linear = True  # LS-BMRM's exact search from values and slopes (line_function)
     risk_lower_bound = 0.0
 
     def __init__(self, X, y):
@@ -71,3 +72,12 @@ class ROCAreaHinge:
         value = max((n_violated + float(coef @ scores)) / self.n_pairs, 0.0)
         slope = np.asarray(self.X.T @ coef, dtype=np.float64).ravel() / self.n_pairs
         return OracleResult(value, Cut(slope, value - float(slope @ w)), True, int(n_violated))
+
+    def line_function(self, w, d):
+        """``phi(k) -> (R(w + k d), d/dk R(w + k d))`` for ``k >= 0``, one counting pass per call
+        (as :meth:`oracles.ranking.PairwiseRankingHinge.line_function`)."""
+        w = as_vector(w, self.dim)
+        d = as_vector(d, self.dim, "d")
+        s = np.asarray(self.X @ w, dtype=np.float64).ravel()[self._order]
+        ds = np.asarray(self.X @ d, dtype=np.float64).ravel()[self._order]
+        return pairwise_line_function(s, ds, self._levels, self._starts, self._n_levels, self.n_pairs)

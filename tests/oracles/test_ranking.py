@@ -118,3 +118,15 @@ def test_roc_area_equals_positive_negative_pairs(data, sparse):
 def test_roc_area_labels_refused():
     with pytest.raises(InputError, match="-1 or \\+1"):
         ROCAreaHinge(np.eye(2), [0, 1])
+
+
+def test_a_pair_at_the_margin_to_rounding_counts_on_both_sides():
+    """Both sweeps test ``s_j > s_i - 1`` (the up sweep tested ``s_i < s_j + 1``, which rounding can
+    make disagree: the pair then counted for one item only, and the value was off by ``|s|``)."""
+    X = np.array([[1.0, 0.0, 1.0], [0.0, 0.0, 1.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    w = np.array([-1.0, 0.0, -1.066406])  # s_1 - s_0 = 1 to rounding
+    y = np.array([0, 1, 0, 0])
+    oracle = PairwiseRankingHinge(X, y)
+    a, b, _ = oracle.counts(w)
+    assert a.sum() == b.sum()
+    np.testing.assert_allclose(oracle(w).value, brute_pairs(X, y, np.zeros(4), w)[0], rtol=1e-12)
