@@ -4,10 +4,13 @@ A checkpoint is one ``.npz`` archive (never pickled) holding the numeric state a
 metadata entry:
 
 - the working set: offsets, duals and idle counts of the cuts, and the slopes (sparse slopes
-  as the CSR arrays ``indptr``, ``indices``, ``data`` of scipy's ``save_npz``; dense ones as a
-  (n_cuts, dim) block);
-- the next query point ``w``, the best point ``best_w``, the bounds and the per-iteration
-  history, the solver counters;
+  in the compact form of :func:`cutplane.working_set.working_set_state` with ``compact=True``:
+  index gaps in one byte, integer counts in one byte with a scale per row, the rare value that
+  does not fit listed apart; dense ones as a (n_cuts, dim) block);
+- the next query point ``w``, the best point ``best_w`` (each, when it has at least
+  :data:`PACK_MIN_DIM` coordinates and mostly zeros, as a bit mask of its nonzero coordinates
+  and their values; ``best_w`` not at all when it equals ``w`` bit for bit), the bounds and the
+  per-iteration history, the solver counters;
 - a pending iteration (a cut already added whose reduced problem was not solved yet), the
   step strategy's state and the oracle's random generator state, if any.
 
@@ -16,7 +19,9 @@ oracle and regulariser settings (:func:`cutplane.fingerprint.fingerprint`) and a
 (every array and the rest of the metadata). Files are written atomically: a temporary file in
 the same folder, flushed and ``fsync``-ed, then renamed over the target. Loading verifies the
 format, version, checksum, shapes and the fingerprint and raises
-:class:`~cutplane.exceptions.ModelFormatError` with a clear message otherwise.
+:class:`~cutplane.exceptions.ModelFormatError` with a clear message otherwise. Format version 2
+is the compact form (a 1000-sentence CoNLL-2000 run: about a fifth of version 1's bytes, written
+faster); version 1 files (float64 CSR slopes, dense vectors) still load, to the same state.
 
 :class:`Checkpointer` is the engine's side: where and how often it saves, and the restore for
 ``resume``. Signals during a run are handled by :class:`cutplane.interrupt.InterruptGuard`.
@@ -37,6 +42,7 @@ from .fingerprint import update_hash
 from .npz_io import write_npz_atomic
 from .result import FallbackRecord, HistoryRow
 from .working_set import WorkingSet, working_set_from_state, working_set_state
+from .working_set.state import expand_slopes
 
 __all__ = [
     "EngineState",
@@ -47,12 +53,16 @@ __all__ = [
     "Checkpointer",
     "FORMAT_NAME",
     "FORMAT_VERSION",
+    "PACK_MIN_DIM",
 ]
 
 logger = logging.getLogger("cutplane")
 
 FORMAT_NAME = "cutplane-checkpoint"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: ``w`` and ``best_w`` of at least this many coordinates are stored as a mask and their nonzeros
+#: when that is smaller (a problem this small is stored as it is: the saving would be bytes).
+PACK_MIN_DIM = 4096
 _META = "__meta__"
 _HISTORY_COLUMNS = 13
 #: Checkpoints written before the history kept wall and CPU seconds have 10 columns, before it
@@ -149,15 +159,58 @@ def _opt(value):
     return np.zeros(0) if value is None else np.asarray(value, dtype=np.float64).ravel()
 
 
+def _pack_vector(arrays, name, x) -> None:
+    """``x`` (float64) into ``arrays``: as ``name``, or as ``name_mask`` (packed bits of its
+    nonzero coordinates, -0.0 included) and ``name_nonzero`` when it has at least
+    :data:`PACK_MIN_DIM` coordinates and that takes fewer bytes."""
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    if x.size >= PACK_MIN_DIM:
+        nz = x.view(np.uint64) != 0
+        n_nz = int(np.count_nonzero(nz))
+        if (x.size + 7) // 8 + 8 * n_nz < 8 * x.size:
+            arrays[name + "_mask"] = np.packbits(nz)
+            arrays[name + "_nonzero"] = x[nz]
+            return
+    arrays[name] = x
+
+
+def _unpack_vector(arrays, name, dim) -> None:
+    """The inverse of :func:`_pack_vector`, in place (ValueError when the parts do not fit)."""
+    if name + "_mask" not in arrays:
+        return
+    mask = np.unpackbits(arrays.pop(name + "_mask"), count=dim).astype(bool)
+    nonzero = arrays.pop(name + "_nonzero")
+    if nonzero.shape != (int(np.count_nonzero(mask)),):
+        raise ValueError(f"{name}: the nonzeros do not match the mask")
+    x = np.zeros(dim)
+    x[mask] = nonzero
+    arrays[name] = x
+
+
+def _expanded(arrays, meta, dim):
+    """A version-2 file's arrays in version 1's form (CSR slopes, dense ``w`` and ``best_w``)."""
+    arrays = expand_slopes(dict(arrays), dim)
+    _unpack_vector(arrays, "w", dim)
+    if meta.get("best_w_is_w"):
+        arrays["best_w"] = arrays["w"]
+    _unpack_vector(arrays, "best_w", dim)
+    return arrays
+
+
 def save_checkpoint(path, state: EngineState, *, fingerprint: str, method: str) -> Path:
-    """Write ``state`` to ``path`` atomically (temporary file, fsync, rename)."""
+    """Write ``state`` to ``path`` atomically (temporary file, fsync, rename), in the compact form
+    of format version 2 (the module docstring)."""
     path = Path(path)
     ws = state.working_set
-    arrays = working_set_state(ws) if ws.n_cuts else {}
+    arrays = working_set_state(ws, compact=True) if ws.n_cuts else {}
     rows = np.array(state.rows, dtype=np.float64).reshape(-1, _HISTORY_COLUMNS)
+    w = np.ascontiguousarray(state.w, dtype=np.float64)
+    best_w = np.ascontiguousarray(state.best_w, dtype=np.float64)
+    best_w_is_w = w.shape == best_w.shape and np.array_equal(w.view(np.uint64), best_w.view(np.uint64))
+    _pack_vector(arrays, "w", w)
+    if not best_w_is_w:
+        _pack_vector(arrays, "best_w", best_w)
     arrays.update(
-        w=np.asarray(state.w, dtype=np.float64),
-        best_w=np.asarray(state.best_w, dtype=np.float64),
         history=rows,
         alpha=_opt(state.alpha),
         mu=_opt(state.mu),
@@ -184,6 +237,7 @@ def save_checkpoint(path, state: EngineState, *, fingerprint: str, method: str) 
         "backend": state.backend,
         "has_alpha": state.alpha is not None,
         "has_mu": state.mu is not None,
+        "best_w_is_w": bool(best_w_is_w),
         "arrays": {k: [list(a.shape), a.dtype.str] for k, a in arrays.items()},
     }
     meta["checksum"] = _checksum(arrays, meta)
@@ -300,6 +354,10 @@ def load_checkpoint(path, *, dim, fingerprint, groups=None) -> EngineState:
     path = Path(path)
     arrays, meta = _read(path)
     _check_header(arrays, meta, path, int(dim), fingerprint)
+    try:
+        arrays = _expanded(arrays, meta, int(dim))
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        _fail(f"checkpoint content is inconsistent ({type(exc).__name__}: {exc})", path)
     _check_shapes(arrays, meta, path, int(dim))
     try:
         ws = (
