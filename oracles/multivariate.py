@@ -89,7 +89,8 @@ class MultivariateHinge:
     1.0
     """
 
-    supports_line_search = False
+    supports_line_search = False  # a maximum over labellings: too many pieces for form (16)
+    piecewise_linear = True  # LS-BMRM's exact search from values and slopes (line_function)
 
     def __init__(self, X, y, measure, k=None):
         self.X = as_features(X)
@@ -155,3 +156,26 @@ class MultivariateHinge:
             value = max(value, 0.0)  # y' = y gives 0: rounding never goes below
         slope = np.asarray(self.X.T @ coef, dtype=np.float64).ravel()
         return OracleResult(value, Cut(slope, value - float(slope @ w)), True, labels)
+
+    def line_function(self, w, d):
+        """``phi(k) -> (R(w + k d), d/dk R(w + k d))`` for ``k >= 0``: one argmax per call.
+
+        ``R`` is a maximum of functions linear in ``w`` (one per labelling), so it is piecewise
+        linear along the line; the slope is that of the maximising labelling at ``k``
+        (``sum_i (y'_i - y_i) <x_i, d> / (2n)``), the derivative off the breakpoints.
+        """
+        w = as_vector(w, self.dim)
+        d = as_vector(d, self.dim, "d")
+        s = np.asarray(self.X @ w, dtype=np.float64).ravel()
+        ds = np.asarray(self.X @ d, dtype=np.float64).ravel()
+
+        def phi(k):
+            u = s + k * ds
+            labels, delta = self._argmax(u)
+            coef = (labels - self.y) / (2.0 * self.n_samples)
+            value = delta + float(coef @ u)
+            if self.risk_lower_bound is not None:
+                value = max(value, 0.0)
+            return value, float(coef @ ds)
+
+        return phi

@@ -49,11 +49,16 @@ def _fenwick_prefix(tree, pos):
 
 
 @njit(nogil=True, cache=True)
-def _violation_counts(scores, levels, starts, n_levels, margin):
+def _violation_counts(scores, levels, starts, n_levels, margin, orders, presorted):
     """``(a, b)``: per item, the violated pairs it is the preferred / the other item of.
 
     Items are grouped by query (query ``q`` is ``starts[q]:starts[q + 1]``), ``levels`` are the
-    relevance levels ``0 .. n_levels[q] - 1`` within the query.
+    relevance levels ``0 .. n_levels[q] - 1`` within the query. Where ``presorted[q]``,
+    ``orders[starts[q]:starts[q + 1]]`` is the ascending order of the query's scores, sorted by
+    the caller (numpy's sort, two to three times faster than the compiled one); the other queries
+    are sorted here. The scores and levels are gathered in sorted order first, so that both
+    sweeps read memory in sequence (on a large query the random reads through the order cost
+    about as much as the sort).
     """
     n = scores.shape[0]
     a = np.zeros(n, dtype=np.int64)
@@ -63,33 +68,38 @@ def _violation_counts(scores, levels, starts, n_levels, margin):
         m = hi - lo
         if m < 2 or n_levels[q] < 2:
             continue
-        s = scores[lo:hi]
-        lev = levels[lo:hi]
-        order = np.argsort(s, kind="mergesort")  # ascending
+        if presorted[q]:
+            order = orders[lo:hi]
+        else:
+            order = np.argsort(scores[lo:hi])  # ascending; ties in any order: only values count
+        s = np.empty(m)
+        lev = np.empty(m, dtype=np.int64)
+        for t in range(m):
+            s[t] = scores[lo + order[t]]
+            lev[t] = levels[lo + order[t]]
+        a_s = np.empty(m, dtype=np.int64)
+        b_s = np.empty(m, dtype=np.int64)
         tree = np.zeros(n_levels[q] + 1, dtype=np.int64)
         # down: a_i = #{j : lev_j < lev_i, s_j > s_i - 1}
         p = m - 1
-        inserted = 0
         for t in range(m - 1, -1, -1):
-            i = order[t]
-            threshold = s[i] - margin
-            while p >= 0 and s[order[p]] > threshold:
-                _fenwick_add(tree, lev[order[p]], 1)
-                inserted += 1
+            threshold = s[t] - margin
+            while p >= 0 and s[p] > threshold:
+                _fenwick_add(tree, lev[p], 1)
                 p -= 1
-            a[lo + i] = _fenwick_prefix(tree, lev[i])
+            a_s[t] = _fenwick_prefix(tree, lev[t])
         tree[:] = 0
         # up: b_j = #{i : lev_i > lev_j, s_i - 1 < s_j}, the same float comparison as the down
         # sweep's (s_j + 1 > s_i is not: a pair at the margin to rounding would count on one side)
         p = 0
-        inserted = 0
         for t in range(m):
-            j = order[t]
-            while p < m and s[order[p]] - margin < s[j]:
-                _fenwick_add(tree, lev[order[p]], 1)
-                inserted += 1
+            while p < m and s[p] - margin < s[t]:
+                _fenwick_add(tree, lev[p], 1)
                 p += 1
-            b[lo + j] = inserted - _fenwick_prefix(tree, lev[j] + 1)
+            b_s[t] = p - _fenwick_prefix(tree, lev[t] + 1)
+        for t in range(m):
+            a[lo + order[t]] = a_s[t]
+            b[lo + order[t]] = b_s[t]
     return a, b
 
 
@@ -153,6 +163,11 @@ def check_queries(y, qid, n_samples, *, field_y="y", field_qid="qid"):
     return order, starts, levels, n_levels.astype(np.int64), n_pairs
 
 
+#: Queries of at least this many items are sorted by numpy (one call each) before the compiled
+#: sweeps; smaller ones by the compiled sort (a Python call per query would cost more).
+_NUMPY_SORT_FROM = 256
+
+
 def violation_counts(scores, levels, starts, n_levels, margin=1.0):
     """Per item (in the grouped order), violated pairs as preferred item ``a`` and as other item ``b``.
 
@@ -171,7 +186,14 @@ def violation_counts(scores, levels, starts, n_levels, margin=1.0):
     -------
     a, b : ndarray of int64, shape (n_samples,)
     """
-    return _violation_counts(np.ascontiguousarray(scores, dtype=np.float64), levels, starts, n_levels, float(margin))
+    scores = np.ascontiguousarray(scores, dtype=np.float64)
+    sizes = np.diff(starts)
+    orders = np.empty(scores.shape[0], dtype=np.int64)
+    presorted = sizes >= _NUMPY_SORT_FROM
+    for q in np.flatnonzero(presorted):  # at most n / _NUMPY_SORT_FROM queries
+        lo, hi = starts[q], starts[q + 1]
+        orders[lo:hi] = np.argsort(scores[lo:hi])
+    return _violation_counts(scores, levels, starts, n_levels, float(margin), orders, presorted)
 
 
 class PairwiseRankingHinge:

@@ -2,7 +2,8 @@
 intercept or thresholds), and LS-BMRM's exact search on them, against brute force (hypothesis).
 
 Each ``phi(k)`` is compared with a brute-force evaluation of the risk at ``w + k d`` (all pairs; the
-minimum over the offset's candidate breakpoints), its slope with a one-sided difference quotient,
+minimum over the offset's candidate breakpoints; the multivariate hinge's own value, tested against
+every labelling in ``test_multivariate.py``), its slope with the one-sided difference quotients,
 and the minimiser found by :func:`cutplane.linesearch.piecewise_linear_search` with a fine grid of
 the brute-force objective.
 """
@@ -13,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cutplane.linesearch import piecewise_linear_search
+from oracles.multivariate import MultivariateHinge
 from oracles.ordinal import OrdinalHinge
 from oracles.ranking import PairwiseRankingHinge
 from oracles.regression import PIECEWISE_LINEAR_LOSSES, RegressionRisk
@@ -65,13 +67,19 @@ def make(kind, X, labels, extra):
         r[:3] = [0, 1, 2]
         r = np.unique(r, return_inverse=True)[1]
         return OrdinalHinge(X, r), lambda w: brute_ordinal(X, r, w)
+    if kind in ("f1", "precision_at_k"):
+        y = np.where(labels > np.median(labels), 1, -1)
+        y[0], y[1] = 1, -1
+        oracle = MultivariateHinge(X, y, kind, k=2 if kind == "precision_at_k" else None)
+        reference = MultivariateHinge(X, y, kind, k=oracle.k)  # its value: tested against every labelling
+        return oracle, lambda w: reference(w).value
     loss = kind
     kw = {"quantile": 0.3} if loss == "quantile" else {"epsilon": 0.5} if loss == "epsilon_insensitive" else {}
     y = labels.astype(float) + 0.25 * extra
     return RegressionRisk(X, y, loss=loss, fit_intercept=True, **kw), lambda w: brute_regression(X, y, loss, w)
 
 
-KINDS = ["ranking", "roc", "ordinal", *PIECEWISE_LINEAR_LOSSES]
+KINDS = ["ranking", "roc", "ordinal", "f1", "precision_at_k", *PIECEWISE_LINEAR_LOSSES]
 
 
 @st.composite

@@ -130,3 +130,19 @@ def test_a_pair_at_the_margin_to_rounding_counts_on_both_sides():
     a, b, _ = oracle.counts(w)
     assert a.sum() == b.sum()
     np.testing.assert_allclose(oracle(w).value, brute_pairs(X, y, np.zeros(4), w)[0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("sizes", [(700,), (300, 20, 500, 3)])
+def test_large_queries_sorted_by_numpy_count_as_all_pairs(sizes):
+    """Queries of _NUMPY_SORT_FROM items or more are sorted before the compiled sweeps: the same counts."""
+    rng = np.random.default_rng(sum(sizes))
+    n = sum(sizes)
+    qid = np.repeat(np.arange(len(sizes)), sizes)
+    y = rng.integers(0, 4, n)
+    X = np.round(rng.standard_normal((n, 2)), 1)  # ties, and pairs at the margin
+    w = np.array([1.0, -0.5])
+    a, b, s = PairwiseRankingHinge(X, y, qid).counts(w)
+    pref = (qid[:, None] == qid[None, :]) & (y[:, None] > y[None, :])  # (i, j): i preferred
+    violated = pref & (s[None, :] > s[:, None] - 1.0)
+    np.testing.assert_array_equal(a, violated.sum(axis=1))
+    np.testing.assert_array_equal(b, violated.sum(axis=0))

@@ -1,5 +1,5 @@
 """LS-BMRM with the exact piecewise-linear search reaches BMRM's certified optimum on every estimator whose
-risk is piecewise linear but not of form (16): RankSVM, PerfSVM(roc_auc), OrdinalRegressor,
+risk is piecewise linear but not of form (16): RankSVM, PerfSVM (each measure), OrdinalRegressor,
 LinearRegressor with an intercept (absolute, quantile, epsilon-insensitive) and NoveltySVM."""
 
 import numpy as np
@@ -22,6 +22,11 @@ def _data(seed, n=300, d=5):
 CASES = {
     "rank": (lambda s: RankSVM(C=10.0, solver=s), lambda X, y, q: ((X, np.digitize(y, [-1, 0, 1])), {"qid": q})),
     "roc_auc": (lambda s: PerfSVM(C=10.0, solver=s), lambda X, y, q: ((X, np.where(y > 0, 1, -1)), {})),
+    "f1": (lambda s: PerfSVM(measure="f1", C=10.0, solver=s), lambda X, y, q: ((X, np.where(y > 0, 1, -1)), {})),
+    "precision_at_k": (
+        lambda s: PerfSVM(measure="precision_at_k", k=20, C=10.0, solver=s),
+        lambda X, y, q: ((X, np.where(y > 0, 1, -1)), {}),
+    ),
     "ordinal": (lambda s: OrdinalRegressor(C=10.0, solver=s), lambda X, y, q: ((X, np.digitize(y, [-1, 0, 1])), {})),
     "absolute": (lambda s: LinearRegressor(loss="absolute", C=10.0, solver=s), lambda X, y, q: ((X, y + 3), {})),
     "quantile": (
