@@ -119,6 +119,8 @@ class SequenceHingeOracle:
     """
 
     risk_lower_bound = 0.0
+    #: The value of each feature occurrence (float64, aligned with ``indices``), or None: indicators.
+    values: np.ndarray | None = None
     #: Every example's hinge is ``>= 0`` (the gold labelling is among the outputs): the n-slack floor.
     example_lower_bound = 0.0
 
@@ -216,8 +218,10 @@ class SequenceHingeOracle:
         self.bigram_indptr, self.bigram_indices, self.n_bigram_features = bindptr, bindices, nbf
 
     def _set_values(self, values):
-        """Check and keep the feature values (None: indicator features, the integer kernels)."""
-        self.values = None
+        """Check and keep the feature values (None: indicator features, the integer kernels). None
+        stays the class attribute, so an oracle without values has the attributes, and the
+        checkpoint fingerprint (:func:`cutplane.fingerprint.fingerprint`), it had before values."""
+        self.__dict__.pop("values", None)
         if values is None:
             return
         arr = np.asarray(values)

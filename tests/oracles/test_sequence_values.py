@@ -7,6 +7,7 @@ oracle bit for bit; and every consumer of the ids (cached cuts, n-slack rows, SP
 per-sentence oracle, unary scores, decoding, threads) uses the values."""
 
 import itertools
+import pickle
 
 import numpy as np
 import pytest
@@ -173,6 +174,14 @@ def test_threads_chunks_and_decode_agree():
     np.testing.assert_array_equal(a.argmax, b.argmax)
     assert a.value == pytest.approx(b.value, rel=1e-12)
     np.testing.assert_allclose(slope_to_dense(a.cut.slope, one.dim), slope_to_dense(b.cut.slope, one.dim), atol=1e-12)
+    # a chunk pickled for a worker process carries its own sentences and their values
+    for task in many.tasks:
+        shipped = pickle.loads(pickle.dumps(task))
+        assert len(shipped.values) == len(shipped.indices) < len(indices)
+        got, want = shipped(w), task(w)
+        np.testing.assert_array_equal(got.yhat, want.yhat)
+        np.testing.assert_array_equal(got.indices, want.indices)
+        np.testing.assert_array_equal(got.values, want.values)
     pred = viterbi_decode(w, indptr, indices, sentence_ptr, 12, 4, values=values)
     np.testing.assert_array_equal(pred, one.decode(w))
     # the values change the prediction: without them another labelling wins somewhere
@@ -183,6 +192,8 @@ def test_values_refused():
     rng = np.random.default_rng(0)
     indptr, indices, sentence_ptr, labels, values = random_data(rng, 3, 3, 4, 2)
     args = (indptr, indices, sentence_ptr, labels, 4, 2)
+    # without values the oracle's own attributes are those it had before values (its checkpoint fingerprint)
+    assert "values" not in SequenceHingeOracle(*args).__dict__
     with pytest.raises(InputError, match="one per feature id"):
         SequenceHingeOracle(*args, values=np.ones(len(indices) + 1))
     with pytest.raises(InputError, match="finite"):

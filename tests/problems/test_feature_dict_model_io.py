@@ -1,7 +1,8 @@
 """Save / load of a SequenceTagger fitted on feature dicts (issue 39): the file stores the dict
-keys (the groups) and the numeric keys' bin edges beside the feature names, so the loaded model
-extracts the same features and predicts the same labels; a damaged ``feature_dicts`` entry is
-refused on load; the command line (which reads columns of text) refuses such a model by name."""
+keys (the groups), how numbers are read and, binned, the numeric keys' bin edges beside the
+feature names, so the loaded model extracts the same features and predicts the same labels; a
+damaged ``feature_dicts`` entry is refused on load; the command line (which reads columns of
+text) refuses such a model by name."""
 
 import numpy as np
 import pytest
@@ -52,10 +53,27 @@ def fitted(data):
     return SequenceTagger(C=10.0, min_count=1, solver=CuttingPlane(eps=1e-2)).fit(X, y)
 
 
-def test_round_trip_predicts_the_same(fitted, data, tmp_path):
+@pytest.fixture(scope="module")
+def fitted_bins(data):
+    """A model whose numbers are binned (``DictFeatureIndex(numbers="bins")``, the reading of files
+    written before real values): the tagger fitted with that index."""
+    import problems.sequence.tagger as tagger_module
+
+    X, y, *_ = data
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(tagger_module, "_feature_index", lambda t, X, mc: DictFeatureIndex(min_count=mc, numbers="bins"))
+        return SequenceTagger(C=10.0, min_count=1, solver=CuttingPlane(eps=1e-2)).fit(X, y)
+
+
+@pytest.mark.parametrize("numbers", ["real", "bins"])
+def test_round_trip_predicts_the_same(fitted, fitted_bins, data, tmp_path, numbers):
     _, _, X_test, _, y_test = data
-    est = fitted
-    assert len(est.feature_index_.numeric_edges_["score"]) > 1  # several bins to restore
+    est = fitted if numbers == "real" else fitted_bins
+    assert est.feature_index_.numbers == numbers
+    if numbers == "bins":
+        assert len(est.feature_index_.numeric_edges_["score"]) > 1  # several bins to restore
+    else:  # one real-valued feature per numeric key, its values restored by the loaded index
+        assert est.feature_index_.numeric_edges_ == {} and "score" in est.feature_index_.vocabulary_
     est.save(tmp_path / "m.npz")
     back = SequenceTagger.load(tmp_path / "m.npz")
     assert type(back) is SequenceTagger and back.templates is None
@@ -71,6 +89,10 @@ def test_round_trip_predicts_the_same(fitted, data, tmp_path):
     a, b = idx.transform(X_test), idx2.transform(X_test)
     for name in ("indptr", "indices", "sentence_ptr"):
         np.testing.assert_array_equal(getattr(b, name), getattr(a, name))
+    assert idx2.numbers == idx.numbers == numbers
+    assert (a.values is None) == (numbers == "bins") and (b.values is None) == (a.values is None)
+    if a.values is not None:
+        np.testing.assert_array_equal(b.values, a.values)
     np.testing.assert_array_equal(back.coef_, est.coef_)
     assert back.predict(X_test) == est.predict(X_test)
     assert back.predict(X_test, all_templates=True) == est.predict(X_test)
@@ -78,7 +100,7 @@ def test_round_trip_predicts_the_same(fitted, data, tmp_path):
     assert back.template_weights_ == est.template_weights_
     assert back.active_templates_ == est.active_templates_
     assert (back.objective_, back.lower_bound_, back.gap_) == (est.objective_, est.lower_bound_, est.gap_)
-    # values outside the training range fall in the end bins, as before saving
+    # values outside the training range: the end bins, or the feature times the value, as before saving
     far = [[{**tok, "score": 1e6, "len": -5} for tok in sent] for sent in X_test[:3]]
     assert back.predict(far) == est.predict(far)
 
@@ -115,6 +137,7 @@ def _rewrite(src, dst, edit):
         (lambda m: m["feature_dicts"]["numeric_edges"].update(score=[1.0, 0.5]), "increasing"),
         (lambda m: m["feature_dicts"]["numeric_edges"].update(nokey=[1.0]), "numeric_edges"),
         (lambda m: m["feature_dicts"].pop("numeric_edges"), "feature_dicts"),
+        (lambda m: m["feature_dicts"].update(numbers="quantiles"), "feature_dicts"),
         (lambda m: m.update(feature_dicts=[]), "feature_dicts"),
         (lambda m: m.update(templates="U00:%x[0,0]\nB\n"), "templates"),
     ],

@@ -259,3 +259,18 @@ def test_binned_model_files_still_load(demo, tmp_path):
     save_model(tmp_path / "old.npz", arrays, meta)
     old = SequenceTagger.load(tmp_path / "old.npz")
     assert old.feature_index_.numbers == "bins"
+
+
+def test_real_values_train_with_spom_and_n_slack(demo):
+    """Every solver reaches the valued oracle: SPOM (per-sentence subgradients) and the n-slack
+    method (one cut per sentence), and both learn from the real-valued key."""
+    from problems.solvers import SPOM
+
+    X, y, _ = demo
+    D = _with_numbers(as_dicts(X), np.random.default_rng(2))
+    spom = SequenceTagger(C=100.0, solver=SPOM(epochs=3, seed=0)).fit(D, y)
+    nslack = SequenceTagger(C=100.0, regularizer="ssvm", solver=CuttingPlane(method="n-slack", eps=0.1)).fit(D, y)
+    for est in (spom, nslack):
+        f, K = est.feature_index_.vocabulary_["num"], len(est.labels_)
+        assert np.any(est.coef_[f * K : (f + 1) * K] != 0)
+        assert est.score(D, y) > 0.5
