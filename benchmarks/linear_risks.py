@@ -52,6 +52,32 @@ def _all_pairs(X, w, pos, neg, chunk=2048):
     return value / n_pairs, X.T @ coef / n_pairs
 
 
+def _components(X, w, y, rel, qid, repeat):
+    """Seconds of the parts of a call at this n (best of ``repeat``): the sort alone, the counting
+    kernel (sort included), the two matrix-vector products (BLAS as configured, and with one
+    thread), and the ranking kernel per query of 1000 items."""
+    from threadpoolctl import threadpool_limits
+
+    from oracles.ranking import check_queries, violation_counts
+
+    n = X.shape[0]
+    s = X @ w
+    order, starts, levels, n_levels, _ = check_queries(y.astype(float), None, n)
+    sg = s[order]
+    c = np.random.default_rng(0).standard_normal(n)
+    out = {}
+    out["argsort_s"], _ = best_of(lambda: np.argsort(sg), repeat, warmup=True)
+    out["roc_kernel_s"], _ = best_of(lambda: violation_counts(sg, levels, starts, n_levels), repeat, warmup=True)
+    out["matvecs_s"], _ = best_of(lambda: (X @ w, X.T @ c), repeat, warmup=True)
+    with threadpool_limits(limits=1, user_api="blas"):
+        out["matvecs_1thread_s"], _ = best_of(lambda: (X @ w, X.T @ c), repeat, warmup=True)
+    r_order, r_starts, r_levels, r_n_levels, _ = check_queries(rel, qid, n)
+    rg = s[r_order]
+    t, _ = best_of(lambda: violation_counts(rg, r_levels, r_starts, r_n_levels), repeat, warmup=True)
+    out["rank_kernel_per_query_us"] = 1e6 * t / (r_starts.shape[0] - 1)
+    return out
+
+
 def oracle_scaling(sizes, d, repeat, seed):
     from oracles.ranking import PairwiseRankingHinge
     from oracles.roc_area import ROCAreaHinge
@@ -69,6 +95,7 @@ def oracle_scaling(sizes, d, repeat, seed):
         t_roc, res = best_of(lambda roc=roc: roc(w), repeat, warmup=True)
         t_rank, _ = best_of(lambda rank=rank: rank(w), repeat, warmup=True)
         row = dict(n=n, d=d, roc_s=t_roc, rank_s=t_rank, roc_pairs=roc.n_pairs, rank_pairs=rank.n_pairs)
+        row.update(_components(X, w, y, rel, qid, repeat))
         row["roc_per_nlogn_ns"] = 1e9 * t_roc / (n * math.log2(n))
         row["rank_per_nlogn_ns"] = 1e9 * t_rank / (n * math.log2(n))
         if n <= 10_000:
@@ -231,6 +258,61 @@ def _f(x, nd=3):
     return "-" if x is None else f"{x:.{nd}g}"
 
 
+def _render_components(rows):
+    """The parts of a call at each n, and the growth from the first n to the last."""
+    first, last = rows[0], rows[-1]
+
+    def grow(key):
+        return last[key] / first[key]
+
+    nlogn = last["n"] / first["n"] * math.log2(last["n"]) / math.log2(first["n"])
+    worst = max(rows, key=lambda r: r["matvecs_s"] / r["matvecs_1thread_s"])
+    lines = [
+        "",
+        "### Where the time of a call goes",
+        "",
+        "Each part timed alone at the same n (best of 3): `np.argsort` of the n scores; the counting",
+        "kernel of the ROC oracle (its sort and two sweeps); the two products `X w` and `X^T c` with",
+        "BLAS as configured and limited to one thread; the ranking kernel per query (1000 items each).",
+        "",
+        "| n | ROC call s | argsort alone s | ROC kernel s | X w + X^T c s | same, 1 BLAS thread s "
+        "| ranking kernel us/query |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['n']:,} | {_f(r['roc_s'])} | {_f(r['argsort_s'])} | {_f(r['roc_kernel_s'])} | "
+            f"{_f(r['matvecs_s'])} | {_f(r['matvecs_1thread_s'])} | {_f(r['rank_kernel_per_query_us'])} |"
+        )
+    lines += [
+        "",
+        f"From n = {first['n']:,} to {last['n']:,} (n log n x{nlogn:.0f}): the ROC call grows "
+        f"x{grow('roc_s'):.0f}, `np.argsort` alone x{grow('argsort_s'):.0f}, the ROC kernel "
+        f"x{grow('roc_kernel_s'):.0f}, the two products x{grow('matvecs_1thread_s'):.0f} (one thread); "
+        f"the ranking kernel's time per query of the same 1000 items x{grow('rank_kernel_per_query_us'):.1f}.",
+        "",
+        "Why more than n log n: the sort itself. At the small n the scores and their order (16 bytes",
+        "an item) stay in the CPU caches between calls; at 1e6 (16 MB) each call reads them from",
+        f"memory, and `np.argsort` alone grows x{grow('argsort_s'):.0f}, nearly as much as the call "
+        f"(at n = {last['n']:,} it is {100 * last['argsort_s'] / last['roc_s']:.0f}% of the call). "
+        "No part of the oracle loops in",
+        "Python or enumerates pairs (the all-pairs column above is the O(n^2) alternative). The",
+        "ranking kernel's work per query does not depend on n, yet its time per query moves with n:",
+        "the same cache effect, and the machine's load (one run, best of 3).",
+        f"The two products stream X (80 bytes a row): {100 * last['matvecs_1thread_s'] / last['roc_s']:.0f}% "
+        f"of the call at n = {last['n']:,} on one BLAS thread. With BLAS's own threads on this loaded "
+        f"machine they took {_f(worst['matvecs_s'])} s at n = {worst['n']:,} against "
+        f"{_f(worst['matvecs_1thread_s'])} s on one thread: threads waiting for a busy core, which "
+        f"shows in the first table at n = {worst['n']:,}.",
+        "",
+        "Fixed with this finding: the counting kernel reads the scores through the sort order once",
+        "(a gather) and runs its sweeps on the sorted copies in sequence instead of jumping through",
+        "the order; queries of 256 items or more (the ROC area's one query, the 1000-item queries",
+        "here) are sorted by numpy's argsort, faster than the compiled sort it replaces.",
+    ]
+    return lines
+
+
 def render(rec) -> str:
     lines = [
         "# Linear risks: oracle scaling, RankSVM and LinearRegressor against liblinear and HiGHS",
@@ -263,6 +345,8 @@ def render(rec) -> str:
         f"ranking x{last['rank_s'] / first['rank_s']:.0f}; n log n grows x{nlogn:.0f}, the pairs "
         f"x{last['roc_pairs'] / first['roc_pairs']:.0f}.",
     ]
+    if "argsort_s" in first:
+        lines += _render_components(rec["oracles"])
     rk = rec["rank"]
     lib = rk["liblinear"]
     lines += [
