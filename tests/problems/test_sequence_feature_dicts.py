@@ -269,7 +269,7 @@ def test_real_values_train_with_spom_and_n_slack(demo):
     X, y, _ = demo
     D = _with_numbers(as_dicts(X), np.random.default_rng(2))
     spom = SequenceTagger(C=100.0, solver=SPOM(epochs=3, seed=0)).fit(D, y)
-    nslack = SequenceTagger(C=100.0, regularizer="ssvm", solver=CuttingPlane(method="n-slack", eps=0.1)).fit(D, y)
+    nslack = SequenceTagger(C=100.0, regularizer="ssvm", solver=CuttingPlane(method="n-slack", eps=1.0)).fit(D, y)
     for est in (spom, nslack):
         f, K = est.feature_index_.vocabulary_["num"], len(est.labels_)
         assert np.any(est.coef_[f * K : (f + 1) * K] != 0)
