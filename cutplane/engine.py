@@ -66,7 +66,7 @@ from .run_inputs import (
     rounding_modulus,
     zero_like_slope,
 )
-from .steps import DirectStep, LineSearchStep, StepContext, StepOutcome
+from .steps import DirectStep, InOutStep, LineSearchStep, StepContext, StepOutcome
 from .working_set import WorkingSet
 from .working_set.memory_budget import bytes_after_add, fit_memory, slope_bytes
 
@@ -155,6 +155,12 @@ METHODS = {
         "BMRM with line search (LS-BMRM / OCAS), Franc et al. 2012 Alg. 1.4",
         step=LineSearchStep,
         step_options=("theta",),
+    ),
+    "in-out": MethodSpec(
+        _start_one_slack,
+        "BMRM with in-out query points (Wentges 1997; Ben-Ameur and Neto 2007)",
+        step=InOutStep,
+        step_options=("theta", "direct_every"),
     ),
     "kelley": MethodSpec(
         _start_one_slack,

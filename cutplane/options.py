@@ -46,7 +46,7 @@ DEFAULT_PLANES = 8
 #: n-slack: iterations a cut's dual may stay zero before the cut is dropped.
 DEFAULT_MAX_IDLE = 3
 #: The methods over one working set of aggregated cuts (:mod:`cutplane.engine`).
-ONE_SLACK_METHODS = ("bmrm", "ls-bmrm", "kelley")
+ONE_SLACK_METHODS = ("bmrm", "ls-bmrm", "in-out", "kelley")
 
 
 # ---------------------------------------------------------------------------- checks
@@ -228,7 +228,8 @@ OPTIONS: tuple[Option, ...] = (
         "method",
         "bmrm",
         _method,
-        "bmrm, ls-bmrm (BMRM with a line search), kelley (an indicator set) or n-slack (a working set per example)",
+        "bmrm, ls-bmrm (BMRM with a line search), in-out (BMRM querying between the best point and the reduced "
+        "minimiser), kelley (an indicator set) or n-slack (a working set per example)",
     ),
     Option("eps", 1e-3, positive_number, "certified absolute gap at which the run stops"),
     Option(
@@ -297,9 +298,18 @@ OPTIONS: tuple[Option, ...] = (
         "theta",
         None,
         number_in(0.0, 1.0, high_open=False),
-        "LS-BMRM: weight of the reduced minimiser in the next query point (None: 0.1)",
-        ("ls-bmrm",),
+        "LS-BMRM and in-out: weight of the reduced minimiser in the next query point (None: 0.1)",
+        ("ls-bmrm", "in-out"),
         allow_none=True,
+    ),
+    Option(
+        "direct_every",
+        None,
+        positive_integer,
+        "in-out: every this many iterations the query is the reduced minimiser itself (None: 10)",
+        ("in-out",),
+        allow_none=True,
+        parse=int,
     ),
     Option("planes", DEFAULT_PLANES, integer_at_least(2), "n-slack: cuts kept per example besides the floor", _NS),
     Option(

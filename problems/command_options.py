@@ -325,7 +325,8 @@ def resolve_executor(args, task) -> None:
 # ---------------------------------------------------------------------------- the engine's options
 #: What the command line says beyond an option's declaration (its scale or scope on the command line).
 _ENGINE_NOTES = {
-    "method": "; the structured tasks run bmrm, the sequence tasks also n-slack with --regularizer ssvm",
+    "method": "; the structured tasks run in-out (default) or bmrm, the sequence tasks also n-slack with "
+    "--regularizer ssvm",
     "eps": " on F (default 1e-3 for linear tasks, 0.1 for structured ones; on a grid of C: 1e-3 * C resp. "
     "0.01 * C at each point)",
     "max_iter": " at each C of a grid",

@@ -543,9 +543,9 @@ _OWN_PARAMETERS: dict = {
     "scheduler": (None, Param(_scheduler, "Dask scheduler address (executor='dask')", allow_none=True)),
     "chunks_per_worker": (None, Param(_count, "oracle chunks per worker of an executor by name", allow_none=True)),
 }
-#: Engine options whose default in the solver object is None, "the estimator's" (``eps``,
-#: ``max_iter``) or "decided by the oracle" (``cache_steps``).
-_ESTIMATOR_DEFAULTS = ("eps", "max_iter", "cache_steps")
+#: Engine options whose default in the solver object is None, "the estimator's" (``method``,
+#: ``eps``, ``max_iter``) or "decided by the oracle" (``cache_steps``).
+_ESTIMATOR_DEFAULTS = ("method", "eps", "max_iter", "cache_steps")
 
 
 def _engine_parameters() -> dict:
@@ -617,8 +617,9 @@ class CuttingPlane(OptionSet):
 
     __init__ = _keyword_init(_CUTTING_PLANE_PARAMETERS, "CuttingPlane")
 
-    def checked(self, *, eps: float, max_iter: int) -> CuttingPlaneOptions:
-        """The options, validated, with ``eps`` / ``max_iter`` defaulting to the given values.
+    def checked(self, *, eps: float, max_iter: int, method: str = "bmrm") -> CuttingPlaneOptions:
+        """The options, validated, with ``method`` / ``eps`` / ``max_iter`` defaulting to the
+        given values (the estimator's defaults).
 
         Raises
         ------
@@ -633,6 +634,7 @@ class CuttingPlane(OptionSet):
         _check_chunks_with_executor(prm)
         prm["eps"] = eps if prm["eps"] is None else prm["eps"]
         prm["max_iter"] = max_iter if prm["max_iter"] is None else prm["max_iter"]
+        prm["method"] = method if prm["method"] is None else prm["method"]
         own = {name: prm.pop(name) for name in (*_OWN_PARAMETERS, "cache_steps")}
         engine = {_ENGINE_NAMES.get(name, name): value for name, value in prm.items()}
         return CuttingPlaneOptions(engine=engine, **own)
@@ -917,7 +919,15 @@ _LEGACY_NAMES = {None: "CuttingPlane", "cutting-plane": "CuttingPlane", "spom": 
 _NOT_STORED = ("executor", "scheduler", "chunks_per_worker")
 
 
-def checked_solver(solver, *, eps: float, max_iter: int, kinds=(CuttingPlane, SPOM), owner: str = "the estimator"):
+def checked_solver(
+    solver,
+    *,
+    eps: float,
+    max_iter: int,
+    kinds=(CuttingPlane, SPOM),
+    owner: str = "the estimator",
+    method: str = "bmrm",
+):
     """The checked options of an estimator's ``solver`` parameter.
 
     Parameters
@@ -926,6 +936,8 @@ def checked_solver(solver, *, eps: float, max_iter: int, kinds=(CuttingPlane, SP
         None means ``CuttingPlane()``.
     eps, max_iter
         The estimator's defaults of a :class:`CuttingPlane` whose ``eps`` / ``max_iter`` are None.
+    method : str, default="bmrm"
+        The estimator's default of a :class:`CuttingPlane` whose ``method`` is None.
     kinds : tuple of type
         The solver classes the estimator accepts.
     owner : str
@@ -952,7 +964,9 @@ def checked_solver(solver, *, eps: float, max_iter: int, kinds=(CuttingPlane, SP
             else ""
         )
         raise InputError(f"{owner} takes solver={names} or None, got {type(solver).__name__}{hint}", field="solver")
-    return cast("CuttingPlane | SPOM", solver).checked(eps=eps, max_iter=max_iter)  # an instance of kinds
+    if isinstance(solver, CuttingPlane):
+        return solver.checked(eps=eps, max_iter=max_iter, method=method)
+    return cast("SPOM", solver).checked(eps=eps, max_iter=max_iter)  # an instance of kinds
 
 
 def solver_to_meta(solver) -> dict | None:

@@ -41,6 +41,7 @@ __all__ = [
     "REGULARIZERS",
     "DEFAULT_C_GRIDS",
     "DEFAULT_MIN_COUNTS",
+    "DEFAULT_METHOD",
     "make_regularizer",
 ]
 
@@ -69,6 +70,13 @@ DEFAULT_C_GRIDS = {
 #: ``docs/results/conll2000_summary.md`` (section "singleton features") and
 #: ``docs/results/default_models.md``.
 DEFAULT_MIN_COUNTS = {"ssvm": 1, "mtl": 2, "pmtl": 2}
+
+#: The engine's method when the solver leaves it None (``CuttingPlane(method=None)``, the
+#: default): BMRM querying between the best point and the reduced minimiser
+#: (:class:`cutplane.steps.InOutStep`). At the large C the structured tasks need, BMRM's reduced
+#: minimiser oscillates and the in-out queries take fewer iterations to the same certificate
+#: (``docs/results/in_out.md``, from ``python -m benchmarks.in_out``).
+DEFAULT_METHOD = "in-out"
 
 
 def _check_min_count(value, name):
@@ -142,6 +150,9 @@ class TemplateLearnerMixin:
     #: point at C): the tolerance of the measured default models, ``docs/results/default_models.md``.
     DEFAULT_PATH_EPS: ClassVar[float] = 0.01
     DEFAULT_PATH_MAX_ITER: ClassVar[int] = 1000
+    #: The engine's method of a ``CuttingPlane`` that leaves ``method`` None:
+    #: :data:`DEFAULT_METHOD`.
+    DEFAULT_METHOD: ClassVar[str] = DEFAULT_METHOD
     #: Share of the training sentences / trees a CV estimator holds out to choose C when
     #: ``validation_fraction`` is None and ``fit`` is given no validation data.
     DEFAULT_VALIDATION_FRACTION: ClassVar[float] = 0.1
@@ -206,12 +217,13 @@ class TemplateLearnerMixin:
     def _checked_solver(self, *, C: float = 1.0):
         """The checked options of ``solver`` (``CuttingPlaneOptions`` or ``SPOMOptions``); an
         ``eps`` left None is :data:`DEFAULT_PATH_EPS` ``* C`` on ``F``, a ``max_iter`` left None
-        :data:`DEFAULT_PATH_MAX_ITER`."""
+        :data:`DEFAULT_PATH_MAX_ITER`, a ``method`` left None :data:`DEFAULT_METHOD`."""
         return checked_solver(
             self.solver,
             eps=self.DEFAULT_PATH_EPS * C,
             max_iter=self.DEFAULT_PATH_MAX_ITER,
             owner=type(self).__name__,
+            method=self.DEFAULT_METHOD,
         )
 
     def _fit_one(self, X, y, *, callback=None):

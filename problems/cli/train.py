@@ -104,6 +104,9 @@ __all__ = ["add_arguments", "run", "COMMAND", "EXIT_UNCERTIFIED"]
 EXIT_UNCERTIFIED = 3
 
 _REGULARIZERS = ["l2", "l1", "mtl", "ssvm", "pmtl"]
+#: The one-slack methods of the structured tasks (the last is their default:
+#: :data:`problems.template_learning.DEFAULT_METHOD`).
+STRUCTURED_METHODS = ("bmrm", "in-out")
 #: The structured tasks whose oracle gives one cut per example (``--method n-slack``).
 NSLACK_TASKS = ("sequence", "segment")
 
@@ -241,14 +244,15 @@ def run(args):
     if args.resume and args.checkpoint is None:
         raise InputError("--resume needs --checkpoint PATH (the file to resume from)", field="--resume")
     if args.method is not None and task.structured:
-        if args.method != "n-slack" or args.task not in NSLACK_TASKS:
+        if args.method not in STRUCTURED_METHODS and not (args.method == "n-slack" and args.task in NSLACK_TASKS):
             raise InputError(
-                f"--method applies to the linear tasks (binary, multiclass), and --method n-slack to "
-                f"{' and '.join(NSLACK_TASKS)} too; --task {args.task} runs bmrm",
+                f"--method {args.method} does not apply to --task {args.task}: the structured tasks run "
+                f"{' or '.join(STRUCTURED_METHODS)} (default {STRUCTURED_METHODS[-1]}), and n-slack for "
+                f"{' and '.join(NSLACK_TASKS)} too; ls-bmrm's line search needs a linear task's risk",
                 field="--method",
             )
         chosen = args.regularizer or task.default_regularizer
-        if chosen != "ssvm":
+        if args.method == "n-slack" and chosen != "ssvm":
             raise InputError(
                 f"--method n-slack trains the structural SVM: it needs --regularizer ssvm, got {chosen}",
                 field="--method",

@@ -128,7 +128,7 @@ def train_parse(args):
         p=args.p,
         decoder=decoder,
         min_count=1 if args.min_count is None else args.min_count,
-        solver=make_solver(args),
+        solver=make_solver(args, method=getattr(args, "method", None)),
     )
     if chooses_C(args):  # --C auto (the default), several values, or --dev-fraction
         est = DependencyParserCV(templates, **cv_estimator_kwargs(args), **common)

@@ -157,7 +157,7 @@ def test_no_other_signature_lists_eight_engine_options():
 def test_loop_functions_are_short_and_n_slack_is_a_registered_method():
     from cutplane.engine import METHODS
 
-    assert set(METHODS) == {"bmrm", "ls-bmrm", "kelley", "n-slack"}
+    assert set(METHODS) == {"bmrm", "ls-bmrm", "in-out", "kelley", "n-slack"}
     long = []
     for rel in ("cutplane/engine.py", "cutplane/nslack/loop.py", "cutplane/path.py", "cutplane/driver.py"):
         for node in ast.walk(ast.parse((ROOT / rel).read_text())):

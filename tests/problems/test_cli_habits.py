@@ -280,7 +280,8 @@ def test_top_level_help_names_every_task(capsys):
 def test_method_and_max_iter_are_explained(capsys):
     assert main(["train", "--help"]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "--method {bmrm,ls-bmrm,n-slack}" in out and "ls-bmrm (BMRM with a line search)" in out
+    assert "--method {bmrm,ls-bmrm,in-out,n-slack}" in out and "ls-bmrm (BMRM with a line search)" in out
+    assert "in-out (BMRM querying between the best point and the reduced minimiser)" in out
     assert "n-slack (a working set per example)" in out
     assert "--max-iter N iteration budget" in out
 
@@ -289,12 +290,14 @@ def test_method_is_refused_where_it_does_not_apply(files, capsys):
     d = files
     argv = ["train", "--task", "sequence", "--templates", str(d / "t.tpl"), "--train", str(d / "train.txt")]
     assert main(argv + ["--C", "10", "--method", "ls-bmrm", "--model", str(d / "x.npz")]) == 2
-    assert "--method applies to the linear tasks" in capsys.readouterr().err
+    assert "--method ls-bmrm does not apply to --task sequence" in capsys.readouterr().err
     assert main(argv + ["--C", "10", "--method", "n-slack", "--model", str(d / "x.npz")]) == 2  # mtl by default
     assert "--method n-slack trains the structural SVM: it needs --regularizer ssvm, got mtl" in capsys.readouterr().err
     parse = ["train", "--task", "parse", "--train", str(d / "train.txt"), "--C", "10", "--method", "n-slack"]
     assert main(parse + ["--regularizer", "ssvm", "--model", str(d / "x.npz")]) == 2
-    assert "--method n-slack to sequence and segment too; --task parse runs bmrm" in capsys.readouterr().err
+    assert "--method n-slack does not apply to --task parse: the structured tasks run bmrm or in-out" in (
+        capsys.readouterr().err
+    )
     assert _binary(d, "--method", "ls-bmrm", "--report", d / "r.json") == 0
     assert json.loads((d / "r.json").read_text())["method"] == "ls-bmrm"
 
