@@ -327,11 +327,13 @@ def piecewise_linear_search(a2, a1, phi, *, max_evals=60):
     pairwise hinges: one per pair) or not of form (16) (a profiled offset or thresholds):
     each call of ``phi`` is one pass over the data (a sort and a count), never a pass over the
     breakpoints. ``f'(k+) = a2 k + a1 + g'(k+)`` is non-decreasing; the search keeps a bracket
-    ``[lo, hi]`` of its zero with ``f'(lo+) < 0 <= f'(hi+)``. The lines through ``lo`` and ``hi``
-    with the right slopes there are minorants of ``g`` (convexity); the next try is where they
-    cross (the one kink there would be if ``g`` had two pieces on the bracket), kept between
-    the Newton points of the two pieces (``-(a1 + g'(lo+)) / a2`` is never left of the zero, the
-    one of ``hi`` never right of it), the midpoint when the bracket does not halve. A try ``t``
+    ``[lo, hi]`` of its zero with ``f'(lo+) < 0 <= f'(hi+)``. The next try is the secant point
+    of ``f'`` (with many small pieces ``f'`` is nearly continuous), or, after two moves of the
+    same end, where the lines through ``lo`` and ``hi`` with the right slopes there cross (they
+    are minorants of ``g``, by convexity: the one kink there would be if ``g`` had two pieces on
+    the bracket); always between the Newton points of the two pieces (``-(a1 + g'(lo+)) / a2``
+    is never left of the zero, the one of ``hi`` never right of it), and the midpoint when the
+    bracket does not halve. A try ``t``
     on ``lo``'s line shows ``g`` linear on ``[lo, t]`` (convex, equal to a minorant line at both
     ends), so the zero is read off exactly: the Newton point of that piece, or ``t`` itself when
     ``0`` lies in ``[f'(t-), f'(t+)]`` (a kink); likewise with ``hi``'s line. So the search is
@@ -365,8 +367,12 @@ def piecewise_linear_search(a2, a1, phi, *, max_evals=60):
     best = [math.inf, 0.0]
     tiny = 64.0 * float(np.finfo(float).eps)
 
+    seen: dict[float, tuple[float, float]] = {}
+
     def call(k):
         nonlocal evals
+        if k in seen:  # (the point to return may have been tried already)
+            return seen[k]
         v, g = phi(k)
         v, g = float(v), float(g)
         if not (math.isfinite(v) and math.isfinite(g)):
@@ -375,6 +381,7 @@ def piecewise_linear_search(a2, a1, phi, *, max_evals=60):
         fk = 0.5 * a2 * k * k + a1 * k + v
         if fk < best[0] or (fk == best[0] and k < best[1]):
             best[0], best[1] = fk, k
+        seen[k] = (v, g)
         return v, g
 
     def finish(k):
@@ -392,7 +399,7 @@ def piecewise_linear_search(a2, a1, phi, *, max_evals=60):
     if a1 + g_lo >= 0.0:  # f'(0+) >= 0
         return LineSearchResult(0.0, float(best[0]), 0, evals)
     hi, v_hi, g_hi = math.inf, math.nan, math.nan
-    width, stalls = math.inf, 0
+    width, stalls, side, same_side = math.inf, 0, 0, 0
     while evals < int(max_evals):
         newton_lo = -(a1 + g_lo) / a2  # >= the zero
         if math.isinf(hi):
@@ -403,10 +410,11 @@ def piecewise_linear_search(a2, a1, phi, *, max_evals=60):
             newton_hi = -(a1 + g_hi) / a2  # <= the zero (g_hi may be a right slope at a kink)
             if stalls >= 2:
                 t, stalls = 0.5 * (lo + hi), 0
-            elif g_hi > g_lo:  # where the two minorant lines cross
+            elif same_side >= 2 and g_hi > g_lo:  # where the two minorant lines cross
                 t = (v_hi - v_lo + g_lo * lo - g_hi * hi) / (g_lo - g_hi)
-            else:
-                t = 0.5 * (lo + hi)
+            else:  # the secant of f' (many small pieces: f' nearly continuous)
+                f_lo, f_hi = a2 * lo + a1 + g_lo, a2 * hi + a1 + g_hi
+                t = lo - f_lo * (hi - lo) / (f_hi - f_lo) if f_hi > f_lo else 0.5 * (lo + hi)
             t = min(max(t, newton_hi, lo), newton_lo, hi)
             if not lo < t < hi:
                 t = 0.5 * (lo + hi)
@@ -423,8 +431,12 @@ def piecewise_linear_search(a2, a1, phi, *, max_evals=60):
             return finish(min(max(-(a1 + g_hi) / a2, t), hi))  # g linear on [t, hi]
         if fp < 0.0:
             lo, v_lo, g_lo = t, v, g
+            same_side = same_side + 1 if side < 0 else 1
+            side = -1
         elif fp > 0.0:
             hi, v_hi, g_hi = t, v, g
+            same_side = same_side + 1 if side > 0 else 1
+            side = 1
         else:
             return finish(t)
         new_width = hi - lo
