@@ -67,6 +67,7 @@ TASKS = {
         templates="chunking",
         metric="f1",
         threshold=93.5,
+        lean=dict(time_ratio=1.0, rss_ratio=1.5, f1_at_least_crfsuite=True),
     ),
     "conll2002": dict(
         kind="sequence",
@@ -78,6 +79,7 @@ TASKS = {
         templates="ner134",
         metric="f1",
         threshold=73.4,
+        lean=dict(time_ratio=1.0, rss_ratio=1.5),
     ),
     "danish": dict(
         kind="parse",
@@ -89,6 +91,7 @@ TASKS = {
         templates=None,
         metric="uas",
         within=0.5,
+        lean=dict(wall_s=133.0),
     ),
 }
 
@@ -271,6 +274,7 @@ def run_task(name, args, work, single):
         crf = rec["crfsuite"]
         if "error" not in crf and "error" not in plain:
             rec["time_ratio"] = plain["train"]["wall_s"] / (crf["prepare_seconds"] + crf["seconds"])
+            rec["rss_ratio"] = plain["train"]["max_rss_mb"] / crf["process"]["max_rss_mb"]
     if spec["kind"] == "parse" and "report" in plain and not args.no_singles:
         path = plain["report"].get("path") or {}
         singles = []
@@ -289,6 +293,7 @@ def run_task(name, args, work, single):
             best = max(scored, key=lambda s: s["score"])
             rec["best_single"] = dict(C=best["C"], score=best["score"])
     rec["acceptance"] = _acceptance(rec, spec)
+    rec["lean"] = _lean(rec, spec)
     return rec
 
 
@@ -319,6 +324,42 @@ def _acceptance(rec, spec):
             met=delta >= -spec["within"],
         )
     return dict(rule=f"UAS within {spec['within']:g} of the best single C (single C runs not made)", met=None)
+
+
+def _lean(rec, spec):
+    """Issue 38's lines for the task (the plain command faster than CRFsuite, and lean): each
+    ``(rule, met)`` with met None where the run lacks the figure (CRFsuite not run)."""
+    want = spec.get("lean")
+    if want is None or "score" not in rec:
+        return None
+    rep, lines = rec["plain"]["report"], []
+    crf = rec.get("crfsuite")
+    has_crf = crf is not None and "error" not in crf
+    if "time_ratio" in want:
+        lines.append(
+            (
+                f"wall <= {want['time_ratio']:g}x CRFsuite's",
+                rec["time_ratio"] <= want["time_ratio"] if has_crf else None,
+            )
+        )
+    if "rss_ratio" in want:
+        lines.append(
+            (
+                f"peak RSS <= {want['rss_ratio']:g}x CRFsuite's",
+                rec["rss_ratio"] <= want["rss_ratio"] if has_crf else None,
+            )
+        )
+    if want.get("f1_at_least_crfsuite"):
+        lines.append(("test F1 >= CRFsuite's", rec["score"] >= crf["f1"] if has_crf else None))
+    if "threshold" in spec and not want.get("f1_at_least_crfsuite"):
+        lines.append((f"test F1 >= {spec['threshold']:g}", rec["score"] >= spec["threshold"]))
+    if "wall_s" in want:
+        lines.append((f"wall <= {want['wall_s']:g} s", rec["plain"]["train"]["wall_s"] <= want["wall_s"]))
+    if "within" in spec:
+        lines.append((rec["acceptance"]["rule"], rec["acceptance"]["met"]))
+    lines.append(("the chosen point certified (converged)", rep["status"] == "converged"))
+    met = None if any(m is None for _, m in lines) else all(lines_met for _, lines_met in lines)
+    return dict(lines=lines, met=met)
 
 
 # --------------------------------------------------------------------------- page
@@ -441,6 +482,8 @@ def render_task(rec):
         out.append(f"| feature cutoff (min_count) | {rep['min_count']} | none (CRFsuite's default) |")
     if "time_ratio" in rec:
         out.append(f"| time ratio (ours / CRFsuite) | {rec['time_ratio']:.1f} | 1 |")
+    if "rss_ratio" in rec:
+        out.append(f"| peak RSS ratio (ours / CRFsuite) | {rec['rss_ratio']:.2f} | 1 |")
     out += ["", f"Acceptance ({acc['rule']}): {_yes(acc['met'])}."]
     if "delta" in acc:
         b = rec["best_single"]
@@ -524,6 +567,22 @@ def render(data):
             f"{_s(crf['prepare_seconds'] + crf['seconds']) if has_crf else '-'} | {_yes(rec['acceptance']['met'])} |"
         )
     out.append("")
+    lean = [rec for rec in data["tasks"] if rec.get("lean")]
+    if lean:
+        out += [
+            "Issue 38 (the plain command faster than CRFsuite, and lean): each line of its acceptance, from this run.",
+            "",
+            "| task | wall ratio (ours / CRFsuite) | peak RSS ratio | line: met? | all met |",
+            "|---|---|---|---|---|",
+        ]
+        for rec in lean:
+            lines = "; ".join(f"{rule}: {_yes(met)}" for rule, met in rec["lean"]["lines"])
+            out.append(
+                f"| {rec['task']} | {format(rec['time_ratio'], '.2f') if 'time_ratio' in rec else '-'} | "
+                f"{format(rec['rss_ratio'], '.2f') if 'rss_ratio' in rec else '-'} | {lines} | "
+                f"{_yes(rec['lean']['met'])} |"
+            )
+        out.append("")
     for rec in data["tasks"]:
         out += render_task(rec)
     return "\n".join(out)

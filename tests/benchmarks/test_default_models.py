@@ -79,6 +79,15 @@ def test_tagging_task_with_dev_and_crfsuite(tmp_path):
     assert "error" not in crf and crf["c2"] == 1.0 and 0.0 <= crf["f1"] <= 100.0
     assert rec["time_ratio"] == pytest.approx(plain["train"]["wall_s"] / (crf["prepare_seconds"] + crf["seconds"]))
     assert rec["acceptance"]["rule"] == "test F1 >= 73.4"
+    assert rec["rss_ratio"] == pytest.approx(plain["train"]["max_rss_mb"] / crf["process"]["max_rss_mb"])
+    lean = dict((rule, met) for rule, met in rec["lean"]["lines"])  # issue 38's lines, each from the run
+    assert lean == {
+        "wall <= 1x CRFsuite's": rec["time_ratio"] <= 1.0,
+        "peak RSS <= 1.5x CRFsuite's": rec["rss_ratio"] <= 1.5,
+        "test F1 >= 73.4": rec["score"] >= 73.4,
+        "the chosen point certified (converged)": report["status"] == "converged",
+    }
+    assert rec["lean"]["met"] == all(lean.values())
 
     page = out.read_text()
     assert page.startswith("# Good models out of the box")
@@ -86,6 +95,7 @@ def test_tagging_task_with_dev_and_crfsuite(tmp_path):
     assert "## conll2002:" in page
     _check_page_figures(page, rec)
     assert f"| {crf['f1']:.2f} |" in page and f"| time ratio (ours / CRFsuite) | {rec['time_ratio']:.1f} |" in page
+    assert f"| conll2002 | {rec['time_ratio']:.2f} | {rec['rss_ratio']:.2f} | wall <= 1x CRFsuite's: " in page
 
     again = tmp_path / "again.md"
     assert default_models.main(["--render", str(js), "--out", str(again)]) == 0
@@ -122,6 +132,9 @@ def test_parse_task_with_single_C_runs(tmp_path):
     for s in singles:
         assert f"| {s['C']:g} | {s['eps']:.3g} | {s['score']:.2f} | {s['report']['status']} |" in page
     assert f"(difference {acc['delta']:+.2f})" in page
+    lean = dict(rec["lean"]["lines"])
+    assert lean["wall <= 133 s"] == (rec["plain"]["train"]["wall_s"] <= 133.0)
+    assert lean[acc["rule"]] == acc["met"]
 
 
 def test_failed_child_is_recorded(tmp_path):
