@@ -722,7 +722,9 @@ def load_selection(est, meta, path) -> None:
 SELECTION_ATTRIBUTES = ("C_", "best_index_", "path_", "path_result_", "validation_", "solver_options_", "extended_")
 
 
-def refit_at_chosen(est, X, y, *, started: float, time_limit: float | None, estimator=None, warm_start=None) -> bool:
+def refit_at_chosen(
+    est, X, y, *, started: float, time_limit: float | None, estimator=None, warm_start=None, prepared=None
+) -> bool:
     """Train ``est`` again at its chosen ``C_`` on all the training examples (scikit-learn's
     ``refit``), after a grid scored on examples held out of them.
 
@@ -784,11 +786,11 @@ def refit_at_chosen(est, X, y, *, started: float, time_limit: float | None, esti
     else:
         single = estimator(float(est.C_), solver)
     t0 = time.perf_counter()
-    single._warm_start = warm_start
+    single._warm_start, single._prepared = warm_start, prepared
     try:
         single.fit(X, y)
     finally:
-        del single._warm_start
+        del single._warm_start, single._prepared
     seconds = time.perf_counter() - t0
     n_all = int(len(y) if y is not None else X.shape[0] if hasattr(X, "shape") else len(X))  # a sparse X has no len
     kept = {name: getattr(est, name) for name in SELECTION_ATTRIBUTES if hasattr(est, name)}

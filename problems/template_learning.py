@@ -583,6 +583,8 @@ class TemplateLearnerCVMixin:
             )
         finally:
             del self._refit_budget, self._scoring_rtol, self._refit_follows
+            # what the path prepared of all the examples for the refit (the tagger's features)
+            prepared = self.__dict__.pop("_refit_features", None)
         warm = self._refit_warm_start(len(y if y is not None else X)) if refits and self.WARM_REFIT else None
         if refits:
             ms.refit_at_chosen(
@@ -593,6 +595,7 @@ class TemplateLearnerCVMixin:
                 time_limit=options.time_limit,
                 estimator=self._single_estimator,
                 warm_start=warm,
+                prepared=prepared,
             )
         self._warn_uncertified()
         return self

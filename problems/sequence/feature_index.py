@@ -107,6 +107,42 @@ class SequenceFeatures(NamedTuple):
             return None
         return self.bigram_indptr, self.bigram_indices, self.n_bigram_features
 
+    def take(self, sentences) -> SequenceFeatures:
+        """The features of the sentences ``sentences`` (indices into this corpus, in that order),
+        as :meth:`FeatureIndex.transform` of those sentences gives them: the same ids, values
+        and bigram ids, token for token (``values`` None when every value taken is 1, as the
+        feature dicts' index gives it).
+
+        Parameters
+        ----------
+        sentences : array-like of int of shape (n_taken,)
+        """
+        s = np.asarray(sentences, dtype=np.int64).ravel()
+        if s.size and (s.min() < 0 or s.max() >= self.n_sentences):
+            raise InputError(f"sentence indices must lie in [0, {self.n_sentences})", field="sentences")
+        starts, lens = self.sentence_ptr[s], self.sentence_ptr[s + 1] - self.sentence_ptr[s]
+        sentence_ptr = np.zeros(s.size + 1, dtype=np.int64)
+        np.cumsum(lens, out=sentence_ptr[1:])
+        tokens = np.repeat(starts - sentence_ptr[:-1], lens) + np.arange(int(sentence_ptr[-1]), dtype=np.int64)
+        indptr, at = _take_rows(self.indptr, tokens)
+        values = None if self.values is None else self.values[at]
+        if values is not None and bool(np.all(values == 1.0)):
+            values = None  # indicators only: the integer kernels (as DictFeatureIndex decides)
+        if self.bigram_indptr is None:
+            return SequenceFeatures(indptr, self.indices[at], sentence_ptr, self.n_features, values=values)
+        assert self.bigram_indices is not None  # set together with bigram_indptr
+        bptr, bat = _take_rows(self.bigram_indptr, tokens)
+        return SequenceFeatures(
+            indptr,
+            self.indices[at],
+            sentence_ptr,
+            self.n_features,
+            bptr,
+            self.bigram_indices[bat],
+            self.n_bigram_features,
+            values,
+        )
+
     def to_csr(self):
         """The (n_tokens, n_features) scipy CSR matrix of unigram feature counts, or sums of the
         values with real-valued features (for inspection and tests)."""
@@ -117,6 +153,15 @@ class SequenceFeatures(NamedTuple):
         m = sp.csr_matrix((data, self.indices.copy(), self.indptr.copy()), shape=(self.n_tokens, self.n_features))
         m.sum_duplicates()
         return m
+
+
+def _take_rows(indptr, rows):
+    """The row pointer of the CSR rows ``rows`` of ``indptr`` and the positions of their entries."""
+    lens = indptr[rows + 1] - indptr[rows]
+    ptr = np.zeros(rows.size + 1, dtype=np.int64)
+    np.cumsum(lens, out=ptr[1:])
+    at = np.repeat(indptr[rows] - ptr[:-1], lens) + np.arange(int(ptr[-1]), dtype=np.int64)
+    return ptr, at
 
 
 class LabelAlphabet:

@@ -21,6 +21,8 @@ the reported objective, bounds and ``eps`` are on the scale of ``F``.
 
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
@@ -33,7 +35,7 @@ from problems.model_selection import (
     load_selection,
     selection_meta,
 )
-from problems.sequence.feature_index import FeatureIndex, LabelAlphabet
+from problems.sequence.feature_index import FeatureIndex, LabelAlphabet, SequenceFeatures
 from problems.sequence.model_file import MODEL_SCHEMA as _MODEL_SCHEMA
 from problems.sequence.model_file import check_corpus, decode, is_dict_index, read_model_parts
 from problems.solvers import make_executor, params_from_meta, params_to_meta, release_executor
@@ -72,6 +74,25 @@ def _feature_index(templates, X, min_count):
 
 
 _is_dict_index = is_dict_index
+
+
+class PreparedFeatures(NamedTuple):
+    """A feature index and label set fitted on a corpus, with that corpus's features: what a CV
+    path hands to the refit on the same corpus (which would otherwise extract them again).
+
+    Attributes
+    ----------
+    index : FeatureIndex or DictFeatureIndex
+    labels : LabelAlphabet
+    min_count : int
+    features : SequenceFeatures
+        Of every sentence of the corpus, in its order.
+    """
+
+    index: Any
+    labels: LabelAlphabet
+    min_count: int
+    features: SequenceFeatures
 
 
 def _validation_pair(data):
@@ -207,14 +228,19 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         """Fit the feature index and label set on ``(X, y)`` and return the 1-slack oracle.
 
         ``executor`` maps the oracle (:func:`cutplane.executors.get_executor`); None: the one
-        the solver names (``solver.executor``), serial by default. ``vocabulary``: ``(X_all,
+        the solver names (``solver.executor``), serial by default. A refit after a path
+        (:func:`problems.model_selection.refit_at_chosen`) finds the path's feature index, label
+        set and features of these sentences in ``_prepared`` (:class:`PreparedFeatures`) and
+        uses them instead of extracting them again. ``vocabulary``: ``(X_all,
         y_all)``, a corpus that contains ``(X, y)`` to fit the feature index (observations only)
         and the label set on instead, so that the oracle of ``X`` has the coordinates of a model
         of ``X_all`` (a path on part of the training data whose cuts warm-start the refit on all).
         """
-        from oracles.sequence import SequenceHingeOracle
-
         X, y = _check_corpus(X, y)
+        prepared = getattr(self, "_prepared", None)  # the refit: the path's features of these sentences
+        if prepared is not None and prepared.features.n_sentences == len(X):
+            self.feature_index_, self.labels_, self.min_count_ = prepared.index, prepared.labels, prepared.min_count
+            return self._oracle_of(prepared.features, y, executor)
         self.min_count_ = self._resolved_min_count()
         self.feature_index_ = _feature_index(self.templates, X, self.min_count_)
         if vocabulary is None:
@@ -224,6 +250,13 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
             self.feature_index_.fit(vocabulary[0])
             feats = self.feature_index_.transform(X)
             self.labels_ = LabelAlphabet.fit(vocabulary[1])
+        return self._oracle_of(feats, y, executor)
+
+    def _oracle_of(self, feats, y, executor):
+        """The 1-slack oracle of the features ``feats`` of sentences labelled ``y`` (the fitted
+        label set's codes)."""
+        from oracles.sequence import SequenceHingeOracle
+
         codes = self.labels_.encode_corpus(y)
         if executor is None:
             executor = make_executor(self._checked_solver())
@@ -239,6 +272,21 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
             values=feats.values,
             executor=executor,
         )
+
+    def _path_oracle(self, X, y, keep, executor):
+        """The oracle of the sentences ``keep`` of ``(X, y)`` for a path a refit on all of
+        ``(X, y)`` follows: the feature index and label set are fitted on all the sentences
+        (observations only; the refit's coordinates, for its warm start), their features
+        extracted once, and the refit takes them (:class:`PreparedFeatures`) instead of
+        extracting them again."""
+        from problems.model_selection import take
+
+        self.min_count_ = self._resolved_min_count()
+        self.feature_index_ = _feature_index(self.templates, X, self.min_count_)
+        feats = self.feature_index_.fit_transform(X)
+        self.labels_ = LabelAlphabet.fit(y)
+        self._refit_features = PreparedFeatures(self.feature_index_, self.labels_, self.min_count_, feats)
+        return self._oracle_of(feats.take(keep), take(y, keep), executor)
 
     def fit(self, X, y, *, callback=None):
         """Train one model at ``C`` on sentences ``X`` (lists of token rows of str, or of feature
@@ -274,16 +322,17 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         from oracles.sequence_examples import SequenceExampleOracle
         from problems.model_selection import holdout_split, take
 
-        X_val = y_val = vocabulary = None
+        X_val = y_val = oracle = None
         if plan.source == "fraction":
             X, y = _check_corpus(X, y)
-            if getattr(self, "_refit_follows", False):  # the refit's coordinates: its warm start
-                vocabulary = (X, y)
             keep, held = holdout_split(len(X), plan.fraction, plan.seed, unit="sentences")
+            if getattr(self, "_refit_follows", False):  # the refit's coordinates: its warm start
+                oracle = self._path_oracle(X, y, keep, make_executor(options))
             X, y, X_val, y_val = take(X, keep), take(y, keep), take(X, held), take(y, held)
         elif plan.source == "data":
             X_val, y_val = _validation_pair(validation_data)
-        oracle = self.make_oracle(X, y, executor=make_executor(options), vocabulary=vocabulary)
+        if oracle is None:
+            oracle = self.make_oracle(X, y, executor=make_executor(options))
         try:
             groups = self.feature_index_.coordinate_groups(len(self.labels_))
             scorer = None if plan.source is None else self._validation_scorer(X_val, y_val, plan)

@@ -89,3 +89,67 @@ def test_scaled_cuts_are_cuts_of_the_whole_risk(factor):
             w = rng.normal(size=model.dim) * 3
             below = (n_part / 20) * (float(cut.slope @ w) + cut.offset)
             assert below <= whole(w).value + 1e-12
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**16), picks=st.lists(st.integers(0, 29), max_size=40), dicts=st.booleans())
+def test_taking_sentences_equals_extracting_them(seed, picks, dicts):
+    """``SequenceFeatures.take`` gives what the feature index gives those sentences: ids, values
+    (real-valued feature dicts) and the conditioned bigrams' ids, token for token."""
+    from problems.sequence.feature_dicts import DictFeatureIndex
+    from problems.sequence.feature_index import FeatureIndex
+
+    task = make_demo_tagging(seed=seed, n_train=30, n_test=1)
+    X = task.X_train
+    if dicts:
+        X = [[{"w": row[0], "len": float(len(row[0])), "pos": row[1]} for row in s] for s in X]
+        index = DictFeatureIndex(min_count=1)
+    else:
+        index = FeatureIndex(task.templates + "\nB01:%x[0,0]\n", min_count=1)  # a conditioned bigram too
+    full = index.fit_transform(X)
+    taken, direct = full.take(picks), index.transform([X[i] for i in picks])
+    for name in full._fields:
+        a, b = getattr(taken, name), getattr(direct, name)
+        if isinstance(b, np.ndarray):
+            np.testing.assert_array_equal(a, b, err_msg=name)
+        else:
+            assert a == b, name
+    if dicts:  # the numbers are lengths: real values wherever a word of length other than 1 is taken
+        assert (taken.values is None) == all(len(X[i][t]["w"]) == 1 for i in picks for t in range(len(X[i])))
+    else:
+        assert taken.values is None
+
+
+def test_the_refit_takes_the_paths_features_and_gives_the_same_model(monkeypatch):
+    """The path extracts the features of every training sentence once and the refit takes them:
+    the features are extracted once, not three times, and the model is the one a refit that
+    extracts its own gives, bit for bit."""
+    from problems import model_selection
+    from problems.sequence.feature_index import FeatureIndex
+
+    task = make_demo_tagging(seed=3, n_train=50, n_test=1)
+    sizes = []
+    real = FeatureIndex.fit_transform
+
+    def counted(self, sentences):
+        sizes.append(len(sentences))
+        return real(self, sentences)
+
+    monkeypatch.setattr(FeatureIndex, "fit_transform", counted)
+    kw = dict(templates=task.templates, Cs=(10.0, 100.0), validation_fraction=0.2, extend=0)
+    shared = SequenceTaggerCV(**kw).fit(task.X_train, task.y_train)
+    assert sizes == [len(task.X_train)]  # one dictionary, built on every training sentence
+    assert shared.validation_["refit"] and shared.validation_["refit_warm"]
+
+    real_refit = model_selection.refit_at_chosen
+
+    def own_features(*args, **kwargs):
+        return real_refit(*args, **dict(kwargs, prepared=None))
+
+    monkeypatch.setattr(model_selection, "refit_at_chosen", own_features)
+    sizes.clear()
+    own = SequenceTaggerCV(**kw).fit(task.X_train, task.y_train)
+    assert sizes == [len(task.X_train)] * 2  # the path's extraction, then the refit's own
+    np.testing.assert_array_equal(shared.coef_, own.coef_)
+    assert shared.objective_ == own.objective_ and shared.n_iter_ == own.n_iter_
+    assert shared.feature_index_.vocabulary_ == own.feature_index_.vocabulary_
