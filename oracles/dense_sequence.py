@@ -32,7 +32,7 @@ from cutplane.cuts import Cut, ExampleSubgradient, OracleResult
 from cutplane.exceptions import InputError
 from cutplane.executors import default_n_chunks, get_executor
 
-from .viterbi import split_chain_weights, viterbi_kernel
+from .viterbi import sentence_unary, split_chain_weights, viterbi_kernel
 
 __all__ = ["DenseSequenceOracle"]
 
@@ -53,21 +53,6 @@ def _viterbi_sentences(unary, trans, sent_ptr, y, s0, s1, augment, yhat):
         t1 = sent_ptr[i + 1]
         if t1 > t0:
             viterbi_kernel(unary[t0 - base : t1 - base], trans_t, y[t0:t1], augment, score, back, yhat[t0:t1])
-
-
-@njit(nogil=True, cache=True)
-def _csr_rows_times(data, indices, indptr, t0, t1, W, out):
-    """``out[t - t0] = X[t] @ W`` for CSR rows ``t0 <= t < t1`` (``out`` of shape (>= t1 - t0, K))."""
-    K = W.shape[1]
-    for t in range(t0, t1):
-        r = t - t0
-        for k in range(K):
-            out[r, k] = 0.0
-        for p in range(indptr[t], indptr[t + 1]):
-            x = data[p]
-            f = indices[p]
-            for k in range(K):
-                out[r, k] += x * W[f, k]
 
 
 class DenseSequenceOracle:
@@ -317,7 +302,7 @@ class DenseSequenceOracle:
         X = self.X
         if sp.issparse(X):
             U = np.empty((t1 - t0, K))
-            _csr_rows_times(X.data, X.indices, X.indptr, t0, t1, W, U)
+            sentence_unary(W, X.indptr, X.indices, t0, t1, U, X.data)  # U[t - t0] = X[t] @ W
         else:
             U = X[t0:t1] @ W
         yh = np.zeros(t1 - t0, dtype=np.int32)

@@ -36,8 +36,9 @@ and ``Phi`` gains ``sum_{t>=1} beta(x, t) (x) e_{y_{t-1}} (x) e_{y_t}``; ``w`` e
 Real-valued features (CRFsuite's attribute values): with ``values``, a float per feature
 occurrence aligned with ``indices``, ``psi(x, t)`` holds the values instead of 1, so the unary
 score of label ``k`` at token ``t`` is ``sum_p values[p] * W[indices[p], k]`` and ``dPhi`` sums
-the values. Those chunks are :class:`oracles.sequence_values.ValuedSequenceChunk` (float
-kernels, every cut built afresh); without ``values`` (None) the integer kernels run unchanged.
+the values. Those chunks are :class:`oracles.sequence_values.ValuedSequenceChunk` (the same
+kernels given the values, float sums, every cut built afresh); without ``values`` (None) the
+integer kernels run unchanged.
 """
 
 from __future__ import annotations
@@ -266,32 +267,12 @@ class SequenceHingeOracle:
                 self.n_labels,
                 self.transitions,
             )
+        rest = (self.sentence_ptr, self.labels, s0, s1, self.n_features, self.n_labels, self.transitions)
         if self.values is not None:
             from .sequence_values import ValuedSequenceChunk
 
-            return ValuedSequenceChunk(
-                self.indptr,
-                self.indices,
-                self.values,
-                self.sentence_ptr,
-                self.labels,
-                s0,
-                s1,
-                self.n_features,
-                self.n_labels,
-                self.transitions,
-            )
-        return SequenceChunk(
-            self.indptr,
-            self.indices,
-            self.sentence_ptr,
-            self.labels,
-            s0,
-            s1,
-            self.n_features,
-            self.n_labels,
-            self.transitions,
-        )
+            return ValuedSequenceChunk(self.indptr, self.indices, self.values, *rest)
+        return SequenceChunk(self.indptr, self.indices, *rest)
 
     def _new_tasks(self):
         return [self._chunk(s0, s1) for s0, s1 in self.chunks]
@@ -427,12 +408,7 @@ class SequenceHingeOracle:
         W, _ = self.split_weights(w)
         t0, t1 = self._span(i)
         out = np.empty((t1 - t0, self.n_labels))
-        if self.values is not None:
-            from .sequence_values import sentence_unary_values
-
-            sentence_unary_values(W, self.indptr, self.indices, self.values, t0, t1, out)
-        else:
-            sentence_unary(W, self.indptr, self.indices, t0, t1, out)
+        sentence_unary(W, self.indptr, self.indices, t0, t1, out, self.values)
         return out
 
     def position_transitions(self, w, i) -> np.ndarray:

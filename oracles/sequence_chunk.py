@@ -6,6 +6,12 @@
 ``Phi(x_i, y^_i) - Phi(x_i, y_i)`` over them as exact integer counts, returned as a
 :class:`ChunkPartial`. The weight layout is that of :mod:`oracles.sequence`, which re-exports
 both classes.
+
+The kernels also serve real-valued features (:class:`oracles.sequence_values.ValuedSequenceChunk`):
+their ``values`` argument is a float64 value per feature occurrence (aligned with ``indices``),
+which multiplies the weight where an indicator adds it, or None for indicator features. numba
+compiles a specialisation of each kernel for ``values=None`` and drops the branches that read
+``values`` from it, so the indicators' kernels are the integer ones (int32 counts for the cut).
 """
 
 from __future__ import annotations
@@ -24,9 +30,10 @@ __all__ = ["SequenceChunk", "ChunkPartial", "ChunkExampleCuts", "merge_sorted_su
 
 
 @njit(nogil=True, cache=True)
-def _decode_chunk(W, trans, trans_t, indptr, indices, sent_ptr, y, s0, s1, augment, yhat, unary, score, back):
+def _decode_chunk(W, trans, trans_t, indptr, indices, values, sent_ptr, y, s0, s1, augment, yhat, unary, score, back):
     """Viterbi on sentences ``s0..s1``; writes ``yhat`` (chunk-local: token ``t`` at
-    ``t - sent_ptr[s0]``); returns (sum of losses, sum of R_i).
+    ``t - sent_ptr[s0]``); returns (sum of losses, sum of R_i). ``values``: a value per feature
+    occurrence, or None for indicator features (see the module docstring).
 
     ``trans_t`` is ``trans`` transposed (C-contiguous); ``unary``, ``score`` (float64) and
     ``back`` (int32), each of shape (>= longest sentence, K), are scratch space. The caller
@@ -41,7 +48,7 @@ def _decode_chunk(W, trans, trans_t, indptr, indices, sent_ptr, y, s0, s1, augme
         t1 = sent_ptr[i + 1]
         if t1 == t0:
             continue
-        sentence_unary(W, indptr, indices, t0, t1, unary)
+        sentence_unary(W, indptr, indices, t0, t1, unary, values)
         viterbi_kernel(unary, trans_t, y[t0:t1], augment, score, back, yhat[t0 - base : t1 - base])
         if augment:
             # R_i = Delta(y, y^) + score(y^) - score(y), recomputed along both paths
@@ -61,11 +68,12 @@ def _decode_chunk(W, trans, trans_t, indptr, indices, sent_ptr, y, s0, s1, augme
 
 
 @njit(nogil=True, cache=True)
-def _cached_decode_chunk(W, trans, indptr, indices, sent_ptr, y, s0, s1, cache, n_cached, yhat):
+def _cached_decode_chunk(W, trans, indptr, indices, values, sent_ptr, y, s0, s1, cache, n_cached, yhat):
     """For each sentence of ``s0..s1`` the output of largest ``Delta + score(y') - score(y)``
     among the gold labels (value 0) and the first ``n_cached`` rows of ``cache`` (chunk-local
     labels, shape (k, n_chunk_tokens)); writes it to ``yhat``; returns (sum of losses, sum of
-    the values). Only tokens where an output differs from the gold labels are read."""
+    the values). Only tokens where an output differs from the gold labels are read. ``values``:
+    a value per feature occurrence, or None for indicator features."""
     base = sent_ptr[s0]
     loss_sum = 0.0
     value_sum = 0.0
@@ -85,7 +93,10 @@ def _cached_decode_chunk(W, trans, indptr, indices, sent_ptr, y, s0, s1, cache, 
                     loss += 1
                     for p in range(indptr[t], indptr[t + 1]):
                         f = indices[p]
-                        diff += W[f, a] - W[f, b]
+                        if values is None:
+                            diff += W[f, a] - W[f, b]
+                        else:
+                            diff += values[p] * (W[f, a] - W[f, b])
                 if t > t0:
                     pa = cache[c, t - 1 - base]
                     pb = y[t - 1]
@@ -122,13 +133,15 @@ def _mark_changed_features(indptr, indices, sent_ptr, y, y_base, yhat, s0, s1, s
 
 
 @njit(nogil=True, cache=True)
-def _cut_chunk(indptr, indices, sent_ptr, y, y_base, yhat, s0, s1, with_trans, slot, touched, acc, tacc):
+def _cut_chunk(indptr, indices, values, sent_ptr, y, y_base, yhat, s0, s1, with_trans, slot, touched, acc, tacc):
     """Integer counts of ``sum_i Phi(x_i, y^_i) - Phi(x_i, y_i)`` over sentences ``s0..s1``
     (arguments as in :func:`_mark_changed_features`, after it): numbers the marked features in
     increasing order (``slot[f]``, ``touched`` of shape (n_touched,)), adds the label counts of
     each into ``acc`` (shape (n_touched, K), zero on entry) and the transition counts into
     ``tacc`` (shape (K, K), zero on entry; with ``with_trans`` only); returns the number of
-    nonzero counts. Only tokens where the two labellings differ are read."""
+    nonzero counts. Only tokens where the two labellings differ are read. With ``values`` (a
+    value per feature occurrence; ``acc`` and ``tacc`` float64) the label sums add the values
+    instead of 1."""
     K = acc.shape[1]
     j = 0
     for f in range(slot.shape[0]):
@@ -144,8 +157,12 @@ def _cut_chunk(indptr, indices, sent_ptr, y, y_base, yhat, s0, s1, with_trans, s
             if a != b:
                 for p in range(indptr[t], indptr[t + 1]):
                     s = slot[indices[p]]
-                    acc[s, a] += 1
-                    acc[s, b] -= 1
+                    if values is None:
+                        acc[s, a] += 1
+                        acc[s, b] -= 1
+                    else:
+                        acc[s, a] += values[p]
+                        acc[s, b] -= values[p]
             if with_trans and t > sent_ptr[i]:
                 pa = yhat[t - 1 - t_lo]
                 pb = y[t - 1 - y_base]
@@ -187,11 +204,12 @@ def _counts_to_sparse(touched, acc, tacc, n_features, idx, val):
                 q += 1
 
 
-def _sparse_cut(indptr, indices, sent_ptr, y, y_base, yhat, s0, s1, n_features, K, with_trans):
+def _sparse_cut(indptr, indices, values, sent_ptr, y, y_base, yhat, s0, s1, n_features, K, with_trans):
     """Sparse sum over sentences s0..s1 of Phi(x_i, y^_i) - Phi(x_i, y_i) (``yhat`` chunk-local,
     ``y`` read at ``t - y_base``: the gold labels with ``y_base = 0``, or an earlier chunk-local
     output with ``y_base = sent_ptr[s0]``, which gives the change between two cuts). Only tokens
-    where the two labellings differ are read.
+    where the two labellings differ are read. ``values``: a value per feature occurrence (float64
+    sums), or None (indicator features: int32 counts).
 
     Returns sorted int64 coordinates and float64 values (zeros removed). The arrays are
     allocated here, between the compiled passes: numba compiles each numpy function a kernel
@@ -201,9 +219,11 @@ def _sparse_cut(indptr, indices, sent_ptr, y, y_base, yhat, s0, s1, n_features, 
     slot = np.full(n_features, -1, dtype=np.int64)
     n_touched = _mark_changed_features(indptr, indices, sent_ptr, y, y_base, yhat, s0, s1, slot)
     touched = np.empty(n_touched, dtype=np.int64)
-    acc = np.zeros((n_touched, K), dtype=np.int32)  # integer counts: half the memory of float64, exact
-    tacc = np.zeros((K, K), dtype=np.int32)
-    nnz = _cut_chunk(indptr, indices, sent_ptr, y, y_base, yhat, s0, s1, with_trans, slot, touched, acc, tacc)
+    # integer counts: half the memory of float64, exact; real values: float64 sums
+    acc_dtype = np.int32 if values is None else np.float64
+    acc = np.zeros((n_touched, K), dtype=acc_dtype)
+    tacc = np.zeros((K, K), dtype=acc_dtype)
+    nnz = _cut_chunk(indptr, indices, values, sent_ptr, y, y_base, yhat, s0, s1, with_trans, slot, touched, acc, tacc)
     idx = np.empty(nnz, dtype=np.int64)
     val = np.empty(nnz)
     _counts_to_sparse(touched, acc, tacc, n_features, idx, val)
@@ -229,12 +249,14 @@ def _example_row_bounds(indptr, sent_ptr, y, yhat, s0, s1, with_trans, bound):
 
 @njit(nogil=True, cache=True)
 def _example_rows(
-    indptr, indices, sent_ptr, y, yhat, s0, s1, n_features, K, with_trans, w, start, cols, vals, out_ptr, dots
+    indptr, indices, values, sent_ptr, y, yhat, s0, s1, n_features, K, with_trans, w, start, cols, vals, out_ptr, dots
 ):
     """Each sentence's ``Phi(x_i, y^_i) - Phi(x_i, y_i)`` as a sorted sparse row (zeros dropped),
     compacted in place: sentence ``i``'s entries are first written at ``start[i - s0]`` (room
     from :func:`_example_row_bounds`), sorted, merged, and moved down to ``out_ptr[i - s0]``;
-    ``dots[i - s0]`` is the row's product with ``w``. Returns the number of entries."""
+    ``dots[i - s0]`` is the row's product with ``w``. Returns the number of entries. With
+    ``values`` (a value per feature occurrence) a feature's entries are its values, merged in a
+    stable order (float sums)."""
     t_lo = sent_ptr[s0]
     q = 0
     for i in range(s0, s1):
@@ -245,10 +267,11 @@ def _example_rows(
             if a != b:
                 for r in range(indptr[t], indptr[t + 1]):
                     f = indices[r]
+                    v = 1.0 if values is None else values[r]
                     cols[p] = f * K + a
-                    vals[p] = 1.0
+                    vals[p] = v
                     cols[p + 1] = f * K + b
-                    vals[p + 1] = -1.0
+                    vals[p + 1] = -v
                     p += 2
             if with_trans and t > sent_ptr[i]:
                 pa = yhat[t - 1 - t_lo]
@@ -261,7 +284,10 @@ def _example_rows(
                     p += 2
         lo = start[i - s0]
         out_ptr[i - s0] = q
-        order = np.argsort(cols[lo:p])
+        if values is None:
+            order = np.argsort(cols[lo:p])
+        else:
+            order = np.argsort(cols[lo:p], kind="mergesort")
         sorted_cols = cols[lo:p][order]
         sorted_vals = vals[lo:p][order]
         dot = 0.0
@@ -439,6 +465,9 @@ class SequenceChunk:
         self.indptr, self.indices, self.sentence_ptr, self.labels = indptr, indices, sentence_ptr, labels
         self.s0, self.s1 = int(s0), int(s1)
         self.n_features, self.n_labels, self.transitions = int(n_features), int(n_labels), bool(transitions)
+        # a float64 value per feature occurrence (aligned with indices), or None: indicator features
+        # (set by oracles.sequence_values.ValuedSequenceChunk)
+        self.values: np.ndarray | None = None
         self._cache = None  # (CACHE_SIZE, n_tokens) int32, filled on the first exact call
         self._last_cut = None  # (yhat, indices, values) of the last cut built: the next one is its update
         self._n_cached = 0
@@ -521,6 +550,7 @@ class SequenceChunk:
         nnz = _example_rows(
             self.indptr,
             self.indices,
+            self.values,
             *args,
             self.n_features,
             self.n_labels,
@@ -553,6 +583,7 @@ class SequenceChunk:
                 T,
                 self.indptr,
                 self.indices,
+                self.values,
                 self.sentence_ptr,
                 self.labels,
                 self.s0,
@@ -569,6 +600,7 @@ class SequenceChunk:
                 np.array(T.T, order="C"),  # a writable copy: one specialisation of the Viterbi kernel
                 self.indptr,
                 self.indices,
+                self.values,
                 self.sentence_ptr,
                 self.labels,
                 self.s0,
@@ -594,19 +626,24 @@ class SequenceChunk:
         since the chunk's last cut than differ from the gold labels, the change
         ``sum_i Phi(x_i, y^_i) - Phi(x_i, y'_i)`` (``y'`` the last cut's outputs) is built from
         the changed tokens only and merged into the last cut's sums (integer counts: exact, the
-        same cut either way; ``tests/oracles/test_sequence_oracle.py``)."""
+        same cut either way; ``tests/oracles/test_sequence_oracle.py``). With real values the sums
+        are floats, whose rounding would depend on the path: every cut is built afresh."""
         t_lo = int(self.sentence_ptr[self.s0])
         args = (self.s0, self.s1, self.n_features, self.n_labels, self.transitions)
+        if self.values is not None:
+            return _sparse_cut(self.indptr, self.indices, self.values, self.sentence_ptr, self.labels, 0, yhat, *args)
         last = self._last_cut if yhat.shape[0] >= INCREMENTAL_MIN_TOKENS else None
         if last is not None:
             last_yhat, last_idx, last_val = last
             n_changed = int(np.count_nonzero(yhat != last_yhat))
             n_wrong = int(np.count_nonzero(yhat != self.labels[t_lo : t_lo + yhat.shape[0]]))
             if n_changed < n_wrong:
-                d_idx, d_val = _sparse_cut(self.indptr, self.indices, self.sentence_ptr, last_yhat, t_lo, yhat, *args)
+                d_idx, d_val = _sparse_cut(
+                    self.indptr, self.indices, None, self.sentence_ptr, last_yhat, t_lo, yhat, *args
+                )
                 idx, val = merge_sorted_sums(last_idx, last_val, d_idx, d_val)
                 self._last_cut = (yhat, idx, val)
                 return idx, val
-        idx, val = _sparse_cut(self.indptr, self.indices, self.sentence_ptr, self.labels, 0, yhat, *args)
+        idx, val = _sparse_cut(self.indptr, self.indices, None, self.sentence_ptr, self.labels, 0, yhat, *args)
         self._last_cut = (yhat, idx, val)
         return idx, val

@@ -91,8 +91,14 @@ def viterbi_kernel(unary, trans_t, y_true, augment, score, back, out):
 
 
 @njit(nogil=True, cache=True, inline="always")
-def sentence_unary(W, indptr, indices, t0, t1, unary):
-    """``unary[t - t0, k] = sum_{f in feats(t)} W[f, k]`` for tokens ``t0 <= t < t1``."""
+def sentence_unary(W, indptr, indices, t0, t1, unary, values=None):
+    """``unary[t - t0, k] = sum_{p in feats(t)} v_p W[indices[p], k]`` for tokens ``t0 <= t < t1``.
+
+    ``values`` (float64, aligned with ``indices``) gives ``v_p``, a value per feature occurrence
+    (real-valued features, :mod:`oracles.sequence_values`; a CSR matrix's data); None: ``v_p = 1``
+    (indicator features). numba compiles the None case on its own and drops the branch that reads
+    ``values``, so the indicators' loop is the plain sum of weights.
+    """
     K = W.shape[1]
     for t in range(t0, t1):
         r = t - t0
@@ -100,8 +106,13 @@ def sentence_unary(W, indptr, indices, t0, t1, unary):
             unary[r, k] = 0.0
         for p in range(indptr[t], indptr[t + 1]):
             f = indices[p]
-            for k in range(K):
-                unary[r, k] += W[f, k]
+            if values is None:
+                for k in range(K):
+                    unary[r, k] += W[f, k]
+            else:
+                v = values[p]
+                for k in range(K):
+                    unary[r, k] += v * W[f, k]
 
 
 def as_scores(a, name, ndim):
