@@ -600,7 +600,9 @@ class CuttingPlane(OptionSet):
     (:data:`CuttingPlane.OWN_PARAMETERS`: the floor cut and how the oracle is mapped). What
     differs from the engine: ``eps`` is the certified tolerance on the estimator's objective
     ``F = Omega + C * mean loss`` (the engine gets ``eps / C``), and None means the estimator's
-    default, as for ``max_iter``; ``cache_steps=None`` is :data:`DEFAULT_CACHE_STEPS` for an
+    default, as for ``max_iter`` and ``method`` (``"in-out"`` for the structured estimators,
+    :data:`problems.template_learning.DEFAULT_METHOD`; ``"bmrm"`` for the others);
+    ``cache_steps=None`` is :data:`DEFAULT_CACHE_STEPS` for an
     oracle that keeps a cache, else 0. ``chunks_per_worker`` is refused with an executor
     instance (set it there). ``method="n-slack"`` takes neither the working-set options nor
     checkpoints. ``docs/results/risk_floor_ab.md`` says when ``risk_floor_cut`` pays.
