@@ -20,11 +20,11 @@ from cutplane.exceptions import InputError
 
 from .viterbi import viterbi_kernel
 
-__all__ = ["SequenceExampleOracle", "chain_example", "chain_example_values"]
+__all__ = ["SequenceExampleOracle", "chain_example"]
 
 
 @njit(cache=True)
-def chain_example(w_sup, uf, inv, indptr, t0, t1, labels, K, nW, with_trans):
+def chain_example(w_sup, uf, inv, indptr, t0, t1, labels, K, nW, with_trans, values=None):
     """Loss-augmented Viterbi on one sentence from the weights of its support, and the subgradient.
 
     Parameters
@@ -47,6 +47,11 @@ def chain_example(w_sup, uf, inv, indptr, t0, t1, labels, K, nW, with_trans):
     nW : int
         ``n_features * K``: where the transition block starts in the global ``w``.
     with_trans : bool
+    values : ndarray of float64 or None, default=None
+        Real-valued features: ``values[p]`` (aligned with the oracle's ``indices``) multiplies
+        the feature at position ``p`` in the unary scores and in the subgradient. None: every
+        feature counts 1 (numba compiles this case on its own, without the branches that read
+        ``values``).
 
     Returns
     -------
@@ -61,8 +66,12 @@ def chain_example(w_sup, uf, inv, indptr, t0, t1, labels, K, nW, with_trans):
     for t in range(n):
         for p in range(indptr[t0 + t], indptr[t0 + t + 1]):
             f = inv[p]
-            for k in range(K):
-                unary[t, k] += w_sup[f * K + k]
+            if values is None:
+                for k in range(K):
+                    unary[t, k] += w_sup[f * K + k]
+            else:
+                for k in range(K):
+                    unary[t, k] += values[p] * w_sup[f * K + k]
     trans_t = np.zeros((K, K))
     if with_trans:
         for a in range(K):
@@ -78,58 +87,9 @@ def chain_example(w_sup, uf, inv, indptr, t0, t1, labels, K, nW, with_trans):
         if a != b:
             value += 1.0 + unary[t, a] - unary[t, b]
             for p in range(indptr[t0 + t], indptr[t0 + t + 1]):
-                acc[inv[p] * K + a] += 1.0
-                acc[inv[p] * K + b] -= 1.0
-        if with_trans and t > 0:
-            pa, pb = yhat[t - 1], y[t - 1]
-            value += trans_t[a, pa] - trans_t[b, pb]
-            acc[nf * K + pa * K + a] += 1.0
-            acc[nf * K + pb * K + b] -= 1.0
-    nnz = 0
-    for q in range(acc.size):
-        if acc[q] != 0.0:
-            nnz += 1
-    idx = np.empty(nnz, dtype=np.int64)
-    val = np.empty(nnz)
-    j = 0
-    for q in range(acc.size):
-        if acc[q] != 0.0:
-            idx[j] = uf[q // K] * K + q % K if q < nf * K else nW + (q - nf * K)
-            val[j] = acc[q]
-            j += 1
-    return value, idx, val
-
-
-@njit(cache=True)
-def chain_example_values(w_sup, uf, inv, indptr, values, t0, t1, labels, K, nW, with_trans):
-    """:func:`chain_example` with real-valued features: ``values[p]`` (aligned with the oracle's
-    ``indices``) multiplies the feature at position ``p`` in the unary scores and in the
-    subgradient."""
-    n = t1 - t0
-    nf = uf.size
-    unary = np.zeros((n, K))
-    for t in range(n):
-        for p in range(indptr[t0 + t], indptr[t0 + t + 1]):
-            f = inv[p]
-            for k in range(K):
-                unary[t, k] += values[p] * w_sup[f * K + k]
-    trans_t = np.zeros((K, K))
-    if with_trans:
-        for a in range(K):
-            for b in range(K):
-                trans_t[b, a] = w_sup[nf * K + a * K + b]
-    y = labels[t0:t1]
-    yhat = np.empty(n, dtype=np.int32)
-    viterbi_kernel(unary, trans_t, y, True, np.empty((n, K)), np.zeros((n, K), dtype=np.int32), yhat)
-    acc = np.zeros(nf * K + K * K)
-    value = 0.0
-    for t in range(n):
-        a, b = yhat[t], y[t]
-        if a != b:
-            value += 1.0 + unary[t, a] - unary[t, b]
-            for p in range(indptr[t0 + t], indptr[t0 + t + 1]):
-                acc[inv[p] * K + a] += values[p]
-                acc[inv[p] * K + b] -= values[p]
+                v = 1.0 if values is None else values[p]
+                acc[inv[p] * K + a] += v
+                acc[inv[p] * K + b] -= v
         if with_trans and t > 0:
             pa, pb = yhat[t - 1], y[t - 1]
             value += trans_t[a, pa] - trans_t[b, pb]
@@ -198,21 +158,6 @@ class SequenceExampleOracle:
     def example_subgradient(self, i, w_support) -> ExampleSubgradient:
         """The hinge of sentence ``i`` and its subgradient, from ``w`` on :meth:`example_support`."""
         o = self.oracle
-        if getattr(o, "values", None) is not None:  # real-valued features
-            value, idx, val = chain_example_values(
-                np.ascontiguousarray(w_support, dtype=np.float64),
-                self._uf[self._uf_ptr[i] : self._uf_ptr[i + 1]],
-                self._inv,
-                o.indptr,
-                o.values,
-                int(o.sentence_ptr[i]),
-                int(o.sentence_ptr[i + 1]),
-                o.labels,
-                self.K,
-                self._nW,
-                self._trans,
-            )
-            return ExampleSubgradient(float(value), idx, val)
         value, idx, val = chain_example(
             np.ascontiguousarray(w_support, dtype=np.float64),
             self._uf[self._uf_ptr[i] : self._uf_ptr[i + 1]],
@@ -224,6 +169,7 @@ class SequenceExampleOracle:
             self.K,
             self._nW,
             self._trans,
+            getattr(o, "values", None),  # real-valued features, or None
         )
         return ExampleSubgradient(float(value), idx, val)
 
