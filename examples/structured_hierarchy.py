@@ -170,7 +170,7 @@ def plot(runs, y_test, path):
     np.add.at(conf, (y_test, pred), 1.0)
     bx.imshow(conf / conf.sum(axis=1, keepdims=True), cmap="Blues")
     bx.set(title="path features, tree loss: confusion (rows: true leaf)", xlabel="predicted leaf", ylabel="true leaf")
-    fig.suptitle("Hierarchical classification (3 x 2 x 3 tree) with the tree loss (StructuredModel, BMRM)")
+    fig.suptitle("Hierarchical classification (3 x 2 x 3 tree) with the tree loss (StructuredModel, in-out BMRM)")
     fig.tight_layout()
     return save_figure(fig, path, dpi=100, make_dirs=True)
 

@@ -234,7 +234,7 @@ def plot(runs, mi, path):
     bx.invert_yaxis()
     bx.set(xlabel="test error", title="independent labels against label-pair potentials")
     bx.legend(fontsize=8)
-    fig.suptitle("Multi-label classification with label-pair potentials (StructuredModel, BMRM)")
+    fig.suptitle("Multi-label classification with label-pair potentials (StructuredModel, in-out BMRM)")
     fig.tight_layout()
     return save_figure(fig, path, dpi=100, make_dirs=True)
 

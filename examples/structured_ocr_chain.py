@@ -174,7 +174,9 @@ def plot(runs, path):
     for (name, r), color in zip(runs.items(), ("tab:orange", "tab:blue")):
         h = r["svm"].result_.history
         ax.semilogy(np.arange(1, len(h.gap) + 1), h.gap, color=color, label=f"{name} Viterbi: gap")
-    ax.set(xlabel="iteration (oracle calls)", ylabel="certified gap (engine scale)", title="BMRM on the chain model")
+    ax.set(
+        xlabel="iteration (oracle calls)", ylabel="certified gap (engine scale)", title="in-out BMRM on the chain model"
+    )
     ax.legend()
     names, pos = list(runs), np.arange(len(runs))
     per_call = [1e3 * runs[n]["per_call_s"] for n in names]

@@ -74,7 +74,7 @@ def train(X, y, C=10.0, eps=0.01):
         "BMRM": dict(solver=CuttingPlane(method="bmrm", eps=eps)),
         "LS-BMRM": dict(solver=CuttingPlane(method="ls-bmrm", eps=eps)),
         "n-slack": dict(solver=CuttingPlane(method="n-slack", eps=eps)),
-        "BMRM, 2 threads": dict(solver=CuttingPlane(eps=eps, executor="threads", n_workers=2)),
+        "BMRM, 2 threads": dict(solver=CuttingPlane(method="bmrm", eps=eps, executor="threads", n_workers=2)),
         "SPOM (online)": dict(solver=SPOM(epochs=30)),
         "MTL^struct": dict(solver=CuttingPlane(eps=eps), regularizer="mtl"),
     }
