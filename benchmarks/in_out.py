@@ -15,13 +15,11 @@ Run: ``python -m benchmarks.in_out [--n-sentences 2000] [--Cs 1000 10000 100000]
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
-import sys
 import time
 import warnings
 from pathlib import Path
+
+from benchmarks._run_record import load_average, run_meta, write_page
 
 ROOT = Path(__file__).resolve().parent.parent
 METHODS = ("bmrm", "in-out")
@@ -128,19 +126,10 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(ROOT / "docs" / "results" / "in_out.md"))
     ap.add_argument("--json", default=str(ROOT / "docs" / "results" / "in_out.json"))
     args = ap.parse_args(argv)
-    load_before = [round(v, 2) for v in os.getloadavg()]
+    load_before = load_average()
     records = run(args)
-    meta = dict(
-        command=" ".join(["python -m benchmarks.in_out", *(sys.argv[1:] if argv is None else argv)]),
-        date=time.strftime("%Y-%m-%d"),
-        machine=f"{platform.machine()}, {platform.system()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
-        load_before=load_before,
-        load_after=[round(v, 2) for v in os.getloadavg()],
-    )
-    page = render(records, meta)
-    Path(args.out).write_text(page + "\n")
-    Path(args.json).write_text(json.dumps(dict(meta=meta, records=records), indent=1) + "\n")
-    print(page)
+    meta = run_meta("python -m benchmarks.in_out", argv, load_before)
+    write_page(render(records, meta), args.out, args.json, meta, records)
     return 0
 
 

@@ -16,12 +16,11 @@ Run: ``python -m benchmarks.warm_refit [--n-sentences 3000] [--Cs 1000 10000]``.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import sys
 import time
 from pathlib import Path
+
+from benchmarks._run_record import load_average, run_meta, write_page
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -122,20 +121,10 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(ROOT / "docs" / "results" / "warm_refit.md"))
     ap.add_argument("--json", default=str(ROOT / "docs" / "results" / "warm_refit.json"))
     args = ap.parse_args(argv)
-    load_before = [round(v, 2) for v in os.getloadavg()]
+    load_before = load_average()
     records = run(args)
-    meta = dict(
-        command=" ".join(["python -m benchmarks.warm_refit", *(sys.argv[1:] if argv is None else argv)]),
-        date=time.strftime("%Y-%m-%d"),
-        machine=f"{platform.machine()}, {platform.system()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
-        Cs=args.Cs,
-        load_before=load_before,
-        load_after=[round(v, 2) for v in os.getloadavg()],
-    )
-    page = render(records, meta)
-    Path(args.out).write_text(page + "\n")
-    Path(args.json).write_text(json.dumps(dict(meta=meta, records=records), indent=1) + "\n")
-    print(page)
+    meta = run_meta("python -m benchmarks.warm_refit", argv, load_before, Cs=args.Cs)
+    write_page(render(records, meta), args.out, args.json, meta, records)
     return 0
 
 
