@@ -224,33 +224,30 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         return tags
 
     # ------------------------------------------------------------------ fitting
-    def make_oracle(self, X, y, *, executor=None, vocabulary=None):
+    def make_oracle(self, X, y, *, executor=None):
         """Fit the feature index and label set on ``(X, y)`` and return the 1-slack oracle.
 
         ``executor`` maps the oracle (:func:`cutplane.executors.get_executor`); None: the one
         the solver names (``solver.executor``), serial by default. A refit after a path
         (:func:`problems.model_selection.refit_at_chosen`) finds the path's feature index, label
         set and features of these sentences in ``_prepared`` (:class:`PreparedFeatures`) and
-        uses them instead of extracting them again. ``vocabulary``: ``(X_all,
-        y_all)``, a corpus that contains ``(X, y)`` to fit the feature index (observations only)
-        and the label set on instead, so that the oracle of ``X`` has the coordinates of a model
-        of ``X_all`` (a path on part of the training data whose cuts warm-start the refit on all).
+        uses them instead of extracting them again.
         """
         X, y = _check_corpus(X, y)
         prepared = getattr(self, "_prepared", None)  # the refit: the path's features of these sentences
         if prepared is not None and prepared.features.n_sentences == len(X):
             self.feature_index_, self.labels_, self.min_count_ = prepared.index, prepared.labels, prepared.min_count
             return self._oracle_of(prepared.features, y, executor)
+        return self._oracle_of(self._fit_features(X, y), y, executor)
+
+    def _fit_features(self, X, y):
+        """Fit the feature index (``min_count_``, ``feature_index_``) and the label set
+        (``labels_``) on ``(X, y)``; the features of ``X`` (:class:`SequenceFeatures`)."""
         self.min_count_ = self._resolved_min_count()
         self.feature_index_ = _feature_index(self.templates, X, self.min_count_)
-        if vocabulary is None:
-            feats = self.feature_index_.fit_transform(X)
-            self.labels_ = LabelAlphabet.fit(y)
-        else:
-            self.feature_index_.fit(vocabulary[0])
-            feats = self.feature_index_.transform(X)
-            self.labels_ = LabelAlphabet.fit(vocabulary[1])
-        return self._oracle_of(feats, y, executor)
+        feats = self.feature_index_.fit_transform(X)
+        self.labels_ = LabelAlphabet.fit(y)
+        return feats
 
     def _oracle_of(self, feats, y, executor):
         """The 1-slack oracle of the features ``feats`` of sentences labelled ``y`` (the fitted
@@ -281,10 +278,7 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         extracting them again."""
         from problems.model_selection import take
 
-        self.min_count_ = self._resolved_min_count()
-        self.feature_index_ = _feature_index(self.templates, X, self.min_count_)
-        feats = self.feature_index_.fit_transform(X)
-        self.labels_ = LabelAlphabet.fit(y)
+        feats = self._fit_features(X, y)
         self._refit_features = PreparedFeatures(self.feature_index_, self.labels_, self.min_count_, feats)
         return self._oracle_of(feats.take(keep), take(y, keep), executor)
 
