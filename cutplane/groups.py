@@ -27,15 +27,15 @@ def _is_scalar_like(x) -> bool:
     return np.ndim(x) == 0
 
 
-def _check_integer_array(arr: np.ndarray, field: str) -> np.ndarray:
+def _check_integer_array(arr: np.ndarray, field: str, cast: bool = True) -> np.ndarray:
     if arr.size == 0:
         return np.zeros(0, dtype=np.intp)
     if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
         raise InputError(f"expected integer indices, got dtype {arr.dtype}", field=field)
-    return arr.astype(np.intp, copy=False)
+    return arr.astype(np.intp, copy=False) if cast else arr
 
 
-def as_group_ids(groups, dim: int, n_groups: int | None = None) -> np.ndarray:
+def as_group_ids(groups, dim: int, n_groups: int | None = None, *, compact: bool = False) -> np.ndarray:
     """Convert a partition of ``range(dim)`` into the group-id array convention.
 
     Parameters
@@ -50,10 +50,15 @@ def as_group_ids(groups, dim: int, n_groups: int | None = None) -> np.ndarray:
     n_groups : int, optional
         When given, ids must be smaller than ``n_groups`` (and in the list form the list
         must have exactly ``n_groups`` entries).
+    compact : bool, default=False
+        Return a read-only int32 array (int64 when an id is ``2**31`` or more) instead of a
+        writable intp copy. A read-only, owned, contiguous array of that type is returned as
+        it is (it cannot change: sharing it is safe), so the regulariser, the working set and
+        the kernels hold one array of ``dim`` ids instead of a copy each.
 
     Returns
     -------
-    group_ids : ndarray of shape (dim,), dtype intp
+    group_ids : ndarray of shape (dim,), dtype intp (int32 or int64, read-only, when ``compact``)
         ``group_ids[i]`` is the group of coordinate ``i``.
 
     Raises
@@ -73,7 +78,8 @@ def as_group_ids(groups, dim: int, n_groups: int | None = None) -> np.ndarray:
     if isinstance(groups, (list, tuple)) and len(groups) > 0 and not all(map(_is_scalar_like, groups)):
         if any(map(_is_scalar_like, groups)):
             raise InputError("mixes scalars and index arrays; give either group ids or index arrays", field="groups")
-        return _ids_from_index_arrays(groups, dim, n_groups)
+        ids = _ids_from_index_arrays(groups, dim, n_groups)
+        return _read_only_ids(ids) if compact else ids
 
     try:
         ids = np.asarray(groups)
@@ -83,12 +89,25 @@ def as_group_ids(groups, dim: int, n_groups: int | None = None) -> np.ndarray:
         raise InputError(f"group ids must be 1-D of shape ({dim},), got shape {ids.shape}", field="groups")
     if ids.shape[0] != dim:
         raise InputError(f"group ids must have shape ({dim},), got shape {ids.shape}", field="groups")
-    ids = _check_integer_array(ids, "groups")
+    ids = _check_integer_array(ids, "groups", cast=not compact)
     if ids.size and ids.min() < 0:
         raise InputError(f"group ids must be >= 0, found {int(ids.min())}", field="groups")
     if n_groups is not None and ids.size and ids.max() >= n_groups:
         raise InputError(f"group id {int(ids.max())} >= n_groups={n_groups}", field="groups")
+    if compact:
+        return _read_only_ids(ids)
     return np.array(ids, dtype=np.intp, copy=True)
+
+
+def _read_only_ids(ids: np.ndarray) -> np.ndarray:
+    """Checked ids as a read-only int32 (int64 for large ids) array; ``ids`` itself when it
+    already is one that owns its data."""
+    dtype = np.dtype(np.int32) if (not ids.size or int(ids.max()) < 2**31) else np.dtype(np.int64)
+    if ids.dtype == dtype and not ids.flags.writeable and ids.flags.owndata and ids.flags.c_contiguous:
+        return ids
+    out = np.array(ids, dtype=dtype, copy=True)
+    out.flags.writeable = False
+    return out
 
 
 def _ids_from_index_arrays(groups, dim: int, n_groups: int | None) -> np.ndarray:

@@ -74,7 +74,8 @@ class PathResult:
     results : tuple of (Result or None)
         Aligned with ``lams``: the full :class:`~cutplane.result.Result` of each point that ran
         (its own history, iterations of that point only, and its own certificate); None for a
-        point that did not run (the path stopped before it: see ``status``).
+        point that did not run (the path stopped before it: see ``status``). A point whose
+        ``w`` the path let go (``keep_w``) has ``w`` None.
     run_order : tuple of int
         Indices into ``lams`` of the points that ran, in the order they ran.
     seconds : float
@@ -192,17 +193,17 @@ def regularization_path(
     callback=None,
     on_point: Callable | None = None,
     extend: Callable | None = None,
+    keep_w: Callable | None = None,
     risk_lower_bound=None,
     progress_scale="F",
     **options,
 ) -> PathResult:
     """Minimise ``F_lam(w) = lam * Omega(w) + R(w)`` at every ``lam`` of ``lams``, each to its certified gap.
 
-    The points run one after the other (``order``); each starts from the working set and the
-    best ``w`` of the point before (:class:`WarmStart`), so its first reduced solve already
-    gives a certified lower bound at its ``lam``. Each point's result is certified on its own,
-    exactly as a cold :func:`cutplane.minimize` at that ``lam`` would be. A method without a
-    shared working set (``"n-slack"``) runs each point cold.
+    The points run one after the other (``order``), each from the working set and the best
+    ``w`` of the point before (:class:`WarmStart`): its first reduced solve already gives a
+    certified lower bound at its ``lam``, and its result is certified on its own, as a cold
+    :func:`cutplane.minimize` at that ``lam`` would be (``"n-slack"`` runs each point cold).
 
     Parameters
     ----------
@@ -223,22 +224,24 @@ def regularization_path(
         ``on_point(index, lam, result)`` after each point that ran (``index`` into ``lams``);
         returning True stops the path (status ``"stopped"``).
     extend : callable, optional
-        ``extend(lams, results) -> (lam, eps) or None``, called when every point of ``lams``
-        has run and the path has not stopped (status ``"converged"`` or ``"max_iter"``), then
-        again after each point it added, with the lams and results so far (those added
-        included): one more point to run, at ``lam`` (positive, not run before) to the gap
-        ``eps``, or None to end the path. An added point starts from the working set of the
-        path and the best ``w`` of the point whose ``lam`` is nearest on a log scale, is
-        certified on its own as the others, and is appended to the result's ``lams`` and
-        ``results`` (``on_point`` gets its index there). The caller decides where the path
-        goes on, e.g. past the edge of a grid while a score keeps rising.
+        ``extend(lams, results) -> (lam, eps) or None``, called once every point of ``lams``
+        ran and the path did not stop (status ``"converged"`` or ``"max_iter"``), then after
+        each point it added: one more point (a ``lam`` not run before, to the gap ``eps``) or
+        None to end the path. An added point starts from the path's working set and the best
+        ``w`` of the nearest ``lam`` (log scale), is certified on its own and is appended to
+        ``lams`` and ``results`` (``on_point`` gets its index there): e.g. past the edge of a
+        grid while a score keeps rising.
+    keep_w : callable, optional
+        ``keep_w(index) -> bool``, asked after each point for every earlier one still holding
+        its ``w`` (dense, ``dim`` floats: on a large model the path's largest objects): False
+        lets it go (its result's ``w`` becomes None, its certificate stays). An added point
+        starts from the nearest ``w`` kept. None: every ``w`` is kept.
     risk_lower_bound, progress_scale
         As for :func:`cutplane.minimize`, at every point.
     **options
-        The engine's options (:data:`cutplane.options.OPTIONS`), applied at every point, but
-        ``time_limit``: seconds for the whole path (each point gets what remains; a point not
-        started because nothing remains, or after a point stopped by the limit, does not run and
-        the path's status is ``"time_limit"``). ``max_iter`` is each point's budget. One reduced
+        The engine's options (:data:`cutplane.options.OPTIONS`) at every point, but ``time_limit``:
+        seconds for the whole path (each point gets what remains; the points after it ran out do
+        not run, status ``"time_limit"``). ``max_iter`` is each point's budget. One reduced
         solver is built for the whole path (its compiled problems are reused).
 
     Returns
@@ -248,20 +251,18 @@ def regularization_path(
     t0 = time.perf_counter()
     lams = _check_lams(lams)
     eps_all = list(_check_eps(eps, len(lams)))  # extend appends to it
-    for name, hook in (("on_point", on_point), ("extend", extend)):
+    for name, hook in (("on_point", on_point), ("extend", extend), ("keep_w", keep_w)):
         if hook is not None and not callable(hook):
             raise InputError(f"must be callable, got {type(hook).__name__}", field=name)
     options, time_limit = _path_options(regularizer, options)
     call = dict(risk_lower_bound=risk_lower_bound, progress_scale=progress_scale)
-    all_lams = list(lams)  # extend appends to it
-    hooks = (callback, on_point, extend)
-    carry: dict = {"ws": None, "w": None}
+    all_lams, carry = list(lams), {"ws": None, "w": None}  # extend appends to all_lams
+    hooks = (callback, on_point, extend, keep_w)
     results, ran, status = _run_points(
         oracle, regularizer, all_lams, eps_all, run_order(lams, order), options, call, hooks, t0, time_limit, carry
     )
-    seconds = time.perf_counter() - t0
     ws = carry["ws"] if method_spec(options.get("method", "bmrm")).warm_starts else None
-    return PathResult(tuple(all_lams), tuple(results), tuple(ran), seconds, status, ws)
+    return PathResult(tuple(all_lams), tuple(results), tuple(ran), time.perf_counter() - t0, status, ws)
 
 
 def _path_options(regularizer, given) -> tuple:
@@ -284,10 +285,10 @@ def _path_options(regularizer, given) -> tuple:
 def _run_points(oracle, regularizer, lams, eps_all, order_idx, options, call, hooks, t0, time_limit, carry):
     """The points in their order, each warm from the one before (when the method carries a
     working set), then the points ``extend`` adds (appended to ``lams`` and ``eps_all``);
-    ``hooks`` is ``(callback, on_point, extend)``; ``carry`` (``{"ws": None, "w": None}``)
+    ``hooks`` is ``(callback, on_point, extend, keep_w)``; ``carry`` (``{"ws": None, "w": None}``)
     holds the working set and the best ``w`` passed on, and is left with the last ones.
     Returns the results aligned with ``lams``, the indices run and the status."""
-    callback, on_point, extend = hooks
+    callback, on_point, extend, keep_w = hooks
     warm = method_spec(options.get("method", "bmrm")).warm_starts
     results: list = [None] * len(lams)
     ran: list = []
@@ -310,6 +311,8 @@ def _run_points(oracle, regularizer, lams, eps_all, order_idx, options, call, ho
             results[i] = res
             ran.append(i)
             stop = bool(on_point(i, lams[i], res)) if on_point is not None else False
+            if keep_w is not None:
+                _let_go(results, ran, keep_w)
             if res.status in ("time_limit", "callback", "interrupted"):
                 return results, ran, res.status
             if res.status == "max_iter":
@@ -340,8 +343,16 @@ def _extended(extend, lams, eps_all, results) -> list:
     return [len(lams) - 1]
 
 
+def _let_go(results, ran, keep_w) -> None:
+    """Set to None the ``w`` of every point run before the last one that ``keep_w`` does not keep."""
+    for j in ran[:-1]:
+        if results[j].w is not None and not keep_w(j):
+            results[j].w = None
+
+
 def _nearest_w(lams, results, i):
-    """The best ``w`` of the point run whose ``lam`` is nearest to ``lams[i]`` on a log scale."""
-    ran = [j for j, r in enumerate(results) if r is not None]
+    """The best ``w`` of the point run (its ``w`` kept) whose ``lam`` is nearest to ``lams[i]``
+    on a log scale."""
+    ran = [j for j, r in enumerate(results) if r is not None and r.w is not None]
     j = min(ran, key=lambda j: abs(np.log(lams[j] / lams[i])))
     return results[j].w

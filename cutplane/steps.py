@@ -143,7 +143,10 @@ class InOutStep:
         if self.theta == 1.0 or (int(context.iteration) + 1) % self.direct_every == 0:
             return StepOutcome(wt)
         wb = np.asarray(context.best_w, dtype=np.float64)
-        return StepOutcome(wb + self.theta * (np.asarray(wt, dtype=np.float64) - wb))
+        query = np.subtract(wt, wb, dtype=np.float64)  # one new vector of dim floats, no temporaries
+        query *= self.theta
+        query += wb
+        return StepOutcome(query)
 
     def get_state(self) -> dict:
         """JSON-serialisable state for a checkpoint (none: the rule reads the iteration count)."""

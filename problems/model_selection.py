@@ -274,6 +274,7 @@ def run_cutting_plane_path(
     callback=None,
     risk_lower_bound=None,
     extend: Callable | None = None,
+    keep: Callable | None = None,
 ):
     """Train along the grid: one :func:`cutplane.regularization_path` call with ``lam = 1/C``.
 
@@ -299,6 +300,9 @@ def run_cutting_plane_path(
         one more point past it, warm from the path's cuts (the engine's ``extend``,
         :class:`GridExtension`), again after each such point until it gives None. The points
         it adds follow the grid's (``on_point`` gets index ``len(values)``, then the next).
+    keep : callable, optional
+        ``keep(index) -> bool``: whether the path keeps the ``w`` of that earlier point (the
+        engine's ``keep_w``); None keeps every ``w``.
 
     Returns
     -------
@@ -355,6 +359,7 @@ def run_cutting_plane_path(
         callback=per_iteration if (progress is not None or callback is not None) else None,
         on_point=point_done,
         extend=more if extend is not None else None,
+        keep_w=keep,
     )
     if risk_lower_bound is not None:
         kwargs["risk_lower_bound"] = float(risk_lower_bound)

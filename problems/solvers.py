@@ -112,8 +112,9 @@ class TrainedPoint:
     C : float
     result : cutplane.Result or cutplane.online.SPOMResult
         The solver's result (scale ``F / C``).
-    coef : ndarray
-        A copy of the result's ``w``.
+    coef : ndarray or None
+        The result's ``w`` (the same array, not a copy: on a large model each is a dense vector
+        of ``dim`` floats); None once a path let it go (``keep`` of ``train_path``).
     n_iter : int
         Engine iterations, or SPOM's completed epochs.
     objective : float
@@ -127,7 +128,7 @@ class TrainedPoint:
 
     C: float
     result: Any
-    coef: np.ndarray
+    coef: np.ndarray | None
     n_iter: int
     objective: float
     lower_bound: float | None
@@ -152,12 +153,26 @@ class PathRun:
     path_result: Any = None
 
 
+def _let_go(points: list, current: int, keep: Callable) -> None:
+    """Let go of the model of every point before ``current`` that ``keep`` does not keep: its
+    ``coef`` becomes None, and so does its result's ``w`` (an engine point's result is the
+    path's, whose ``keep_w`` does the same; a SPOM result is replaced by one without ``w`` and
+    ``w_last``)."""
+    for j, point in enumerate(points):
+        if j == current or point is None or point.coef is None or keep(j):
+            continue
+        result = point.result
+        if hasattr(result, "w_last"):  # SPOM's: its own, not shared with a path
+            result = dataclasses.replace(result, w=None, w_last=None)
+        points[j] = dataclasses.replace(point, coef=None, result=result)
+
+
 def _engine_point(res, C: float, eps_F: float | None) -> TrainedPoint:
     """A :class:`TrainedPoint` from an engine result at ``C`` (scale ``F / C``)."""
     return TrainedPoint(
         C=C,
         result=res,
-        coef=np.asarray(res.w, dtype=np.float64).copy(),
+        coef=np.asarray(res.w, dtype=np.float64),
         n_iter=int(res.n_iter),
         objective=C * res.objective,
         lower_bound=C * res.lower_bound,
@@ -399,6 +414,7 @@ class CuttingPlaneOptions:
         on_point: Callable,
         callback=None,
         extend: Callable | None = None,
+        keep: Callable | None = None,
     ) -> PathRun:
         """Train along the grid ``values`` of C: one :func:`cutplane.regularization_path`
         (:func:`problems.model_selection.run_cutting_plane_path`), each point warm-started from
@@ -420,6 +436,12 @@ class CuttingPlaneOptions:
             ``extend() -> (C, eps) or None``: points past the grid, warm from the path's cuts
             (:class:`problems.model_selection.GridExtension`); ``points`` holds them after
             the grid's.
+        keep : callable, optional
+            ``keep(index) -> bool``, asked after each point for every earlier one still holding
+            its model: a point it answers False for lets go of its ``coef`` and its result's
+            ``w`` (set to None; its bounds, history and certificate stay). A grid search keeps
+            the best scoring point so far: the path's memory holds one model besides the
+            running point's, not one per C. None keeps every point's.
 
         Returns
         -------
@@ -440,7 +462,10 @@ class CuttingPlaneOptions:
 
         def point_done(i, C, res):
             points[i] = _engine_point(res, C, eps[i] * C)
-            return on_point(i, C, points[i])
+            stop = on_point(i, C, points[i])
+            if keep is not None:
+                _let_go(points, i, keep)
+            return stop
 
         oracle = problem.oracle
         rlb = float(oracle.risk_lower_bound) if self.risk_floor_cut else None
@@ -456,6 +481,7 @@ class CuttingPlaneOptions:
                 callback=callback,
                 risk_lower_bound=rlb,
                 extend=more if extend is not None else None,
+                keep=keep,
             )
         return PathRun(points, path)
 
@@ -719,6 +745,7 @@ class SPOMOptions:
         on_point: Callable,
         callback=None,
         extend: Callable | None = None,
+        keep: Callable | None = None,
     ) -> PathRun:
         """SPOM once per C of the grid, cold (no working set to carry over), the time limit
         shared by the whole grid: each run gets the time that remains, and the points after
@@ -736,6 +763,9 @@ class SPOMOptions:
             ``extend() -> (C, eps) or None``: points past the grid once it ran (cold, as the
             others; :class:`problems.model_selection.GridExtension`), after the grid's in
             ``points``.
+        keep : callable, optional
+            As for :meth:`CuttingPlaneOptions.train_path`: the points it does not keep let go
+            of their ``coef`` and their result's ``w`` and ``w_last``.
 
         Returns
         -------
@@ -756,6 +786,8 @@ class SPOMOptions:
                 run = dataclasses.replace(self, time_limit=remaining)
             points[i] = run.train(problem, C, callback=callback)
             stop = bool(on_point(i, C, points[i]))
+            if keep is not None:
+                _let_go(points, i, keep)
             _path_logger.info(
                 "C=%g (%d of %d) SPOM %s after %d epochs: objective %.6g",
                 C,

@@ -267,6 +267,8 @@ class TemplateLearnerMixin:
         active_rtol = prm.get("active_rtol", self.ACTIVE_RTOL)
         n_groups = len(names)
         reg = make_regularizer(regularizer, p, groups, n_groups)
+        # one array of coordinate groups for the fit (dim entries: on a large model the size of w)
+        groups = reg.groups if isinstance(getattr(reg, "groups", None), np.ndarray) else groups
         problem = TrainingProblem(
             oracle,
             reg,
@@ -351,6 +353,8 @@ class TemplateLearnerMixin:
         if scoring_rtol is not None:  # a refit certifies the chosen C: the scoring points stop at a relative gap
             options = options.for_scoring(scoring_rtol)
 
+        best_so_far = [0]
+
         def on_point(i, C, point):
             adopt(point)
             row = dict(self._current_row(C, point.eps, float(scorer())), extension=i >= len(values))
@@ -359,17 +363,24 @@ class TemplateLearnerMixin:
                 row["status"] = "time_limit"  # stopped to keep the refit's time (RefitBudget)
             rows[i : i + 1] = [row]  # a point past the grid is appended
             growth.record(C, row["validation_score"], row["status"])
+            best_so_far[0] = ms.choose_best([r["validation_score"] for r in rows], [r["C"] for r in rows])
             if budget is None:
                 return False
-            scores = [r["validation_score"] for r in rows]
-            budget.point_done(rows[ms.choose_best(scores, [r["C"] for r in rows])]["seconds"])
+            budget.point_done(rows[best_so_far[0]]["seconds"])
             return budget.stopped or not budget.allows_new_point()
 
         if budget is not None:
             callback = budget.callback(callback)
         run = options.train_path(
-            problem, values, eps=eps, on_point=on_point, callback=callback, extend=growth if extend else None
+            problem,
+            values,
+            eps=eps,
+            on_point=on_point,
+            callback=callback,
+            extend=growth if extend else None,
+            keep=lambda j: j == best_so_far[0],  # one model besides the running point's (memory)
         )
+
         table = ms.path_table(rows, PATH_COLUMNS)
         best = ms.choose_best(table["validation_score"], table["C"])
         adopt(run.points[best])
@@ -614,7 +625,7 @@ class TemplateLearnerCVMixin:
         self.path_result_ = dataclasses.replace(run, working_set=None)
         n_train = n_all - int(self.validation_["n_examples"])
         ws.scale(n_train / n_all)
-        return WarmStart(ws, np.array(self.result_.w, dtype=np.float64))
+        return WarmStart(ws, self.result_.w)  # the engine copies its start point
 
     def _single_estimator(self, C: float, solver):
         """The single-C estimator with this one's parameters, at ``C`` with ``solver`` (the refit)."""

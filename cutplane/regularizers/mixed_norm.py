@@ -53,9 +53,10 @@ class MixedNorm(RegularizerBase):
 
     Attributes
     ----------
-    groups : ndarray of int of shape (dim,)
-        Group id of each coordinate (the engine's working set keeps per-group Gram blocks
-        when its regulariser has this attribute).
+    groups : ndarray of int32 of shape (dim,)
+        Group id of each coordinate, read-only (int64 for ids of ``2**31`` or more; the
+        engine's working set keeps per-group Gram blocks when its regulariser has this
+        attribute, and shares this array).
     n_groups : int
         ``m``.
     q : float
@@ -84,7 +85,7 @@ class MixedNorm(RegularizerBase):
             if isinstance(groups, (list, tuple)) and len(groups) and np.ndim(groups[0]) > 0:
                 raise InputError("dim is required when groups is a list of index arrays", field="dim")
             dim = int(np.size(groups))
-        self.groups = as_group_ids(groups, int(dim), n_groups)
+        self.groups = as_group_ids(groups, int(dim), n_groups, compact=True)  # shared with the working set
         self.dim = int(dim)
         self.n_groups = (
             int(n_groups) if n_groups is not None else (int(self.groups.max()) + 1 if self.groups.size else 0)
@@ -138,7 +139,7 @@ class MixedNorm(RegularizerBase):
         g = self.__dict__.get("_kgroups")
         if g is None:
             dt = np.int32 if self.n_groups < 2**31 else np.int64
-            g = self.__dict__["_kgroups"] = np.ascontiguousarray(self.groups, dtype=dt)
+            g = self.__dict__["_kgroups"] = np.ascontiguousarray(self.groups, dtype=dt)  # no copy when int32
         return g
 
     @property

@@ -86,9 +86,8 @@ class WorkingSet(LimitedMemoryMixin):
             self._groups = None
             self.n_groups = 1
         else:
-            ids = as_group_ids(groups, self.dim)
-            self.n_groups = int(ids.max()) + 1 if self.dim else 1
-            self._groups = ids.astype(np.int32 if self.n_groups < 2**31 else np.int64, copy=False)
+            self._groups = as_group_ids(groups, self.dim, compact=True)  # the regulariser's own, not a copy
+            self.n_groups = int(self._groups.max()) + 1 if self.dim else 1
         self._store = SparseRows(self.dim, self._groups, self.n_groups)  # the slopes when sparse
         self._index_dtype = coordinate_dtype(self.dim)
         self.zero_tol = float(zero_tol)
@@ -118,6 +117,13 @@ class WorkingSet(LimitedMemoryMixin):
     @n_threads.setter
     def n_threads(self, value) -> None:
         self._store.n_threads = value
+
+    @property
+    def group_ids(self) -> np.ndarray | None:
+        """The group of every coordinate, ndarray of shape (dim,), read-only int32 (int64 for
+        ids of ``2**31`` or more); None for one group. A compact array given at construction
+        (a :class:`~cutplane.regularizers.MixedNorm`'s ``groups``) is this array, not a copy."""
+        return self._groups
 
     @property
     def offsets(self) -> np.ndarray:
@@ -568,10 +574,10 @@ class WorkingSet(LimitedMemoryMixin):
         """
         if groups is None:
             return self.n_groups == 1
-        ids = as_group_ids(groups, self.dim)
+        ids = as_group_ids(groups, self.dim, compact=True)  # the same array when shared: no copy
         if self._groups is None:
             return bool(np.all(ids == 0))
-        return bool(np.array_equal(ids, self._groups))
+        return ids is self._groups or bool(np.array_equal(ids, self._groups))
 
     def max_constant_offset(self) -> float:
         """The largest offset of a cut with a zero slope (a floor ``R(w) >= b``), ``-inf`` if none."""

@@ -442,7 +442,7 @@ class DependencyParser(TemplateLearnerMixin, BaseEstimator):
         mask = inactive[groups]
         if not np.any(self.coef_[mask] != 0):
             return
-        self.coef_[mask] = 0.0
+        self.coef_ = np.where(mask, 0.0, self.coef_)  # a new array: result_.w stays the certified point
         value = float(reg(self.coef_)) + C * float(oracle(self.coef_).value)
         self.objective_ = value
         if self.lower_bound_ is not None:

@@ -328,12 +328,11 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         if oracle is None:
             oracle = self.make_oracle(X, y, executor=make_executor(options))
         try:
-            groups = self.feature_index_.coordinate_groups(len(self.labels_))
             scorer = None if plan.source is None else self._validation_scorer(X_val, y_val, plan)
             self._train(
                 oracle,
                 lambda: SequenceExampleOracle(oracle),
-                groups,
+                self.feature_index_.coordinate_groups(len(self.labels_)),  # not held here: _train keeps one copy
                 self.feature_index_.template_names,
                 prm=prm,
                 options=options,

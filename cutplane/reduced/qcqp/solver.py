@@ -24,6 +24,8 @@ returned.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..backends import resolve_backends, solve_with_fallback
@@ -100,10 +102,9 @@ class QCQPReducedSolver:
         self.native = (backends is None) if native is None else bool(native)
         self.native_rtol = float(native_rtol)
         self.native_generation = bool(native_generation)
-        self.backends = resolve_backends(backends, self.kind)
-        # the direct path is Clarabel: used when Clarabel is the backend of first choice
-        # (the default unless MOSEK is licensed, or when asked for by name)
-        self.direct = bool(direct) and bool(self.backends) and self.backends[0] == "CLARABEL"
+        self._asked = (backends, bool(direct))
+        if backends is not None or not self.native:  # names are checked now (unknown ones raise)
+            self.backends  # noqa: B018 (resolves and caches the backends)
         self.direct_max_cuts = int(direct_max_cuts)
         self.zero_rtol = float(zero_rtol)
         self.dpp_max_cuts = int(dpp_max_cuts)
@@ -111,6 +112,22 @@ class QCQPReducedSolver:
         self.add_groups = int(add_groups)
         self._dpp = {}
         self._binding = set()
+
+    @functools.cached_property
+    def backends(self) -> list:
+        """The conic backends in preference order (:func:`~cutplane.reduced.backends.resolve_backends`).
+
+        Resolved when first needed: with the native solver (the default) that is its first
+        fallback, so a run the native solver answers never imports cvxpy (about 70 MB of
+        resident memory and a second of start-up).
+        """
+        return resolve_backends(self._asked[0], self.kind)
+
+    @functools.cached_property
+    def direct(self) -> bool:
+        """True when Clarabel is the first backend: the direct path (used when Clarabel is the
+        backend of first choice, the default unless MOSEK is licensed, or asked for by name)."""
+        return self._asked[1] and bool(self.backends) and self.backends[0] == "CLARABEL"
 
     def _problem(self, blocks, b, lam, warm):
         """A fresh problem with one cone per non-zero block (used beyond ``dpp_max_cuts``)."""
