@@ -46,7 +46,7 @@ def run_arm(name: str, train: Path, work: Path, rep: int) -> dict:
         rec.update(
             C=rep_json.get("C"),
             status=rep_json.get("status"),
-            n_iter=rep_json.get("n_iter"),
+            iterations=rep_json.get("iterations"),
             peak_working_set_mb=rep_json.get("peak_working_set_bytes", 0) / 2**20,
         )
     else:
@@ -74,14 +74,14 @@ def render(meta: dict, records: list) -> str:
             continue
         lines.append(
             f"| {r['arm']} | {r['repeat']} | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | {r['max_rss_mb']:.0f} | "
-            f"{r['peak_working_set_mb']:.0f} | {r['C']:g} | {r['status']} | {r['n_iter']} |"
+            f"{r['peak_working_set_mb']:.0f} | {r['C']:g} | {r['status']} | {r['iterations']} |"
         )
     ok = [r for r in records if r["returncode"] == 0]
+    lines.append("")
     for name in ARMS:
         mine = [r for r in ok if r["arm"] == name]
         if mine:
             mean = {k: sum(r[k] for r in mine) / len(mine) for k in ("wall_s", "max_rss_mb")}
-            lines.append("")
             lines.append(
                 f"- {name}: mean wall {mean['wall_s']:.1f} s, mean peak RSS {mean['max_rss_mb']:.0f} MB ({len(mine)} runs)"
             )
