@@ -1,7 +1,9 @@
 """Compiled loops of the per-example working sets (:mod:`cutplane.nslack.example_working_sets`).
 
-The cuts live in one pool: row ``r`` is ``pidx/pval[rstart[r] : rstart[r] + rlen[r]]`` (sorted
-coordinates, values) with offset ``rb[r]``. Example ``i`` owns the slots ``slot[i, :]`` (row ids,
+The cuts live in one pool: row ``r`` has the sorted coordinates ``pidx[rstart[r] : rstart[r] +
+rlen[r]]`` and offset ``rb[r]``; its values are ``pval`` at the same positions (a narrow integer
+type) for an integer row (``rfo[r] < 0``), else ``fval[rfo[r] : rfo[r] + rlen[r]]`` (float64).
+Example ``i`` owns the slots ``slot[i, :]`` (row ids,
 -1 when empty) with duals ``alpha[i, 1:]``; ``alpha[i, 0]`` is the weight of the floor cut
 ``R_i >= floor`` (slope 0). ``gram[i, j, k]`` is ``<a_j, a_k>`` of the block's slots ``j, k``.
 The duals of a block lie on the simplex and ``w = -kappa sum_i sum_j alpha[i, j + 1] a_j`` with
@@ -15,21 +17,37 @@ from numba import njit
 
 
 @njit(nogil=True, cache=True)
-def _row_dot(pidx, pval, start, length, w):
+def _value(pval, fval, fo, start, p):
+    """The value at pool position ``p`` of a row starting at ``start`` with float offset ``fo``."""
+    if fo < 0:
+        return np.float64(pval[p])
+    return fval[fo + p - start]
+
+
+@njit(nogil=True, cache=True)
+def _row_dot(pidx, pval, fval, fo, start, length, w):
     s = 0.0
-    for p in range(start, start + length):
-        s += pval[p] * w[pidx[p]]
+    if fo < 0:
+        for p in range(start, start + length):
+            s += np.float64(pval[p]) * w[pidx[p]]
+    else:
+        for k in range(length):
+            s += fval[fo + k] * w[pidx[start + k]]
     return s
 
 
 @njit(nogil=True, cache=True)
-def _row_axpy(pidx, pval, start, length, c, w):
-    for p in range(start, start + length):
-        w[pidx[p]] += c * pval[p]
+def _row_axpy(pidx, pval, fval, fo, start, length, c, w):
+    if fo < 0:
+        for p in range(start, start + length):
+            w[pidx[p]] += c * np.float64(pval[p])
+    else:
+        for k in range(length):
+            w[pidx[start + k]] += c * fval[fo + k]
 
 
 @njit(nogil=True, cache=True)
-def _rows_dot(pidx, pval, s1, l1, s2, l2):
+def _rows_dot(pidx, pval, fval, s1, l1, f1, s2, l2, f2):
     """``<a, b>`` of two pool rows (sorted coordinates): one merge pass."""
     p, q = s1, s2
     e1, e2 = s1 + l1, s2 + l2
@@ -38,7 +56,7 @@ def _rows_dot(pidx, pval, s1, l1, s2, l2):
         a = pidx[p]
         b = pidx[q]
         if a == b:
-            acc += pval[p] * pval[q]
+            acc += _value(pval, fval, f1, s1, p) * _value(pval, fval, f2, s2, q)
             p += 1
             q += 1
         elif a < b:
@@ -57,7 +75,7 @@ def _gram(gram, i, j, k):
 
 
 @njit(nogil=True, cache=True)
-def sweep(order, slot, alpha, gram, rstart, rlen, rb, pidx, pval, w, kappa, floor, tol, max_steps, s, g, a):
+def sweep(order, slot, alpha, gram, rstart, rlen, rb, rfo, pidx, pval, fval, w, kappa, floor, tol, max_steps, s, g, a):
     """One pass of exact block-coordinate ascent on the dual, over the examples in ``order``.
 
     For block ``i`` with the others fixed, the dual's change along ``d`` (``sum d = 0``) is
@@ -88,7 +106,7 @@ def sweep(order, slot, alpha, gram, rstart, rlen, rb, pidx, pval, w, kappa, floo
             if r < 0:
                 s[j + 1] = -np.inf
                 continue
-            v = rb[r] + _row_dot(pidx, pval, rstart[r], rlen[r], w)
+            v = rb[r] + _row_dot(pidx, pval, fval, rfo[r], rstart[r], rlen[r], w)
             s[j + 1] = v
             avg += alpha[i, j + 1] * v
             if v > best:
@@ -135,7 +153,7 @@ def sweep(order, slot, alpha, gram, rstart, rlen, rb, pidx, pval, w, kappa, floo
             d = a[j + 1] - alpha[i, j + 1]
             if d != 0.0:
                 r = slot[i, j]
-                _row_axpy(pidx, pval, rstart[r], rlen[r], -kappa * d, w)
+                _row_axpy(pidx, pval, fval, rfo[r], rstart[r], rlen[r], -kappa * d, w)
         for j in range(m + 1):
             alpha[i, j] = a[j]
     return increase, block_gap
@@ -179,7 +197,7 @@ def normalize(slot, alpha, rlen, rb, floor):
 
 
 @njit(nogil=True, cache=True)
-def scatter(lo, hi, slot, alpha, rstart, rlen, pidx, pval, kappa, w):
+def scatter(lo, hi, slot, alpha, rstart, rlen, rfo, pidx, pval, fval, kappa, w):
     """``w[lo:hi] = -kappa sum_i sum_j alpha_ij a_ij[lo:hi]`` afresh: every row's entries in the
     coordinate range (found by bisection in its sorted coordinates), added in example and slot
     order, so each coordinate gets the same sum, bit for bit, however the range is cut; disjoint
@@ -197,7 +215,8 @@ def scatter(lo, hi, slot, alpha, rstart, rlen, pidx, pval, kappa, w):
             p = s0 + np.searchsorted(pidx[s0:e0], lo)
             q = s0 + np.searchsorted(pidx[s0:e0], hi)
             if q > p:
-                _row_axpy(pidx, pval, p, q - p, -kappa * alpha[i, j + 1], w)
+                fo = rfo[r] + (p - s0) if rfo[r] >= 0 else -1
+                _row_axpy(pidx, pval, fval, fo, p, q - p, -kappa * alpha[i, j + 1], w)
 
 
 @njit(nogil=True, cache=True)
@@ -222,35 +241,55 @@ def retire(slot, alpha, idle, max_idle):
 
 
 @njit(nogil=True, cache=True)
-def _merge_into(pidx, pval, s1, l1, c1, s2, l2, c2, out):
-    """Write ``c1 a + c2 b`` of two pool rows at ``out`` (sorted, zeros dropped); return its length."""
+def _merge_into(pidx, pval, fval, s1, l1, f1, c1, s2, l2, f2, c2, out, fout):
+    """Write ``c1 a + c2 b`` of two pool rows at ``out`` (sorted coordinates, zeros dropped), its
+    values at ``fval[fout:]`` (a float row); return its length."""
     p, q = s1, s2
     e1, e2 = s1 + l1, s2 + l2
     r = out
     while p < e1 or q < e2:
         if q >= e2 or (p < e1 and pidx[p] < pidx[q]):
             k = pidx[p]
-            v = c1 * pval[p]
+            v = c1 * _value(pval, fval, f1, s1, p)
             p += 1
         elif p >= e1 or pidx[q] < pidx[p]:
             k = pidx[q]
-            v = c2 * pval[q]
+            v = c2 * _value(pval, fval, f2, s2, q)
             q += 1
         else:
             k = pidx[p]
-            v = c1 * pval[p] + c2 * pval[q]
+            v = c1 * _value(pval, fval, f1, s1, p) + c2 * _value(pval, fval, f2, s2, q)
             p += 1
             q += 1
         if v != 0.0:
             pidx[r] = k
-            pval[r] = v
+            fval[fout + r - out] = v
             r += 1
     return r - out
 
 
 @njit(nogil=True, cache=True)
 def violated(
-    lo, hi, b_ptr, b_idx, b_val, b_off, b_risk, w, slot, alpha, rstart, rlen, rb, pidx, pval, floor, rtol, want
+    lo,
+    hi,
+    b_ptr,
+    b_idx,
+    b_val,
+    b_off,
+    b_risk,
+    w,
+    slot,
+    alpha,
+    rstart,
+    rlen,
+    rb,
+    rfo,
+    pidx,
+    pval,
+    fval,
+    floor,
+    rtol,
+    want,
 ):
     """``want[i]`` for the examples ``lo..hi``: whether example ``i``'s new cut (batch row ``i``:
     ``b_idx/b_val[b_ptr[i]:b_ptr[i + 1]]``, offset ``b_off[i]``, ``R_i(w) = b_risk[i]``) is
@@ -270,14 +309,17 @@ def violated(
             if r < 0:
                 continue
             if alpha[i, j + 1] > 0.0:
-                v = rb[r] + _row_dot(pidx, pval, rstart[r], rlen[r], w)
+                v = rb[r] + _row_dot(pidx, pval, fval, rfo[r], rstart[r], rlen[r], w)
                 if v > model:
                     model = v
             elif rb[r] == b_off[i] and rlen[r] == length:  # an idle cut: skip the new one if it is this one
                 same = True
                 for p in range(length):
                     q = rstart[r] + p
-                    if pidx[q] != b_idx[b_ptr[i] + p] or pval[q] != b_val[b_ptr[i] + p]:
+                    if (
+                        pidx[q] != b_idx[b_ptr[i] + p]
+                        or _value(pval, fval, rfo[r], rstart[r], q) != b_val[b_ptr[i] + p]
+                    ):
                         same = False
                         break
                 duplicate = duplicate or same
@@ -286,7 +328,7 @@ def violated(
 
 @njit(nogil=True, cache=True)
 def place(
-    lo, want, b_ptr, b_off, slot, alpha, gram, idle, rstart, rlen, rb, state, pidx, pval, new_slot,
+    lo, want, b_ptr, b_off, b_int, slot, alpha, gram, idle, rstart, rlen, rb, rfo, state, pidx, fval, new_slot,
     merge_row, merge_src, merge_coef,
 ):  # fmt: skip
     """Give each wanted example's new cut a slot and a row of the pool (its entries are copied
@@ -300,12 +342,16 @@ def place(
     (``merge_row[i]`` the row, -1: none; ``merge_src[i]`` the two source rows, ``merge_coef[i]``
     their weights), in threads.
 
-    ``state`` is int64 ``[n_rows, used, added, merged]`` (rows in the table, pool entries used,
-    counters), updated in place. Starts at example ``lo``; returns the example it stopped at:
+    A new cut whose values are integers in the range of the narrow value type (``b_int[i]``)
+    keeps its values beside its coordinates; the others (and every merged row) get a range of
+    ``fval`` too. ``state`` is int64 ``[n_rows, used, added, merged, float_used]`` (rows in the
+    table, pool entries used, counters, ``fval`` entries used), updated in place.
+    Starts at example ``lo``; returns the example it stopped at:
     ``n`` when done, earlier when the pool or the row table needs to grow first.
     """
     n, m = slot.shape
     cap = pidx.shape[0]
+    fcap = fval.shape[0]
     rcap = rstart.shape[0]
     for i in range(lo, n):
         new_slot[i] = -1
@@ -326,6 +372,7 @@ def place(
                     k = j
         merge_p = -1
         need = length
+        fneed = 0 if b_int[i] else length
         if k < 0:
             p1 = -1
             p2 = -1
@@ -338,7 +385,8 @@ def place(
             merge_p = p2  # the merged row goes to p2, the new cut to p1
             k = p1
             need += rlen[slot[i, p1]] + rlen[slot[i, p2]]
-        if state[1] + need > cap or state[0] + 2 > rcap:
+            fneed += rlen[slot[i, p1]] + rlen[slot[i, p2]]
+        if state[1] + need > cap or state[4] + fneed > fcap or state[0] + 2 > rcap:
             return i
         if merge_p >= 0:
             rp, rq = slot[i, merge_p], slot[i, k]
@@ -347,6 +395,8 @@ def place(
             nr = state[0]
             rstart[nr] = state[1]
             rlen[nr] = rlen[rp] + rlen[rq]  # reserved; merge_rows sets the merged length
+            rfo[nr] = state[4]
+            state[4] += rlen[nr]
             merge_row[i] = nr
             merge_src[i, 0], merge_src[i, 1] = rp, rq
             merge_coef[i, 0], merge_coef[i, 1] = cp, cq
@@ -368,6 +418,11 @@ def place(
         rstart[nr] = state[1]
         rlen[nr] = length
         rb[nr] = b_off[i]
+        if b_int[i]:
+            rfo[nr] = -1
+        else:
+            rfo[nr] = state[4]
+            state[4] += length
         state[1] += length
         state[0] += 1
         slot[i, k] = nr
@@ -379,7 +434,7 @@ def place(
 
 
 @njit(nogil=True, cache=True)
-def merge_rows(lo, hi, merge_row, merge_src, merge_coef, rstart, rlen, pidx, pval):
+def merge_rows(lo, hi, merge_row, merge_src, merge_coef, rstart, rlen, rfo, pidx, pval, fval):
     """Write the merged rows of examples ``lo..hi`` (placed by :func:`place`) into their pool
     rows and set their lengths; disjoint ranges may run in threads at once (the sources are
     only read, each merged row has its own reserved range)."""
@@ -389,27 +444,33 @@ def merge_rows(lo, hi, merge_row, merge_src, merge_coef, rstart, rlen, pidx, pva
             continue
         p, q = merge_src[i, 0], merge_src[i, 1]
         rlen[r] = _merge_into(
-            pidx, pval, rstart[p], rlen[p], merge_coef[i, 0], rstart[q], rlen[q], merge_coef[i, 1], rstart[r]
-        )
+            pidx, pval, fval, rstart[p], rlen[p], rfo[p], merge_coef[i, 0], rstart[q], rlen[q], rfo[q],
+            merge_coef[i, 1], rstart[r], rfo[r],
+        )  # fmt: skip
 
 
 @njit(nogil=True, cache=True)
-def copy_rows(lo, hi, new_slot, slot, b_ptr, b_idx, b_val, rstart, pidx, pval):
+def copy_rows(lo, hi, new_slot, slot, b_ptr, b_idx, b_val, rstart, rfo, pidx, pval, fval):
     """Copy the new cuts of examples ``lo..hi`` (placed by :func:`place`) into their pool rows;
     disjoint ranges may run in threads at once."""
     for i in range(lo, hi):
         k = new_slot[i]
         if k < 0:
             continue
-        s0 = rstart[slot[i, k]]
+        r = slot[i, k]
+        s0 = rstart[r]
+        fo = rfo[r]
         b0 = b_ptr[i]
         for p in range(b_ptr[i + 1] - b0):
             pidx[s0 + p] = b_idx[b0 + p]
-            pval[s0 + p] = b_val[b0 + p]
+            if fo < 0:
+                pval[s0 + p] = b_val[b0 + p]  # an integer in the type's range: exact
+            else:
+                fval[fo + p] = b_val[b0 + p]
 
 
 @njit(nogil=True, cache=True)
-def gram_rows(lo, hi, new_slot, slot, gram, rstart, rlen, pidx, pval):
+def gram_rows(lo, hi, new_slot, slot, gram, rstart, rlen, rfo, pidx, pval, fval):
     """The Gram entries of the new cuts of examples ``lo..hi`` with their blocks' cuts (after
     :func:`copy_rows`); disjoint ranges may run in threads at once."""
     m = slot.shape[1]
@@ -421,22 +482,9 @@ def gram_rows(lo, hi, new_slot, slot, gram, rstart, rlen, pidx, pval):
         for j in range(m):
             r = slot[i, j]
             if r >= 0:
-                v = _rows_dot(pidx, pval, rstart[nr], rlen[nr], rstart[r], rlen[r])
+                v = _rows_dot(pidx, pval, fval, rstart[nr], rlen[nr], rfo[nr], rstart[r], rlen[r], rfo[r])
                 gram[i, k, j] = v
                 gram[i, j, k] = v
-
-
-@njit(nogil=True, cache=True)
-def copy_live(lo, hi, rows, new_start, rstart, rlen, pidx, pval, new_idx, new_val):
-    """Copy rows ``rows[lo..hi]`` of the pool to ``new_start[lo..hi]`` of the new arrays;
-    disjoint ranges may run in threads at once."""
-    for q in range(lo, hi):
-        r = rows[q]
-        s0 = rstart[r]
-        d0 = new_start[q]
-        for p in range(rlen[r]):
-            new_idx[d0 + p] = pidx[s0 + p]
-            new_val[d0 + p] = pval[s0 + p]
 
 
 @njit(nogil=True, cache=True)
@@ -445,3 +493,56 @@ def blend(avg, w, decay):
     rest = 1.0 - decay
     for c in range(avg.shape[0]):
         avg[c] = decay * avg[c] + rest * w[c]
+
+
+@njit(nogil=True, cache=True)
+def round_to_float32(w):
+    """Round ``w`` in place to the nearest float32 values (kept as float64): a query point that
+    a float32 copy holds exactly."""
+    for c in range(w.shape[0]):
+        w[c] = np.float64(np.float32(w[c]))
+
+
+@njit(nogil=True, cache=True)
+def blend32(avg, w, decay):
+    """``avg = decay avg + (1 - decay) w`` in place for a float32 ``avg`` (computed in float64,
+    rounded once per coordinate)."""
+    rest = 1.0 - decay
+    for c in range(avg.shape[0]):
+        avg[c] = np.float32(decay * np.float64(avg[c]) + rest * w[c])
+
+
+@njit(nogil=True, cache=True)
+def compact_down(rows, new_start, new_fo, rstart, rlen, rfo, pidx, pval, fval):
+    """Move rows ``rows`` (in increasing order of their start, which is also the order of the
+    float rows' ``fval`` ranges) to ``new_start`` in the same pool, their float values to
+    ``new_fo`` (-1: an integer row), in that order: every destination is at or before its
+    source, so each entry is read before it can be overwritten (a serial pass; rows already in
+    place are skipped)."""
+    for q in range(rows.shape[0]):
+        r = rows[q]
+        s0 = rstart[r]
+        d0 = new_start[q]
+        f0 = rfo[r]
+        g0 = new_fo[q]
+        if s0 != d0:
+            for p in range(rlen[r]):
+                pidx[d0 + p] = pidx[s0 + p]
+                pval[d0 + p] = pval[s0 + p]
+        if f0 >= 0 and f0 != g0:
+            for p in range(rlen[r]):
+                fval[g0 + p] = fval[f0 + p]
+
+
+@njit(nogil=True, cache=True)
+def integer_rows(b_ptr, b_val, lo_value, hi_value, out):
+    """``out[i]``: whether every value of batch row ``i`` is an integer in ``[lo_value,
+    hi_value]`` (then the narrow integer type holds it exactly)."""
+    for i in range(b_ptr.shape[0] - 1):
+        ok = True
+        for p in range(b_ptr[i], b_ptr[i + 1]):
+            v = b_val[p]
+            if not (v >= lo_value and v <= hi_value and v == np.floor(v)):
+                ok = False
+                break
+        out[i] = ok

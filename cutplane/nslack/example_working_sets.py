@@ -21,6 +21,7 @@ afresh, so the round-off of the sweeps never enters the certificate.
 
 from __future__ import annotations
 
+import mmap
 import time
 
 import numpy as np
@@ -32,6 +33,16 @@ from ..options import DEFAULT_MAX_IDLE, DEFAULT_PLANES
 from . import _kernels
 
 __all__ = ["ExampleWorkingSets", "DEFAULT_PLANES", "DEFAULT_MAX_IDLE"]
+
+#: The pool is compacted (in place) when the rows no slot holds are over this fraction of its
+#: used entries and it has no room for a batch.
+COMPACT_DEAD = 0.2
+#: A pool that must grow grows to its live entries and the batch times this.
+POOL_SLACK = 1.25
+#: The type of the values of the integer rows (a structured task's cuts are differences of
+#: feature counts), kept beside their coordinates; the other rows' values are float64.
+VALUE_DTYPE = np.int8
+_VALUE_MIN, _VALUE_MAX = np.iinfo(VALUE_DTYPE).min, np.iinfo(VALUE_DTYPE).max
 
 
 class ExampleWorkingSets:
@@ -57,6 +68,13 @@ class ExampleWorkingSets:
     threads : int, default=1
         Threads of the insertion, the compaction and (by default) the passes: each runs a range
         of examples or rows (the kernels release the GIL).
+
+    The cuts are stored compactly: coordinates as int32 while ``dim`` allows, the values of an
+    integer row (a structured task's cut is a difference of feature counts) in
+    :data:`VALUE_DTYPE` beside them, those of any other row (a fraction, an integer out of that
+    type's range, every merged row) in float64 (``fval``); either reads back exactly. The pools
+    lie on maps whose pages take memory only once written, grow in place and are compacted in
+    place (:meth:`_make_room`).
 
     Attributes
     ----------
@@ -87,10 +105,11 @@ class ExampleWorkingSets:
         self._rows(1024)
         # coordinates as int32 while dim allows (a quarter less memory for the pool than int64)
         self.index_dtype = coordinate_dtype(self.dim)
-        self.pidx = np.empty(1 << 16, dtype=self.index_dtype)
-        self.pval = np.empty(1 << 16)
-        self._spare = None  # the pool before the last compaction, the next one's target
-        self.state = np.zeros(4, dtype=np.int64)  # n_rows, used, added, merged
+        self.pidx = _mapped(self.index_dtype, 1 << 16)
+        self.pval = _mapped(VALUE_DTYPE, 1 << 16)  # the integer rows' values, beside their coordinates
+        self.fval = _mapped(np.float64, 1 << 12)  # the other rows' values
+        self._limit, self._f_limit = self.pidx.shape[0], self.fval.shape[0]  # used entries before a compaction
+        self.state = np.zeros(5, dtype=np.int64)  # n_rows, used, added, merged, fval used
         self.live_nnz = 0
         self.w = np.zeros(self.dim)
         self.add_seconds: dict = {}
@@ -99,6 +118,7 @@ class ExampleWorkingSets:
         self.rstart = np.zeros(cap, dtype=np.int64)
         self.rlen = np.zeros(cap, dtype=np.int64)
         self.rb = np.zeros(cap)
+        self.rfo = np.full(cap, -1, dtype=np.int64)
 
     @property
     def planes(self) -> int:
@@ -119,11 +139,11 @@ class ExampleWorkingSets:
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by the pool (and the spare pool of the compactions), the row table, the
-        slots, the duals and the Gram blocks."""
-        arrays = (self.pidx, self.pval, self.rstart, self.rlen, self.rb, self.slot, self.alpha, self.gram, self.idle)
-        spare = () if self._spare is None else self._spare
-        return int(sum(a.nbytes for a in arrays + spare))
+        """Bytes held by the pool (its capacity), the row table, the slots, the duals and the Gram
+        blocks."""
+        arrays = [self.pidx, self.pval, self.fval, self.rstart, self.rlen, self.rb, self.rfo]
+        arrays += [self.slot, self.alpha, self.gram, self.idle]
+        return int(sum(a.nbytes for a in arrays))
 
     def add(self, values, offsets, slopes, rtol=1e-12, at=None) -> int:
         """Add each example's cut, taken at the query point ``at``, where it is violated there.
@@ -170,16 +190,21 @@ class ExampleWorkingSets:
         self._in_ranges(
             lambda lo, hi: _kernels.violated(
                 lo, hi, ptr, idx, val, off, risk, at, self.slot, self.alpha, self.rstart, self.rlen, self.rb,
-                self.pidx, self.pval, self.floor, rtol, want,
+                self.rfo, self.pidx, self.pval, self.fval, self.floor, rtol, want,
             )
         )  # fmt: skip
         t1 = time.perf_counter()
-        incoming = int(ptr[1:][want].sum() - ptr[:-1][want].sum())
+        lengths = np.diff(ptr)
+        narrow = np.empty(self.n, dtype=np.bool_)
+        _kernels.integer_rows(ptr, val, float(_VALUE_MIN), float(_VALUE_MAX), narrow)
+        incoming = int(lengths[want].sum())
+        f_incoming = int(lengths[want & ~narrow].sum())
         if (
-            int(self.state[1]) + incoming > self.pidx.shape[0]
+            int(self.state[1]) + incoming > min(self._limit, self.pidx.shape[0])
+            or int(self.state[4]) + f_incoming > min(self._f_limit, self.fval.shape[0])
             or int(self.state[0]) + 2 * self.n + 2 > self.rstart.shape[0]
         ):
-            self._make_room(incoming)
+            self._make_room(incoming, f_incoming)
         t2 = time.perf_counter()
         new_slot = np.full(self.n, -1, dtype=np.int64)
         merge_row = np.full(self.n, -1, dtype=np.int64)
@@ -188,30 +213,51 @@ class ExampleWorkingSets:
         lo = 0
         while True:
             stop = _kernels.place(
-                lo, want, ptr, off, self.slot, self.alpha, self.gram, self.idle, self.rstart, self.rlen, self.rb,
-                self.state, self.pidx, self.pval, new_slot, merge_row, merge_src, merge_coef,
+                lo, want, ptr, off, narrow, self.slot, self.alpha, self.gram, self.idle, self.rstart, self.rlen,
+                self.rb, self.rfo, self.state, self.pidx, self.fval, new_slot, merge_row, merge_src, merge_coef,
             )  # fmt: skip
             # the merges of the examples placed so far, before a compaction could move their sources
             self._in_ranges(
                 lambda a, b: _kernels.merge_rows(
-                    lo + a, lo + b, merge_row, merge_src, merge_coef, self.rstart, self.rlen, self.pidx, self.pval
-                ),
+                    lo + a,
+                    lo + b,
+                    merge_row,
+                    merge_src,
+                    merge_coef,
+                    self.rstart,
+                    self.rlen,
+                    self.rfo,
+                    self.pidx,
+                    self.pval,
+                    self.fval,
+                ),  # fmt: skip
                 stop - lo,
             )
             if stop >= self.n:
                 break
             lo = stop
-            self._make_room(incoming + 2 * int(self.rlen[: int(self.state[0])].max(initial=0)))
+            longest = 2 * int(self.rlen[: int(self.state[0])].max(initial=0))
+            self._make_room(incoming + longest, f_incoming + longest)
         t3 = time.perf_counter()
         self._in_ranges(
             lambda lo, hi: _kernels.copy_rows(
-                lo, hi, new_slot, self.slot, ptr, idx, val, self.rstart, self.pidx, self.pval
+                lo, hi, new_slot, self.slot, ptr, idx, val, self.rstart, self.rfo, self.pidx, self.pval, self.fval
             )
         )
         self._in_ranges(
             lambda lo, hi: _kernels.gram_rows(
-                lo, hi, new_slot, self.slot, self.gram, self.rstart, self.rlen, self.pidx, self.pval
-            )
+                lo,
+                hi,
+                new_slot,
+                self.slot,
+                self.gram,
+                self.rstart,
+                self.rlen,
+                self.rfo,
+                self.pidx,
+                self.pval,
+                self.fval,
+            )  # fmt: skip
         )
         t4 = time.perf_counter()
         self.add_seconds = dict(check=t1 - t0, room=t2 - t1, place=t3 - t2, copy_gram=t4 - t3)
@@ -230,66 +276,89 @@ class ExampleWorkingSets:
         with ThreadPoolExecutor(max_workers=threads) as pool:
             return list(pool.map(run, edges[:-1], edges[1:]))
 
-    def _make_room(self, extra):
-        """Room for ``extra`` more pool entries and ``2 n`` more rows: first by dropping the rows
-        no slot holds any more (when they are over a third of the pool, or over half of the
-        row table), then by growing the arrays by half."""
-        used, rows = int(self.state[1]), int(self.state[0])
-        live = self._live_nnz()
-        if 2 * used > 3 * live or rows > 2 * self.n_cuts:
-            # room for a few batches before the next compaction; never less than the pool had
-            self._compact(max(2 * live + int(extra), self.pidx.shape[0]))
-        self._grow(extra)
+    def _make_room(self, extra, f_extra=0):
+        """Room for ``extra`` more pool entries, ``f_extra`` more float values and ``2 n`` more
+        rows: first by dropping the rows no slot holds any more, in place (when they are over
+        :data:`COMPACT_DEAD` of the used entries of the pool or of ``fval``, or over half of the
+        row table), then by growing the arrays to the need and :data:`POOL_SLACK` more. The
+        pools' pages are touched only as far as they are used, and they grow without a copy
+        where the system allows (:func:`_regrown`): their memory is the live entries, the dead
+        ones since the last compaction and the incoming batch."""
+        used, f_used, rows = int(self.state[1]), int(self.state[4]), int(self.state[0])
+        live, f_live = self._live_nnz(), self._live_float()
+        if used - live > COMPACT_DEAD * used or f_used - f_live > COMPACT_DEAD * f_used or rows > 2 * self.n_cuts:
+            self._compact()
+            for name, keep in (("pidx", self.state[1]), ("pval", self.state[1]), ("fval", self.state[4])):
+                _release_tail(getattr(self, name), int(keep))
+        self._grow(extra, f_extra)
+        # the next compaction comes once the used entries pass the live ones and the batch by the slack
+        self._limit = max(int(POOL_SLACK * (live + int(extra))), int(self.state[1]) + int(extra))
+        self._f_limit = max(int(POOL_SLACK * (f_live + int(f_extra))), int(self.state[4]) + int(f_extra))
 
-    def _grow(self, extra):
-        need = int(self.state[1]) + int(extra)
+    def _grow(self, extra, f_extra=0):
+        used = int(self.state[1])
+        need = used + int(extra)
         if need > self.pidx.shape[0]:
-            cap = max(need, self.pidx.shape[0] + self.pidx.shape[0] // 2)
-            self._spare = None  # smaller than the grown pool: no compaction could use it
-            self.pidx = _grown(self.pidx, cap, int(self.state[1]))
-            self.pval = _grown(self.pval, cap, int(self.state[1]))
+            cap = max(need, int(POOL_SLACK * (self._live_nnz() + int(extra))))
+            self.pidx = _regrown(self, "pidx", cap, used)
+            self.pval = _regrown(self, "pval", cap, used)
+        f_used = int(self.state[4])
+        if f_used + int(f_extra) > self.fval.shape[0]:
+            cap = max(f_used + int(f_extra), int(POOL_SLACK * (self._live_float() + int(f_extra))))
+            self.fval = _regrown(self, "fval", cap, f_used)
         rows = int(self.state[0])
         if rows + 2 * self.n + 2 > self.rstart.shape[0]:
             cap = max(rows + 2 * self.n + 2, 2 * self.rstart.shape[0])
             self.rstart = _grown(self.rstart, cap, rows)
             self.rlen = _grown(self.rlen, cap, rows)
             self.rb = _grown(self.rb, cap, rows)
+            self.rfo = _grown(self.rfo, cap, rows)
 
-    def _compact(self, capacity):
-        """Copy the rows the slots hold to a pool of ``capacity`` entries, renumbered in slot
-        order (in :attr:`threads` threads). The pool they leave is kept as the next
-        compaction's target: its memory is already mapped, where a fresh array of gigabytes
-        would first fault in every page it is written to."""
+    def _compact(self):
+        """Move the rows the slots hold to the front of the pool (and their float values to the
+        front of ``fval``), in place, in the order they lie in it (:func:`_kernels.compact_down`:
+        no second pool), and renumber them in that order."""
         filled = self.slot >= 0
         rows = self.slot[filled]  # row-major: slot order
-        lengths = self.rlen[rows]
-        starts = np.zeros(rows.shape[0] + 1, dtype=np.int64)
+        order = np.argsort(self.rstart[rows], kind="stable")
+        by_start = rows[order]
+        lengths = self.rlen[by_start]
+        starts = np.zeros(by_start.shape[0] + 1, dtype=np.int64)
         np.cumsum(lengths, out=starts[1:])
-        need = max(int(capacity), int(starts[-1]))
-        if self._spare is not None and self._spare[0].shape[0] >= need:
-            new_idx, new_val = self._spare
-        else:
-            self._spare = None  # freed before the new pool is allocated
-            new_idx = np.empty(need, dtype=self.index_dtype)
-            new_val = np.empty(need)
-        self._in_ranges(
-            lambda lo, hi: _kernels.copy_live(
-                lo, hi, rows, starts, self.rstart, self.rlen, self.pidx, self.pval, new_idx, new_val
-            ),
-            rows.shape[0],
+        floats = self.rfo[by_start] >= 0
+        f_starts = np.zeros(by_start.shape[0] + 1, dtype=np.int64)
+        np.cumsum(np.where(floats, lengths, 0), out=f_starts[1:])
+        new_fo = np.where(floats, f_starts[:-1], -1)
+        _kernels.compact_down(
+            by_start, starts, new_fo, self.rstart, self.rlen, self.rfo, self.pidx, self.pval, self.fval
         )
-        cap = max(rows.shape[0] + 2 * self.n + 2, 1024)
+        k = by_start.shape[0]
+        cap = max(k + 2 * self.n + 2, 1024)
+        new_b = np.zeros(cap)
+        new_b[:k] = self.rb[by_start]
         self.rstart = np.zeros(cap, dtype=np.int64)
         self.rlen = np.zeros(cap, dtype=np.int64)
-        new_b = np.zeros(cap)
-        self.rstart[: rows.shape[0]] = starts[:-1]
-        self.rlen[: rows.shape[0]] = lengths
-        new_b[: rows.shape[0]] = self.rb[rows]
+        self.rfo = np.full(cap, -1, dtype=np.int64)
+        self.rstart[:k] = starts[:-1]
+        self.rlen[:k] = lengths
+        self.rfo[:k] = new_fo
         self.rb = new_b
-        self.slot[filled] = np.arange(rows.shape[0])
-        self._spare = (self.pidx, self.pval)
-        self.pidx, self.pval = new_idx, new_val
-        self.state[0], self.state[1] = rows.shape[0], int(starts[-1])
+        renumbered = np.empty(k, dtype=np.int64)
+        renumbered[order] = np.arange(k)
+        self.slot[filled] = renumbered
+        self.state[0], self.state[1], self.state[4] = k, int(starts[-1]), int(f_starts[-1])
+
+    def _live_float(self) -> int:
+        rows = self.slot[self.slot >= 0]
+        return int(self.rlen[rows][self.rfo[rows] >= 0].sum())
+
+    def row(self, r) -> tuple[np.ndarray, np.ndarray]:
+        """Row ``r`` of the pool: its coordinates and its values as float64 (copies)."""
+        s0, length, fo = int(self.rstart[r]), int(self.rlen[r]), int(self.rfo[r])
+        idx = self.pidx[s0 : s0 + length].copy()
+        if fo < 0:
+            return idx, self.pval[s0 : s0 + length].astype(np.float64)
+        return idx, self.fval[fo : fo + length].copy()
 
     def _live_nnz(self) -> int:
         rows = self.slot[self.slot >= 0]
@@ -327,8 +396,10 @@ class ExampleWorkingSets:
                 self.rstart,
                 self.rlen,
                 self.rb,
+                self.rfo,
                 self.pidx,
                 self.pval,
+                self.fval,
                 self.w,
                 self.kappa,
                 self.floor,
@@ -385,14 +456,82 @@ class ExampleWorkingSets:
         ``<= min F`` (module docstring). The recomputation runs in :attr:`threads` threads over
         ranges of coordinates and gives the same ``w``, bit for bit, with any number of them."""
         total, live = _kernels.normalize(self.slot, self.alpha, self.rlen, self.rb, self.floor)
+        self.recompute_w()
+        self.live_nnz = int(live)
+        return total / self.n - 0.5 * self.lam * float(self.w @ self.w)
+
+    def recompute_w(self) -> None:
+        """:attr:`w` ``= w(alpha)`` afresh from the duals (the pass of :meth:`lower_bound`, the
+        same bits with any number of threads), in place."""
         self._in_ranges(
             lambda lo, hi: _kernels.scatter(
-                lo, hi, self.slot, self.alpha, self.rstart, self.rlen, self.pidx, self.pval, self.kappa, self.w
+                lo,
+                hi,
+                self.slot,
+                self.alpha,
+                self.rstart,
+                self.rlen,
+                self.rfo,
+                self.pidx,
+                self.pval,
+                self.fval,
+                self.kappa,
+                self.w,
             ),
             self.dim,
         )
-        self.live_nnz = int(live)
-        return total / self.n - 0.5 * self.lam * float(self.w @ self.w)
+
+
+def _mapped(dtype, length) -> np.ndarray:
+    """An uninitialised array of ``length`` entries on a private anonymous map (pages take
+    memory only once written; :func:`_regrown` can grow it in place), or a plain
+    :func:`numpy.empty` where the system has no such maps."""
+    dtype = np.dtype(dtype)
+    private, anonymous = getattr(mmap, "MAP_PRIVATE", None), getattr(mmap, "MAP_ANONYMOUS", None)
+    if private is None or anonymous is None or length <= 0:
+        return np.empty(length, dtype=dtype)
+    try:
+        return np.frombuffer(mmap.mmap(-1, int(length) * dtype.itemsize, flags=private | anonymous), dtype=dtype)
+    except (OSError, ValueError, TypeError):
+        return np.empty(length, dtype=dtype)
+
+
+def _regrown(owner, name, cap, keep) -> np.ndarray:
+    """``owner.name`` grown to ``cap`` entries keeping its first ``keep``: in place by
+    ``mremap`` when it is the whole of a map of :func:`_mapped` that nothing else views (no
+    copy, no second array in memory), else copied to a new array of :func:`_mapped`."""
+    a = getattr(owner, name)
+    dtype = a.dtype
+    view = a.base  # np.frombuffer's memoryview of the map
+    m = view.obj if isinstance(view, memoryview) else None
+    if isinstance(m, mmap.mmap) and a.ndim == 1 and a.nbytes == len(m):
+        setattr(owner, name, None)
+        del a, view  # the map's last export goes with them (unless viewed elsewhere)
+        try:
+            m.resize(int(cap) * dtype.itemsize)
+            return np.frombuffer(m, dtype=dtype)
+        except (BufferError, OSError, ValueError, SystemError):
+            a = np.frombuffer(m, dtype=dtype)  # viewed elsewhere, or no mremap: copy
+    out = _mapped(dtype, cap)
+    out[:keep] = a[:keep]
+    return out
+
+
+def _release_tail(a, keep) -> None:
+    """Give the pages of ``a`` past its first ``keep`` entries back to the system (they read as
+    zeros when next touched) when ``a`` is a map of :func:`_mapped`; else nothing."""
+    view = a.base
+    m = view.obj if isinstance(view, memoryview) else None
+    advice = getattr(mmap, "MADV_DONTNEED", None)
+    if not isinstance(m, mmap.mmap) or advice is None or not hasattr(m, "madvise"):
+        return
+    page = mmap.PAGESIZE
+    start = -(-int(keep) * a.itemsize // page) * page
+    if start < len(m):
+        try:
+            m.madvise(advice, start, len(m) - start)
+        except (OSError, ValueError):
+            pass
 
 
 def _grown(a, cap, keep):

@@ -52,9 +52,15 @@ from ..run_inputs import check_lam
 from . import _kernels
 from .example_working_sets import ExampleWorkingSets
 
-__all__ = ["NSlack", "NSlackState", "NSLACK"]
+__all__ = ["NSlack", "NSlackState", "NSLACK", "FLOAT32_POINTS_RTOL"]
 
 logger = logging.getLogger("cutplane")
+
+#: With a relative tolerance ``rtol`` at least this, the query points are rounded to float32
+#: (a relative change of at most ``2**-24`` per coordinate, far below the gap sought) and the best
+#: point and the running average are kept in float32, exactly: ``F`` is evaluated at the rounded
+#: point, which is the one returned, so the certificate is unchanged.
+FLOAT32_POINTS_RTOL = 1e-4
 
 #: The options of :func:`cutplane.minimize` that only the one-working-set methods take, refused
 #: here when given at all (those with a default are refused by :func:`cutplane.options.check_options`).
@@ -125,7 +131,12 @@ class NSlack:
         self.budget = Budget.of(options)
         self.n = sets.n
         self.rng = np.random.default_rng(options["seed"])
-        self.state = NSlackState(best_w=sets.w.copy(), lower=sets.lower_bound(), peak_bytes=sets.nbytes)
+        # a loose relative tolerance: the query points are rounded to float32, so that the best
+        # point and the running average are kept exactly in float32 (half the memory of each)
+        rtol = options.get("rtol")
+        self.float32_points = rtol is not None and rtol >= FLOAT32_POINTS_RTOL
+        best = np.zeros(sets.dim, dtype=np.float32) if self.float32_points else sets.w.copy()
+        self.state = NSlackState(best_w=best, lower=sets.lower_bound(), peak_bytes=sets.nbytes)
         self.average = None  # the running average of the query points w(alpha)
         self.guard = InterruptGuard(enabled=False)
         self.observed = True  # IterationInfo.w is a copy of the query point (the driver clears it without a callback)
@@ -184,11 +195,14 @@ class NSlack:
         w.flags.writeable = True
         upper = 0.5 * self.lam * float(w @ w) + float(values.mean())
         if upper < st.best_upper:
-            st.best_upper, st.best_w = upper, w.copy()
+            st.best_upper = upper
+            np.copyto(st.best_w, w, casting="unsafe")  # in place; exact in float32 (_query_point)
             st.lower = clip_lower(st.lower, st.best_upper, True, it)
         t1 = time.perf_counter()
         n_new = sets.add(values, offsets, slopes, at=w)
         del slopes
+        if averaged and w is sets.w:
+            sets.recompute_w()  # the average was queried in w's place; the new cuts' duals are 0
         t2 = time.perf_counter()
         passes, block_gap = self._sweeps(t_oracle)
         t_pass = time.perf_counter() - t2
@@ -249,16 +263,32 @@ class NSlack:
     def _query_point(self, it: int) -> tuple[np.ndarray, bool]:
         """``(w, averaged)``: ``w(alpha)``, or every ``average_every``-th iteration once the
         relative gap is below ``average_below``, the running average of the earlier query points
-        (updated here)."""
+        (updated here). With :attr:`float32_points` (``rtol >= FLOAT32_POINTS_RTOL``) the point
+        is rounded to float32 in place and the average is kept in float32; an averaged query is
+        written into ``sets.w`` (no third float64 vector), which :meth:`step` recomputes after."""
         opts, st = self.options, self.state
         every = opts["average_every"]
         near = st.best_upper - st.lower <= opts["average_below"] * abs(st.best_upper)
-        if self.average is not None and every > 0 and it % every == 0 and near:
-            return self.average, True
         w = self.sets.w
-        if every > 0:
+        if self.average is not None and every > 0 and it % every == 0 and near:
+            if not self.float32_points:
+                return self.average, True
+            np.copyto(w, self.average)  # exact; w(alpha) is recomputed after the insertion
+            return w, True
+        if self.float32_points:
+            _kernels.round_to_float32(w)  # the sweeps go on from the rounded point
+        # float32 points: the average starts once the relative gap is within ten times
+        # average_below (the points before weigh average_decay ** k, k the iterations until the
+        # gap reaches average_below, when it is first queried): not beside the first, largest
+        # batches of cuts
+        started = self.average is not None or not self.float32_points
+        if not started and np.isfinite(st.best_upper):
+            started = st.best_upper - st.lower <= 10.0 * opts["average_below"] * abs(st.best_upper)
+        if every > 0 and started:
             if self.average is None:
-                self.average = w.copy()
+                self.average = w.astype(np.float32) if self.float32_points else w.copy()
+            elif self.float32_points:
+                _kernels.blend32(self.average, w, opts["average_decay"])
             else:
                 _kernels.blend(self.average, w, opts["average_decay"])
         return w, False
