@@ -48,6 +48,13 @@ _VALUE_MIN, _VALUE_MAX = np.iinfo(VALUE_DTYPE).min, np.iinfo(VALUE_DTYPE).max
 class ExampleWorkingSets:
     """The cuts of every example, their Gram blocks and the duals of the n-slack reduced problem.
 
+    The cuts are stored compactly: coordinates as int32 while ``dim`` allows, the values of an
+    integer row (a structured task's cut is a difference of feature counts) in
+    :data:`VALUE_DTYPE` beside them, those of any other row (a fraction, an integer out of that
+    type's range, every merged row) in float64 (``fval``); either reads back exactly. The pools
+    lie on maps whose pages take memory only once written, grow in place and are compacted in
+    place (:meth:`_make_room`).
+
     Parameters
     ----------
     n_samples : int
@@ -68,13 +75,6 @@ class ExampleWorkingSets:
     threads : int, default=1
         Threads of the insertion, the compaction and (by default) the passes: each runs a range
         of examples or rows (the kernels release the GIL).
-
-    The cuts are stored compactly: coordinates as int32 while ``dim`` allows, the values of an
-    integer row (a structured task's cut is a difference of feature counts) in
-    :data:`VALUE_DTYPE` beside them, those of any other row (a fraction, an integer out of that
-    type's range, every merged row) in float64 (``fval``); either reads back exactly. The pools
-    lie on maps whose pages take memory only once written, grow in place and are compacted in
-    place (:meth:`_make_room`).
 
     Attributes
     ----------
