@@ -224,12 +224,7 @@ class ExampleWorkingSets:
                     merge_row,
                     merge_src,
                     merge_coef,
-                    self.rstart,
-                    self.rlen,
-                    self.rfo,
-                    self.pidx,
-                    self.pval,
-                    self.fval,
+                    *self._row_store,
                 ),  # fmt: skip
                 stop - lo,
             )
@@ -251,17 +246,18 @@ class ExampleWorkingSets:
                 new_slot,
                 self.slot,
                 self.gram,
-                self.rstart,
-                self.rlen,
-                self.rfo,
-                self.pidx,
-                self.pval,
-                self.fval,
+                *self._row_store,
             )  # fmt: skip
         )
         t4 = time.perf_counter()
         self.add_seconds = dict(check=t1 - t0, room=t2 - t1, place=t3 - t2, copy_gram=t4 - t3)
         return self.n_added - before
+
+    @property
+    def _row_store(self) -> tuple:
+        """The row store as the kernels take it: ``(rstart, rlen, rfo, pidx, pval, fval)`` (read at
+        each call: growing the pools replaces the arrays)."""
+        return (self.rstart, self.rlen, self.rfo, self.pidx, self.pval, self.fval)
 
     def _in_ranges(self, run, n=None, threads=None) -> list:
         """``[run(lo, hi), ...]`` over ``range(n)`` (default :attr:`n`) cut into ``threads``
@@ -329,9 +325,7 @@ class ExampleWorkingSets:
         f_starts = np.zeros(by_start.shape[0] + 1, dtype=np.int64)
         np.cumsum(np.where(floats, lengths, 0), out=f_starts[1:])
         new_fo = np.where(floats, f_starts[:-1], -1)
-        _kernels.compact_down(
-            by_start, starts, new_fo, self.rstart, self.rlen, self.rfo, self.pidx, self.pval, self.fval
-        )
+        _kernels.compact_down(by_start, starts, new_fo, *self._row_store)
         k = by_start.shape[0]
         cap = max(k + 2 * self.n + 2, 1024)
         new_b = np.zeros(cap)
