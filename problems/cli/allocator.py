@@ -3,9 +3,8 @@
 glibc gives every thread that allocates its own arena (up to 8 per core). The oracle's worker
 threads allocate the cuts' arrays (megabytes each) in their arenas, the engine's thread keeps
 the working set in the main one, and each arena keeps the memory freed in it for its own
-thread: on CoNLL-2000's plain command that free memory held 70 MB of the peak resident set
-(``docs/results/default_models.md``). With one arena the memory one thread frees is reused by
-the others. The command line sets it for its own process; the library does not touch the
+thread. With one arena the memory one thread frees is reused by the others
+(``docs/results/plain_memory.md`` measures the plain command's peak with both). The command line sets it for its own process; the library does not touch the
 allocator of a program that imports it.
 """
 

@@ -118,8 +118,8 @@ class QCQPReducedSolver:
         """The conic backends in preference order (:func:`~cutplane.reduced.backends.resolve_backends`).
 
         Resolved when first needed: with the native solver (the default) that is its first
-        fallback, so a run the native solver answers never imports cvxpy (about 70 MB of
-        resident memory and a second of start-up).
+        fallback, so a run the native solver answers never imports cvxpy (its memory and
+        start-up: ``docs/results/plain_memory.md`` measures the plain command's peak).
         """
         return resolve_backends(self._asked[0], self.kind)
 
