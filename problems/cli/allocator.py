@@ -4,8 +4,9 @@ glibc gives every thread that allocates its own arena (up to 8 per core). The or
 threads allocate the cuts' arrays (megabytes each) in their arenas, the engine's thread keeps
 the working set in the main one, and each arena keeps the memory freed in it for its own
 thread. With one arena the memory one thread frees is reused by the others
-(``docs/results/plain_memory.md`` measures the plain command's peak with both). The command line sets it for its own process; the library does not touch the
-allocator of a program that imports it.
+(``docs/results/plain_memory.md`` measures the plain command's peak with both). The command
+line sets it for its own process; the library does not touch the allocator of a program that
+imports it.
 """
 
 from __future__ import annotations
