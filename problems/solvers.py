@@ -113,8 +113,7 @@ class TrainedPoint:
     result : cutplane.Result or cutplane.online.SPOMResult
         The solver's result (scale ``F / C``).
     coef : ndarray or None
-        The result's ``w`` (the same array, not a copy: on a large model each is a dense vector
-        of ``dim`` floats); None once a path let it go (``keep`` of ``train_path``).
+        The result's ``w`` itself, derived (a property); None once a path let it go.
     n_iter : int
         Engine iterations, or SPOM's completed epochs.
     objective : float
@@ -128,13 +127,19 @@ class TrainedPoint:
 
     C: float
     result: Any
-    coef: np.ndarray | None
     n_iter: int
     objective: float
     lower_bound: float | None
     gap: float | None
     eps: float | None
     mu: Any
+
+    @property
+    def coef(self) -> np.ndarray | None:
+        """The result's ``w`` (the same array, not a copy: on a large model each is a dense vector
+        of ``dim`` floats); None once a path let it go (``keep`` of ``train_path``)."""
+        w = self.result.w
+        return None if w is None else np.asarray(w, dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -153,18 +158,14 @@ class PathRun:
     path_result: Any = None
 
 
-def _let_go(points: list, current: int, keep: Callable) -> None:
-    """Let go of the model of every point before ``current`` that ``keep`` does not keep: its
-    ``coef`` becomes None, and so does its result's ``w`` (an engine point's result is the
-    path's, whose ``keep_w`` does the same; a SPOM result is replaced by one without ``w`` and
-    ``w_last``)."""
+def _let_go_spom(points: list, current: int, keep: Callable) -> None:
+    """Replace the SPOM result of every point before ``current`` that ``keep`` does not keep by
+    one without ``w`` and ``w_last`` (an engine point's result is let go by the path's
+    ``keep_w``)."""
     for j, point in enumerate(points):
         if j == current or point is None or point.coef is None or keep(j):
             continue
-        result = point.result
-        if hasattr(result, "w_last"):  # SPOM's: its own, not shared with a path
-            result = dataclasses.replace(result, w=None, w_last=None)
-        points[j] = dataclasses.replace(point, coef=None, result=result)
+        points[j] = dataclasses.replace(point, result=dataclasses.replace(point.result, w=None, w_last=None))
 
 
 def _engine_point(res, C: float, eps_F: float | None) -> TrainedPoint:
@@ -172,7 +173,6 @@ def _engine_point(res, C: float, eps_F: float | None) -> TrainedPoint:
     return TrainedPoint(
         C=C,
         result=res,
-        coef=np.asarray(res.w, dtype=np.float64),
         n_iter=int(res.n_iter),
         objective=C * res.objective,
         lower_bound=C * res.lower_bound,
@@ -462,10 +462,7 @@ class CuttingPlaneOptions:
 
         def point_done(i, C, res):
             points[i] = _engine_point(res, C, eps[i] * C)
-            stop = on_point(i, C, points[i])
-            if keep is not None:
-                _let_go(points, i, keep)
-            return stop
+            return on_point(i, C, points[i])
 
         oracle = problem.oracle
         rlb = float(oracle.risk_lower_bound) if self.risk_floor_cut else None
@@ -718,12 +715,10 @@ class SPOMOptions:
             verbose=self.verbose,
             progress_scale="F/lam",  # the bar and the log on F = Omega + C * loss
         )
-        coef = np.asarray(res.w, dtype=np.float64).copy()
-        mu = None if problem.group_weights is None else problem.group_weights(coef)
+        mu = None if problem.group_weights is None else problem.group_weights(np.asarray(res.w, dtype=np.float64))
         return TrainedPoint(
             C=C,
             result=res,
-            coef=coef,
             n_iter=int(res.epochs),
             objective=C * res.objective,
             lower_bound=None,
@@ -787,7 +782,7 @@ class SPOMOptions:
             points[i] = run.train(problem, C, callback=callback)
             stop = bool(on_point(i, C, points[i]))
             if keep is not None:
-                _let_go(points, i, keep)
+                _let_go_spom(points, i, keep)
             _path_logger.info(
                 "C=%g (%d of %d) SPOM %s after %d epochs: objective %.6g",
                 C,
