@@ -112,8 +112,6 @@ class TrainedPoint:
     C : float
     result : cutplane.Result or cutplane.online.SPOMResult
         The solver's result (scale ``F / C``).
-    coef : ndarray or None
-        The result's ``w`` itself, derived (a property); None once a path let it go.
     n_iter : int
         Engine iterations, or SPOM's completed epochs.
     objective : float
