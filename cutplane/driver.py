@@ -161,6 +161,7 @@ def _loop(run, budget, clock, reporter, callback, checkpointer, guard, n_start) 
         if budget.reached(info.best_upper, info.lower):
             return "converged"
         stop = callback is not None and bool(callback(info))
+        del info  # it holds this iteration's query point: not kept alive through the next step
         with guard.critical():
             run.boundary()
             if checkpointer is not None and len(run.state.rows) % checkpointer.every == 0 and not stop:

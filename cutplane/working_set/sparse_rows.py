@@ -200,12 +200,16 @@ class SparseRows:
         (the engine's share of an iteration: ``benchmarks/engine_overhead.py``). So the last
         :data:`_OUTPUTS_KEPT` outputs are kept, and one is reused once nothing but this list
         refers to it any more (CPython's reference count: the engine let it go; a caller that
-        kept it, or a view of it, keeps it from being reused).
+        kept it, or a view of it, keeps it from being reused). The one reused is the only idle
+        output kept: the others nothing refers to are let go, so that idle buffers never hold
+        more than one vector of memory beyond the ones in use.
         """
-        for a in self._outputs:
-            if sys.getrefcount(a) <= _ONLY_HERE:
-                a.flags.writeable = True  # the engine freezes the points it queries; it owns a
-                return a
+        idle = [a for a in self._outputs if sys.getrefcount(a) <= _ONLY_HERE]
+        if idle:
+            out = idle[0]
+            self._outputs = [a for a in self._outputs if a is out or not any(a is b for b in idle)]
+            out.flags.writeable = True  # the engine freezes the points it queries; it owns out
+            return out
         out = np.empty(self.dim)
         self._outputs = [out, *self._outputs[: _OUTPUTS_KEPT - 1]]
         return out

@@ -26,7 +26,7 @@ import sys
 import warnings
 
 from cutplane.exceptions import CutplaneError, InputError, SolverError
-from problems.cli.allocator import use_one_malloc_arena
+from problems.cli.allocator import fix_mmap_threshold, use_one_malloc_arena
 from problems.cli.commands import COMMANDS
 from problems.cli.tasks import TASKS
 from problems.command_options import byte_size, format_label
@@ -167,6 +167,7 @@ def main(argv=None) -> int:
         return int(exc.code or 0)
     args.argv = words  # the command line, for reports
     use_one_malloc_arena()  # before the command's threads start (problems.cli.allocator)
+    fix_mmap_threshold()
     try:
         with warnings.catch_warnings(record=True) as caught, _console_logging(args):
             warnings.simplefilter("always")
