@@ -13,7 +13,8 @@
 ``docs/results/plain_memory.md`` measures the plain command's peak with and without each. The
 command line sets them for its own process; the library does not touch the allocator of a
 program that imports it. A user's ``MALLOC_ARENA_MAX`` or ``MALLOC_MMAP_THRESHOLD_`` (read by
-glibc at start-up) is left alone.
+glibc at start-up) is left alone, and ``CUTPLANE_MALLOC=glibc`` leaves glibc's own settings in
+place (:func:`tune_allocator`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import logging
 import os
 import sys
 
-__all__ = ["MMAP_THRESHOLD", "fix_mmap_threshold", "use_one_malloc_arena"]
+__all__ = ["MMAP_THRESHOLD", "fix_mmap_threshold", "tune_allocator", "use_one_malloc_arena"]
 
 logger = logging.getLogger(__name__)
 
@@ -76,3 +77,12 @@ def fix_mmap_threshold(nbytes: int = MMAP_THRESHOLD) -> bool:
     done = bool(mallopt(M_MMAP_THRESHOLD, int(nbytes)))
     logger.debug("mmap threshold %d bytes: %s", nbytes, "set" if done else "refused by the C library")
     return done
+
+
+def tune_allocator() -> dict[str, bool]:
+    """The command line's allocator settings: :func:`use_one_malloc_arena` and
+    :func:`fix_mmap_threshold`, unless the environment says ``CUTPLANE_MALLOC=glibc`` (glibc's
+    own settings, as in a program that imports the library). Returns which were set."""
+    if os.environ.get("CUTPLANE_MALLOC", "").strip().lower() == "glibc":
+        return {"one_arena": False, "mmap_threshold": False}
+    return {"one_arena": use_one_malloc_arena(), "mmap_threshold": fix_mmap_threshold()}

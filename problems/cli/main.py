@@ -26,7 +26,7 @@ import sys
 import warnings
 
 from cutplane.exceptions import CutplaneError, InputError, SolverError
-from problems.cli.allocator import fix_mmap_threshold, use_one_malloc_arena
+from problems.cli.allocator import tune_allocator
 from problems.cli.commands import COMMANDS
 from problems.cli.tasks import TASKS
 from problems.command_options import byte_size, format_label
@@ -166,8 +166,7 @@ def main(argv=None) -> int:
     except SystemExit as exc:  # argparse already printed "cutplane: error: ..." or help
         return int(exc.code or 0)
     args.argv = words  # the command line, for reports
-    use_one_malloc_arena()  # before the command's threads start (problems.cli.allocator)
-    fix_mmap_threshold()
+    tune_allocator()  # before the command's threads start (problems.cli.allocator)
     try:
         with warnings.catch_warnings(record=True) as caught, _console_logging(args):
             warnings.simplefilter("always")

@@ -107,3 +107,16 @@ def test_a_freed_dense_vector_goes_back_to_the_system():
 
     assert released("fixed") > 20 << 20
     assert released("dynamic") < 4 << 20  # the behaviour the setting is there for
+
+
+def test_glibc_own_settings_on_request(monkeypatch):
+    monkeypatch.setenv("CUTPLANE_MALLOC", "glibc")
+    monkeypatch.setattr(allocator.ctypes, "CDLL", lambda name: pytest.fail("the allocator was touched"))
+    assert allocator.tune_allocator() == {"one_arena": False, "mmap_threshold": False}
+
+
+def test_tuned_by_default(monkeypatch):
+    monkeypatch.delenv("CUTPLANE_MALLOC", raising=False)
+    monkeypatch.setattr(allocator, "use_one_malloc_arena", lambda: True)
+    monkeypatch.setattr(allocator, "fix_mmap_threshold", lambda: True)
+    assert allocator.tune_allocator() == {"one_arena": True, "mmap_threshold": True}
