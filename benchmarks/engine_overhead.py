@@ -18,8 +18,8 @@ and previous-token templates; generated here directly as index arrays so that n 
 take seconds) for n = 1e3, 1e4, 1e5 sentences, running to a fixed number of cuts (no pruning,
 eps never reached) with the serial oracle; it reports the fraction of wall time outside the
 oracle, the reduced solver's share, and the time per iteration at the end of the run against n.
-A grid entry ending in ``:p50`` runs with ``prune_after=50`` (``minimize``'s default) instead of
-keeping every cut. ``--gram-reference CONFIG:N:CUTS`` times one Gram row (the new cut against every
+A grid entry ending in ``:pK`` runs with ``prune_after=K`` (cuts idle for K iterations are
+dropped) instead of keeping every cut. ``--gram-reference CONFIG:N:CUTS`` times one Gram row (the new cut against every
 stored cut, the part of the engine that grows with the working set) beside scipy's sparse
 products on the same rows in the same run (:func:`gram_row_reference`).
 ``--profile N CUTS`` adds a cProfile of one run, listing the functions outside the oracle that
@@ -173,7 +173,7 @@ def structured_run(n, n_cuts, lam, config="small", seed=0, profile=False, prune_
     """BMRM to ``n_cuts`` iterations on generated data; returns a dict of wall and CPU timings.
 
     ``prune_after=None`` keeps every cut (the working set holds ``n_cuts`` cuts at the end);
-    ``minimize``'s default, 50, drops cuts idle for 50 iterations.
+    ``prune_after=k`` drops cuts idle for k iterations (``minimize``'s default: 15).
 
     CPU times (this process, which runs everything in one thread: serial oracle, one BLAS thread)
     do not count the waits for a core on a loaded machine, so their ratios are the stable figures.
@@ -239,7 +239,7 @@ def structured_section(grid, lam, profile_spec, say):
     )
     say()
     say(
-        "A grid entry `config:n:cuts,...:p50` runs with `prune_after=50` (minimize's default: cuts idle for "
+        "A grid entry `config:n:cuts,...:p50` runs with `prune_after=50` (cuts idle for "
         "50 iterations are dropped), shown as `iterations (cuts at the end)`; without it no cut is dropped."
     )
     say()

@@ -255,7 +255,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "prune_after",
-        50,
+        15,
         positive_integer,
         "drop cuts whose dual stayed zero this many iterations (None: never)",
         _ONE,

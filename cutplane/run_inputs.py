@@ -67,10 +67,24 @@ def check_regularizer(regularizer, dim: int, *, method: str, needs_indicator: bo
 
 
 def check_start(w0, regularizer, dim: int) -> np.ndarray:
-    """The start point: ``w0`` (default the regulariser's ``initial_point``), finite, feasible."""
+    """The start point: ``w0`` (default the regulariser's ``initial_point``), finite, feasible.
+
+    A read-only float64 array that owns its data is taken as it is: the engine never writes into
+    its points, and nothing else can (a start point of the size of the model is then not held
+    twice, as when a refit starts from the chosen point of a path). Any other ``w0`` is copied,
+    so that the caller's array stays writable and unchanged.
+    """
     if w0 is None:
         w0 = regularizer.initial_point(dim)
-    w0 = np.array(w0, dtype=np.float64, copy=True)
+    given = w0 if isinstance(w0, np.ndarray) else None
+    shared = (
+        given is not None
+        and given.dtype == np.float64
+        and not given.flags.writeable
+        and given.flags.owndata
+        and given.flags.c_contiguous
+    )
+    w0 = given if shared else np.array(w0, dtype=np.float64, copy=True)
     if w0.shape != (dim,):
         raise InputError(f"w0 has shape {w0.shape}, expected ({dim},)", field="w0")
     if not np.all(np.isfinite(w0)):

@@ -790,6 +790,11 @@ def refit_at_chosen(
         single = type(est)(**dict(est.get_params(deep=False), C=float(est.C_), solver=solver))
     else:
         single = estimator(float(est.C_), solver)
+    start = None if warm_start is None else warm_start.w
+    if start is not None and start.flags.owndata:
+        # read-only: the refit starts from this array itself, not from a copy of it
+        # (cutplane.run_inputs.check_start); est's model attributes become the refit's after
+        start.flags.writeable = False
     t0 = time.perf_counter()
     single._warm_start, single._prepared = warm_start, prepared
     try:

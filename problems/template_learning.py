@@ -625,7 +625,7 @@ class TemplateLearnerCVMixin:
         self.path_result_ = dataclasses.replace(run, working_set=None)
         n_train = n_all - int(self.validation_["n_examples"])
         ws.scale(n_train / n_all)
-        return WarmStart(ws, self.result_.w)  # the engine copies its start point
+        return WarmStart(ws, self.result_.w)  # read-only during the refit (refit_at_chosen)
 
     def _single_estimator(self, C: float, solver):
         """The single-C estimator with this one's parameters, at ``C`` with ``solver`` (the refit)."""

@@ -28,6 +28,7 @@ import warnings
 from cutplane.exceptions import CutplaneError, InputError, SolverError
 from problems.cli.allocator import tune_allocator
 from problems.cli.commands import COMMANDS
+from problems.cli.deferred_imports import defer_unused_imports
 from problems.cli.tasks import TASKS
 from problems.command_options import byte_size, format_label
 
@@ -167,6 +168,7 @@ def main(argv=None) -> int:
         return int(exc.code or 0)
     args.argv = words  # the command line, for reports
     tune_allocator()  # before the command's threads start (problems.cli.allocator)
+    defer_unused_imports()  # pandas, which scikit-learn imports, until something uses it
     try:
         with warnings.catch_warnings(record=True) as caught, _console_logging(args):
             warnings.simplefilter("always")
