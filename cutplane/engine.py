@@ -526,7 +526,15 @@ class OneSlack:
     def next_query(self) -> StepOutcome:
         """The step rule's next query point (and a line-search point with its ``F``)."""
         st = self.state
-        context = StepContext(self.oracle, self.regularizer, self.lam, st.best_w, st.best_upper, self.current.number)
+        context = StepContext(
+            self.oracle,
+            self.regularizer,
+            self.lam,
+            st.best_w,
+            st.best_upper,
+            self.current.number,
+            st.working_set.output_vector,
+        )
         return self.rule.next_query(self.solution, context)
 
     def adopt(self, solution, seconds) -> None:

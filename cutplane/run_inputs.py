@@ -177,8 +177,10 @@ def adopt_working_set(ws, max_cuts, memory_limit, groups, floor, rounding):
     from the start (aggregation keeps every cut a minorant of ``R``, and the floor cut ``R >= floor``).
     Cuts rounded to float32 for the previous problem are minorants only near its optimum: with
     ``rounding`` (a strongly convex regulariser) their offsets are made valid again on this run's
-    first ball (``WorkingSet.forget_ball``), otherwise they are dropped.
+    first ball (``WorkingSet.forget_ball``), otherwise they are dropped. The working set holds
+    the regulariser's group-id array itself from then on (``WorkingSet.share_groups``).
     """
+    ws.share_groups(groups)
     if not rounding and ws.discard_rounded():
         logger.info("warm start: dropped the cuts rounded to float32 (no region from this regulariser holds them)")
     ws.set_duals(ws.duals, np.zeros(ws.n_cuts, dtype=np.int64))

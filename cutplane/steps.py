@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import numbers
 import time
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -44,6 +45,10 @@ class StepContext(NamedTuple):
     best_upper : float
         ``F(best_w)``.
     iteration : int
+    vector : callable or None
+        ``vector()`` gives a writable float64 array of shape (dim,), its content arbitrary, for a
+        new point (the engine's :meth:`~cutplane.working_set.WorkingSet.output_vector`: an
+        array no longer used is filled again rather than a new one mapped); None: allocate.
     """
 
     oracle: object
@@ -52,6 +57,7 @@ class StepContext(NamedTuple):
     best_w: np.ndarray
     best_upper: float
     iteration: int
+    vector: Callable[[], np.ndarray] | None = None
 
 
 class StepOutcome(NamedTuple):
@@ -143,7 +149,8 @@ class InOutStep:
         if self.theta == 1.0 or (int(context.iteration) + 1) % self.direct_every == 0:
             return StepOutcome(wt)
         wb = np.asarray(context.best_w, dtype=np.float64)
-        query = np.subtract(wt, wb, dtype=np.float64)  # one new vector of dim floats, no temporaries
+        out = None if context.vector is None else context.vector()
+        query = np.subtract(wt, wb, out=out, dtype=np.float64)  # one vector of dim floats, no temporaries
         query *= self.theta
         query += wb
         return StepOutcome(query)

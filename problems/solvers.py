@@ -155,6 +155,19 @@ class PathRun:
     points: list
     path_result: Any = None
 
+    def keep_only(self, index: int) -> None:
+        """Let go of the model (``w``, a dense vector each) of every point but ``index``; their
+        certificates, iterations and times stay (an engine point's ``Result`` is the one in
+        :attr:`path_result`, which then has ``w`` None there too)."""
+        for j, point in enumerate(self.points):
+            if j == index or point is None or point.coef is None:
+                continue
+            if self.path_result is not None:
+                point.result.w = None
+            else:
+                bare = dataclasses.replace(point.result, w=None, w_last=None)
+                self.points[j] = dataclasses.replace(point, result=bare)
+
 
 def _let_go_spom(points: list, current: int, keep: Callable) -> None:
     """Replace the SPOM result of every point before ``current`` that ``keep`` does not keep by

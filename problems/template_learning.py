@@ -384,6 +384,7 @@ class TemplateLearnerMixin:
         table = ms.path_table(rows, PATH_COLUMNS)
         best = ms.choose_best(table["validation_score"], table["C"])
         adopt(run.points[best])
+        run.keep_only(best)  # the other points' models are not used again (memory: during the refit)
         self.path_result_ = run.path_result
         self.C_, self.best_index_, self.path_ = float(table["C"][best]), int(best), table
         self.extended_ = ms.extended_direction(table)

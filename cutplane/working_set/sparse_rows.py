@@ -113,6 +113,11 @@ class SparseRows:
     def __len__(self):
         return len(self.rows)
 
+    def share_groups(self, groups) -> None:
+        """Use ``groups`` (the same ids as this store's, another array) in place of its own."""
+        self._groups = groups
+        self._kgroups = groups
+
     def _threads(self) -> int:
         return _n_threads() if self.n_threads is None else max(1, min(int(self.n_threads), _n_threads()))
 
@@ -188,12 +193,12 @@ class SparseRows:
     @property
     def nbytes(self) -> int:
         """Bytes of the rows, of the scatter buffer and of the outputs kept for reuse that nothing
-        else refers to (see :meth:`_output`)."""
+        else refers to (see :meth:`output`)."""
         kept = sum(a.nbytes for a in self._outputs if sys.getrefcount(a) <= _ONLY_HERE)
         return int(self.slope_bytes + (0 if self._scratch is None else self._scratch.nbytes) + kept)
 
-    def _output(self) -> np.ndarray:
-        """A (dim,) float64 array for :meth:`combine` to fill (its content is arbitrary).
+    def output(self) -> np.ndarray:
+        """A (dim,) float64 array for :meth:`combine` (or a step's query point) to fill (its content is arbitrary).
 
         A fresh array of millions of coordinates costs more to map (the kernel zeroes every page
         at the first write) than to fill, and the engine asks for one at every reduced solve
@@ -400,7 +405,7 @@ class SparseRows:
         ``_SCRATCH_MAX_DIM`` (see :meth:`combine`). Each coordinate is summed in the same order
         (storage type, then row) whatever the thread count.
         """
-        out = self._output()
+        out = self.output()
         if not sel:
             out.fill(0.0)
             return out

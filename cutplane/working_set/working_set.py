@@ -500,6 +500,15 @@ class WorkingSet(LimitedMemoryMixin):
             self._masks[j] = (self._groups == j) if self._groups is not None else np.ones(self.dim, bool)
         return self._masks[j]
 
+    def output_vector(self) -> np.ndarray:
+        """A writable float64 array of shape (dim,), its content arbitrary, for a point the
+        caller fills: with sparse cuts from the pool that ``A alpha``'s outputs come from (an
+        array nothing refers to any more is filled again instead of a new one being mapped:
+        :meth:`cutplane.working_set.sparse_rows.SparseRows.output`), else a new array."""
+        if self.sparse:
+            return self._store.output()
+        return np.empty(self.dim)
+
     def combine(self, alpha, group=None) -> np.ndarray:
         """``sum_r alpha_r a_r``, ndarray of shape (dim,) (zero outside ``group`` if given)."""
         alpha = np.asarray(alpha, dtype=np.float64)
@@ -578,6 +587,23 @@ class WorkingSet(LimitedMemoryMixin):
         if self._groups is None:
             return bool(np.all(ids == 0))
         return ids is self._groups or bool(np.array_equal(ids, self._groups))
+
+    def share_groups(self, groups) -> bool:
+        """Hold the array of ``groups`` itself (compact int32 ids, a regulariser's
+        :attr:`~cutplane.regularizers.MixedNorm.groups`) when it names this working set's
+        groups: a working set adopted by a run whose regulariser was built anew (a refit from a
+        path's cuts) then keeps no second copy of ``dim`` ids. Returns whether it is held;
+        False (nothing changed) when the groups differ or there is one group."""
+        if groups is None or self._groups is None:
+            return False
+        ids = as_group_ids(groups, self.dim, compact=True)
+        if ids is self._groups:
+            return True
+        if ids.dtype != self._groups.dtype or not np.array_equal(ids, self._groups):
+            return False
+        self._groups = ids
+        self._store.share_groups(ids)
+        return True
 
     def max_constant_offset(self) -> float:
         """The largest offset of a cut with a zero slope (a floor ``R(w) >= b``), ``-inf`` if none."""

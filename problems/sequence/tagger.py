@@ -191,8 +191,8 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
         ran out first), ``n_iter``, ``seconds``, ``validation_score`` (in [0, 1]; None without
         validation data), ``n_active_templates``, ``active_templates``.
     path_result_ : cutplane.PathResult or None
-        The engine's path (every point's result and history) for a grid trained by
-        ``CuttingPlane``; None otherwise.
+        The engine's path (every point's result and history; the chosen point's ``w`` alone is
+        kept, the others' are None) for a grid trained by ``CuttingPlane``; None otherwise.
     validation_ : dict or None
         The validation data used (None for a single C): ``source`` (``"data"`` or
         ``"fraction"``), ``fraction``, ``seed``, ``n_examples`` and ``metric``
@@ -534,7 +534,8 @@ class SequenceTaggerCV(TemplateLearnerCVMixin, SequenceTagger):
         One entry per C of the grid (``validation_score`` in [0, 1]); see
         :class:`SequenceTagger`.
     path_result_ : cutplane.PathResult or None
-        The engine's path (every point's result and history); None for SPOM.
+        The engine's path (every point's result and history; the chosen point's ``w`` alone is
+        kept, the others' are None); None for SPOM.
     extended_ : {"above", "below"} or None
         Where the path went on past the grid (``path_["extension"]`` marks the points
         added); None when it did not.

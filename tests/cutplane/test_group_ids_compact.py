@@ -55,3 +55,32 @@ def test_a_run_with_shared_groups_is_certified():
     reg = MixedNorm(np.arange(oracle.dim) % 4, p=1.0, n_groups=4)
     res = minimize(oracle, reg, lam=0.1, eps=1e-6)
     assert res.converged and res.lower_bound <= res.objective and res.gap <= 1e-6
+
+
+@settings(max_examples=30, deadline=None)
+@given(dim=st.integers(5, 40), n_groups=st.integers(2, 5), seed=st.integers(0, 2**31 - 1))
+def test_an_adopted_working_set_holds_the_new_regularisers_ids(dim, n_groups, seed):
+    """A warm start's working set takes the array of the run's regulariser when the ids are the
+    same (a refit's MixedNorm is built anew: no second copy of dim ids), and the products of its
+    cuts are unchanged; different ids are refused and nothing changes."""
+    import scipy.sparse as sp
+
+    from cutplane.cuts import Cut
+
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(0, n_groups, size=dim)
+    ids[:n_groups] = np.arange(n_groups)
+    first, second = MixedNorm(ids.copy(), p=1.0), MixedNorm(ids.copy(), p=1.0)
+    assert first.groups is not second.groups
+    ws = WorkingSet(dim, groups=first.groups)
+    for _ in range(3):
+        ws.add(Cut(sp.random(1, dim, density=0.5, random_state=rng, format="csr"), float(rng.standard_normal())))
+    beta = rng.random((n_groups, 3))
+    before = ws.combine_by_group(beta).copy()
+    other = ids.copy()
+    other[0] = (other[0] + 1) % n_groups
+    assert not ws.share_groups(MixedNorm(other, p=1.0, n_groups=n_groups).groups)
+    assert ws.group_ids is first.groups
+    assert ws.share_groups(second.groups)
+    assert ws.group_ids is second.groups
+    np.testing.assert_array_equal(ws.combine_by_group(beta), before)

@@ -100,6 +100,28 @@ def test_the_query_follows_the_rule():
     assert queries[2] is wt  # the BMRM step queries the reduced minimiser itself
 
 
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), dim=st.integers(1, 20), theta=st.floats(0.05, 0.95))
+def test_the_query_is_written_into_the_vector_given(seed, dim, theta):
+    """With ``StepContext.vector`` the query is that array, bit for bit the point computed into a
+    new array; ``w_t`` and ``w^b`` are left as they were."""
+    rng = np.random.default_rng(seed)
+    wb, wt = rng.standard_normal(dim), rng.standard_normal(dim)
+    wb0, wt0 = wb.copy(), wt.copy()
+
+    class Sol:
+        w = wt
+
+    rule = InOutStep(theta=theta, direct_every=10)
+    given_buffer = np.full(dim, np.nan)
+    q = rule.next_query(Sol, StepContext(None, None, 1.0, wb, 1.0, 0, lambda: given_buffer)).query
+    fresh = rule.next_query(Sol, StepContext(None, None, 1.0, wb, 1.0, 0)).query
+    assert q is given_buffer
+    np.testing.assert_array_equal(q, fresh)
+    np.testing.assert_array_equal(wb, wb0)
+    np.testing.assert_array_equal(wt, wt0)
+
+
 @pytest.mark.parametrize(
     "kwargs, field",
     [({"theta": 0.0}, "theta"), ({"theta": 1.5}, "theta"), ({"direct_every": 0}, "direct_every")],
