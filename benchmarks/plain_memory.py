@@ -4,11 +4,12 @@
 (:mod:`problems.cli.allocator`). This script runs the plain command on CoNLL-2000 (CRF++
 chunking templates, every default) as child processes, the arms alternating: ``tuned`` (what a
 user gets), ``per-thread arenas`` (``MALLOC_ARENA_MAX=8`` in the child's environment, which the
-command leaves alone: glibc's own cap on a 2-core machine is 16; the threshold still fixed) and
+command leaves alone: glibc's own cap on a 2-core machine is 16; the threshold still fixed),
 ``glibc defaults`` (``CUTPLANE_MALLOC=glibc``: neither setting, as in a program that imports
-the library). Per run it records the wall and CPU seconds, the peak resident set
-(``ru_maxrss``), the chosen C, its status and iterations. Writes
-``docs/results/plain_memory.md`` (and ``--json``).
+the library) and ``pandas imported`` (``CUTPLANE_DEFER_IMPORTS=no``: the allocator tuned,
+pandas imported with scikit-learn instead of deferred). Per run it records the wall and CPU
+seconds, the peak resident set (``ru_maxrss``), the chosen C, its status and iterations.
+Writes ``docs/results/plain_memory.md`` (and ``--json``).
 
 Run: ``python -m benchmarks.plain_memory [--repeats 1] [--train FILE]``.
 """
@@ -29,6 +30,7 @@ ARMS = {
     "tuned": {},
     "per-thread arenas": {"MALLOC_ARENA_MAX": "8"},
     "glibc defaults": {"CUTPLANE_MALLOC": "glibc"},
+    "pandas imported": {"CUTPLANE_DEFER_IMPORTS": "no"},
 }
 
 
@@ -62,7 +64,7 @@ def run_arm(name: str, train: Path, work: Path, rep: int) -> dict:
 
 def render(meta: dict, records: list) -> str:
     lines = [
-        "# The plain command's peak memory and the C allocator's settings",
+        "# The plain command's peak memory: the C allocator's settings and the deferred pandas import",
         "",
         f"Command: `{meta['command']}` on {meta['date']}; {meta['machine']}; load average before "
         f"{meta['load_before']}, after {meta['load_after']}. Training file `{meta['train']}`.",
@@ -71,7 +73,8 @@ def render(meta: dict, records: list) -> str:
         "process, every default (the path over C, the refit); the arms alternate. `tuned` is what the "
         "command does (`problems.cli.allocator`: one malloc arena, a fixed mmap threshold); `per-thread arenas` "
         "sets `MALLOC_ARENA_MAX=8` for the child (the threshold still fixed); `glibc defaults` sets "
-        "`CUTPLANE_MALLOC=glibc` (neither setting, as in a program that imports the library).",
+        "`CUTPLANE_MALLOC=glibc` (neither setting, as in a program that imports the library); `pandas imported` "
+        "sets `CUTPLANE_DEFER_IMPORTS=no` (pandas imported with scikit-learn, not deferred).",
         "",
         "| arm | repeat | wall s | CPU s | peak RSS MB | working set peak MB | chosen C | status | iterations |",
         "|---|---|---|---|---|---|---|---|---|",
