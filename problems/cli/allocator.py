@@ -6,9 +6,9 @@
   in it for its own thread. With one arena the memory one thread frees is reused by the others.
 - **A fixed mmap threshold.** glibc maps blocks above its threshold apart and unmaps them when
   they are freed, but it raises the threshold to the size of every mapped block freed (up to
-  32 MB): after the first dense vector is let go, every later one (26 MB on CoNLL-2000) and the
-  working set's rows are carved from the heap, whose free holes stay resident. Setting the
-  threshold switches that adjustment off: large arrays go back to the system when freed.
+  its ``DEFAULT_MMAP_THRESHOLD_MAX``): after the first dense vector is let go, every later one
+  and the working set's rows are carved from the heap, whose free holes stay resident. Setting
+  the threshold switches that adjustment off: large arrays go back to the system when freed.
 
 ``docs/results/plain_memory.md`` measures the plain command's peak with and without each. The
 command line sets them for its own process; the library does not touch the allocator of a

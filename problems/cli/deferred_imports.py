@@ -2,8 +2,8 @@
 
 scikit-learn imports pandas when it is installed (``sklearn.utils.fixes``), for the data frames
 a user may give its estimators; ``cutplane``'s commands read their own files and never make a
-data frame, yet the import costs the process about 30 MB of resident memory
-(``docs/results/plain_memory.md`` measures the plain command's peak). The command line
+data frame, yet the import adds to the process's resident memory
+(``docs/results/plain_memory.md`` measures the plain command's peak with and without). The command line
 registers pandas with the standard library's lazy loader (:class:`importlib.util.LazyLoader`)
 before anything imports it: ``import pandas`` then gives a module whose code runs at the first
 attribute read, so a command that does use pandas gets the whole module, unchanged. The library

@@ -8,8 +8,13 @@ with its default, one query: the checks never pass a ``qid``, so the grouping by
 tested in ``test_linear_risks.py``, not here.
 
 Expected failures, with the reason, where the check cannot apply (``EXPECTED_FAILED_CHECKS``):
-``LinearSVM(loss="logistic")``'s ``check_class_weight_classifiers`` for the reason the hinge
-fails it (no intercept by default; see ``test_sklearn_contract.py``).
+``LinearSVM(loss="logistic")``'s and ``LinearSVM(loss="squared_hinge")``'s
+``check_class_weight_classifiers`` for the reason the hinge fails it (no intercept by default;
+see ``test_sklearn_contract.py``). The squared hinge used to pass it only because its run on the
+check's three blobs stopped at ``max_iter`` far from the optimum (certified gap 24 against
+``eps``) at a model that predicts class 0 everywhere; since the engine prunes idle cuts after 15
+iterations it converges (84 iterations), and the certified optimum scores 0.64 where the check
+asks 0.87, as the hinge's does.
 """
 
 import warnings
@@ -34,7 +39,7 @@ NO_INTERCEPT = "no intercept by default: the check's blobs are not centred (as f
 
 
 def _expected(est):
-    if isinstance(est, LinearSVM) and est.loss == "logistic":
+    if isinstance(est, LinearSVM) and est.loss in ("logistic", "squared_hinge"):
         return {"check_class_weight_classifiers": NO_INTERCEPT}
     return {}
 
