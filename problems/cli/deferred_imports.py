@@ -7,7 +7,9 @@ data frame, yet the import adds to the process's resident memory
 registers pandas with the standard library's lazy loader (:class:`importlib.util.LazyLoader`)
 before anything imports it: ``import pandas`` then gives a module whose code runs at the first
 attribute read, so a command that does use pandas gets the whole module, unchanged. The library
-itself defers nothing in a program that imports it.
+itself defers nothing in a program that imports it. A command run with ``--executor dask``
+defers nothing either: the dask client's own thread may import pandas, and the lazy loader is
+not safe when two threads load the same module at once before Python 3.12.
 """
 
 from __future__ import annotations

@@ -168,7 +168,8 @@ def main(argv=None) -> int:
         return int(exc.code or 0)
     args.argv = words  # the command line, for reports
     tune_allocator()  # before the command's threads start (problems.cli.allocator)
-    defer_unused_imports()  # pandas, which scikit-learn imports, until something uses it
+    if getattr(args, "executor", None) != "dask":  # dask's client thread may import pandas: the lazy
+        defer_unused_imports()  # loader is not thread-safe before Python 3.12 (problems.cli.deferred_imports)
     try:
         with warnings.catch_warnings(record=True) as caught, _console_logging(args):
             warnings.simplefilter("always")

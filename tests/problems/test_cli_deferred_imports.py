@@ -54,3 +54,18 @@ def test_not_installed_is_not_deferred():
     before = list(sys.meta_path)
     assert deferred_imports.defer_import("no_such_module_cutplane") is False
     assert sys.meta_path == before
+
+
+@pytest.mark.parametrize("executor, deferred", [("serial", True), ("dask", False)])
+def test_the_command_defers_except_with_dask(monkeypatch, tmp_path, executor, deferred):
+    """``cutplane train`` defers pandas, except with ``--executor dask`` (its client thread may
+    import pandas, and the lazy loader is not thread-safe before Python 3.12)."""
+    from problems.cli import main as cli_main
+
+    calls = []
+    monkeypatch.setattr(cli_main, "defer_unused_imports", lambda: calls.append(1) or {})
+    missing = tmp_path / "absent.txt"
+    args = ["train", "--task", "sequence", "--train", str(missing), "--model", str(tmp_path / "m.npz")]
+    code = cli_main.main([*args, "--executor", executor])
+    assert code != 0  # the training file is missing: the command stops after the setting
+    assert bool(calls) == deferred
