@@ -159,14 +159,12 @@ class PathRun:
         """Let go of the model (``w``, a dense vector each) of every point but ``index``; their
         certificates, iterations and times stay (an engine point's ``Result`` is the one in
         :attr:`path_result`, which then has ``w`` None there too)."""
+        if self.path_result is None:  # SPOM's results: replaced, as while its path runs
+            _let_go_spom(self.points, index, keep=lambda j: False)
+            return
         for j, point in enumerate(self.points):
-            if j == index or point is None or point.coef is None:
-                continue
-            if self.path_result is not None:
+            if j != index and point is not None:
                 point.result.w = None
-            else:
-                bare = dataclasses.replace(point.result, w=None, w_last=None)
-                self.points[j] = dataclasses.replace(point, result=bare)
 
 
 def _let_go_spom(points: list, current: int, keep: Callable) -> None:
