@@ -66,6 +66,27 @@ def _check_int_array(a, name, ndim=1):
     return arr
 
 
+def _stacked_rows(parts, dim):
+    """The chunks' rows (:class:`~oracles.sequence_chunk.ChunkExampleCuts`) as one CSR matrix of
+    shape (n_samples, dim), in chunk order. Each chunk's arrays are copied into the matrix's
+    and let go at once (``parts`` is emptied), so the rows are held about once, not twice."""
+    n_rows = sum(len(p.indptr) - 1 for p in parts)
+    nnz = sum(len(p.indices) for p in parts)
+    indptr = np.zeros(n_rows + 1, dtype=np.int64)
+    indices = np.empty(nnz, dtype=np.result_type(*[p.indices.dtype for p in parts]))
+    data = np.empty(nnz, dtype=np.result_type(*[p.values.dtype for p in parts]))
+    row = pos = 0
+    for k in range(len(parts)):
+        p, parts[k] = parts[k], None
+        m, q = len(p.indptr) - 1, len(p.indices)
+        indptr[row + 1 : row + m + 1] = p.indptr[1:] + pos
+        indices[pos : pos + q] = p.indices
+        data[pos : pos + q] = p.values
+        row, pos = row + m, pos + q
+        del p
+    return sp.csr_matrix((data, indices, indptr), shape=(n_rows, dim))
+
+
 def _merge_counts(idx_parts, val_parts):
     """Sum sparse vectors given as (sorted unique coordinates, values) by a tree of pairwise merges."""
     parts = list(zip(idx_parts, val_parts))
@@ -373,17 +394,11 @@ class SequenceHingeOracle:
         w = np.ascontiguousarray(w, dtype=np.float64)
         if self.conditioned:
             return self._example_cuts_by_sentence(w)
-        parts = self._map(w, True, False, False, True)
-        n_rows = [len(p.indptr) - 1 for p in parts]
-        starts = np.concatenate([[0], np.cumsum([len(p.indices) for p in parts])])
-        indptr = np.concatenate([[0]] + [p.indptr[1:] + s for p, s in zip(parts, starts[:-1])])
-        slopes = sp.csr_matrix(
-            (np.concatenate([p.values for p in parts]), np.concatenate([p.indices for p in parts]), indptr),
-            shape=(sum(n_rows), self.dim),
-        )
+        parts = list(self._map(w, True, False, False, True))  # emptied by _stacked_rows
         losses = np.concatenate([p.losses for p in parts])
         risks = np.concatenate([p.risks for p in parts])
-        return ExampleCuts(risks, losses, slopes, np.concatenate([p.yhat for p in parts]))
+        yhat = np.concatenate([p.yhat for p in parts])
+        return ExampleCuts(risks, losses, _stacked_rows(parts, self.dim), yhat)
 
     def _example_cuts_by_sentence(self, w) -> ExampleCuts:
         parts = self._map(w, True, False)

@@ -394,7 +394,8 @@ class ChunkExampleCuts(NamedTuple):
         Sentence ``i``'s row is ``indices/values[indptr[i]:indptr[i + 1]]``.
     indices : ndarray of shape (nnz,), int32 (int64 when ``dim`` exceeds int32)
         Sorted coordinates of ``Phi(x_i, y^_i) - Phi(x_i, y_i)`` per sentence.
-    values : ndarray of shape (nnz,), float64
+    values : ndarray of shape (nnz,), int8, int16 or float64
+        Their values, in the narrowest of these types that holds them exactly.
     losses : ndarray of shape (n_chunk_sentences,), float64
         ``Delta(y_i, y^_i)``.
     risks : ndarray of shape (n_chunk_sentences,), float64
@@ -408,6 +409,21 @@ class ChunkExampleCuts(NamedTuple):
     losses: np.ndarray
     risks: np.ndarray
     yhat: np.ndarray
+
+
+def _trimmed(a, n):
+    """``a[:n]``, copied (letting go of the scratch past ``n``) unless that is at most a tenth."""
+    return a[:n] if 10 * n >= 9 * a.shape[0] else a[:n].copy()
+
+
+def _exact_values(vals):
+    """The rows' values in the narrowest type holding them exactly: int8 or int16 (a
+    structured cut's counts, mostly +-1), else float64 (a copy either way)."""
+    for dtype in (np.int8, np.int16):
+        out = _narrow(vals, dtype)
+        if out.dtype == dtype:
+            return out
+    return np.array(vals, dtype=np.float64)
 
 
 def _narrow(a, dtype):
@@ -544,7 +560,10 @@ class SequenceChunk:
         # the coordinates in the type the n-slack pool stores (no conversion there)
         dim = self.n_features * self.n_labels + (self.n_labels**2 if self.transitions else 0)
         cols = np.empty(int(start[-1]), dtype=coordinate_dtype(dim))
-        vals = np.empty(int(start[-1]))
+        # indicator features: a row's values are sums of at most bound[i] terms +-1, exact in
+        # float32 while that is below 2**24 (half the scratch of float64)
+        exact32 = self.values is None and int(bound.max(initial=0)) < 2**24
+        vals = np.empty(int(start[-1]), dtype=np.float32 if exact32 else np.float64)
         ptr = np.empty(ns + 1, dtype=np.int64)
         dots = np.empty(ns)
         nnz = _example_rows(
@@ -562,7 +581,7 @@ class SequenceChunk:
             ptr,
             dots,
         )
-        return ChunkExampleCuts(ptr, cols[:nnz].copy(), vals[:nnz].copy(), losses, losses + dots, yhat)
+        return ChunkExampleCuts(ptr, _trimmed(cols, nnz), _exact_values(vals[:nnz]), losses, losses + dots, yhat)
 
     def __call__(self, w, augment=True, with_cut=True, cached=False, per_example=False):
         if per_example:  # how the executor's map reaches example_cuts

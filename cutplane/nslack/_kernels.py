@@ -2,7 +2,10 @@
 
 The cuts live in one pool: row ``r`` has the sorted coordinates ``pidx[rstart[r] : rstart[r] +
 rlen[r]]`` and offset ``rb[r]``; its values are ``pval`` at the same positions (a narrow integer
-type) for an integer row (``rfo[r] < 0``), else ``fval[rfo[r] : rfo[r] + rlen[r]]`` (float64).
+type) for an integer row (``rfo[r] < 0``), else ``fval[rfo[r] : rfo[r] + rlen[r]]`` (float64, or
+float32 where the working sets round the float rows: then ``rerr[r]`` bounds the Euclidean
+distance of the stored row from the exact cut it stands for, which the certified bound accounts
+for).
 Example ``i`` owns the slots ``slot[i, :]`` (row ids,
 -1 when empty) with duals ``alpha[i, 1:]``; ``alpha[i, 0]`` is the weight of the floor cut
 ``R_i >= floor`` (slope 0). ``gram[i, j, k]`` is ``<a_j, a_k>`` of the block's slots ``j, k``.
@@ -21,7 +24,7 @@ def _value(pval, fval, fo, start, p):
     """The value at pool position ``p`` of a row starting at ``start`` with float offset ``fo``."""
     if fo < 0:
         return np.float64(pval[p])
-    return fval[fo + p - start]
+    return np.float64(fval[fo + p - start])
 
 
 @njit(nogil=True, cache=True)
@@ -32,7 +35,7 @@ def _row_dot(pidx, pval, fval, fo, start, length, w):
             s += np.float64(pval[p]) * w[pidx[p]]
     else:
         for k in range(length):
-            s += fval[fo + k] * w[pidx[start + k]]
+            s += np.float64(fval[fo + k]) * w[pidx[start + k]]
     return s
 
 
@@ -43,7 +46,7 @@ def _row_axpy(pidx, pval, fval, fo, start, length, c, w):
             w[pidx[p]] += c * np.float64(pval[p])
     else:
         for k in range(length):
-            w[pidx[start + k]] += c * fval[fo + k]
+            w[pidx[start + k]] += c * np.float64(fval[fo + k])
 
 
 @njit(nogil=True, cache=True)
@@ -160,7 +163,7 @@ def sweep(order, slot, alpha, gram, rstart, rlen, rb, rfo, pidx, pval, fval, w, 
 
 
 @njit(nogil=True, cache=True)
-def normalize(slot, alpha, rlen, rb, floor):
+def normalize(slot, alpha, rlen, rb, rerr, floor):
     """Put every block's duals back on the simplex (round-off of the sweeps:
     ``alpha_i0 = 1 - sum_j alpha_ij``, the others scaled down if they sum above 1; empty slots 0).
 
@@ -170,10 +173,13 @@ def normalize(slot, alpha, rlen, rb, floor):
         ``sum_i alpha_i0 floor + sum_j alpha_ij b_ij`` (``n`` times the dual's linear term).
     live_nnz : int
         Stored nonzeros of the rows in the slots.
+    error_mass : float
+        ``sum_ij alpha_ij rerr[slot_ij]`` (0 when no row was rounded).
     """
     n, m = slot.shape
     total = 0.0
     live = 0
+    mass = 0.0
     for i in range(n):
         rest = 0.0
         for j in range(m):
@@ -193,7 +199,8 @@ def normalize(slot, alpha, rlen, rb, floor):
                 live += rlen[r]
                 if alpha[i, j + 1] > 0.0:
                     total += alpha[i, j + 1] * rb[r]
-    return total, live
+                    mass += alpha[i, j + 1] * rerr[r]
+    return total, live, mass
 
 
 @njit(nogil=True, cache=True)
@@ -241,31 +248,43 @@ def retire(slot, alpha, idle, max_idle):
 
 
 @njit(nogil=True, cache=True)
-def _merge_into(pidx, pval, fval, s1, l1, f1, c1, s2, l2, f2, c2, out, fout):
+def _merge_into(pidx, pval, fval, s1, l1, f1, c1, s2, l2, f2, c2, out, fout, ulp):
     """Write ``c1 a + c2 b`` of two pool rows at ``out`` (sorted coordinates, zeros dropped), its
-    values at ``fval[fout:]`` (a float row); return its length."""
+    values at ``fval[fout:]`` (a float row); return its length and a bound on the Euclidean
+    norm of what storing it changed: with ``ulp`` (2**-52, for a float32 ``fval``) each value's
+    rounding to ``fval``'s type plus ``ulp`` times its terms' sizes (the float64 sum's own
+    rounding); 0 with ``ulp`` 0 (float64, the sum kept as computed)."""
     p, q = s1, s2
     e1, e2 = s1 + l1, s2 + l2
     r = out
+    err = 0.0
     while p < e1 or q < e2:
         if q >= e2 or (p < e1 and pidx[p] < pidx[q]):
             k = pidx[p]
             v = c1 * _value(pval, fval, f1, s1, p)
+            size = abs(v)
             p += 1
         elif p >= e1 or pidx[q] < pidx[p]:
             k = pidx[q]
             v = c2 * _value(pval, fval, f2, s2, q)
+            size = abs(v)
             q += 1
         else:
             k = pidx[p]
-            v = c1 * _value(pval, fval, f1, s1, p) + c2 * _value(pval, fval, f2, s2, q)
+            x = c1 * _value(pval, fval, f1, s1, p)
+            y = c2 * _value(pval, fval, f2, s2, q)
+            v = x + y
+            size = abs(x) + abs(y)
             p += 1
             q += 1
-        if v != 0.0:
+        fval[fout + r - out] = v  # rounded to fval's type (within the row's reserved range)
+        stored = np.float64(fval[fout + r - out])
+        e = abs(stored - v) + 2.0 * ulp * size
+        err += e * e
+        if stored != 0.0:
             pidx[r] = k
-            fval[fout + r - out] = v
             r += 1
-    return r - out
+    return r - out, np.sqrt(err)
 
 
 @njit(nogil=True, cache=True)
@@ -328,7 +347,7 @@ def violated(
 
 @njit(nogil=True, cache=True)
 def place(
-    lo, want, b_ptr, b_off, b_int, slot, alpha, gram, idle, rstart, rlen, rb, rfo, state, pidx, fval, new_slot,
+    lo, want, b_ptr, b_off, b_int, slot, alpha, gram, idle, rstart, rlen, rb, rfo, rerr, state, pidx, fval, new_slot,
     merge_row, merge_src, merge_coef,
 ):  # fmt: skip
     """Give each wanted example's new cut a slot and a row of the pool (its entries are copied
@@ -340,7 +359,8 @@ def place(
     combination of the two rows'). The merged row gets its offset and Gram entries here and a
     pool row as long as its two sources together; :func:`merge_rows` writes its entries
     (``merge_row[i]`` the row, -1: none; ``merge_src[i]`` the two source rows, ``merge_coef[i]``
-    their weights), in threads.
+    their weights), in threads. The merged row's ``rerr`` starts as the same combination of
+    its sources' (:func:`merge_rows` adds its own rounding), a new row's at 0.
 
     A new cut whose values are integers in the range of the narrow value type (``b_int[i]``)
     keeps its values beside its coordinates; the others (and every merged row) get a range of
@@ -401,6 +421,7 @@ def place(
             merge_src[i, 0], merge_src[i, 1] = rp, rq
             merge_coef[i, 0], merge_coef[i, 1] = cp, cq
             rb[nr] = cp * rb[rp] + cq * rb[rq]
+            rerr[nr] = cp * rerr[rp] + cq * rerr[rq]
             state[1] += rlen[nr]
             state[0] += 1
             gpp, gqq, gpq = gram[i, merge_p, merge_p], gram[i, k, k], gram[i, merge_p, k]
@@ -418,6 +439,7 @@ def place(
         rstart[nr] = state[1]
         rlen[nr] = length
         rb[nr] = b_off[i]
+        rerr[nr] = 0.0
         if b_int[i]:
             rfo[nr] = -1
         else:
@@ -434,25 +456,29 @@ def place(
 
 
 @njit(nogil=True, cache=True)
-def merge_rows(lo, hi, merge_row, merge_src, merge_coef, rstart, rlen, rfo, pidx, pval, fval):
+def merge_rows(lo, hi, merge_row, merge_src, merge_coef, rerr, ulp, rstart, rlen, rfo, pidx, pval, fval):
     """Write the merged rows of examples ``lo..hi`` (placed by :func:`place`) into their pool
-    rows and set their lengths; disjoint ranges may run in threads at once (the sources are
-    only read, each merged row has its own reserved range)."""
+    rows, set their lengths and add their rounding to ``rerr`` (:func:`_merge_into`); disjoint
+    ranges may run in threads at once (the sources are only read, each merged row has its own
+    reserved range)."""
     for i in range(lo, hi):
         r = merge_row[i]
         if r < 0:
             continue
         p, q = merge_src[i, 0], merge_src[i, 1]
-        rlen[r] = _merge_into(
+        length, err = _merge_into(
             pidx, pval, fval, rstart[p], rlen[p], rfo[p], merge_coef[i, 0], rstart[q], rlen[q], rfo[q],
-            merge_coef[i, 1], rstart[r], rfo[r],
+            merge_coef[i, 1], rstart[r], rfo[r], ulp,
         )  # fmt: skip
+        rlen[r] = length
+        rerr[r] += err
 
 
 @njit(nogil=True, cache=True)
-def copy_rows(lo, hi, new_slot, slot, b_ptr, b_idx, b_val, rstart, rfo, pidx, pval, fval):
-    """Copy the new cuts of examples ``lo..hi`` (placed by :func:`place`) into their pool rows;
-    disjoint ranges may run in threads at once."""
+def copy_rows(lo, hi, new_slot, slot, b_ptr, b_idx, b_val, rstart, rfo, rerr, pidx, pval, fval):
+    """Copy the new cuts of examples ``lo..hi`` (placed by :func:`place`) into their pool rows
+    (a float row's rounding to ``fval``'s type, none in float64, into ``rerr``); disjoint
+    ranges may run in threads at once."""
     for i in range(lo, hi):
         k = new_slot[i]
         if k < 0:
@@ -461,12 +487,16 @@ def copy_rows(lo, hi, new_slot, slot, b_ptr, b_idx, b_val, rstart, rfo, pidx, pv
         s0 = rstart[r]
         fo = rfo[r]
         b0 = b_ptr[i]
+        err = 0.0
         for p in range(b_ptr[i + 1] - b0):
             pidx[s0 + p] = b_idx[b0 + p]
             if fo < 0:
                 pval[s0 + p] = b_val[b0 + p]  # an integer in the type's range: exact
             else:
                 fval[fo + p] = b_val[b0 + p]
+                e = np.float64(fval[fo + p]) - np.float64(b_val[b0 + p])
+                err += e * e
+        rerr[r] = np.sqrt(err)
 
 
 @njit(nogil=True, cache=True)
@@ -546,3 +576,14 @@ def integer_rows(b_ptr, b_val, lo_value, hi_value, out):
                 ok = False
                 break
         out[i] = ok
+
+
+@njit(nogil=True, cache=True)
+def batch_products(b_ptr, b_idx, b_val, w, out):
+    """``out[i] = <row i, w>`` of a CSR batch, its values read in their own type (an int8 batch
+    is not widened to float64 first, as ``scipy.sparse`` would)."""
+    for i in range(b_ptr.shape[0] - 1):
+        acc = 0.0
+        for p in range(b_ptr[i], b_ptr[i + 1]):
+            acc += np.float64(b_val[p]) * w[b_idx[p]]
+        out[i] = acc

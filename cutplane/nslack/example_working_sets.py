@@ -43,6 +43,9 @@ POOL_SLACK = 1.25
 #: feature counts), kept beside their coordinates; the other rows' values are float64.
 VALUE_DTYPE = np.int8
 _VALUE_MIN, _VALUE_MAX = np.iinfo(VALUE_DTYPE).min, np.iinfo(VALUE_DTYPE).max
+#: The value types a batch of cuts is read in as it is (the kernels are compiled for each);
+#: another is converted to float64.
+_BATCH_VALUE_DTYPES = tuple(np.dtype(t) for t in (np.int8, np.int16, np.int32, np.float32, np.float64))
 
 
 class ExampleWorkingSets:
@@ -51,7 +54,12 @@ class ExampleWorkingSets:
     The cuts are stored compactly: coordinates as int32 while ``dim`` allows, the values of an
     integer row (a structured task's cut is a difference of feature counts) in
     :data:`VALUE_DTYPE` beside them, those of any other row (a fraction, an integer out of that
-    type's range, every merged row) in float64 (``fval``); either reads back exactly. The pools
+    type's range, every merged row) in ``float_dtype`` (``fval``). In float64 either reads back
+    exactly. In float32 (half the memory of the merged rows, which hold most entries late in a
+    run at large ``C``) each float row keeps a bound ``rerr`` on its distance from the exact
+    cut it stands for, and :meth:`lower_bound` subtracts what those roundings can have added to
+    ``D``, so the bound stays certified (a relative change of about ``2**-24``, for loose
+    tolerances: :data:`cutplane.nslack.loop.FLOAT32_POINTS_RTOL`). The pools
     lie on maps whose pages take memory only once written, grow in place and are compacted in
     place (:meth:`_make_room`).
 
@@ -75,6 +83,8 @@ class ExampleWorkingSets:
     threads : int, default=1
         Threads of the insertion, the compaction and (by default) the passes: each runs a range
         of examples or rows (the kernels release the GIL).
+    float_dtype : {numpy.float64, numpy.float32}, default=numpy.float64
+        The type of the float rows' values (above).
 
     Attributes
     ----------
@@ -89,9 +99,16 @@ class ExampleWorkingSets:
         ``place`` (the serial placement, and the merges written in threads), ``copy_gram``.
     """
 
-    def __init__(self, n_samples, dim, lam, floor, *, planes=DEFAULT_PLANES, max_idle=None, threads=1):
+    def __init__(
+        self, n_samples, dim, lam, floor, *, planes=DEFAULT_PLANES, max_idle=None, threads=1, float_dtype=np.float64
+    ):
         if int(planes) < 2:
             raise InputError(f"must be >= 2, got {planes}", field="planes")
+        self.float_dtype = np.dtype(float_dtype)
+        if self.float_dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
+            raise InputError(f"must be float32 or float64, got {self.float_dtype}", field="float_dtype")
+        # float32 rows: each stored value's rounding and the float64 merge's own are accounted for
+        self._ulp = 2.0**-52 if self.float_dtype == np.float32 else 0.0
         self.n, self.dim, self.lam, self.floor = int(n_samples), int(dim), float(lam), float(floor)
         self.kappa = 1.0 / (self.lam * self.n)
         self.max_idle = DEFAULT_MAX_IDLE if max_idle is None else int(max_idle)
@@ -107,7 +124,7 @@ class ExampleWorkingSets:
         self.index_dtype = coordinate_dtype(self.dim)
         self.pidx = _mapped(self.index_dtype, 1 << 16)
         self.pval = _mapped(VALUE_DTYPE, 1 << 16)  # the integer rows' values, beside their coordinates
-        self.fval = _mapped(np.float64, 1 << 12)  # the other rows' values
+        self.fval = _mapped(self.float_dtype, 1 << 12)  # the other rows' values
         self._limit, self._f_limit = self.pidx.shape[0], self.fval.shape[0]  # used entries before a compaction
         self.state = np.zeros(5, dtype=np.int64)  # n_rows, used, added, merged, fval used
         self.live_nnz = 0
@@ -119,6 +136,7 @@ class ExampleWorkingSets:
         self.rlen = np.zeros(cap, dtype=np.int64)
         self.rb = np.zeros(cap)
         self.rfo = np.full(cap, -1, dtype=np.int64)
+        self.rerr = np.zeros(cap)
 
     @property
     def planes(self) -> int:
@@ -141,7 +159,7 @@ class ExampleWorkingSets:
     def nbytes(self) -> int:
         """Bytes held by the pool (its capacity), the row table, the slots, the duals and the Gram
         blocks."""
-        arrays = [self.pidx, self.pval, self.fval, self.rstart, self.rlen, self.rb, self.rfo]
+        arrays = [self.pidx, self.pval, self.fval, self.rstart, self.rlen, self.rb, self.rfo, self.rerr]
         arrays += [self.slot, self.alpha, self.gram, self.idle]
         return int(sum(a.nbytes for a in arrays))
 
@@ -177,7 +195,9 @@ class ExampleWorkingSets:
             slopes = slopes.sorted_indices()
         ptr = slopes.indptr.astype(np.int64, copy=False)
         idx = slopes.indices.astype(self.index_dtype, copy=False)
-        val = slopes.data.astype(np.float64, copy=False)
+        val = slopes.data  # read in its own type by the kernels: an int8 batch stays int8
+        if val.dtype not in _BATCH_VALUE_DTYPES:
+            val = val.astype(np.float64)
         off = np.ascontiguousarray(offsets, dtype=np.float64)
         risk = np.ascontiguousarray(values, dtype=np.float64)
         before = self.n_added
@@ -195,8 +215,11 @@ class ExampleWorkingSets:
         )  # fmt: skip
         t1 = time.perf_counter()
         lengths = np.diff(ptr)
-        narrow = np.empty(self.n, dtype=np.bool_)
-        _kernels.integer_rows(ptr, val, float(_VALUE_MIN), float(_VALUE_MAX), narrow)
+        if val.dtype == VALUE_DTYPE:
+            narrow = np.ones(self.n, dtype=np.bool_)
+        else:
+            narrow = np.empty(self.n, dtype=np.bool_)
+            _kernels.integer_rows(ptr, val, float(_VALUE_MIN), float(_VALUE_MAX), narrow)
         incoming = int(lengths[want].sum())
         f_incoming = int(lengths[want & ~narrow].sum())
         if (
@@ -214,7 +237,8 @@ class ExampleWorkingSets:
         while True:
             stop = _kernels.place(
                 lo, want, ptr, off, narrow, self.slot, self.alpha, self.gram, self.idle, self.rstart, self.rlen,
-                self.rb, self.rfo, self.state, self.pidx, self.fval, new_slot, merge_row, merge_src, merge_coef,
+                self.rb, self.rfo, self.rerr, self.state, self.pidx, self.fval, new_slot, merge_row, merge_src,
+                merge_coef,
             )  # fmt: skip
             # the merges of the examples placed so far, before a compaction could move their sources
             self._in_ranges(
@@ -224,6 +248,8 @@ class ExampleWorkingSets:
                     merge_row,
                     merge_src,
                     merge_coef,
+                    self.rerr,
+                    self._ulp,
                     *self._row_store,
                 ),  # fmt: skip
                 stop - lo,
@@ -236,8 +262,20 @@ class ExampleWorkingSets:
         t3 = time.perf_counter()
         self._in_ranges(
             lambda lo, hi: _kernels.copy_rows(
-                lo, hi, new_slot, self.slot, ptr, idx, val, self.rstart, self.rfo, self.pidx, self.pval, self.fval
-            )
+                lo,
+                hi,
+                new_slot,
+                self.slot,
+                ptr,
+                idx,
+                val,
+                self.rstart,
+                self.rfo,
+                self.rerr,
+                self.pidx,
+                self.pval,
+                self.fval,
+            )  # fmt: skip
         )
         self._in_ranges(
             lambda lo, hi: _kernels.gram_rows(
@@ -309,6 +347,7 @@ class ExampleWorkingSets:
             self.rlen = _grown(self.rlen, cap, rows)
             self.rb = _grown(self.rb, cap, rows)
             self.rfo = _grown(self.rfo, cap, rows)
+            self.rerr = _grown(self.rerr, cap, rows)
 
     def _compact(self):
         """Move the rows the slots hold to the front of the pool (and their float values to the
@@ -330,6 +369,8 @@ class ExampleWorkingSets:
         cap = max(k + 2 * self.n + 2, 1024)
         new_b = np.zeros(cap)
         new_b[:k] = self.rb[by_start]
+        new_err = np.zeros(cap)
+        new_err[:k] = self.rerr[by_start]
         self.rstart = np.zeros(cap, dtype=np.int64)
         self.rlen = np.zeros(cap, dtype=np.int64)
         self.rfo = np.full(cap, -1, dtype=np.int64)
@@ -337,6 +378,7 @@ class ExampleWorkingSets:
         self.rlen[:k] = lengths
         self.rfo[:k] = new_fo
         self.rb = new_b
+        self.rerr = new_err
         renumbered = np.empty(k, dtype=np.int64)
         renumbered[order] = np.arange(k)
         self.slot[filled] = renumbered
@@ -352,7 +394,7 @@ class ExampleWorkingSets:
         idx = self.pidx[s0 : s0 + length].copy()
         if fo < 0:
             return idx, self.pval[s0 : s0 + length].astype(np.float64)
-        return idx, self.fval[fo : fo + length].copy()
+        return idx, self.fval[fo : fo + length].astype(np.float64)
 
     def _live_nnz(self) -> int:
         rows = self.slot[self.slot >= 0]
@@ -424,8 +466,8 @@ class ExampleWorkingSets:
         ``s* = 1``; far from it (the first iterations at large C, where ``w`` must grow) one
         step moves every block at once, where a pass of block steps moves one at a time. The
         new ``w`` is the old one times ``s``, and its ``D`` the linear term from the duals minus
-        ``lam/2 ||w||^2``: as exact as :meth:`lower_bound` (one rounding per coordinate),
-        without its pass.
+        ``lam/2 ||w||^2`` (less the rounding slack of float32 rows, as in :meth:`lower_bound`):
+        as exact as :meth:`lower_bound` (one rounding per coordinate), without its pass.
         """
         filled = self.slot >= 0
         b = np.where(filled, self.rb[np.where(filled, self.slot, 0)], 0.0)
@@ -443,16 +485,37 @@ class ExampleWorkingSets:
         self.alpha[:, 0] = np.maximum(1.0 - cuts.sum(axis=1), 0.0)
         self.w *= s
         linear = float(np.sum(self.alpha[:, 0]) * self.floor + np.sum(cuts * b)) / self.n
-        return linear - 0.5 * self.lam * float(self.w @ self.w)
+        sq = float(self.w @ self.w)
+        return linear - 0.5 * self.lam * sq - self._rounding_slack(self._error_mass(), sq)
 
     def lower_bound(self) -> float:
         """``D(alpha)`` with ``w(alpha)`` recomputed from the duals (into :attr:`w`): certified
         ``<= min F`` (module docstring). The recomputation runs in :attr:`threads` threads over
         ranges of coordinates and gives the same ``w``, bit for bit, with any number of them."""
-        total, live = _kernels.normalize(self.slot, self.alpha, self.rlen, self.rb, self.floor)
+        total, live, mass = _kernels.normalize(self.slot, self.alpha, self.rlen, self.rb, self.rerr, self.floor)
         self.recompute_w()
         self.live_nnz = int(live)
-        return total / self.n - 0.5 * self.lam * float(self.w @ self.w)
+        sq = float(self.w @ self.w)
+        return total / self.n - 0.5 * self.lam * sq - self._rounding_slack(mass, sq)
+
+    def _rounding_slack(self, mass, sq) -> float:
+        """What the rounding of the stored rows can have raised ``D``: 0 with float64 rows.
+
+        The stored rows ``a~_ij`` are within ``rerr`` (Euclidean) of exact cuts ``a_ij`` (convex
+        combinations of the oracle's), so ``w(alpha)`` of the exact cuts is within
+        ``delta = kappa sum_ij alpha_ij rerr_ij`` (``mass`` the sum) of the stored rows' ``w``,
+        and the exact dual ``L - lam/2 ||w_exact||^2`` is at least the stored one minus
+        ``lam (||w|| delta + delta^2 / 2)`` (``sq = ||w||^2``): subtracted, the bound stays a
+        certified lower bound of ``min F``."""
+        if mass <= 0.0:
+            return 0.0
+        delta = self.kappa * float(mass)
+        return self.lam * (np.sqrt(sq) * delta + 0.5 * delta * delta)
+
+    def _error_mass(self) -> float:
+        filled = self.slot >= 0
+        errs = np.where(filled, self.rerr[np.where(filled, self.slot, 0)], 0.0)
+        return float(np.sum(self.alpha[:, 1:] * errs))
 
     def recompute_w(self) -> None:
         """:attr:`w` ``= w(alpha)`` afresh from the duals (the pass of :meth:`lower_bound`, the

@@ -59,7 +59,9 @@ logger = logging.getLogger("cutplane")
 #: With a relative tolerance ``rtol`` at least this, the query points are rounded to float32
 #: (a relative change of at most ``2**-24`` per coordinate, far below the gap sought) and the best
 #: point and the running average are kept in float32, exactly: ``F`` is evaluated at the rounded
-#: point, which is the one returned, so the certificate is unchanged.
+#: point, which is the one returned, so the certificate is unchanged. The working sets' float
+#: rows (the merged cuts) are kept in float32 too, the lower bound less a bound on what that
+#: rounding can have added (:class:`~cutplane.nslack.example_working_sets.ExampleWorkingSets`).
 FLOAT32_POINTS_RTOL = 1e-4
 
 #: The options of :func:`cutplane.minimize` that only the one-working-set methods take, refused
@@ -85,9 +87,14 @@ def _check_example_cuts(ex, n, dim, w):
     if not (sp.issparse(slopes) and slopes.shape == (n, dim)):
         raise InputError(f"example_cuts slopes must be scipy sparse of shape ({n}, {dim})", field="oracle")
     slopes = sp.csr_matrix(slopes)
-    if not (np.all(np.isfinite(values)) and np.all(np.isfinite(offsets)) and np.all(np.isfinite(slopes.data))):
+    if slopes.dtype.kind not in "iuf":
+        raise InputError(f"example_cuts slopes must have real values, got dtype {slopes.dtype}", field="oracle")
+    finite = slopes.dtype.kind in "iu" or np.all(np.isfinite(slopes.data))
+    if not (finite and np.all(np.isfinite(values)) and np.all(np.isfinite(offsets))):
         raise InputError("example_cuts returned non-finite values, offsets or slopes", field="oracle")
-    at_w = slopes @ w + offsets
+    at_w = np.empty(n)
+    _kernels.batch_products(slopes.indptr, slopes.indices, slopes.data, w, at_w)  # no float64 copy of the data
+    at_w += offsets
     bad = at_w > values + 1e-7 * (1.0 + np.abs(values))
     if np.any(bad):
         i = int(np.argmax(bad))
@@ -165,6 +172,8 @@ class NSlack:
         if threads is None:
             workers = getattr(getattr(oracle, "executor", None), "n_workers", 1)
             threads = int(workers) if isinstance(workers, numbers.Integral) and not isinstance(workers, bool) else 1
+        rtol = options.get("rtol")
+        loose = rtol is not None and rtol >= FLOAT32_POINTS_RTOL
         sets = ExampleWorkingSets(
             int(oracle.n_samples),
             int(oracle.dim),
@@ -173,6 +182,7 @@ class NSlack:
             planes=options["planes"],
             max_idle=options["max_idle"],
             threads=threads,
+            float_dtype=np.float32 if loose else np.float64,  # the float rows too: a certified slack
         )
         return cls(oracle, lam, options, sets, clock=clock)
 

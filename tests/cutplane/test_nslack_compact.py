@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cutplane
+from cutplane.exceptions import InputError
 from cutplane.nslack import ExampleWorkingSets
 from cutplane.nslack import example_working_sets as ews
 from cutplane.regularizers import L2
@@ -157,3 +158,74 @@ def test_a_released_tail_reads_as_zeros_and_the_head_is_kept():
     if isinstance(a.base, memoryview) and isinstance(a.base.obj, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
         assert np.all(a[first_released:] == 0.0)
     assert np.all(a[1000:first_released] == 7.0)  # the page that holds entry 999 is kept whole
+
+
+def _twin_stores(seed, n, dim, lam, batches, threads=1):
+    """A float32 store and a float64 one driven alike: the same batches (offsets rising by 100
+    a batch, far above the rounding, so both take the same cuts), the float32 store's duals
+    copied into the float64 one after its passes, so that every merge is the same in both (the
+    same slots, the same weights)."""
+    rng = np.random.default_rng(seed)
+    low = ExampleWorkingSets(n, dim, lam, 0.0, planes=2, threads=threads, float_dtype=np.float32)
+    exact = ExampleWorkingSets(n, dim, lam, 0.0, planes=2, threads=threads)
+    for t in range(batches):
+        slopes = sp.random(n, dim, density=0.6, random_state=np.random.RandomState(rng.integers(2**31)), format="csr")
+        slopes.data = 4.0 * slopes.data - 2.0  # fractions: not float32 values
+        offsets = 100.0 * (t + 1) + rng.uniform(0.0, 2.0, n)
+        for sets in (low, exact):
+            sets.add(slopes @ sets.w + offsets, offsets, slopes)
+        np.testing.assert_array_equal(low.slot >= 0, exact.slot >= 0)
+        low.sweep(rng.permutation(n))
+        low.lower_bound()
+        exact.alpha[:] = low.alpha
+        exact.recompute_w()  # so that both see the next batch at the same point, up to rounding
+    return low, exact
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 5),
+    dim=st.integers(1, 12),
+    lam=st.sampled_from([1.0, 0.1, 0.01]),
+    threads=st.sampled_from([1, 2]),
+)
+def test_float32_rows_stay_within_their_bound_and_the_bound_stays_below_the_exact_dual(seed, n, dim, lam, threads):
+    """Float32 rows (the loose-tolerance store): every stored row, merged ones included, is
+    within ``rerr`` of the exact row, and the certified ``D`` is at most the exact rows' ``D``
+    at the same duals (so weak duality still holds), and close to it."""
+    low, exact = _twin_stores(seed, n, dim, lam, 12, threads)
+    assert low.fval.dtype == np.float32 and exact.fval.dtype == np.float64
+    assert not np.any(exact.rerr)  # float64 rows: no rounding accounted
+    for i in range(n):
+        for j in range(low.planes):
+            r, q = low.slot[i, j], exact.slot[i, j]
+            if r < 0:
+                continue
+            idx, val = low.row(r)
+            ref_idx, ref_val = exact.row(q)
+            a, b = np.zeros(dim), np.zeros(dim)
+            np.add.at(a, idx, val)
+            np.add.at(b, ref_idx, ref_val)
+            assert np.linalg.norm(a - b) <= low.rerr[r] * (1 + 1e-9) + 1e-300
+            assert low.rb[r] == exact.rb[q]
+    d_low, d_exact = low.lower_bound(), exact.lower_bound()
+    np.testing.assert_array_equal(low.alpha, exact.alpha)
+    # the slack is tight to first order (in one dimension, exactly what the rounding moved), so
+    # the two may differ by the float64 rounding of D itself, far below the slack (about
+    # 1e-9 here): without it, the float32 D would lie above the exact one
+    assert d_low <= d_exact + 8 * np.finfo(float).eps * (1.0 + abs(d_exact))
+    assert d_exact - d_low <= 1e-5 * (1.0 + abs(d_exact))
+
+
+def test_float32_rows_are_charged_only_for_what_rounding_changed():
+    sets = ExampleWorkingSets(2, 4, 0.1, -1.0, planes=2, float_dtype=np.float32)
+    dense = np.array([[0.5, -2.25, 0.0, 1.0], [0.1, 0.0, 0.0, 1.0 / 3.0]])  # float32 values, then not
+    sets.add(np.ones(2), np.ones(2), sp.csr_matrix(dense))
+    r0, r1 = sets.slot[0, 0], sets.slot[1, 0]
+    assert sets.rerr[r0] == 0.0  # 0.5 and -2.25 are float32 values: nothing to charge
+    expect = np.hypot(float(np.float32(0.1)) - 0.1, float(np.float32(1.0 / 3.0)) - 1.0 / 3.0)
+    assert sets.rerr[r1] == pytest.approx(expect, rel=1e-12)
+    assert sets.lower_bound() == pytest.approx(-1.0)  # duals on the floors: nothing charged
+    with pytest.raises(InputError, match="float32 or float64"):
+        ExampleWorkingSets(2, 4, 0.1, 0.0, float_dtype=np.float16)
