@@ -26,6 +26,11 @@ relative gap is the one that stops the run whatever the estimator's default ``ep
 ``--method n-slack`` runs the n-slack method (:mod:`cutplane.nslack`, per-example working sets)
 instead of the 1-slack BMRM; the page keeps the runs of both.
 
+``--allocator`` (default ``cli``) sets the C allocator as the ``cutplane`` command line sets it
+for its own process (:func:`problems.cli.allocator.tune_allocator`: one malloc arena, a fixed
+mmap threshold), so that the peak RSS is the one a user of ``cutplane train`` gets; ``glibc``
+keeps glibc's own settings (what a program that imports the library gets unless it tunes them).
+
 Usage
 -----
 ``python -m benchmarks.large_c --case ner-ssvm --method n-slack --json docs/results/large_c.json``
@@ -135,6 +140,7 @@ def run_case(args):
         C=C,
         n_sentences=n,
         method=args.method,
+        allocator=getattr(args, "allocator", None),
         executor=args.executor,
         workers=args.workers,
         cache_steps=args.cache_steps,
@@ -181,7 +187,14 @@ def render(records) -> str:
             f"cache_steps {5 if rec['cache_steps'] is None and rec.get('method', 'bmrm') != 'n-slack' else rec['cache_steps'] or 0}, "
             f"rtol {rec['rtol']}, "
             + (f"eps {rec['eps']:g} (on F), " if rec.get("eps") is not None else "")
-            + f"time limit {rec['time_limit']} s.",
+            + f"time limit {rec['time_limit']} s"
+            + (
+                "; the C allocator set as the command line sets it (`problems.cli.allocator`)."
+                if rec.get("allocator") == "cli"
+                else "; glibc's allocator settings."
+                if rec.get("allocator") == "glibc"
+                else "."
+            ),
             "",
             "| learner | wall s | CPU s | status | iterations (+ cached cuts) | F | certified gap | relative gap "
             "| test F1 |",
@@ -226,6 +239,12 @@ def main(argv=None):
     ap.add_argument("--budget", type=float, default=900.0, help="wall seconds allowed without a peer (default 900)")
     ap.add_argument("--max-sentences", type=int, default=None)
     ap.add_argument("--no-crfsuite", action="store_true", help="skip the CRFsuite run of a case that has one")
+    ap.add_argument(
+        "--allocator",
+        choices=("cli", "glibc"),
+        default="cli",
+        help="the C allocator as the command line sets it (default) or glibc's own settings",
+    )
     ap.add_argument("--out", default=str(ROOT / "docs" / "results" / "large_c.md"))
     ap.add_argument("--json", default=None, help="append the record to this JSON list")
     ap.add_argument("--render", nargs="+", default=None, metavar="JSON")
@@ -239,6 +258,10 @@ def main(argv=None):
         ap.error("--case is needed (unless --render)")
     if args.min_count != "auto":
         args.min_count = int(args.min_count)
+    if args.allocator == "cli":
+        from problems.cli.allocator import tune_allocator
+
+        tune_allocator()  # before the oracle's threads start
     rec = run_case(args)
     records = [rec]
     if args.json:

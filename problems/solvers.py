@@ -87,8 +87,9 @@ class TrainingProblem:
     examples : callable, optional
         ``examples() -> ExampleOracle``: the per-example losses SPOM steps on (built only
         when SPOM runs, once per run).
-    groups : ndarray of int of shape (dim,), optional
-        Feature groups (SPOM's proximity operator).
+    groups : ndarray of int of shape (dim,), or callable, optional
+        Feature groups (SPOM's proximity operator), or ``groups() -> ndarray`` to make them
+        only when a solver needs them (:meth:`group_ids`).
     n_groups : int, optional
     group_weights : callable, optional
         ``group_weights(coef) -> ndarray or None``: the group weights ``mu`` of a model
@@ -101,6 +102,10 @@ class TrainingProblem:
     groups: Any = None
     n_groups: int | None = None
     group_weights: Callable | None = None
+
+    def group_ids(self):
+        """The feature groups (``groups``, called when it is a callable), or None."""
+        return self.groups() if callable(self.groups) else self.groups
 
 
 @dataclass(frozen=True)
@@ -712,7 +717,7 @@ class SPOMOptions:
             problem.examples(),
             problem.regularizer,
             1.0 / C,
-            groups=problem.groups,
+            groups=problem.group_ids(),
             n_groups=problem.n_groups,
             epochs=self.epochs,
             eta0=self.eta0,

@@ -124,6 +124,18 @@ def _group_weights(coef, regularizer, p, groups, n_groups):
     return (norms / total) ** (2.0 - q) if total > 0 else np.zeros(n_groups)
 
 
+class _OnFirstUse:
+    """``make()`` on the first call, the same array after."""
+
+    def __init__(self, make: Callable):
+        self._make, self._value = make, None
+
+    def __call__(self):
+        if self._value is None:
+            self._value = self._make()
+        return self._value
+
+
 def make_regularizer(name, p, groups, n_groups):
     """``L2()`` for ``"ssvm"``, else ``MixedNorm(groups, p)`` (``p = 1`` for ``"mtl"``)."""
     from cutplane.regularizers import L2, MixedNorm
@@ -246,7 +258,11 @@ class TemplateLearnerMixin:
             The 1-slack oracle of the training set.
         examples : callable
             ``examples() -> ExampleOracle``: SPOM's per-example view (built only for SPOM).
-        groups : ndarray of int of shape (dim,)
+        groups : ndarray of int of shape (dim,), or callable
+            The coordinates' groups, or ``groups() -> ndarray``: then made only when needed
+            (MTL^struct's regulariser, SPOM, the template statistics of the trained model),
+            so that an SSVM run by the cutting plane does not hold an array the size of ``w``
+            beside its working sets.
         names : list of str
             Template names, one per group.
         prm : dict
@@ -266,21 +282,23 @@ class TemplateLearnerMixin:
         regularizer, p = prm["regularizer"], prm["p"]
         active_rtol = prm.get("active_rtol", self.ACTIVE_RTOL)
         n_groups = len(names)
-        reg = make_regularizer(regularizer, p, groups, n_groups)
-        # one array of coordinate groups for the fit (dim entries: on a large model the size of w)
-        groups = reg.groups if isinstance(getattr(reg, "groups", None), np.ndarray) else groups
+        groups = _OnFirstUse(groups if callable(groups) else (lambda ids=groups: ids))
+        reg = make_regularizer(regularizer, p, None if regularizer == "ssvm" else groups(), n_groups)
+        if isinstance(getattr(reg, "groups", None), np.ndarray):
+            # one array of coordinate groups for the fit (dim entries: on a large model the size of w)
+            groups = _OnFirstUse(lambda ids=reg.groups: ids)
         problem = TrainingProblem(
             oracle,
             reg,
             examples=examples,
             groups=groups,
             n_groups=n_groups,
-            group_weights=lambda coef: _group_weights(coef, regularizer, p, groups, n_groups),
+            group_weights=lambda coef: _group_weights(coef, regularizer, p, groups(), n_groups),
         )
         self.solver_options_ = options
 
         def adopt(point):
-            self._adopt_point(point, names, groups, None if regularizer == "ssvm" else point.mu, active_rtol)
+            self._adopt_point(point, names, groups(), None if regularizer == "ssvm" else point.mu, active_rtol)
 
         if grid.is_path:
             self._train_grid(

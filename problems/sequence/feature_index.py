@@ -341,7 +341,10 @@ class FeatureIndex:
     ----------
     templates : list of Template
     vocabulary_ : dict of str to int
-        Unigram feature string -> feature id.
+        Unigram feature string -> feature id. After fitting, the strings are kept joined in
+        one string, far smaller than the dictionary of as many strings, and the dictionary is
+        made again at its first use (:meth:`transform`, a model file): a tagger's training,
+        which needs only the ids, does not hold it.
     feature_groups_ : ndarray of shape (n_features,), int32
         Group (index into :attr:`template_names`) of each unigram feature.
     group_offsets_ : ndarray of shape (n_groups + 1,), int64
@@ -420,8 +423,34 @@ class FeatureIndex:
             parts.append(np.repeat(self.bigram_feature_groups_.astype(np.int64), K2))
         return np.concatenate(parts)
 
+    @property
+    def vocabulary_(self) -> dict:
+        vocab = self.__dict__.get("_vocabulary", self.__dict__.get("vocabulary_"))
+        if vocab is None:
+            names = self.__dict__.get("_vocabulary_names")
+            if names is None:
+                raise AttributeError("vocabulary_")
+            vocab = dict(zip(_split_names(names, self.n_features_), range(self.n_features_)))
+            self.__dict__.update(_vocabulary=vocab, _vocabulary_names=None)
+        return vocab
+
+    @vocabulary_.setter
+    def vocabulary_(self, value: dict) -> None:
+        self.__dict__.pop("vocabulary_", None)
+        self.__dict__.update(_vocabulary=value, _vocabulary_names=None)
+
+    def _keep_names_only(self) -> None:
+        """Keep the fitted strings in one string, in id order, in place of the dictionary (made
+        again at the first use of :attr:`vocabulary_`); unless a string holds the separator."""
+        names = "\0".join(_names_by_id(self.vocabulary_, self.n_features_))
+        if names.count("\0") == max(self.n_features_ - 1, 0):
+            self.__dict__.update(_vocabulary=None, _vocabulary_names=names)
+
     def feature_names(self) -> list[str]:
         """Unigram feature strings ordered by id."""
+        names = self.__dict__.get("_vocabulary_names")
+        if names is not None:
+            return _split_names(names, self.n_features_)
         return _names_by_id(self.vocabulary_, self.n_features_)
 
     def bigram_feature_names(self) -> list[str]:
@@ -486,6 +515,8 @@ class FeatureIndex:
         self.vocabulary_, remap, self.feature_groups_, self.feature_counts_ = uni.keep(self.min_count)
         raw = np.append(remap, -1)[raw]  # -1 (no feature) stays -1
         self.n_features_ = len(self.vocabulary_)
+        del uni
+        self._keep_names_only()
         # B and fully dropped templates get empty ranges
         self.group_offsets_ = _offsets(self.feature_groups_, n_groups)
         self.bigram_vocabulary_, bremap, self.bigram_feature_groups_, self.bigram_feature_counts_ = bi.keep(
@@ -537,6 +568,11 @@ class FeatureIndex:
             from sklearn.exceptions import NotFittedError  # only when raised: applying a model needs no sklearn
 
             raise NotFittedError("this FeatureIndex is not fitted yet; call fit or fit_transform first")
+
+
+def _split_names(names: str, n: int) -> list[str]:
+    """The ``n`` strings joined by ``"\\0"`` in ``names`` (none when ``n`` is 0)."""
+    return names.split("\0") if n else []
 
 
 def _names_by_id(vocabulary: dict, n: int) -> list[str]:

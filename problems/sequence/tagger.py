@@ -332,7 +332,7 @@ class SequenceTagger(TemplateLearnerMixin, BaseEstimator):
             self._train(
                 oracle,
                 lambda: SequenceExampleOracle(oracle),
-                self.feature_index_.coordinate_groups(len(self.labels_)),  # not held here: _train keeps one copy
+                lambda: self.feature_index_.coordinate_groups(len(self.labels_)),  # made when needed (_train)
                 self.feature_index_.template_names,
                 prm=prm,
                 options=options,

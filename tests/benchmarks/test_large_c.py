@@ -12,11 +12,14 @@ def test_few_sentences_case_writes_page(tmp_path, data_dir):
     from benchmarks import large_c
 
     out, js = tmp_path / "lc.md", tmp_path / "lc.json"
+    # glibc's settings: the test's process keeps its allocator (the default sets it as the CLI does)
     argv = ["--case", "conll2000-mtl", "--max-sentences", "30", "--C", "10", "--executor", "serial"]
+    argv += ["--allocator", "glibc"]
     assert large_c.main([*argv, "--out", str(out), "--json", str(js)]) == 0
     page = out.read_text()
     assert page.startswith("# Large C, certified to a 1% relative gap")
     assert "## conll2000-mtl: mtl on conll2000 (chunking templates), C = 10" in page
+    assert "glibc's allocator settings" in page
     (rec,) = json.loads(js.read_text())
     ours, peer = rec["ours"], rec["crfsuite"]
     assert ours["status"] == "converged" and ours["relative_gap"] <= 0.01 and ours["certified_1pct"]
@@ -34,6 +37,7 @@ def test_few_sentences_of_the_ner_case_with_the_n_slack_method(tmp_path, data_di
 
     out, js = tmp_path / "ns.md", tmp_path / "ns.json"
     argv = ["--case", "ner-ssvm", "--max-sentences", "25", "--C", "10", "--executor", "serial", "--method", "n-slack"]
+    argv += ["--allocator", "glibc"]
     assert large_c.main([*argv, "--out", str(out), "--json", str(js)]) == 0
     (rec,) = json.loads(js.read_text())
     ours = rec["ours"]

@@ -157,6 +157,45 @@ def test_transform_ignores_unseen_and_coordinate_groups():
     assert dense.shape == (2, fi.n_features_) and dense.sum() == 2
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    tokens=st.lists(
+        st.lists(st.text(alphabet=st.sampled_from("ab\0é"), min_size=1, max_size=3), min_size=1, max_size=4),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_the_fitted_dictionary_is_kept_as_joined_names_and_made_again_alike(tokens):
+    """After fitting, the strings are held joined (no dictionary) unless one holds the
+    separator; ``feature_names``, ``vocabulary_``, ``transform`` and a pickle give what the
+    dictionary gave."""
+    import pickle
+
+    sentences = [[(t, "X") for t in sent] for sent in tokens]
+    fi = FeatureIndex("U00:%x[0,0]\nU01:%x[-1,0]\n")
+    X = fi.fit_transform(sentences)
+    compact = fi.__dict__.get("_vocabulary") is None
+    assert compact == (not any("\0" in t for sent in tokens for t in sent))
+    names = fi.feature_names()  # from the joined names, without the dictionary
+    assert compact == (fi.__dict__.get("_vocabulary") is None)
+    again = pickle.loads(pickle.dumps(fi))
+    vocab = fi.vocabulary_
+    assert vocab == {s: k for k, s in enumerate(names)} and len(vocab) == fi.n_features_
+    assert set(vocab) == set(independent_counts("U00:%x[0,0]\nU01:%x[-1,0]\n", sentences))
+    assert fi.__dict__.get("_vocabulary_names") is None  # the dictionary replaces the joined names
+    assert again.vocabulary_ == vocab and again.feature_names() == names
+    Y = again.transform(sentences)
+    np.testing.assert_array_equal(Y.indices, X.indices)
+    np.testing.assert_array_equal(Y.indptr, X.indptr)
+
+
+def test_an_index_without_features_keeps_an_empty_dictionary():
+    fi = FeatureIndex("U00:%x[0,0]\n", min_count=5)
+    fi.fit([[("a", "X")]])
+    assert fi.n_features_ == 0 and fi.feature_names() == [] and fi.vocabulary_ == {}
+    assert fi.transform([[("a", "X")]]).indices.size == 0
+
+
 def test_too_few_columns_is_an_input_error():
     fi = FeatureIndex("U00:%x[0,2]\n")
     with pytest.raises(InputError) as err:
