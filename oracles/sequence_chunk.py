@@ -418,7 +418,10 @@ def _trimmed(a, n):
 
 def _exact_values(vals):
     """The rows' values in the narrowest type holding them exactly: int8 or int16 (a
-    structured cut's counts, mostly +-1), else float64 (a copy either way)."""
+    structured cut's counts, mostly +-1), else float64 (a copy either way). No values: int8,
+    so that an empty chunk does not widen the others' when they are stacked."""
+    if vals.size == 0:
+        return np.empty(0, dtype=np.int8)
     for dtype in (np.int8, np.int16):
         out = _narrow(vals, dtype)
         if out.dtype == dtype:

@@ -83,6 +83,8 @@ def test_sequence_rows_match_brute_force(seed, n, K, nf, transitions, n_chunks, 
         return dense_phi(indptr, indices, sentence_ptr[i], y, nf, K, transitions)
 
     _check_rows(oracle, ex, w, _brute_sequence(data, w, nf, K, transitions, phi), rng)
+    # counts of a few tokens: int8, whichever chunks are empty (an all-correct chunk)
+    assert ex.slopes.dtype == np.int8
     # row i is Phi(x_i, y^_i) - Phi(x_i, y_i), offset Delta, for the outputs of argmax
     for i in range(n):
         t0, t1 = sentence_ptr[i], sentence_ptr[i + 1]
