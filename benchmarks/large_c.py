@@ -155,6 +155,13 @@ def run_case(args):
     )
 
 
+#: The page's words for a record's ``--allocator`` (records before the option say nothing).
+_ALLOCATOR_NOTE = {
+    "cli": "; the C allocator set as the command line sets it (`problems.cli.allocator`).",
+    "glibc": "; glibc's allocator settings.",
+}
+
+
 def _iterations(rec) -> str:
     """Engine iterations, with the cached cuts of the 1-slack method (the n-slack method has no
     constraint cache: early records of it counted its merged cuts there, not shown)."""
@@ -188,13 +195,7 @@ def render(records) -> str:
             f"rtol {rec['rtol']}, "
             + (f"eps {rec['eps']:g} (on F), " if rec.get("eps") is not None else "")
             + f"time limit {rec['time_limit']} s"
-            + (
-                "; the C allocator set as the command line sets it (`problems.cli.allocator`)."
-                if rec.get("allocator") == "cli"
-                else "; glibc's allocator settings."
-                if rec.get("allocator") == "glibc"
-                else "."
-            ),
+            + _ALLOCATOR_NOTE.get(rec.get("allocator"), "."),
             "",
             "| learner | wall s | CPU s | status | iterations (+ cached cuts) | F | certified gap | relative gap "
             "| test F1 |",

@@ -23,6 +23,7 @@ both estimators share; each estimator extends it with its own and checks the who
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import warnings
 from collections.abc import Callable
@@ -122,18 +123,6 @@ def _group_weights(coef, regularizer, p, groups, n_groups):
     norms = group_norms(coef, groups, n_groups, runs=group_runs(groups, n_groups))
     total = float(np.sum(norms**q)) ** (1.0 / q)
     return (norms / total) ** (2.0 - q) if total > 0 else np.zeros(n_groups)
-
-
-class _OnFirstUse:
-    """``make()`` on the first call, the same array after."""
-
-    def __init__(self, make: Callable):
-        self._make, self._value = make, None
-
-    def __call__(self):
-        if self._value is None:
-            self._value = self._make()
-        return self._value
 
 
 def make_regularizer(name, p, groups, n_groups):
@@ -282,11 +271,11 @@ class TemplateLearnerMixin:
         regularizer, p = prm["regularizer"], prm["p"]
         active_rtol = prm.get("active_rtol", self.ACTIVE_RTOL)
         n_groups = len(names)
-        groups = _OnFirstUse(groups if callable(groups) else (lambda ids=groups: ids))
+        groups = functools.cache(groups if callable(groups) else (lambda ids=groups: ids))  # made once, if at all
         reg = make_regularizer(regularizer, p, None if regularizer == "ssvm" else groups(), n_groups)
         if isinstance(getattr(reg, "groups", None), np.ndarray):
             # one array of coordinate groups for the fit (dim entries: on a large model the size of w)
-            groups = _OnFirstUse(lambda ids=reg.groups: ids)
+            groups = functools.cache(lambda ids=reg.groups: ids)
         problem = TrainingProblem(
             oracle,
             reg,
